@@ -1,0 +1,58 @@
+"""symdiff: symbolic differentiation that emits readable, vectorized NumPy gradient code.
+
+>>> import symdiff as sd
+>>> g = sd.grad("sin(x)*exp(y)/(1 + x**2)")
+>>> print(g.source)        # the module it runs; imports only NumPy
+
+``import symdiff`` is cheap: SymPy and Jinja load on the first real derivation.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from .errors import ParseError, ShapeError, SymdiffError, UnsupportedError
+
+__version__ = "0.1.0"
+
+_LAZY = {
+    "parse": "parse",
+    "derive": "api",
+    "compile": "api",
+    "grad": "api",
+    "value_and_grad": "api",
+    "jacobian": "api",
+    "hessian": "api",
+    "check_grad": "api",
+    "objective": "api",
+    "cache_info": "api",
+    "clear_cache": "api",
+    "Objective": "api",
+    "CompiledFunction": "compiled",
+    "Derivation": "steps",
+    "Step": "steps",
+    "RULES": "rules",
+}
+
+__all__ = [
+    "ParseError",
+    "ShapeError",
+    "SymdiffError",
+    "UnsupportedError",
+    "__version__",
+    *sorted(_LAZY),
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'symdiff' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,0 +1,467 @@
+"""The public builders: ``derive``, ``compile``, ``grad``, ``value_and_grad``, ``jacobian``,
+``hessian``, ``check_grad`` and ``objective``. The only module that orchestrates the pipeline:
+
+parse -> derive (rule table) -> simplify -> emit (CSE, print, render) -> load -> CompiledFunction
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from . import __version__
+from .compiled import CompiledFunction
+from .differentiate import differentiate
+from .emit import ArrayResult, Program, Result, emit_source
+from .errors import SymdiffError, UnsupportedError
+from .parse import check_identifier, parse
+from .simplify import simplify_for_people, stable_forms
+from .steps import Derivation, Step
+
+log = logging.getLogger(__name__)
+
+Expression = str | sp.Basic | int | float
+MODES = ("auto", "forward", "reverse")
+
+_MEMO: dict[tuple, CompiledFunction] = {}
+
+
+# -- inputs ------------------------------------------------------------------------------------
+def _expression(expr: Any, what: str = "expression") -> sp.Expr:
+    if callable(expr) and not isinstance(expr, sp.Basic):
+        raise UnsupportedError(
+            f"tracing Python functions is not supported yet; pass the {what} as a string"
+        )
+    return parse(expr)
+
+
+def _code_expression(expr: Any) -> sp.Expr:
+    """The parsed expression in stable forms (``log(1 + exp(u))`` -> ``softplus(u)``, ...), so
+    that its derivatives come out stable too (``sigmoid`` instead of ``exp(u)/(1 + exp(u))``)."""
+    return stable_forms(_expression(expr))
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options every builder takes."""
+
+    simplify: bool = True
+    cse: bool = True
+    mode: str = "auto"
+    cache: bool = True
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise SymdiffError(
+                f"mode must be one of {', '.join(map(repr, MODES))}, not {self.mode!r}"
+            )
+        if self.mode == "reverse":
+            raise UnsupportedError("mode='reverse' is not implemented yet; use 'auto' or 'forward'")
+        for name in ("simplify", "cse", "cache"):
+            if not isinstance(getattr(self, name), bool):
+                raise SymdiffError(f"{name} must be True or False")
+
+
+def _options(simplify: bool, cse: bool, mode: str, cache: bool, shapes: Any) -> Options:
+    if shapes is not None:
+        raise UnsupportedError("tensor shapes are not supported yet; omit shapes=")
+    return Options(simplify, cse, mode, cache)
+
+
+def _free_names(exprs: Iterable[sp.Expr]) -> set[str]:
+    return {s.name for e in exprs for s in e.free_symbols}
+
+
+def _wrt_names(wrt: Any, exprs: Sequence[sp.Expr]) -> tuple[tuple[str, ...], bool]:
+    """Validated ``wrt`` names and whether a single name (not a list) was given."""
+    if wrt is None:
+        names = tuple(sorted(_free_names(exprs)))
+        if not names:
+            raise SymdiffError("the expression has no variables; give wrt= explicitly")
+        return names, False
+    if isinstance(wrt, str | sp.Symbol):
+        return (check_identifier(str(wrt), "wrt name"),), True
+    if isinstance(wrt, set | frozenset | dict):
+        raise SymdiffError("wrt must be a name or an ordered list of names, not a set (no order)")
+    if not isinstance(wrt, Sequence):
+        raise SymdiffError(f"wrt must be a name or a list of names, not {type(wrt).__name__}")
+    names = tuple(
+        check_identifier(str(w) if isinstance(w, sp.Symbol) else w, "wrt name") for w in wrt
+    )
+    if not names:
+        raise SymdiffError("wrt is empty: give at least one variable name")
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SymdiffError(f"duplicate wrt name(s): {', '.join(duplicates)}")
+    return names, False
+
+
+def _symbol(name: str) -> sp.Symbol:
+    return sp.Symbol(name, real=True)
+
+
+# -- derivatives ---------------------------------------------------------------------------------
+def _derivative(expr: sp.Expr, name: str, simplify: bool) -> sp.Expr:
+    result = differentiate(expr, _symbol(name)).result
+    return simplify_for_people(result) if simplify else result
+
+
+def derive(expr: Expression, wrt: str | None = None, *, simplify: bool = True) -> Derivation:
+    """Differentiate ``expr`` with respect to one variable, recording every rule applied.
+
+    ``wrt`` may be omitted when the expression has exactly one variable. The returned
+    :class:`~symdiff.steps.Derivation` has ``result`` (simplified), ``steps`` (the rule tree and,
+    if simplification changed anything, a final ``simplify`` step), and renders as text, LaTeX
+    and HTML.
+    """
+    parsed = _expression(expr)
+    if wrt is None:
+        names = sorted(_free_names([parsed]))
+        if len(names) != 1:
+            raise SymdiffError(
+                f"the expression has {len(names)} variables ({', '.join(names) or 'none'}); "
+                "say which one with wrt="
+            )
+        wrt = names[0]
+    var = _symbol(check_identifier(wrt if isinstance(wrt, str) else str(wrt), "wrt name"))
+    root = differentiate(parsed, var)
+    result = simplify_for_people(root.result) if simplify else root.result
+    steps = [root]
+    if result != root.result:
+        steps.append(Step("simplify", root.result, result, var))
+    return Derivation(parsed, var, result, root.result, steps)
+
+
+# -- building compiled functions ------------------------------------------------------------------
+def _key(kind: str, exprs: Sequence[sp.Expr], wrt: Sequence[str], options: Options) -> str:
+    text = "\0".join([__version__, kind, *map(sp.srepr, exprs), ",".join(wrt), repr(options)])
+    return hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def _build(
+    kind: str,
+    exprs: Sequence[sp.Expr],
+    wrt: Sequence[str],
+    single: bool,
+    options: Options,
+    make: Callable[[], tuple[list[sp.Expr], list[str], Result, str]],
+) -> CompiledFunction:
+    """Memoised: derive the outputs with ``make`` and emit, load and wrap the module."""
+    key = _key(kind, exprs, wrt, options)
+    if options.cache and key in _MEMO:
+        return _MEMO[key]
+    outputs, output_names, result, title = make()
+    params = tuple(sorted(_free_names(exprs) | set(wrt)))
+    expression = "; ".join(sp.sstr(e) for e in exprs)
+    program = Program(
+        name=f"{kind}_f" if kind != "value" else "f",
+        title=title,
+        expression=expression,
+        params=params,
+        outputs=outputs,
+        output_names=output_names,
+        result=result,
+        doc=_docstring(params, title, kind, wrt),
+        mode="forward",
+        key=key,
+    )
+    source = emit_source(program, cse=options.cse)
+    compiled = CompiledFunction(
+        source=source,
+        name=program.name,
+        args=params,
+        wrt=(wrt[0] if single else wrt) if kind != "value" else None,
+        exprs=outputs,
+        kind=kind,
+    )
+    if options.cache:
+        _MEMO[key] = compiled
+    return compiled
+
+
+_RETURNS = {
+    "value": "the value, of the broadcast shape",
+    "grad": "the partial derivatives, one per wrt name, each of the broadcast shape",
+    "value_and_grad": "(value, partial derivatives), each of the broadcast shape",
+    "jacobian": "an array of shape (outputs, wrt) + broadcast shape",
+    "hessian": "an array of shape (wrt, wrt) + broadcast shape",
+}
+
+
+def _docstring(params: Sequence[str], title: str, kind: str, wrt: Sequence[str]) -> list[str]:
+    return [
+        f"Arguments (in this order, or by name): {', '.join(params) or 'none'}.",
+        "They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.",
+        f"Returns {_RETURNS[kind]}.",
+    ]
+
+
+def _grad_outputs(expr: sp.Expr, wrt: Sequence[str], options: Options) -> list[sp.Expr]:
+    return [_derivative(expr, name, options.simplify) for name in wrt]
+
+
+def _maybe_simplified(expr: sp.Expr, options: Options) -> sp.Expr:
+    return simplify_for_people(expr) if options.simplify else expr
+
+
+def compile(
+    expr: Expression,
+    *,
+    simplify: bool = True,
+    cse: bool = True,
+    mode: str = "auto",
+    cache: bool = True,
+    shapes: Mapping[str, Any] | None = None,
+) -> CompiledFunction:
+    """Compile the expression itself into a vectorized NumPy function of its variables."""
+    options = _options(simplify, cse, mode, cache, shapes)
+    parsed = _code_expression(expr)
+
+    def make():
+        return [_maybe_simplified(parsed, options)], ["_value"], 0, f"Value of {sp.sstr(parsed)}"
+
+    return _build("value", [parsed], (), False, options, make)
+
+
+def grad(
+    expr: Expression,
+    wrt: str | Sequence[str] | None = None,
+    *,
+    simplify: bool = True,
+    cse: bool = True,
+    mode: str = "auto",
+    cache: bool = True,
+    shapes: Mapping[str, Any] | None = None,
+) -> CompiledFunction:
+    """The gradient of ``expr`` as a compiled function.
+
+    ``wrt=None`` differentiates with respect to every variable (sorted by name) and the call
+    returns a tuple; a list returns a tuple in that order; a single name returns one array.
+    """
+    options = _options(simplify, cse, mode, cache, shapes)
+    parsed = _code_expression(expr)
+    names, single = _wrt_names(wrt, [parsed])
+
+    def make():
+        outputs = _grad_outputs(parsed, names, options)
+        result: Result = 0 if single else tuple(range(len(names)))
+        title = f"Gradient of {sp.sstr(parsed)} with respect to ({', '.join(names)})"
+        return outputs, [f"_d_{n}" for n in names], result, title
+
+    return _build("grad", [parsed], names, single, options, make)
+
+
+def value_and_grad(
+    expr: Expression,
+    wrt: str | Sequence[str] | None = None,
+    *,
+    simplify: bool = True,
+    cse: bool = True,
+    mode: str = "auto",
+    cache: bool = True,
+    shapes: Mapping[str, Any] | None = None,
+) -> CompiledFunction:
+    """Value and gradient together, sharing every common subexpression: ``(value, grads)``."""
+    options = _options(simplify, cse, mode, cache, shapes)
+    parsed = _code_expression(expr)
+    names, single = _wrt_names(wrt, [parsed])
+
+    def make():
+        outputs = [_maybe_simplified(parsed, options), *_grad_outputs(parsed, names, options)]
+        grads: Result = 1 if single else tuple(range(1, len(names) + 1))
+        title = f"Value and gradient of {sp.sstr(parsed)} with respect to ({', '.join(names)})"
+        return outputs, ["_value", *(f"_d_{n}" for n in names)], (0, grads), title
+
+    return _build("value_and_grad", [parsed], names, single, options, make)
+
+
+def jacobian(
+    exprs: Sequence[Expression],
+    wrt: str | Sequence[str] | None = None,
+    *,
+    simplify: bool = True,
+    cse: bool = True,
+    mode: str = "auto",
+    cache: bool = True,
+    shapes: Mapping[str, Any] | None = None,
+) -> CompiledFunction:
+    """The Jacobian of a list of expressions: the call returns an array ``(m, n) + shape``.
+
+    With a single ``wrt`` name the ``n`` axis is dropped: ``(m,) + shape``.
+    """
+    options = _options(simplify, cse, mode, cache, shapes)
+    if isinstance(exprs, str | sp.Basic) or not isinstance(exprs, Sequence) or not exprs:
+        raise SymdiffError("jacobian takes a non-empty list of expressions")
+    parsed = [_code_expression(e) for e in exprs]
+    names, single = _wrt_names(wrt, parsed)
+
+    def make():
+        outputs = [d for e in parsed for d in _grad_outputs(e, names, options)]
+        n = len(names)
+        dims = (len(parsed),) if single else (len(parsed), n)
+        entries = {
+            ((i,) if single else (i, j)): i * n + j for i in range(len(parsed)) for j in range(n)
+        }
+        title = f"Jacobian with respect to ({', '.join(names)})"
+        return outputs, [], ArrayResult(dims, entries), title
+
+    return _build("jacobian", parsed, names, single, options, make)
+
+
+def hessian(
+    expr: Expression,
+    wrt: str | Sequence[str] | None = None,
+    *,
+    simplify: bool = True,
+    cse: bool = True,
+    mode: str = "auto",
+    cache: bool = True,
+    shapes: Mapping[str, Any] | None = None,
+) -> CompiledFunction:
+    """The Hessian of ``expr``: the call returns an array ``(n, n) + shape`` (symmetric).
+
+    With a single ``wrt`` name the call returns the second derivative itself.
+    """
+    options = _options(simplify, cse, mode, cache, shapes)
+    parsed = _code_expression(expr)
+    names, single = _wrt_names(wrt, [parsed])
+
+    def make():
+        first = _grad_outputs(parsed, names, options)
+        outputs: list[sp.Expr] = []
+        entries: dict[tuple[int, ...], int] = {}
+        mirrors: dict[tuple[int, ...], tuple[int, ...]] = {}
+        for i, gi in enumerate(first):
+            for j in range(len(names)):
+                if j < i:
+                    mirrors[(i, j)] = (j, i)
+                    continue
+                entries[(i, j)] = len(outputs)
+                outputs.append(_derivative(gi, names[j], options.simplify))
+        title = f"Hessian of {sp.sstr(parsed)} with respect to ({', '.join(names)})"
+        if single:
+            return outputs, ["_d2"], 0, title
+        return outputs, [], ArrayResult((len(names), len(names)), entries, mirrors), title
+
+    return _build("hessian", [parsed], names, single, options, make)
+
+
+# -- checks and optimisation -----------------------------------------------------------------------
+def check_grad(
+    expr: Expression,
+    wrt: str | Sequence[str] | None = None,
+    at: Mapping[str, Any] | None = None,
+    *,
+    step: float | None = None,
+) -> float:
+    """Largest relative error between the generated gradient and central differences.
+
+    ``at`` maps every variable to a value or array (points are evaluated elementwise). The error
+    of one partial is ``|g - fd| / max(1, |g|, |fd|)``: relative for large gradients, absolute
+    below 1. The default step is ``eps**(1/3) * max(1, |x|)``, the optimum for central
+    differences.
+    """
+    g = grad(expr, wrt)
+    f = compile(expr)
+    names = [g.wrt] if isinstance(g.wrt, str) else list(g.wrt)
+    at = dict(at or {})
+    missing = [a for a in g.args if a not in at]
+    if missing:
+        raise SymdiffError(
+            f"check_grad needs a value for every variable; missing: {', '.join(missing)}"
+        )
+    point = {k: np.asarray(v, dtype=float) for k, v in at.items() if k in g.args}
+    grads = g(**point)
+    grads = [grads] if isinstance(g.wrt, str) else list(grads)
+    worst = 0.0
+    for name, analytic in zip(names, grads, strict=True):
+        x = point[name]
+        h = (step if step is not None else np.finfo(float).eps ** (1 / 3)) * np.maximum(
+            1.0, np.abs(x)
+        )
+        plus = f(**{a: v for a, v in {**point, name: x + h}.items() if a in f.args})
+        minus = f(**{a: v for a, v in {**point, name: x - h}.items() if a in f.args})
+        numeric = (plus - minus) / (2 * h)
+        scale = np.maximum(1.0, np.maximum(np.abs(analytic), np.abs(numeric)))
+        worst = max(worst, float(np.nanmax(np.abs(analytic - numeric) / scale)))
+    return worst
+
+
+class Objective:
+    """A scalar function of a vector, shaped for ``scipy.optimize.minimize``.
+
+    ``fun(x)`` returns a float, ``jac(x)`` an array ``(n,)``, ``hess(x)`` an array ``(n, n)``,
+    ``hessp(x, p)`` the product ``hess(x) @ p``, ``value_and_grad(x)`` both (for ``jac=True``).
+    Other variables of the expression are fixed by ``params``.
+    """
+
+    def __init__(
+        self, expr: Expression, wrt: Sequence[str], params: Mapping[str, Any] | None = None
+    ):
+        parsed = _expression(expr)
+        names, single = _wrt_names(wrt, [parsed])
+        if single:
+            names = (names[0],)
+        self.wrt = names
+        self.params = dict(params or {})
+        unknown = sorted(_free_names([parsed]) - set(names) - set(self.params))
+        if unknown:
+            raise SymdiffError(f"objective: give values for {', '.join(unknown)} in params=")
+        self._expr = parsed
+        self._value_and_grad = value_and_grad(parsed, list(names))
+        self._hessian: CompiledFunction | None = None
+
+    def _kwargs(self, x: Any) -> dict[str, Any]:
+        x = np.asarray(x, dtype=float).reshape(-1)
+        if x.shape != (len(self.wrt),):
+            raise SymdiffError(f"expected a vector of {len(self.wrt)} values, got shape {x.shape}")
+        values = dict(zip(self.wrt, x, strict=True))
+        args = self._value_and_grad.args
+        return {a: (values[a] if a in values else self.params[a]) for a in args}
+
+    def value_and_grad(self, x: Any) -> tuple[float, np.ndarray]:
+        """``(f(x), grad f(x))`` for ``minimize(..., jac=True)``."""
+        value, grads = self._value_and_grad(**self._kwargs(x))
+        return float(value), np.array([float(g) for g in grads])
+
+    def fun(self, x: Any) -> float:
+        """The value at ``x``."""
+        return self.value_and_grad(x)[0]
+
+    def jac(self, x: Any) -> np.ndarray:
+        """The gradient at ``x``, shape ``(n,)``."""
+        return self.value_and_grad(x)[1]
+
+    def hess(self, x: Any) -> np.ndarray:
+        """The Hessian at ``x``, shape ``(n, n)``."""
+        if self._hessian is None:
+            self._hessian = hessian(self._expr, list(self.wrt))
+        return np.asarray(self._hessian(**self._kwargs(x)), dtype=float).reshape(len(self.wrt), -1)
+
+    def hessp(self, x: Any, p: Any) -> np.ndarray:
+        """The Hessian at ``x`` times the vector ``p``."""
+        return self.hess(x) @ np.asarray(p, dtype=float)
+
+
+def objective(
+    expr: Expression, wrt: Sequence[str], params: Mapping[str, Any] | None = None
+) -> Objective:
+    """A SciPy-ready objective: ``minimize(obj.fun, x0, jac=obj.jac, hess=obj.hess)``."""
+    return Objective(expr, wrt, params)
+
+
+# -- cache -----------------------------------------------------------------------------------------
+def cache_info() -> dict[str, Any]:
+    """What the cache holds. (This build keeps compiled functions in memory only.)"""
+    return {"path": None, "entries": 0, "bytes": 0, "memory_entries": len(_MEMO)}
+
+
+def clear_cache() -> None:
+    """Forget every compiled function kept by this process."""
+    _MEMO.clear()

@@ -1,0 +1,145 @@
+"""Outputs -> one generated module: stable forms, CSE across all outputs, printing, rendering.
+
+The structure of what a function returns is data (:data:`Result`): an output index, a tuple of
+results, or an :class:`ArrayResult` filling one array. This module turns it into statement
+strings; the templates only place them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from . import __version__
+from .printer import CodePrinter
+from .render import render
+from .runtime import helper_source
+from .simplify import shared_subexpressions, stable_forms
+
+
+@dataclass(frozen=True)
+class ArrayResult:
+    """Outputs placed in one array of shape ``dims + broadcast shape``.
+
+    ``entries`` maps an index tuple to an output number; an index listed in ``mirrors`` copies
+    another index instead (the symmetric half of a Hessian).
+    """
+
+    dims: tuple[int, ...]
+    entries: dict[tuple[int, ...], int]
+    mirrors: dict[tuple[int, ...], tuple[int, ...]] = field(default_factory=dict)
+
+
+Result = int | tuple["Result", ...] | ArrayResult
+
+
+@dataclass(frozen=True)
+class Program:
+    """Everything needed to emit one function."""
+
+    name: str
+    title: str
+    expression: str
+    params: tuple[str, ...]
+    outputs: Sequence[sp.Expr]
+    output_names: Sequence[str]
+    result: Result
+    doc: Sequence[str] = ()
+    mode: str = "forward"
+    key: str = ""
+
+
+_SAFE_TEXT = re.compile(r"[^A-Za-z0-9_ +\-*/().,:;<>=\[\]]")
+
+
+def safe_comment(text: str, limit: int = 160) -> str:
+    """``text`` reduced to characters that cannot end a comment or docstring, and shortened."""
+    text = _SAFE_TEXT.sub("?", " ".join(text.split()))
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _prelude(params: Sequence[str]) -> list[str]:
+    lines = [f"{p} = _np.asarray({p})" for p in params]
+    lines.append(f"_dtype = _np.result_type({', '.join([*params, '1.0'])})")
+    lines += [f"{p} = {p}.astype(_dtype, copy=False)" for p in params]
+    lines.append(f"_shape = _np.broadcast_shapes({', '.join(p + '.shape' for p in params)})")
+    return lines
+
+
+def emit_source(program: Program, *, cse: bool = True) -> str:
+    """The full text of the generated module for ``program``."""
+    printer = CodePrinter()
+    outputs = [stable_forms(sp.sympify(e)) for e in program.outputs]
+    assignments, reduced = shared_subexpressions(outputs) if cse else ([], outputs)
+    printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
+
+    lines: list[str] = []
+    result_text = _result_lines(program, reduced, printer, lines)
+    helpers = helper_source(sorted(printer.helpers)) if printer.helpers else ""
+    return render(
+        "module.py.jinja",
+        version=__version__,
+        expression=safe_comment(program.expression),
+        title=safe_comment(program.title),
+        summary=safe_comment(program.title) + ".",
+        mode=program.mode,
+        key=program.key,
+        imports=_imports(helpers),
+        helpers=[helpers] if helpers else [],
+        name=program.name,
+        params=list(program.params),
+        doc=[safe_comment(line, 200) for line in program.doc],
+        prelude=_prelude(program.params),
+        assignments=printed_assignments,
+        outputs=lines,
+        result=result_text,
+    )
+
+
+def _result_lines(
+    program: Program, reduced: Sequence[sp.Expr], printer: CodePrinter, lines: list[str]
+) -> str:
+    """Append the statements that build the outputs; return the ``return`` expression."""
+    result = program.result
+    if isinstance(result, ArrayResult):
+        lines.append(f"_out = _np.empty({_tuple(result.dims)} + _shape, dtype=_dtype)")
+        for index, k in result.entries.items():
+            lines.append(f"_out[{_index(index)}] = {printer.doprint(reduced[k])}")
+        for index, source in result.mirrors.items():
+            lines.append(f"_out[{_index(index)}] = _out[{_index(source)}]")
+        return "_out"
+    seen: set[sp.Expr] = set()
+    for name, expr in zip(program.output_names, reduced, strict=True):
+        code = printer.doprint(expr)
+        if expr.is_Symbol or expr in seen:
+            code = f"_np.copy({code})"  # never hand out an input array or the same array twice
+        seen.add(expr)
+        lines.append(f"{name} = _as_output({code}, _shape, _dtype)")
+    return _structure(result, program.output_names)
+
+
+def _imports(helpers: str) -> list[str]:
+    """``import numpy as _np``, plus the standard library's math where a helper uses it."""
+    return (
+        ["import math as _math", "import numpy as _np"]
+        if "_math." in helpers
+        else ["import numpy as _np"]
+    )
+
+
+def _index(index: tuple[int, ...]) -> str:
+    return ", ".join(str(i) for i in index)
+
+
+def _tuple(items: tuple[int, ...]) -> str:
+    return f"({items[0]},)" if len(items) == 1 else f"({_index(items)})"
+
+
+def _structure(result: Result, names: Sequence[str]) -> str:
+    if isinstance(result, int):
+        return names[result]
+    inner = ", ".join(_structure(r, names) for r in result)  # type: ignore[union-attr]
+    return f"({inner},)" if len(result) == 1 else f"({inner})"  # type: ignore[arg-type]

@@ -1,0 +1,99 @@
+"""SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus`` and the tie share.
+
+They carry no derivative of their own (``fdiff`` is deliberately absent): the derivative rules
+live in :mod:`symdiff.rules`, the one rule table. ``rewrite(sp.exp)`` gives each in SymPy's own
+primitives, which tests use to build independent references.
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+
+class relu(sp.Function):
+    """Rectified linear unit, ``max(u, 0)``; by convention ``relu'(0) = 0``."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, u):
+        if u.is_number and u.is_extended_real:
+            return sp.Max(u, 0)
+        return None
+
+    def _eval_rewrite_as_exp(self, u, **kwargs):
+        return sp.Max(u, 0)
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def _eval_evalf(self, prec):
+        return sp.Max(self.args[0], 0).evalf(prec)
+
+
+class sigmoid(sp.Function):
+    """Logistic function ``1 / (1 + exp(-u))``."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, u):
+        if u.is_zero:
+            return sp.S.Half
+        if u.is_number and u.is_extended_real and u.is_infinite:
+            return sp.S.One if u.is_positive else sp.S.Zero
+        return None
+
+    def _eval_rewrite_as_exp(self, u, **kwargs):
+        return 1 / (1 + sp.exp(-u))
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def _eval_evalf(self, prec):
+        return (1 / (1 + sp.exp(-self.args[0]))).evalf(prec)
+
+
+class softplus(sp.Function):
+    """``log(1 + exp(u))``, emitted in the overflow-free form ``logaddexp(0, u)``."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, u):
+        if u.is_zero:
+            return sp.log(2)
+        return None
+
+    def _eval_rewrite_as_exp(self, u, **kwargs):
+        return sp.log(1 + sp.exp(u))
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def _eval_evalf(self, prec):
+        return sp.log(1 + sp.exp(self.args[0])).evalf(prec)
+
+
+class tie_share(sp.Function):
+    """Share of the gradient of ``max(a_1, ..., a_n)`` that goes to ``a``.
+
+    ``tie_share(a, a_1, ..., a_n)`` is ``[a == m] / #{j : a_j == m}`` with ``m = max(a_j)``:
+    1 for the unique maximum, 0 for the others, split evenly among tied arguments (the seeds'
+    convention, which ``jnp.maximum`` also follows for two arguments). Its own derivative is 0.
+    """
+
+    @classmethod
+    def eval(cls, a, *args):
+        values = (a, *args)
+        if all(v.is_number and v.is_extended_real for v in values):
+            top = sp.Max(*args)
+            hits = sum(1 for v in args if sp.Eq(v, top) is sp.true)
+            return sp.Rational(1, hits) if sp.Eq(a, top) is sp.true else sp.S.Zero
+        return None
+
+    def _eval_is_extended_real(self):
+        return True
+
+
+CUSTOM_FUNCTIONS: tuple[type[sp.Function], ...] = (relu, sigmoid, softplus, tie_share)

@@ -1,0 +1,128 @@
+"""SymPy -> NumPy expression strings: SymPy's ``NumPyPrinter`` plus our overrides only.
+
+Generated code imports NumPy as ``_np``; every name the printer introduces starts with an
+underscore, and user variables never do, so the two cannot collide. Functions NumPy lacks (erf,
+gamma, ...) print as calls of helpers from :mod:`symdiff.runtime`; the printer records which
+helpers an expression needs in :attr:`CodePrinter.helpers`.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import sympy as sp
+from sympy.printing.numpy import NumPyPrinter
+from sympy.printing.precedence import PRECEDENCE, precedence
+
+
+class CodePrinter(NumPyPrinter):
+    """NumPy printer for generated modules: ``_np.`` prefix, stable forms, helper calls."""
+
+    _default_settings: ClassVar[dict] = {**NumPyPrinter._default_settings, "strict": True}
+
+    def __init__(self, settings=None):
+        super().__init__(settings)
+        self.helpers: set[str] = set()
+
+    # -- names ---------------------------------------------------------------------------
+    def _module_format(self, fqn: str, register: bool = True) -> str:
+        if fqn.startswith("numpy."):
+            return "_np." + fqn[len("numpy.") :]
+        return super()._module_format(fqn, register)
+
+    def _helper(self, name: str, *args: sp.Expr) -> str:
+        self.helpers.add(name)
+        return f"{name}({', '.join(self._print(a) for a in args)})"
+
+    def _print_Symbol(self, expr: sp.Symbol) -> str:
+        return expr.name
+
+    # -- numbers -------------------------------------------------------------------------
+    def _print_Float(self, expr: sp.Float) -> str:
+        return repr(float(expr))
+
+    def _print_Rational(self, expr: sp.Rational) -> str:
+        return f"{expr.p}/{expr.q}"
+
+    def _print_Half(self, expr: sp.Rational) -> str:
+        return "1/2"
+
+    # -- arithmetic ----------------------------------------------------------------------
+    def _print_Pow(self, expr: sp.Pow, rational: bool = False) -> str:
+        base, exp = expr.args
+        if exp == sp.S.Half:
+            return f"_np.sqrt({self._print(base)})"
+        if exp.is_number and exp.is_negative:
+            return "1/" + self.parenthesize(sp.Pow(base, -exp), PRECEDENCE["Mul"], strict=True)
+        left = self.parenthesize(base, PRECEDENCE["Pow"], strict=True)
+        right = self.parenthesize(exp, PRECEDENCE["Pow"], strict=True)
+        if exp.is_Rational and not exp.is_Integer:
+            right = f"({self._print(exp)})"
+        return f"{left}**{right}"
+
+    def _print_Max(self, expr: sp.Max) -> str:
+        return self._nested("_np.maximum", expr.args)
+
+    def _print_Min(self, expr: sp.Min) -> str:
+        return self._nested("_np.minimum", expr.args)
+
+    def _nested(self, func: str, args: tuple[sp.Expr, ...]) -> str:
+        text = self._print(args[-1])
+        for arg in reversed(args[:-1]):
+            text = f"{func}({self._print(arg)}, {text})"
+        return text
+
+    def _print_Piecewise(self, expr: sp.Piecewise) -> str:
+        *branches, (last, last_cond) = expr.args
+        if last_cond != sp.true:
+            branches.append((last, last_cond))
+            last = sp.nan
+        text = self._print(last)
+        for value, cond in reversed(branches):
+            text = f"_np.where({self._print(cond)}, {self._print(value)}, {text})"
+        return text
+
+    def _print_Relational(self, expr: sp.core.relational.Relational) -> str:
+        lhs = self.parenthesize(expr.lhs, precedence(expr))
+        rhs = self.parenthesize(expr.rhs, precedence(expr))
+        return f"({lhs} {expr.rel_op} {rhs})"
+
+    # -- functions -----------------------------------------------------------------------
+    def _print_Abs(self, expr: sp.Abs) -> str:
+        return f"_np.abs({self._print(expr.args[0])})"
+
+    def _print_Heaviside(self, expr: sp.Heaviside) -> str:
+        arg = expr.args[0]
+        at_zero = expr.args[1] if len(expr.args) > 1 else sp.S.Half
+        return f"_np.heaviside({self._print(arg)}, {float(at_zero)!r})"
+
+    def _print_relu(self, expr: sp.Expr) -> str:
+        return f"_np.maximum({self._print(expr.args[0])}, 0.0)"
+
+    def _print_sigmoid(self, expr: sp.Expr) -> str:
+        return self._helper("_sigmoid", *expr.args)
+
+    def _print_softplus(self, expr: sp.Expr) -> str:
+        return f"_np.logaddexp(0.0, {self._print(expr.args[0])})"
+
+    def _print_tie_share(self, expr: sp.Expr) -> str:
+        return self._helper("_argmax_share", *expr.args)
+
+    def _print_erf(self, expr: sp.Expr) -> str:
+        return self._helper("_erf", *expr.args)
+
+    def _print_gamma(self, expr: sp.Expr) -> str:
+        return self._helper("_gamma", *expr.args)
+
+    def _print_loggamma(self, expr: sp.Expr) -> str:
+        return self._helper("_loggamma", *expr.args)
+
+    def _print_polygamma(self, expr: sp.Expr) -> str:
+        order, arg = expr.args
+        self.helpers.add("_polygamma")
+        return f"_polygamma({int(order)}, {self._print(arg)})"
+
+
+def print_code(expr: sp.Expr, printer: CodePrinter) -> str:
+    """The NumPy source text of one expression."""
+    return printer.doprint(expr)

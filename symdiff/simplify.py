@@ -1,0 +1,66 @@
+"""Simplification policy and common-subexpression elimination. Pure functions of SymPy trees.
+
+Two audiences: people read :func:`simplify_for_people` (SymPy's ``simplify``, bounded by size
+so a large expression cannot stall a build); the machine gets :func:`stable_forms` (exact rewrites
+to numerically stable functions) and :func:`shared_subexpressions` (CSE across every output at
+once, with deterministic temporary names ``_t0, _t1, ...``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sympy as sp
+from sympy.codegen.rewriting import ReplaceOptim, expm1_opt, log1p_opt, optimize
+
+from .functions import sigmoid, softplus
+
+#: ``simplify`` is only tried on expressions up to this many operations; beyond it SymPy's
+#: heuristics can take minutes, and a cheaper normalisation is used instead.
+SIMPLIFY_MAX_OPS = 80
+
+#: Prefix of generated temporaries. User names start with a letter, so they never collide.
+TEMP_PREFIX = "_t"
+
+_u = sp.Wild("u")
+_c = sp.Wild("c", properties=[lambda k: not k.has(sp.exp)])
+_softplus_opt = ReplaceOptim(sp.log(1 + sp.exp(_u)), softplus(_u))
+_sigmoid_opt = ReplaceOptim(1 / (1 + sp.exp(-_u)), sigmoid(_u))
+_sigmoid_ratio_opt = ReplaceOptim(_c * sp.exp(_u) / (sp.exp(_u) + 1), _c * sigmoid(_u))
+STABLE_REWRITES = (_softplus_opt, _sigmoid_ratio_opt, _sigmoid_opt, log1p_opt, expm1_opt)
+
+
+def _ops(expr: sp.Expr) -> int:
+    return int(sp.count_ops(expr))
+
+
+def simplify_for_people(expr: sp.Expr, max_ops: int = SIMPLIFY_MAX_OPS) -> sp.Expr:
+    """A simpler equal form of ``expr``, never longer than the original."""
+    if expr.is_Atom:
+        return expr
+    size = _ops(expr)
+    if size > max_ops:
+        candidate = sp.factor_terms(expr)
+    else:
+        candidate = sp.simplify(expr)
+        if candidate.has(sp.Piecewise) and not expr.has(sp.Piecewise):
+            candidate = expr  # simplify turns Heaviside/Max into Piecewise: not simpler to read
+    return candidate if _ops(candidate) <= size else expr
+
+
+def stable_forms(expr: sp.Expr) -> sp.Expr:
+    """Exact rewrites to stable forms: ``log(1 + exp(u))`` -> ``softplus(u)``,
+    ``exp(u)/(1 + exp(u))`` and ``1/(1 + exp(-u))`` -> ``sigmoid(u)``, ``log(1 + u)`` ->
+    ``log1p(u)``, ``exp(u) - 1`` -> ``expm1(u)``."""
+    if not expr.has(sp.exp, sp.log):
+        return expr
+    return optimize(expr, STABLE_REWRITES)
+
+
+def shared_subexpressions(
+    exprs: Sequence[sp.Expr],
+) -> tuple[list[tuple[sp.Symbol, sp.Expr]], list[sp.Expr]]:
+    """CSE over all ``exprs`` together: (assignments in evaluation order, reduced outputs)."""
+    names = sp.numbered_symbols(TEMP_PREFIX, real=True)
+    assignments, reduced = sp.cse(list(exprs), symbols=names, order="canonical")
+    return list(assignments), list(reduced)

@@ -1,0 +1,46 @@
+"""Shared test helpers: independent references built from SymPy's own primitives."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+
+import sympy as sp
+from hypothesis import HealthCheck, settings
+from sympy.codegen.cfunctions import expm1, log1p
+
+from symdiff.functions import relu, sigmoid, softplus, tie_share
+
+settings.register_profile(
+    "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+X, Y, Z = sp.symbols("x y z", real=True)
+
+
+def to_reference(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with symdiff's own functions rewritten in SymPy primitives, for ``sympy.diff``."""
+    return (
+        expr.replace(relu, lambda u: sp.Max(u, 0))
+        .replace(sigmoid, lambda u: 1 / (1 + sp.exp(-u)))
+        .replace(softplus, lambda u: sp.log(1 + sp.exp(u)))
+        .replace(tie_share, _unique_max_indicator)
+        .replace(log1p, lambda u: sp.log(1 + u))
+        .replace(expm1, lambda u: sp.exp(u) - 1)
+    )
+
+
+def _unique_max_indicator(a, *args):
+    """tie_share away from ties: 1 where ``a`` is the maximum, else 0."""
+    return sp.Piecewise((1, sp.Eq(a, sp.Max(*args))), (0, True))
+
+
+def reference_value(expr: sp.Expr, point: dict[sp.Symbol, float], digits: int = 30) -> float:
+    """High-precision value of a SymPy expression at a point (derivative terms like DiracDelta
+    vanish away from their support)."""
+    expr = expr.replace(sp.DiracDelta, lambda *args: sp.S.Zero)
+    value = sp.N(expr.subs(point), digits)
+    return float(value)

@@ -1,0 +1,544 @@
+"""symdiff.runtime: accuracy against mpmath and scipy, dtype/shape/special-value rules, and the
+rules on the helpers' source (it is pasted into generated modules)."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import math
+import pathlib
+import symtable
+import warnings
+
+import mpmath
+import numpy as np
+import pytest
+import scipy.special as sc
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symdiff import runtime
+from symdiff.runtime import (
+    HELPER_DEPENDENCIES,
+    _argmax_share,
+    _erf,
+    _gamma,
+    _loggamma,
+    _polygamma,
+    _sigmoid,
+    _sinpi,
+    helper_source,
+)
+
+HELPERS = sorted(HELPER_DEPENDENCIES)
+PUBLIC_HELPERS = ["_argmax_share", "_erf", "_gamma", "_loggamma", "_polygamma"]
+
+
+def rel_err(got, exact) -> float:
+    """|got - exact| / |exact| with ``exact`` an mpmath number (computed at 40 digits)."""
+    if exact == 0:
+        return 0.0 if got == 0 else math.inf
+    with mpmath.workdps(40):
+        return float(abs((mpmath.mpf(float(got)) - exact) / exact))
+
+
+def close(got, ref, rtol: float, atol: float = 0.0) -> bool:
+    """``got`` within ``rtol * |ref| + atol`` of ``ref``; equal infinities count as close."""
+    got, ref = float(got), float(ref)
+    return got == ref or abs(got - ref) <= rtol * abs(ref) + atol
+
+
+def agrees(got, ref, exact_func, x, rtol: float, atol: float = 0.0) -> bool:
+    """``got`` is close to scipy's ``ref``, or, where scipy itself is off (e.g. its digamma just
+    above a negative integer), close to the mpmath value ``exact_func(x)``."""
+    if close(got, ref, rtol, atol):
+        return True
+    with mpmath.workdps(40):
+        exact = float(exact_func(mpmath.mpf(float(x))))
+    return close(got, exact, rtol, atol) and not close(ref, exact, rtol, atol)
+
+
+def mp_ref(func, *args):
+    with mpmath.workdps(40):
+        return func(*[mpmath.mpf(float(a)) if isinstance(a, float) else a for a in args])
+
+
+def no_warnings(func, *args):
+    """Call ``func``; any warning (floating-point or otherwise) fails the test."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return func(*args)
+
+
+def nudge(x: float, toward: float, steps: int = 1) -> float:
+    for _ in range(steps):
+        x = float(np.nextafter(x, toward))
+    return x
+
+
+# --------------------------------------------------------------------------------------- erf
+
+ERF_POINTS = [
+    1e-300, 1e-100, 1e-20, 1e-12, 1e-8, 1e-4, 0.01, 0.1, 0.25, 0.4,
+    nudge(0.46875, 0.0), 0.46875, nudge(0.46875, 1.0), 0.47, 0.5, 0.6, 0.75, 0.9, 1.0, 1.25,
+    1.5, 2.0, 2.5, 3.0, 3.5, 3.99, nudge(4.0, 0.0), 4.0, nudge(4.0, 5.0), 4.01, 4.5, 5.0, 5.5,
+    5.9, 6.0, 7.0, 8.0, 10.0, 26.0, 26.6, 27.0, 30.0, 1e3, 1e10, 1e300,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("x", ERF_POINTS)
+def test_erf_matches_mpmath(x, sign):
+    x = sign * x
+    assert rel_err(no_warnings(_erf, x), mp_ref(mpmath.erf, x)) <= 1e-14
+
+
+def test_erf_dense_grid_matches_mpmath():
+    xs = np.concatenate([np.linspace(-7, 7, 1401), np.geomspace(1e-6, 0.5, 100)])
+    got = _erf(xs)
+    assert max(rel_err(g, mp_ref(mpmath.erf, x)) for g, x in zip(got, xs, strict=True)) <= 1e-14
+
+
+def test_erf_special_values():
+    got = no_warnings(_erf, np.array([np.nan, np.inf, -np.inf, 0.0, -0.0]))
+    assert np.isnan(got[0])
+    assert got[1] == 1.0 and got[2] == -1.0
+    assert got[3] == 0.0 and not np.signbit(got[3])
+    assert got[4] == 0.0 and np.signbit(got[4])
+
+
+# ------------------------------------------------------------------------------------- gamma
+
+GAMMA_POINTS = [
+    1e-300, 1e-20, 1e-10, 1e-3, 0.1, 0.3, nudge(0.5, 0.0), 0.5, 0.75, 1.0, 1.2, 1.4616321449683622,
+    1.5, 2.0, 2.5, 3.2, 4.9, 5.0, 5.1, 7.5, 10.5, 20.0, 30.3, 50.5, 100.1, 140.5, 150.25, 170.5,
+    171.6,
+    -1e-300, -1e-20, -1e-10, -0.25, -0.49, nudge(-0.5, 0.0), -0.5, nudge(-0.5, -1.0), -0.75,
+    -1.5, -2.5, -3.7, -10.1, -25.5, -31.152905763622197, -49.9, -50.5,
+    # next to the poles
+    nudge(-1.0, 0.0), nudge(-1.0, -2.0), -1.0 + 1e-9, -2.0 - 1e-12, -3.0 + 1e-7, -20.0 + 1e-10,
+    -49.0 - 1e-8, nudge(-50.0, 0.0, 3),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("x", GAMMA_POINTS)
+def test_gamma_matches_mpmath(x):
+    assert rel_err(no_warnings(_gamma, x), mp_ref(mpmath.gamma, x)) <= 1e-13
+
+
+def test_gamma_dense_grid_matches_mpmath():
+    xs = np.concatenate([np.linspace(-49.95, 0.45, 1000), np.linspace(0.05, 171.5, 1500)])
+    xs = xs[xs != np.floor(xs)]
+    got = _gamma(xs)
+    assert max(rel_err(g, mp_ref(mpmath.gamma, x)) for g, x in zip(got, xs, strict=True)) <= 1e-13
+
+
+def test_gamma_poles_overflow_and_special_values_match_scipy():
+    xs = np.array(
+        [0.0, -0.0, -1.0, -2.0, -50.0, -1e300, np.inf, -np.inf, np.nan, 171.7, 1e10, -200.5, -201.5]
+    )
+    got = no_warnings(_gamma, xs)
+    ref = sc.gamma(xs)
+    np.testing.assert_array_equal(got, ref)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(ref))
+    assert np.isposinf(got[0]) and np.isneginf(got[1])  # the documented choice at 0
+
+
+# ---------------------------------------------------------------------------------- loggamma
+
+LOGGAMMA_POINTS = [
+    5e-324, 1e-300, 1e-20, 1e-10, 1e-3, 0.1, 0.25, nudge(0.5, 0.0), 0.5, 0.75, 0.9, 0.99,
+    1.5, 1.75, 1.9, 2.1, 2.25, nudge(2.5, 0.0), 2.5, nudge(2.5, 3.0), 2.6, 3.0, 3.5, 4.0, 7.25,
+    9.99, nudge(10.0, 0.0), 10.0, 10.01, 12.5, 50.0, 171.0, 1e3, 1e5, 1e10, 1e20, 1e100, 1e200,
+    1e300, 1e305,
+]  # fmt: skip
+NEAR_ONE_TWO = [
+    c + d for c in (1.0, 2.0) for d in (-0.25, -1e-3, -1e-8, -1e-15, 1e-15, 1e-8, 1e-3, 0.25)
+] + [nudge(1.0, 0.0), nudge(1.0, 2.0), nudge(2.0, 0.0), nudge(2.0, 3.0)]
+
+
+@pytest.mark.parametrize("x", LOGGAMMA_POINTS + NEAR_ONE_TWO)
+def test_loggamma_matches_mpmath(x):
+    exact = mp_ref(mpmath.loggamma, x)
+    got = no_warnings(_loggamma, x)
+    assert rel_err(got, exact) <= 1e-13
+    if x in NEAR_ONE_TWO:
+        with mpmath.workdps(40):
+            assert abs(mpmath.mpf(float(got)) - exact) <= 1e-15
+
+
+def test_loggamma_dense_grid_matches_mpmath():
+    xs = np.concatenate([np.linspace(0.001, 20.0, 2000), np.geomspace(20.0, 1e300, 300)])
+    xs = xs[(xs != 1.0) & (xs != 2.0)]
+    got = _loggamma(xs)
+    worst = max(rel_err(g, mp_ref(mpmath.loggamma, x)) for g, x in zip(got, xs, strict=True))
+    assert worst <= 1e-13
+
+
+def test_loggamma_zeros_and_domain():
+    got = no_warnings(_loggamma, np.array([1.0, 2.0, 0.0, -0.0, -0.5, -3.0, -np.inf, np.nan]))
+    assert got[0] == 0.0 and got[1] == 0.0
+    assert np.isnan(got[2:]).all()  # x <= 0 is outside the real domain: nan
+    assert no_warnings(_loggamma, np.inf) == np.inf
+    assert no_warnings(_loggamma, 1.7e308) == np.inf  # overflow
+
+
+# --------------------------------------------------------------------------------- polygamma
+
+POLYGAMMA_POINTS = [
+    # negative non-integers
+    -0.5, -0.25, -0.9, -1.5, -2.3, -3.75, -7.7, -10.25, -30.9, -49.5, -1e-8,
+    # small and moderate x
+    1e-8, 1e-3, 0.1, 0.5, 1.0, 1.3, 1.4616321449683622, 1.47, 1.5, 2.0, 3.7, 9.9, 10.0, 14.5,
+    # large x
+    100.0, 1234.5, 1e4, 1e5, 1e6,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("n", range(5))
+@pytest.mark.parametrize("x", POLYGAMMA_POINTS)
+def test_polygamma_matches_mpmath(n, x):
+    exact = mp_ref(lambda v: mpmath.polygamma(n, v), x)
+    assert rel_err(no_warnings(_polygamma, n, x), exact) <= 1e-12
+
+
+@pytest.mark.parametrize("n", range(5))
+def test_polygamma_dense_grid_matches_mpmath(n):
+    neg = np.linspace(-49.93, -0.07, 700)
+    if n % 2 == 0:  # psi_n has a zero in each negative unit interval: keep half-integers only
+        neg = np.arange(-49.5, 0.0, 1.0)
+    xs = np.concatenate([neg, np.linspace(0.01, 30.0, 600), np.geomspace(30.0, 1e6, 100)])
+    got = _polygamma(n, xs)
+    worst = max(
+        rel_err(g, mp_ref(lambda v: mpmath.polygamma(n, v), x))
+        for g, x in zip(got, xs, strict=True)
+    )
+    assert worst <= 1e-12
+
+
+@pytest.mark.parametrize("n", [5, 8, 12, 30, 100])
+@pytest.mark.parametrize("x", [-3.3, -0.5, 0.2, 1.5, 7.0, 25.0, 1e3])
+def test_polygamma_higher_orders(n, x):
+    exact = mp_ref(lambda v: mpmath.polygamma(n, v), x)
+    assert rel_err(_polygamma(n, x), exact) <= 1e-12
+
+
+def test_digamma_near_positive_root_is_relatively_accurate():
+    root = 1.4616321449683622
+    xs = np.array([nudge(root, 0.0), nudge(root, 2.0), root + 1e-10, root - 1e-6, root + 0.19])
+    for x, got in zip(xs, _polygamma(0, xs), strict=True):
+        assert rel_err(got, mp_ref(mpmath.digamma, x)) <= 1e-13
+
+
+@pytest.mark.parametrize("n", range(5))
+def test_polygamma_poles_and_special_values(n):
+    xs = np.array([0.0, -0.0, -1.0, -2.0, -50.0, -1e300, -np.inf, np.nan, np.inf])
+    got = no_warnings(_polygamma, n, xs)
+    assert np.isnan(got[:8]).all()  # documented: nan at every pole (and at -inf, nan)
+    assert got[8] == (np.inf if n == 0 else 0.0)
+
+
+@pytest.mark.parametrize("n", [-1, 1.5, True, "1"])
+def test_polygamma_rejects_bad_order(n):
+    with pytest.raises((ValueError, TypeError)):
+        _polygamma(n, 1.0)
+
+
+def test_polygamma_accepts_numpy_integer_order():
+    assert _polygamma(np.int64(1), 2.0) == _polygamma(1, 2.0)
+
+
+# ------------------------------------------------------------------ dtype and shape contract
+
+UNARY = [
+    ("_erf", _erf),
+    ("_gamma", _gamma),
+    ("_loggamma", _loggamma),
+    ("_polygamma0", lambda x: _polygamma(0, x)),
+    ("_polygamma3", lambda x: _polygamma(3, x)),
+]
+SAMPLE = np.array([[0.3, 1.7, 4.2], [2.5, 0.9, 12.0]])
+
+
+@pytest.mark.parametrize(("name", "func"), UNARY)
+def test_float32_in_float32_out(name, func):
+    got = func(SAMPLE.astype(np.float32))
+    assert got.dtype == np.float32 and got.shape == SAMPLE.shape
+    # computed in float64, rounded once
+    wide = func(SAMPLE.astype(np.float32).astype(np.float64))
+    np.testing.assert_array_equal(got, wide.astype(np.float32))
+    assert func(np.float32(0.5)).dtype == np.float32
+    assert func(np.array([0.5, 2.0], dtype=np.float16)).dtype == np.float16
+
+
+@pytest.mark.parametrize(("name", "func"), UNARY)
+def test_float64_ints_scalars_and_shapes(name, func):
+    assert func(SAMPLE).dtype == np.float64
+    assert func(np.array([1, 2, 3])).dtype == np.float64
+    assert func(np.array([True, False])).dtype == np.float64
+    assert func([0.5, 1.5]).shape == (2,)  # lists work too
+    scalar = func(0.5)
+    assert isinstance(scalar, np.float64) and np.ndim(scalar) == 0
+    assert np.ndim(func(np.array(0.5))) == 0
+    assert func(np.array(0.5)) == scalar
+    assert func(np.zeros((0, 3)) + 1.0).shape == (0, 3)
+    np.testing.assert_array_equal(func(SAMPLE)[1], func(SAMPLE[1]))
+
+
+@pytest.mark.parametrize(("name", "func"), UNARY)
+def test_complex_input_is_rejected(name, func):
+    with pytest.raises(TypeError):
+        func(np.array([1.0 + 1j]))
+
+
+def test_sinpi_is_exact_at_integers_and_halves():
+    xs = np.array([0.0, 1.0, -3.0, 1e20, 0.5, -2.5, 7.5])
+    np.testing.assert_array_equal(_sinpi(xs)[:4], 0.0)
+    np.testing.assert_array_equal(_sinpi(xs)[4:], [1.0, -1.0, -1.0])
+    for x in [0.1, -0.3, 1.25, 33.7, -1e-9]:
+        assert rel_err(_sinpi(x), mp_ref(mpmath.sinpi, x)) <= 2e-16
+
+
+# ----------------------------------------------------------------------------- argmax share
+
+
+def test_argmax_share_unique_and_ties():
+    assert _argmax_share(3.0, 1.0, 3.0) == 1.0
+    assert _argmax_share(1.0, 1.0, 3.0) == 0.0
+    assert _argmax_share(2.0, 2.0, 2.0) == 0.5
+    assert _argmax_share(2.0, 2.0, 2.0, 2.0) == pytest.approx(1.0 / 3.0, rel=1e-16)
+    assert _argmax_share(2.0, 2.0, 2.0, 1.0) == 0.5
+    assert _argmax_share(5.0, 5.0) == 1.0
+
+
+def test_argmax_share_broadcasting_mixed_shapes():
+    a = np.array([[1.0], [2.0], [3.0]])  # (3, 1)
+    b = np.array([2.0, 1.0, 3.0, 2.0])  # (4,)
+    c = 2.0
+    args = (a, b, c)
+    shares = [_argmax_share(arg, *args) for arg in args]
+    for share in shares:
+        assert share.shape == (3, 4) and share.dtype == np.float64
+    # independent reference, element by element
+    ab, bb, cb = np.broadcast_arrays(a, b, np.asarray(c))
+    for idx in np.ndindex(3, 4):
+        vals = [ab[idx], bb[idx], cb[idx]]
+        top = max(vals)
+        k = vals.count(top)
+        for share, v in zip(shares, vals, strict=True):
+            assert share[idx] == ((v == top) / k)
+    np.testing.assert_allclose(sum(shares), 1.0, rtol=0, atol=1e-15)
+    # two-way and three-way ties are present in this grid
+    assert (shares[0] == 0.5).any() and np.isclose(shares[0], 1.0 / 3.0).any()
+
+
+def test_argmax_share_dtypes():
+    f32 = np.array([1.0, 2.0], dtype=np.float32)
+    assert _argmax_share(f32, f32, np.float32(1.5)).dtype == np.float32
+    assert _argmax_share(f32, f32, 1.5).dtype == np.float32  # Python scalars are weak
+    assert _argmax_share(f32, f32, np.array([1.0, 3.0])).dtype == np.float64
+    ints = np.array([1, 5])
+    assert _argmax_share(ints, ints, np.array([5, 2])).dtype == np.float64
+    np.testing.assert_array_equal(_argmax_share(ints, ints, np.array([5, 2])), [0.0, 1.0])
+    assert isinstance(_argmax_share(1, 1, 2), np.float64)
+    assert _argmax_share(f32, f32, np.float64(1.5)).dtype == np.float64  # NumPy scalars count
+    assert _argmax_share(np.float16(1), np.float16(1), 0.5).dtype == np.float16
+
+
+def test_argmax_share_nan_and_errors():
+    got = no_warnings(_argmax_share, np.array([np.nan, 1.0]), np.array([np.nan, 1.0]), 0.0)
+    assert np.isnan(got[0]) and got[1] == 1.0
+    with pytest.raises(TypeError):
+        _argmax_share(1.0)
+
+
+@given(st.lists(st.lists(st.integers(-2, 2), min_size=5, max_size=5), min_size=1, max_size=4))
+def test_argmax_share_property_shares_sum_to_one(rows):
+    args = [np.array(r, dtype=np.float64) for r in rows]
+    shares = [_argmax_share(arg, *args) for arg in args]
+    np.testing.assert_allclose(sum(shares), 1.0, rtol=0, atol=1e-15)
+    top = np.max(args, axis=0)
+    for arg, share in zip(args, shares, strict=True):
+        assert ((share > 0) == (arg == top)).all()
+
+
+# ------------------------------------------------------------- hypothesis against scipy
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-1e6, 1e6, allow_nan=False))
+def test_erf_property_vs_scipy(x):
+    ref = sc.erf(x)
+    assert agrees(_erf(x), ref, mpmath.erf, x, 1e-14, 1e-320)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-50.0, 170.0, allow_nan=False))
+def test_gamma_property_vs_scipy(x):
+    if x <= 0 and x == math.floor(x):
+        assert np.isnan(_gamma(x)) or np.isinf(_gamma(x))
+        return
+    ref = sc.gamma(x)
+    assert agrees(_gamma(x), ref, mpmath.gamma, x, 1e-13)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(-50.0, 1e6, allow_nan=False))
+def test_digamma_property_vs_scipy(x):
+    if x <= 0 and x == math.floor(x):
+        assert np.isnan(_polygamma(0, x))
+        return
+    ref = sc.psi(x)
+    # Both sides are relatively accurate except next to the zeros of digamma, where the
+    # unavoidable error is absolute: a few ulp of the terms psi(1 - x) and pi cot(pi x).
+    scale = abs(sc.psi(1.0 - x)) + abs(math.pi / math.tan(math.pi * x)) if x < 0 else 1.0
+    assert agrees(_polygamma(0, x), ref, mpmath.digamma, x, 1e-12, 1e-15 * scale)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 4), st.floats(0.0, 1e6, exclude_min=True))
+def test_polygamma_property_vs_scipy_positive(n, x):
+    ref = sc.polygamma(n, x)
+    assert agrees(_polygamma(n, x), ref, lambda v: mpmath.polygamma(n, v), x, 1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.floats(0.0, 1e300, exclude_min=True))
+def test_loggamma_property_vs_scipy(x):
+    ref = sc.gammaln(x)
+    assert agrees(_loggamma(x), ref, mpmath.loggamma, x, 1e-13, 2e-16)
+
+
+# ------------------------------------------------------------------ helper_source contract
+
+
+def test_helper_source_includes_dependencies_sorted():
+    src = helper_source(["_gamma"])
+    assert src.index("def _gamma(") < src.index("def _sinpi(")
+    assert "def _erf(" not in src
+    assert helper_source(["_sinpi", "_gamma", "_gamma"]) == src
+    assert helper_source("_gamma") == src  # a single name
+    assert helper_source(iter(["_gamma"])) == src
+
+
+def test_helper_source_layout():
+    src = helper_source(HELPERS)
+    assert src.endswith("\n") and not src.endswith("\n\n")
+    chunks = src.split("\n\n\ndef ")
+    assert len(chunks) == len(HELPERS)
+    assert "\n\n\n\n" not in src
+    names = [ast.parse(src).body[i].name for i in range(len(HELPERS))]
+    assert names == HELPERS
+    assert helper_source([]) == ""
+
+
+def test_helper_source_unknown_name():
+    with pytest.raises(KeyError):
+        helper_source(["_erf", "_no_such_helper"])
+    with pytest.raises(KeyError):
+        helper_source(["helper_source"])
+
+
+def _call_examples():
+    x = np.array([-2.5, -0.3, 0.2, 1.5, 3.0, 40.0])
+    return {
+        "_sinpi": ((x,), _sinpi(x)),
+        "_erf": ((x,), _erf(x)),
+        "_gamma": ((x,), _gamma(x)),
+        "_loggamma": ((x[2:],), _loggamma(x[2:])),
+        "_polygamma": ((2, x), _polygamma(2, x)),
+        "_argmax_share": ((x, x, 1.0), _argmax_share(x, x, 1.0)),
+        "_sigmoid": ((x,), _sigmoid(x)),
+    }
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_is_accurate_in_both_tails_without_overflow(dtype):
+    x = np.array([-1000.0, -40.0, -5.0, 0.0, 3.0, 40.0, 1000.0], dtype=dtype)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        ours = _sigmoid(x)
+    assert ours.dtype == dtype
+    with mpmath.workdps(40):
+        want = [float(1 / (1 + mpmath.exp(-mpmath.mpf(float(v))))) for v in x]
+    np.testing.assert_allclose(ours, want, rtol=4 * np.finfo(dtype).eps, atol=0)
+    assert np.isnan(_sigmoid(np.nan))
+
+
+def test_helper_source_executes_in_bare_namespace():
+    """How generated code uses the helpers: their text, run where only _np and _math exist."""
+    examples = _call_examples()
+    assert set(examples) == set(HELPERS)
+    for name in HELPERS:
+        namespace = {"_np": np, "_math": math}
+        exec(compile(helper_source([name]), f"<helpers {name}>", "exec"), namespace)
+        defined = {k for k in namespace if k not in ("_np", "_math", "__builtins__")}
+        expected = {name}
+        pending = [name]
+        while pending:
+            for dep in HELPER_DEPENDENCIES[pending.pop()]:
+                if dep not in expected:
+                    expected.add(dep)
+                    pending.append(dep)
+        assert defined == expected
+        args, ref = examples[name]
+        np.testing.assert_array_equal(namespace[name](*args), ref)
+
+
+# ------------------------------------------------------------------------- source rules
+
+SOURCE_PATH = pathlib.Path(runtime.__file__)
+
+
+def test_module_top_level_statements():
+    tree = ast.parse(SOURCE_PATH.read_text())
+    body = tree.body
+    assert isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+    assert isinstance(body[0].value.value, str) and body[0].value.value.strip()
+    functions = []
+    for node in body[1:]:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            continue
+        if isinstance(node, ast.FunctionDef):
+            functions.append(node.name)
+            continue
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+            assert [ast.unparse(t) for t in targets] == ["HELPER_DEPENDENCIES"]
+            continue
+        raise AssertionError(f"unexpected top-level statement: {ast.unparse(node)[:80]}")
+    assert sorted(f for f in functions if f != "helper_source") == HELPERS
+    assert "helper_source" in functions
+    imports = {ast.unparse(n) for n in body if isinstance(n, ast.Import | ast.ImportFrom)}
+    assert {"import math as _math", "import numpy as _np"} <= imports
+
+
+def test_public_helpers_present():
+    assert set(PUBLIC_HELPERS) <= set(HELPERS)
+    for name in HELPERS:
+        func = getattr(runtime, name)
+        assert name.startswith("_") and inspect.isfunction(func)
+        assert inspect.getdoc(func), f"{name} needs a docstring"
+
+
+def _global_names(source: str) -> set[str]:
+    """Names a function's source reads from the global (module or builtin) scope."""
+    names: set[str] = set()
+    tables = [symtable.symtable(source, "<helper>", "exec")]
+    while tables:
+        table = tables.pop()
+        for sym in table.get_symbols():
+            if table.get_type() != "module" and sym.is_global():
+                names.add(sym.get_name())
+        tables.extend(table.get_children())
+    return names
+
+
+@pytest.mark.parametrize("name", HELPERS)
+def test_helper_refers_only_to_allowed_names(name):
+    used = _global_names(inspect.getsource(getattr(runtime, name)))
+    builtin_names = set(dir(builtins))
+    helpers_used = {u for u in used if u in HELPER_DEPENDENCIES}
+    assert helpers_used == set(HELPER_DEPENDENCIES[name]), "HELPER_DEPENDENCIES out of date"
+    allowed = {"_np", "_math"} | set(HELPER_DEPENDENCIES[name]) | builtin_names
+    assert used <= allowed, f"{name} refers to {sorted(used - allowed)}"

@@ -1,35 +1,26 @@
 """The public builders: ``derive``, ``compile``, ``grad``, ``value_and_grad``, ``jacobian``,
 ``hessian``, ``check_grad`` and ``objective``. The only module that orchestrates the pipeline:
 
-parse -> derive (rule table) -> simplify -> emit (CSE, print, render) -> load -> CompiledFunction
+parse -> build (differentiate by the rule table, simplify, emit, load) -> CompiledFunction
 """
 
 from __future__ import annotations
 
-import hashlib
-import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
-from . import __version__
+from .build import Options, Request, build, clear_memo, memo_size, symbol
 from .compiled import CompiledFunction
 from .differentiate import differentiate
-from .emit import ArrayResult, Program, Result, emit_source
 from .errors import SymdiffError, UnsupportedError
 from .parse import check_identifier, parse
 from .simplify import simplify_for_people, stable_forms
 from .steps import Derivation, Step
 
-log = logging.getLogger(__name__)
-
 Expression = str | sp.Basic | int | float
-MODES = ("auto", "forward", "reverse")
-
-_MEMO: dict[tuple, CompiledFunction] = {}
 
 
 # -- inputs ------------------------------------------------------------------------------------
@@ -45,27 +36,6 @@ def _code_expression(expr: Any) -> sp.Expr:
     """The parsed expression in stable forms (``log(1 + exp(u))`` -> ``softplus(u)``, ...), so
     that its derivatives come out stable too (``sigmoid`` instead of ``exp(u)/(1 + exp(u))``)."""
     return stable_forms(_expression(expr))
-
-
-@dataclass(frozen=True)
-class Options:
-    """The options every builder takes."""
-
-    simplify: bool = True
-    cse: bool = True
-    mode: str = "auto"
-    cache: bool = True
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise SymdiffError(
-                f"mode must be one of {', '.join(map(repr, MODES))}, not {self.mode!r}"
-            )
-        if self.mode == "reverse":
-            raise UnsupportedError("mode='reverse' is not implemented yet; use 'auto' or 'forward'")
-        for name in ("simplify", "cse", "cache"):
-            if not isinstance(getattr(self, name), bool):
-                raise SymdiffError(f"{name} must be True or False")
 
 
 def _options(simplify: bool, cse: bool, mode: str, cache: bool, shapes: Any) -> Options:
@@ -102,16 +72,18 @@ def _wrt_names(wrt: Any, exprs: Sequence[sp.Expr]) -> tuple[tuple[str, ...], boo
     return names, False
 
 
-def _symbol(name: str) -> sp.Symbol:
-    return sp.Symbol(name, real=True)
+def _request(kind: str, exprs: Any, wrt: Any, options: Options) -> Request:
+    many = kind == "jacobian"
+    if many and (isinstance(exprs, str | sp.Basic) or not isinstance(exprs, Sequence) or not exprs):
+        raise SymdiffError("jacobian takes a non-empty list of expressions")
+    parsed = tuple(_code_expression(e) for e in (exprs if many else [exprs]))
+    if kind == "value":
+        return Request(kind, parsed, (), False, options)
+    names, single = _wrt_names(wrt, parsed)
+    return Request(kind, parsed, names, single, options)
 
 
-# -- derivatives ---------------------------------------------------------------------------------
-def _derivative(expr: sp.Expr, name: str, simplify: bool) -> sp.Expr:
-    result = differentiate(expr, _symbol(name)).result
-    return simplify_for_people(result) if simplify else result
-
-
+# -- derivations ---------------------------------------------------------------------------------
 def derive(expr: Expression, wrt: str | None = None, *, simplify: bool = True) -> Derivation:
     """Differentiate ``expr`` with respect to one variable, recording every rule applied.
 
@@ -129,7 +101,7 @@ def derive(expr: Expression, wrt: str | None = None, *, simplify: bool = True) -
                 "say which one with wrt="
             )
         wrt = names[0]
-    var = _symbol(check_identifier(wrt if isinstance(wrt, str) else str(wrt), "wrt name"))
+    var = symbol(check_identifier(wrt if isinstance(wrt, str) else str(wrt), "wrt name"))
     root = differentiate(parsed, var)
     result = simplify_for_people(root.result) if simplify else root.result
     steps = [root]
@@ -138,78 +110,7 @@ def derive(expr: Expression, wrt: str | None = None, *, simplify: bool = True) -
     return Derivation(parsed, var, result, root.result, steps)
 
 
-# -- building compiled functions ------------------------------------------------------------------
-def _key(kind: str, exprs: Sequence[sp.Expr], wrt: Sequence[str], options: Options) -> str:
-    text = "\0".join([__version__, kind, *map(sp.srepr, exprs), ",".join(wrt), repr(options)])
-    return hashlib.sha256(text.encode()).hexdigest()[:20]
-
-
-def _build(
-    kind: str,
-    exprs: Sequence[sp.Expr],
-    wrt: Sequence[str],
-    single: bool,
-    options: Options,
-    make: Callable[[], tuple[list[sp.Expr], list[str], Result, str]],
-) -> CompiledFunction:
-    """Memoised: derive the outputs with ``make`` and emit, load and wrap the module."""
-    key = _key(kind, exprs, wrt, options)
-    if options.cache and key in _MEMO:
-        return _MEMO[key]
-    outputs, output_names, result, title = make()
-    params = tuple(sorted(_free_names(exprs) | set(wrt)))
-    expression = "; ".join(sp.sstr(e) for e in exprs)
-    program = Program(
-        name=f"{kind}_f" if kind != "value" else "f",
-        title=title,
-        expression=expression,
-        params=params,
-        outputs=outputs,
-        output_names=output_names,
-        result=result,
-        doc=_docstring(params, title, kind, wrt),
-        mode="forward",
-        key=key,
-    )
-    source = emit_source(program, cse=options.cse)
-    compiled = CompiledFunction(
-        source=source,
-        name=program.name,
-        args=params,
-        wrt=(wrt[0] if single else wrt) if kind != "value" else None,
-        exprs=outputs,
-        kind=kind,
-    )
-    if options.cache:
-        _MEMO[key] = compiled
-    return compiled
-
-
-_RETURNS = {
-    "value": "the value, of the broadcast shape",
-    "grad": "the partial derivatives, one per wrt name, each of the broadcast shape",
-    "value_and_grad": "(value, partial derivatives), each of the broadcast shape",
-    "jacobian": "an array of shape (outputs, wrt) + broadcast shape",
-    "hessian": "an array of shape (wrt, wrt) + broadcast shape",
-}
-
-
-def _docstring(params: Sequence[str], title: str, kind: str, wrt: Sequence[str]) -> list[str]:
-    return [
-        f"Arguments (in this order, or by name): {', '.join(params) or 'none'}.",
-        "They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.",
-        f"Returns {_RETURNS[kind]}.",
-    ]
-
-
-def _grad_outputs(expr: sp.Expr, wrt: Sequence[str], options: Options) -> list[sp.Expr]:
-    return [_derivative(expr, name, options.simplify) for name in wrt]
-
-
-def _maybe_simplified(expr: sp.Expr, options: Options) -> sp.Expr:
-    return simplify_for_people(expr) if options.simplify else expr
-
-
+# -- compiled functions ----------------------------------------------------------------------------
 def compile(
     expr: Expression,
     *,
@@ -221,12 +122,7 @@ def compile(
 ) -> CompiledFunction:
     """Compile the expression itself into a vectorized NumPy function of its variables."""
     options = _options(simplify, cse, mode, cache, shapes)
-    parsed = _code_expression(expr)
-
-    def make():
-        return [_maybe_simplified(parsed, options)], ["_value"], 0, f"Value of {sp.sstr(parsed)}"
-
-    return _build("value", [parsed], (), False, options, make)
+    return build(_request("value", expr, None, options))
 
 
 def grad(
@@ -243,18 +139,12 @@ def grad(
 
     ``wrt=None`` differentiates with respect to every variable (sorted by name) and the call
     returns a tuple; a list returns a tuple in that order; a single name returns one array.
+    ``mode="forward"`` emits simplified symbolic partials sharing subexpressions;
+    ``mode="reverse"`` emits a forward sweep and one backward sweep of adjoints (cost within a
+    small factor of the function's, however many variables); ``"auto"`` picks by size.
     """
     options = _options(simplify, cse, mode, cache, shapes)
-    parsed = _code_expression(expr)
-    names, single = _wrt_names(wrt, [parsed])
-
-    def make():
-        outputs = _grad_outputs(parsed, names, options)
-        result: Result = 0 if single else tuple(range(len(names)))
-        title = f"Gradient of {sp.sstr(parsed)} with respect to ({', '.join(names)})"
-        return outputs, [f"_d_{n}" for n in names], result, title
-
-    return _build("grad", [parsed], names, single, options, make)
+    return build(_request("grad", expr, wrt, options))
 
 
 def value_and_grad(
@@ -269,16 +159,7 @@ def value_and_grad(
 ) -> CompiledFunction:
     """Value and gradient together, sharing every common subexpression: ``(value, grads)``."""
     options = _options(simplify, cse, mode, cache, shapes)
-    parsed = _code_expression(expr)
-    names, single = _wrt_names(wrt, [parsed])
-
-    def make():
-        outputs = [_maybe_simplified(parsed, options), *_grad_outputs(parsed, names, options)]
-        grads: Result = 1 if single else tuple(range(1, len(names) + 1))
-        title = f"Value and gradient of {sp.sstr(parsed)} with respect to ({', '.join(names)})"
-        return outputs, ["_value", *(f"_d_{n}" for n in names)], (0, grads), title
-
-    return _build("value_and_grad", [parsed], names, single, options, make)
+    return build(_request("value_and_grad", expr, wrt, options))
 
 
 def jacobian(
@@ -296,22 +177,7 @@ def jacobian(
     With a single ``wrt`` name the ``n`` axis is dropped: ``(m,) + shape``.
     """
     options = _options(simplify, cse, mode, cache, shapes)
-    if isinstance(exprs, str | sp.Basic) or not isinstance(exprs, Sequence) or not exprs:
-        raise SymdiffError("jacobian takes a non-empty list of expressions")
-    parsed = [_code_expression(e) for e in exprs]
-    names, single = _wrt_names(wrt, parsed)
-
-    def make():
-        outputs = [d for e in parsed for d in _grad_outputs(e, names, options)]
-        n = len(names)
-        dims = (len(parsed),) if single else (len(parsed), n)
-        entries = {
-            ((i,) if single else (i, j)): i * n + j for i in range(len(parsed)) for j in range(n)
-        }
-        title = f"Jacobian with respect to ({', '.join(names)})"
-        return outputs, [], ArrayResult(dims, entries), title
-
-    return _build("jacobian", parsed, names, single, options, make)
+    return build(_request("jacobian", exprs, wrt, options))
 
 
 def hessian(
@@ -326,30 +192,11 @@ def hessian(
 ) -> CompiledFunction:
     """The Hessian of ``expr``: the call returns an array ``(n, n) + shape`` (symmetric).
 
-    With a single ``wrt`` name the call returns the second derivative itself.
+    With a single ``wrt`` name the call returns the second derivative itself. Hessians are
+    derived symbolically (forward over forward) in every mode.
     """
     options = _options(simplify, cse, mode, cache, shapes)
-    parsed = _code_expression(expr)
-    names, single = _wrt_names(wrt, [parsed])
-
-    def make():
-        first = _grad_outputs(parsed, names, options)
-        outputs: list[sp.Expr] = []
-        entries: dict[tuple[int, ...], int] = {}
-        mirrors: dict[tuple[int, ...], tuple[int, ...]] = {}
-        for i, gi in enumerate(first):
-            for j in range(len(names)):
-                if j < i:
-                    mirrors[(i, j)] = (j, i)
-                    continue
-                entries[(i, j)] = len(outputs)
-                outputs.append(_derivative(gi, names[j], options.simplify))
-        title = f"Hessian of {sp.sstr(parsed)} with respect to ({', '.join(names)})"
-        if single:
-            return outputs, ["_d2"], 0, title
-        return outputs, [], ArrayResult((len(names), len(names)), entries, mirrors), title
-
-    return _build("hessian", [parsed], names, single, options, make)
+    return build(_request("hessian", expr, wrt, options))
 
 
 # -- checks and optimisation -----------------------------------------------------------------------
@@ -459,9 +306,9 @@ def objective(
 # -- cache -----------------------------------------------------------------------------------------
 def cache_info() -> dict[str, Any]:
     """What the cache holds. (This build keeps compiled functions in memory only.)"""
-    return {"path": None, "entries": 0, "bytes": 0, "memory_entries": len(_MEMO)}
+    return {"path": None, "entries": 0, "bytes": 0, "memory_entries": memo_size()}
 
 
 def clear_cache() -> None:
     """Forget every compiled function kept by this process."""
-    _MEMO.clear()
+    clear_memo()

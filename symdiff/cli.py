@@ -223,6 +223,7 @@ examples:
   symdiff derive "sin(x)/x" --wrt x               the quotient rule, step by step
   symdiff hessian "100*(y - x**2)**2 + (1 - x)**2" --wrt x,y
   symdiff cache info
+  symdiff grad --wrt x -- "-x**2 + y"             "--" before an EXPR starting with "-"
 
 exit codes: 0 success, 1 internal error, 2 bad input (one line on stderr, no traceback).
 Set SYMDIFF_DEBUG=1 to see tracebacks.

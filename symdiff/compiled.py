@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import html
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ class CompiledFunction:
         name: str,
         args: Sequence[str],
         wrt: Sequence[str] | str | None,
-        exprs: Sequence[Any],
+        exprs: Sequence[Any] | Callable[[], Sequence[Any]],
         kind: str,
     ):
         self.source = source
@@ -36,7 +36,7 @@ class CompiledFunction:
         self.wrt: tuple[str, ...] | str | None = (
             wrt if isinstance(wrt, str) or wrt is None else tuple(wrt)
         )
-        self.exprs = list(exprs)
+        self._exprs = exprs if callable(exprs) else list(exprs)
         self.kind = kind
         self._bind()
 
@@ -48,6 +48,13 @@ class CompiledFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._fn(*args, **kwargs)
+
+    @property
+    def exprs(self) -> list[Any]:
+        """The SymPy expressions the code computes (derived on first access if not at hand)."""
+        if callable(self._exprs):
+            self._exprs = list(self._exprs())
+        return self._exprs
 
     # -- persistence -------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:

@@ -50,6 +50,8 @@ class Program:
     doc: Sequence[str] = ()
     mode: str = "forward"
     key: str = ""
+    #: Precomputed assignments (reverse mode): used as they are, instead of CSE over outputs.
+    assignments: Sequence[tuple[sp.Symbol, sp.Expr]] | None = None
 
 
 _SAFE_TEXT = re.compile(r"[^A-Za-z0-9_ +\-*/().,:;<>=\[\]]")
@@ -72,8 +74,11 @@ def _prelude(params: Sequence[str]) -> list[str]:
 def emit_source(program: Program, *, cse: bool = True) -> str:
     """The full text of the generated module for ``program``."""
     printer = CodePrinter()
-    outputs = [stable_forms(sp.sympify(e)) for e in program.outputs]
-    assignments, reduced = shared_subexpressions(outputs) if cse else ([], outputs)
+    if program.assignments is not None:
+        assignments, reduced = list(program.assignments), list(program.outputs)
+    else:
+        outputs = [stable_forms(sp.sympify(e)) for e in program.outputs]
+        assignments, reduced = shared_subexpressions(outputs) if cse else ([], outputs)
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
 
     lines: list[str] = []

@@ -297,6 +297,34 @@ def test_objective_needs_values_for_other_variables():
     assert obj.jac([2.0]) == pytest.approx([12.0])
 
 
+@pytest.mark.parametrize(
+    "expr",
+    [EXPR, "x*y*z*w*v", "max(x, y, 0)*relu(z) + where(x > y, x**2, log(1 + y**2))", "x**y + y**x"],
+)
+def test_forward_and_reverse_modes_agree(expr):
+    rng = np.random.default_rng(1)
+    forward = sd.value_and_grad(expr, mode="forward")
+    reverse = sd.value_and_grad(expr, mode="reverse")
+    point = {n: rng.uniform(0.5, 2.0, 6) for n in forward.args}
+    assert "mode: reverse" in reverse.source and "mode: forward" in forward.source
+    value_f, grads_f = forward(**point)
+    value_r, grads_r = reverse(**point)
+    np.testing.assert_allclose(value_r, value_f, rtol=1e-12)
+    for a, b in zip(grads_r, grads_f, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    J_f = sd.jacobian([expr, "x*y"], wrt=["y", "x"], mode="forward")(**point)
+    J_r = sd.jacobian([expr, "x*y"], wrt=["y", "x"], mode="reverse")(**point)
+    np.testing.assert_allclose(J_r, J_f, rtol=1e-12)
+
+
+def test_auto_mode_picks_reverse_for_many_variables():
+    many = " * ".join(f"x{i}" for i in range(6))
+    assert "mode: reverse" in sd.grad(many).source
+    assert "mode: forward" in sd.grad("x*y").source
+    g = sd.grad(many, mode="reverse")
+    assert len(g.exprs) == 6  # closed forms are derived on first access
+
+
 def test_not_yet_supported_inputs_say_so():
     with pytest.raises(sd.UnsupportedError, match="tracing"):
         sd.grad(lambda x: x**2)

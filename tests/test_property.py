@@ -121,6 +121,19 @@ def test_generated_gradient_matches_sympy_diff(expr, point):
         assert _close(float(value), reference), (expr, var, float(value), reference)
 
 
+@settings(max_examples=300)
+@given(expr=expressions, point=points)
+def test_reverse_mode_matches_sympy_diff(expr, point):
+    assume(_away_from_kinks(expr, point))
+    vg = sd.value_and_grad(expr, wrt=["x", "y", "z"], mode="reverse", cache=False)
+    values = dict(zip(("x", "y", "z"), point, strict=True))
+    with np.errstate(all="ignore"):
+        _, ours = vg(**{a: values[a] for a in vg.args})
+    for var, value in zip((X, Y, Z), ours, strict=True):
+        reference = _reference(expr, var, point)
+        assert _close(float(value), reference), (expr, var, float(value), reference)
+
+
 @settings(max_examples=500)
 @given(expr=expressions, point=points)
 def test_derive_result_matches_sympy_diff_at_points(expr, point):

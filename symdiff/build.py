@@ -1,0 +1,265 @@
+"""From a validated request to a ``CompiledFunction``: choose the mode, derive the outputs,
+emit the module, load it. Memoised in memory.
+
+A :class:`Request` is everything that determines the generated code; :func:`build` is the one
+path from it to a function. Forward mode differentiates each output symbolically (simplified,
+then CSE across all outputs); reverse mode emits a forward sweep over temporaries and one
+backward sweep of adjoints per output (:mod:`symdiff.reverse`).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from . import __version__
+from .compiled import CompiledFunction
+from .differentiate import differentiate
+from .emit import ArrayResult, Program, Result, emit_source
+from .errors import SymdiffError
+from .reverse import reverse_program
+from .simplify import simplify_for_people
+
+log = logging.getLogger(__name__)
+
+MODES = ("auto", "forward", "reverse")
+KINDS = ("value", "grad", "value_and_grad", "jacobian", "hessian")
+
+#: ``mode="auto"`` picks reverse mode from this many differentiation variables on ...
+AUTO_REVERSE_MIN_WRT = 4
+#: ... or when the expression has more operations than this (symbolic derivatives swell).
+AUTO_REVERSE_MIN_OPS = 120
+
+_MEMO: dict[str, CompiledFunction] = {}
+
+
+@dataclass(frozen=True)
+class Options:
+    """The options every builder takes."""
+
+    simplify: bool = True
+    cse: bool = True
+    mode: str = "auto"
+    cache: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.mode, str) or self.mode not in MODES:
+            raise SymdiffError(
+                f"mode must be one of {', '.join(map(repr, MODES))}, not {self.mode!r}"
+            )
+        for name in ("simplify", "cse", "cache"):
+            if not isinstance(getattr(self, name), bool):
+                raise SymdiffError(f"{name} must be True or False, not {getattr(self, name)!r}")
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to build: the kind of function, its expressions, variables and options."""
+
+    kind: str
+    exprs: tuple[sp.Expr, ...]
+    wrt: tuple[str, ...]
+    single: bool
+    options: Options = field(default_factory=Options)
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        """Every variable of the expressions and every wrt name, sorted by name."""
+        names = {s.name for e in self.exprs for s in e.free_symbols}
+        return tuple(sorted(names | set(self.wrt)))
+
+    def key(self) -> str:
+        """A digest of everything that determines the generated source."""
+        parts = [__version__, self.kind, *map(sp.srepr, self.exprs), ",".join(self.wrt)]
+        parts += [str(self.single), repr(self.options.simplify), repr(self.options.cse)]
+        parts.append(self.options.mode)
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
+@dataclass
+class Plan:
+    """The outputs of one function and how they are computed and returned."""
+
+    outputs: list[sp.Expr]
+    output_names: list[str]
+    result: Result
+    title: str
+    mode: str = "forward"
+    assignments: list[tuple[sp.Symbol, sp.Expr]] | None = None
+
+
+def symbol(name: str) -> sp.Symbol:
+    """The SymPy symbol of a variable (every variable is real)."""
+    return sp.Symbol(name, real=True)
+
+
+def derivative(expr: sp.Expr, name: str, simplify: bool) -> sp.Expr:
+    """d expr / d name by the rule table, simplified for reading when asked."""
+    result = differentiate(expr, symbol(name)).result
+    return simplify_for_people(result) if simplify else result
+
+
+def choose_mode(request: Request) -> str:
+    """The mode actually used: as asked, or for ``auto`` by the number of inputs and size."""
+    if request.options.mode != "auto" or request.kind in ("value", "hessian"):
+        return "forward" if request.options.mode == "auto" else request.options.mode
+    ops = max(int(sp.count_ops(e)) for e in request.exprs)
+    if len(request.wrt) >= AUTO_REVERSE_MIN_WRT:
+        log.debug("mode auto -> reverse: %d wrt variables", len(request.wrt))
+        return "reverse"
+    if ops > AUTO_REVERSE_MIN_OPS:
+        log.debug("mode auto -> reverse: %d operations", ops)
+        return "reverse"
+    log.debug("mode auto -> forward: %d wrt variables, %d operations", len(request.wrt), ops)
+    return "forward"
+
+
+# -- one planner per kind ---------------------------------------------------------------------
+def _names(wrt: Sequence[str]) -> str:
+    return ", ".join(wrt)
+
+
+def _plan_value(r: Request, mode: str) -> Plan:
+    (expr,) = r.exprs
+    value = simplify_for_people(expr) if r.options.simplify else expr
+    return Plan([value], ["_value"], 0, f"Value of {sp.sstr(expr)}")
+
+
+def _plan_grad(r: Request, mode: str) -> Plan:
+    (expr,) = r.exprs
+    title = f"Gradient of {sp.sstr(expr)} with respect to ({_names(r.wrt)})"
+    names = [f"_d_{n}" for n in r.wrt]
+    result: Result = 0 if r.single else tuple(range(len(r.wrt)))
+    if mode == "reverse":
+        assignments, _, (grads,) = reverse_program([expr], [symbol(n) for n in r.wrt])
+        return Plan(grads, names, result, title, mode, assignments)
+    return Plan([derivative(expr, n, r.options.simplify) for n in r.wrt], names, result, title)
+
+
+def _plan_value_and_grad(r: Request, mode: str) -> Plan:
+    (expr,) = r.exprs
+    title = f"Value and gradient of {sp.sstr(expr)} with respect to ({_names(r.wrt)})"
+    names = ["_value", *(f"_d_{n}" for n in r.wrt)]
+    grads: Result = 1 if r.single else tuple(range(1, len(r.wrt) + 1))
+    if mode == "reverse":
+        wrt = [symbol(n) for n in r.wrt]
+        assignments, (value,), (partials,) = reverse_program([expr], wrt, keep_values=True)
+        return Plan([value, *partials], names, (0, grads), title, mode, assignments)
+    value = simplify_for_people(expr) if r.options.simplify else expr
+    partials = [derivative(expr, n, r.options.simplify) for n in r.wrt]
+    return Plan([value, *partials], names, (0, grads), title)
+
+
+def _plan_jacobian(r: Request, mode: str) -> Plan:
+    m, n = len(r.exprs), len(r.wrt)
+    dims = (m,) if r.single else (m, n)
+    entries = {((i,) if r.single else (i, j)): i * n + j for i in range(m) for j in range(n)}
+    title = f"Jacobian with respect to ({_names(r.wrt)})"
+    if mode == "reverse":
+        assignments, _, rows = reverse_program(list(r.exprs), [symbol(w) for w in r.wrt])
+        outputs = [g for row in rows for g in row]
+        return Plan(outputs, [], ArrayResult(dims, entries), title, mode, assignments)
+    outputs = [derivative(e, w, r.options.simplify) for e in r.exprs for w in r.wrt]
+    return Plan(outputs, [], ArrayResult(dims, entries), title)
+
+
+def _plan_hessian(r: Request, mode: str) -> Plan:
+    (expr,) = r.exprs
+    first = [derivative(expr, w, r.options.simplify) for w in r.wrt]
+    outputs: list[sp.Expr] = []
+    entries: dict[tuple[int, ...], int] = {}
+    mirrors: dict[tuple[int, ...], tuple[int, ...]] = {}
+    for i, gi in enumerate(first):
+        for j in range(len(r.wrt)):
+            if j < i:
+                mirrors[(i, j)] = (j, i)
+                continue
+            entries[(i, j)] = len(outputs)
+            outputs.append(derivative(gi, r.wrt[j], r.options.simplify))
+    title = f"Hessian of {sp.sstr(expr)} with respect to ({_names(r.wrt)})"
+    if r.single:
+        return Plan(outputs, ["_d2"], 0, title)
+    n = len(r.wrt)
+    return Plan(outputs, [], ArrayResult((n, n), entries, mirrors), title)
+
+
+PLANNERS: dict[str, Callable[[Request, str], Plan]] = {
+    "value": _plan_value,
+    "grad": _plan_grad,
+    "value_and_grad": _plan_value_and_grad,
+    "jacobian": _plan_jacobian,
+    "hessian": _plan_hessian,
+}
+
+_RETURNS = {
+    "value": "the value, of the broadcast shape",
+    "grad": "the partial derivatives, one per wrt name, each of the broadcast shape",
+    "value_and_grad": "(value, partial derivatives), each of the broadcast shape",
+    "jacobian": "an array of shape (outputs, wrt) + broadcast shape",
+    "hessian": "an array of shape (wrt, wrt) + broadcast shape",
+}
+
+
+def _docstring(params: Sequence[str], kind: str) -> list[str]:
+    return [
+        f"Arguments (in this order, or by name): {_names(params) or 'none'}.",
+        "They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.",
+        f"Returns {_RETURNS[kind]}.",
+    ]
+
+
+def forward_exprs(request: Request) -> list[sp.Expr]:
+    """The derivative expressions of ``request`` in closed form (what ``.exprs`` shows)."""
+    return PLANNERS[request.kind](request, "forward").outputs
+
+
+def build(request: Request) -> CompiledFunction:
+    """Derive, emit and load the function for ``request`` (memoised when ``cache=True``)."""
+    key = request.key()
+    if request.options.cache and key in _MEMO:
+        return _MEMO[key]
+    mode = choose_mode(request)
+    plan = PLANNERS[request.kind](request, mode)
+    program = Program(
+        name="f" if request.kind == "value" else f"{request.kind}_f",
+        title=plan.title,
+        expression="; ".join(sp.sstr(e) for e in request.exprs),
+        params=request.params,
+        outputs=plan.outputs,
+        output_names=plan.output_names,
+        result=plan.result,
+        doc=_docstring(request.params, request.kind),
+        mode=plan.mode,
+        key=key,
+        assignments=plan.assignments,
+    )
+    source = emit_source(program, cse=request.options.cse)
+    exprs = plan.outputs if plan.assignments is None else functools.partial(forward_exprs, request)
+    compiled = CompiledFunction(
+        source=source,
+        name=program.name,
+        args=request.params,
+        wrt=None
+        if request.kind == "value"
+        else (request.wrt[0] if request.single else request.wrt),
+        exprs=exprs,
+        kind=request.kind,
+    )
+    if request.options.cache:
+        _MEMO[key] = compiled
+    return compiled
+
+
+def memo_size() -> int:
+    """How many functions this process keeps in memory."""
+    return len(_MEMO)
+
+
+def clear_memo() -> None:
+    """Forget the functions kept in memory."""
+    _MEMO.clear()

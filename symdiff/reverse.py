@@ -1,0 +1,170 @@
+"""Reverse mode: linearise the expression DAG into temporaries, then sweep adjoints backwards.
+
+``reverse_program(outputs, wrt)`` returns SymPy assignments ``(target, value)`` in evaluation
+order: the forward pass (``_t0 = x*y``, ``_t1 = sin(_t0)``, ...), then for each output a backward
+pass (``_t1_bar = ...``, accumulating at fan-out like the seeds' branch node), ending in the
+adjoint of every ``wrt`` variable (``_x_bar``). Local partials come from the same rule table as
+forward mode (:data:`symdiff.rules.RULES`), so both modes compute the same derivatives. The cost
+is a small constant times the cost of the function, however many variables there are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .errors import UnsupportedError
+from .rules import rule_for
+
+Assignment = tuple[sp.Symbol, sp.Expr]
+
+
+@dataclass
+class _Node:
+    symbol: sp.Symbol
+    value: sp.Expr  # in terms of child symbols
+    children: tuple[sp.Expr, ...]  # symbols of temporaries, variables or constants
+    partials: tuple[sp.Expr | None, ...]  # d value / d child, in terms of symbols
+
+
+def _temp(index: int) -> sp.Symbol:
+    return sp.Symbol(f"_t{index}", real=True)
+
+
+class _Linearizer:
+    """Assigns one temporary per distinct compound subexpression, children first."""
+
+    def __init__(self) -> None:
+        self.nodes: list[_Node] = []
+        self._seen: dict[sp.Expr, sp.Expr] = {}
+
+    def __call__(self, expr: sp.Expr) -> sp.Expr:
+        """The symbol (or constant) standing for ``expr`` after linearisation."""
+        if expr in self._seen:
+            return self._seen[expr]
+        if expr.is_Atom or not expr.free_symbols:
+            result = expr
+        elif isinstance(expr, sp.Mul) and len(expr.args) > 2:
+            head, *rest = expr.args
+            result = self._binary_product(self(head), rest)
+        else:
+            result = self._node(expr)
+        self._seen[expr] = result
+        return result
+
+    def _binary_product(self, left: sp.Expr, factors: list[sp.Expr]) -> sp.Expr:
+        for factor in factors:
+            right = self(factor)
+            left = self._add(sp.Mul(left, right, evaluate=False), (left, right), (right, left))
+        return left
+
+    def _node(self, expr: sp.Expr) -> sp.Expr:
+        if isinstance(expr, sp.Piecewise):
+            return self._piecewise(expr)
+        children = tuple(self(arg) for arg in expr.args)
+        value = expr.func(*children)
+        return self._add(value, children, _local_partials(expr.func, children, value))
+
+    def _piecewise(self, expr: sp.Piecewise) -> sp.Expr:
+        values = tuple(self(branch) for branch, _ in expr.args)
+        conditions = [cond for _, cond in expr.args]
+        value = sp.Piecewise(*zip(values, conditions, strict=True))
+        partials = tuple(
+            sp.Piecewise(*((1 if j == i else 0, c) for j, c in enumerate(conditions)))
+            for i in range(len(values))
+        )
+        return self._add(value, values, partials)
+
+    def _add(self, value, children, partials) -> sp.Symbol:
+        symbol = _temp(len(self.nodes))
+        # A partial that repeats the node's own value (exp, sigmoid, ...) reuses its temporary.
+        partials = tuple(p if p is None else p.xreplace({value: symbol}) for p in partials)
+        self.nodes.append(_Node(symbol, value, tuple(children), partials))
+        return symbol
+
+
+def _local_partials(func, children: tuple[sp.Expr, ...], value: sp.Expr) -> tuple:
+    """d value / d child for each child, from the structural rules or the rule table."""
+    if func is sp.Add:
+        return tuple(sp.S.One for _ in children)
+    if func is sp.Mul:
+        a, b = children
+        return (b, a)
+    if func is sp.Pow:
+        base, exponent = children
+        return (exponent * base ** (exponent - 1), value * sp.log(base))
+    rule = rule_for(func)
+    if rule is None:
+        raise UnsupportedError(f"no derivative rule for {func.__name__}")
+    return tuple(rule.partials(*children))
+
+
+def reverse_program(
+    outputs: Sequence[sp.Expr], wrt: Sequence[sp.Symbol], keep_values: bool = False
+) -> tuple[list[Assignment], list[sp.Expr], list[list[sp.Expr]]]:
+    """Forward and backward assignments for ``outputs`` differentiated by ``wrt``.
+
+    Returns ``(assignments, values, gradients)``: ``values[k]`` is output ``k`` and
+    ``gradients[k][i]`` its derivative by ``wrt[i]``, both in terms of the assigned symbols.
+    Assignments nothing needs are dropped (the values too, unless ``keep_values``).
+    """
+    linear = _Linearizer()
+    roots = [linear(sp.sympify(out)) for out in outputs]
+    assignments: list[Assignment] = [(n.symbol, n.value) for n in linear.nodes]
+    gradients: list[list[sp.Expr]] = []
+    for k, root in enumerate(roots):
+        backward, grads = _backward(
+            linear.nodes, root, wrt, suffix="" if len(roots) == 1 else f"_{k}"
+        )
+        assignments += backward
+        gradients.append(grads)
+    return (
+        _prune(assignments, [*roots, *(g for grads in gradients for g in grads)]),
+        roots,
+        gradients,
+    )
+
+
+def _backward(nodes: list[_Node], root: sp.Expr, wrt: Sequence[sp.Symbol], suffix: str):
+    """One backward sweep from ``root`` (seeded with 1): adjoint assignments and the grads."""
+    contributions: dict[sp.Expr, list[sp.Expr]] = {root: [sp.S.One]}
+    adjoint: dict[sp.Expr, sp.Expr] = {}
+    assignments: list[Assignment] = []
+    for node in reversed(nodes):
+        parts = contributions.get(node.symbol)
+        if not parts:
+            continue
+        bar = sp.Add(*parts)
+        if not bar.is_Atom:
+            symbol = sp.Symbol(f"{node.symbol.name}_bar{suffix}", real=True)
+            assignments.append((symbol, bar))
+            bar = symbol
+        adjoint[node.symbol] = bar
+        for child, partial in zip(node.children, node.partials, strict=True):
+            if child.is_Atom and not child.free_symbols:
+                continue
+            if partial is None:
+                if child.free_symbols & set(wrt):
+                    raise UnsupportedError(f"{sp.sstr(node.value)}: argument {child} cannot vary")
+                continue
+            term = partial * bar
+            if term != 0:
+                contributions.setdefault(child, []).append(term)
+    grads = []
+    for var in wrt:
+        total = sp.Add(*contributions.get(var, []))
+        grads.append(total)
+    return assignments, grads
+
+
+def _prune(assignments: list[Assignment], needed: list[sp.Expr]) -> list[Assignment]:
+    """Drop assignments that no output depends on (dead code), keeping the order."""
+    live = set().union(*(e.free_symbols for e in needed)) if needed else set()
+    kept: list[Assignment] = []
+    for symbol, value in reversed(assignments):
+        if symbol in live:
+            kept.append((symbol, value))
+            live |= value.free_symbols
+    return kept[::-1]

@@ -6,81 +6,31 @@ parse -> build (differentiate by the rule table, simplify, emit, load) -> Compil
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
-import sympy as sp
 
-from .build import Options, Request, build, clear_memo, memo_size, symbol
 from .compiled import CompiledFunction
-from .differentiate import differentiate
 from .errors import SymdiffError, UnsupportedError
-from .parse import check_identifier, parse
-from .simplify import simplify_for_people, stable_forms
-from .steps import Derivation, Step
+from .options import Options
 
-Expression = str | sp.Basic | int | float
+if TYPE_CHECKING:
+    import sympy as sp
+
+    from .steps import Derivation
+
+Expression = Union[str, "sp.Basic", int, float]
 
 
 # -- inputs ------------------------------------------------------------------------------------
-def _expression(expr: Any, what: str = "expression") -> sp.Expr:
-    if callable(expr) and not isinstance(expr, sp.Basic):
-        raise UnsupportedError(
-            f"tracing Python functions is not supported yet; pass the {what} as a string"
-        )
-    return parse(expr)
-
-
-def _code_expression(expr: Any) -> sp.Expr:
-    """The parsed expression in stable forms (``log(1 + exp(u))`` -> ``softplus(u)``, ...), so
-    that its derivatives come out stable too (``sigmoid`` instead of ``exp(u)/(1 + exp(u))``)."""
-    return stable_forms(_expression(expr))
-
-
-def _options(simplify: bool, cse: bool, mode: str, cache: bool, shapes: Any) -> Options:
+def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) -> CompiledFunction:
+    """The one path from a builder's arguments to its function."""
     if shapes is not None:
         raise UnsupportedError("tensor shapes are not supported yet; omit shapes=")
-    return Options(simplify, cse, mode, cache)
+    from .build import build, make_request  # SymPy and Jinja load here, on first real use
 
-
-def _free_names(exprs: Iterable[sp.Expr]) -> set[str]:
-    return {s.name for e in exprs for s in e.free_symbols}
-
-
-def _wrt_names(wrt: Any, exprs: Sequence[sp.Expr]) -> tuple[tuple[str, ...], bool]:
-    """Validated ``wrt`` names and whether a single name (not a list) was given."""
-    if wrt is None:
-        names = tuple(sorted(_free_names(exprs)))
-        if not names:
-            raise SymdiffError("the expression has no variables; give wrt= explicitly")
-        return names, False
-    if isinstance(wrt, str | sp.Symbol):
-        return (check_identifier(str(wrt), "wrt name"),), True
-    if isinstance(wrt, set | frozenset | dict):
-        raise SymdiffError("wrt must be a name or an ordered list of names, not a set (no order)")
-    if not isinstance(wrt, Sequence):
-        raise SymdiffError(f"wrt must be a name or a list of names, not {type(wrt).__name__}")
-    names = tuple(
-        check_identifier(str(w) if isinstance(w, sp.Symbol) else w, "wrt name") for w in wrt
-    )
-    if not names:
-        raise SymdiffError("wrt is empty: give at least one variable name")
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise SymdiffError(f"duplicate wrt name(s): {', '.join(duplicates)}")
-    return names, False
-
-
-def _request(kind: str, exprs: Any, wrt: Any, options: Options) -> Request:
-    many = kind == "jacobian"
-    if many and (isinstance(exprs, str | sp.Basic) or not isinstance(exprs, Sequence) or not exprs):
-        raise SymdiffError("jacobian takes a non-empty list of expressions")
-    parsed = tuple(_code_expression(e) for e in (exprs if many else [exprs]))
-    if kind == "value":
-        return Request(kind, parsed, (), False, options)
-    names, single = _wrt_names(wrt, parsed)
-    return Request(kind, parsed, names, single, options)
+    return build(make_request(kind, exprs, wrt, options))
 
 
 # -- derivations ---------------------------------------------------------------------------------
@@ -92,9 +42,15 @@ def derive(expr: Expression, wrt: str | None = None, *, simplify: bool = True) -
     if simplification changed anything, a final ``simplify`` step), and renders as text, LaTeX
     and HTML.
     """
-    parsed = _expression(expr)
+    from .build import expression, symbol
+    from .differentiate import differentiate
+    from .parse import check_identifier
+    from .simplify import simplify_for_people
+    from .steps import Derivation, Step
+
+    parsed = expression(expr)
     if wrt is None:
-        names = sorted(_free_names([parsed]))
+        names = sorted(s.name for s in parsed.free_symbols)
         if len(names) != 1:
             raise SymdiffError(
                 f"the expression has {len(names)} variables ({', '.join(names) or 'none'}); "
@@ -121,8 +77,8 @@ def compile(
     shapes: Mapping[str, Any] | None = None,
 ) -> CompiledFunction:
     """Compile the expression itself into a vectorized NumPy function of its variables."""
-    options = _options(simplify, cse, mode, cache, shapes)
-    return build(_request("value", expr, None, options))
+    options = Options(simplify, cse, mode, cache)
+    return _compiled("value", expr, None, options, shapes)
 
 
 def grad(
@@ -143,8 +99,8 @@ def grad(
     ``mode="reverse"`` emits a forward sweep and one backward sweep of adjoints (cost within a
     small factor of the function's, however many variables); ``"auto"`` picks by size.
     """
-    options = _options(simplify, cse, mode, cache, shapes)
-    return build(_request("grad", expr, wrt, options))
+    options = Options(simplify, cse, mode, cache)
+    return _compiled("grad", expr, wrt, options, shapes)
 
 
 def value_and_grad(
@@ -158,8 +114,8 @@ def value_and_grad(
     shapes: Mapping[str, Any] | None = None,
 ) -> CompiledFunction:
     """Value and gradient together, sharing every common subexpression: ``(value, grads)``."""
-    options = _options(simplify, cse, mode, cache, shapes)
-    return build(_request("value_and_grad", expr, wrt, options))
+    options = Options(simplify, cse, mode, cache)
+    return _compiled("value_and_grad", expr, wrt, options, shapes)
 
 
 def jacobian(
@@ -176,8 +132,8 @@ def jacobian(
 
     With a single ``wrt`` name the ``n`` axis is dropped: ``(m,) + shape``.
     """
-    options = _options(simplify, cse, mode, cache, shapes)
-    return build(_request("jacobian", exprs, wrt, options))
+    options = Options(simplify, cse, mode, cache)
+    return _compiled("jacobian", exprs, wrt, options, shapes)
 
 
 def hessian(
@@ -195,8 +151,8 @@ def hessian(
     With a single ``wrt`` name the call returns the second derivative itself. Hessians are
     derived symbolically (forward over forward) in every mode.
     """
-    options = _options(simplify, cse, mode, cache, shapes)
-    return build(_request("hessian", expr, wrt, options))
+    options = Options(simplify, cse, mode, cache)
+    return _compiled("hessian", expr, wrt, options, shapes)
 
 
 # -- checks and optimisation -----------------------------------------------------------------------
@@ -251,17 +207,14 @@ class Objective:
     def __init__(
         self, expr: Expression, wrt: Sequence[str], params: Mapping[str, Any] | None = None
     ):
-        parsed = _expression(expr)
-        names, single = _wrt_names(wrt, [parsed])
-        if single:
-            names = (names[0],)
-        self.wrt = names
+        names = [wrt] if isinstance(wrt, str) else list(wrt)
+        self._value_and_grad = value_and_grad(expr, names)
+        self.wrt = tuple(self._value_and_grad.wrt)
         self.params = dict(params or {})
-        unknown = sorted(_free_names([parsed]) - set(names) - set(self.params))
+        unknown = sorted(set(self._value_and_grad.args) - set(self.wrt) - set(self.params))
         if unknown:
             raise SymdiffError(f"objective: give values for {', '.join(unknown)} in params=")
-        self._expr = parsed
-        self._value_and_grad = value_and_grad(parsed, list(names))
+        self._expr = expr
         self._hessian: CompiledFunction | None = None
 
     def _kwargs(self, x: Any) -> dict[str, Any]:
@@ -306,9 +259,13 @@ def objective(
 # -- cache -----------------------------------------------------------------------------------------
 def cache_info() -> dict[str, Any]:
     """What the cache holds. (This build keeps compiled functions in memory only.)"""
+    from .build import memo_size
+
     return {"path": None, "entries": 0, "bytes": 0, "memory_entries": memo_size()}
 
 
 def clear_cache() -> None:
     """Forget every compiled function kept by this process."""
+    from .build import clear_memo
+
     clear_memo()

@@ -21,13 +21,14 @@ from . import __version__
 from .compiled import CompiledFunction
 from .differentiate import differentiate
 from .emit import ArrayResult, Program, Result, emit_source
-from .errors import SymdiffError
+from .errors import SymdiffError, UnsupportedError
+from .options import Options
+from .parse import check_identifier, parse
 from .reverse import reverse_program
-from .simplify import simplify_for_people
+from .simplify import simplify_for_people, stable_forms
 
 log = logging.getLogger(__name__)
 
-MODES = ("auto", "forward", "reverse")
 KINDS = ("value", "grad", "value_and_grad", "jacobian", "hessian")
 
 #: ``mode="auto"`` picks reverse mode from this many differentiation variables on ...
@@ -36,25 +37,6 @@ AUTO_REVERSE_MIN_WRT = 4
 AUTO_REVERSE_MIN_OPS = 120
 
 _MEMO: dict[str, CompiledFunction] = {}
-
-
-@dataclass(frozen=True)
-class Options:
-    """The options every builder takes."""
-
-    simplify: bool = True
-    cse: bool = True
-    mode: str = "auto"
-    cache: bool = True
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.mode, str) or self.mode not in MODES:
-            raise SymdiffError(
-                f"mode must be one of {', '.join(map(repr, MODES))}, not {self.mode!r}"
-            )
-        for name in ("simplify", "cse", "cache"):
-            if not isinstance(getattr(self, name), bool):
-                raise SymdiffError(f"{name} must be True or False, not {getattr(self, name)!r}")
 
 
 @dataclass(frozen=True)
@@ -76,9 +58,59 @@ class Request:
     def key(self) -> str:
         """A digest of everything that determines the generated source."""
         parts = [__version__, self.kind, *map(sp.srepr, self.exprs), ",".join(self.wrt)]
-        parts += [str(self.single), repr(self.options.simplify), repr(self.options.cse)]
-        parts.append(self.options.mode)
+        parts += [str(self.single), self.options.code_key()]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
+# -- inputs -------------------------------------------------------------------------------------
+def expression(expr: object) -> sp.Expr:
+    """An input (string, SymPy expression or number) as a validated SymPy expression."""
+    if callable(expr) and not isinstance(expr, sp.Basic):
+        raise UnsupportedError(
+            "tracing Python functions is not supported yet; pass the expression as a string"
+        )
+    return parse(expr)
+
+
+def _free_names(exprs: Sequence[sp.Expr]) -> set[str]:
+    return {s.name for e in exprs for s in e.free_symbols}
+
+
+def wrt_names(wrt: object, exprs: Sequence[sp.Expr]) -> tuple[tuple[str, ...], bool]:
+    """Validated ``wrt`` names and whether a single name (not a list) was given."""
+    if wrt is None:
+        names = tuple(sorted(_free_names(exprs)))
+        if not names:
+            raise SymdiffError("the expression has no variables; give wrt= explicitly")
+        return names, False
+    if isinstance(wrt, str | sp.Symbol):
+        return (check_identifier(str(wrt), "wrt name"),), True
+    if isinstance(wrt, set | frozenset | dict):
+        raise SymdiffError("wrt must be a name or an ordered list of names, not a set (no order)")
+    if not isinstance(wrt, Sequence):
+        raise SymdiffError(f"wrt must be a name or a list of names, not {type(wrt).__name__}")
+    names = tuple(
+        check_identifier(str(w) if isinstance(w, sp.Symbol) else w, "wrt name") for w in wrt
+    )
+    if not names:
+        raise SymdiffError("wrt is empty: give at least one variable name")
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SymdiffError(f"duplicate wrt name(s): {', '.join(duplicates)}")
+    return names, False
+
+
+def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Request:
+    """Parse and validate a builder's inputs. Expressions are put in stable forms
+    (``log(1 + exp(u))`` -> ``softplus(u)``) so their derivatives come out stable too."""
+    many = kind == "jacobian"
+    if many and (isinstance(exprs, str | sp.Basic) or not isinstance(exprs, Sequence) or not exprs):
+        raise SymdiffError("jacobian takes a non-empty list of expressions")
+    parsed = tuple(stable_forms(expression(e)) for e in (exprs if many else [exprs]))
+    if kind == "value":
+        return Request(kind, parsed, (), False, options)
+    names, single = wrt_names(wrt, parsed)
+    return Request(kind, parsed, names, single, options)
 
 
 @dataclass

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
+from . import warm
+from .cache import open_store
 from .compiled import CompiledFunction
 from .errors import SymdiffError, UnsupportedError
 from .options import Options
@@ -28,9 +30,14 @@ def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) ->
     """The one path from a builder's arguments to its function."""
     if shapes is not None:
         raise UnsupportedError("tensor shapes are not supported yet; omit shapes=")
+    compiled = warm.lookup(kind, exprs, wrt, options)
+    if compiled is not None:
+        return compiled
     from .build import build, make_request  # SymPy and Jinja load here, on first real use
 
-    return build(make_request(kind, exprs, wrt, options))
+    compiled = build(make_request(kind, exprs, wrt, options))
+    warm.remember(kind, exprs, wrt, options, compiled)
+    return compiled
 
 
 # -- derivations ---------------------------------------------------------------------------------
@@ -258,14 +265,17 @@ def objective(
 
 # -- cache -----------------------------------------------------------------------------------------
 def cache_info() -> dict[str, Any]:
-    """What the cache holds. (This build keeps compiled functions in memory only.)"""
-    from .build import memo_size
+    """Where the cache is and what it holds: ``path`` (None when memory only), ``entries``,
+    ``bytes``, ``cap`` (bytes), ``kind`` (``"disk"`` or ``"memory"``), ``reason`` (why memory)."""
+    return dict(open_store().info())
 
-    return {"path": None, "entries": 0, "bytes": 0, "memory_entries": memo_size()}
 
+def clear_cache() -> int:
+    """Remove every cached module (disk and memory); returns how many entries were removed."""
+    import sys
 
-def clear_cache() -> None:
-    """Forget every compiled function kept by this process."""
-    from .build import clear_memo
-
-    clear_memo()
+    build = sys.modules.get(f"{__package__}.build")
+    if build is not None:
+        build.clear_memo()
+    warm.forget()
+    return open_store().clear()

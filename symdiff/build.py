@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import __version__
+from .cache import open_store
 from .compiled import CompiledFunction
 from .differentiate import differentiate
 from .emit import ArrayResult, Program, Result, emit_source
@@ -26,6 +27,7 @@ from .options import Options
 from .parse import check_identifier, parse
 from .reverse import reverse_program
 from .simplify import simplify_for_people, stable_forms
+from .warm import load_cached, module_key
 
 log = logging.getLogger(__name__)
 
@@ -250,15 +252,46 @@ def forward_exprs(request: Request) -> list[sp.Expr]:
     return PLANNERS[request.kind](request, "forward").outputs
 
 
+def _wrt_value(request: Request) -> str | tuple[str, ...] | None:
+    if request.kind == "value":
+        return None
+    return request.wrt[0] if request.single else request.wrt
+
+
+def _function_name(kind: str) -> str:
+    return "f" if kind == "value" else f"{kind}_f"
+
+
 def build(request: Request) -> CompiledFunction:
-    """Derive, emit and load the function for ``request`` (memoised when ``cache=True``)."""
+    """The function for ``request``: from memory, from the disk cache, or derived, emitted and
+    loaded now (and then cached), as ``cache=True`` allows."""
     key = request.key()
-    if request.options.cache and key in _MEMO:
+    if not request.options.cache:
+        return _build(request, key, None)
+    if key in _MEMO:
         return _MEMO[key]
+    disk_key = module_key(key)
+    compiled = load_cached(
+        disk_key,
+        _function_name(request.kind),
+        request.params,
+        _wrt_value(request),
+        request.kind,
+        functools.partial(forward_exprs, request),
+    )
+    if compiled is None:
+        compiled = _build(request, key, disk_key)
+        open_store().put("module", disk_key, compiled.source)
+    _MEMO[key] = compiled
+    return compiled
+
+
+def _build(request: Request, key: str, disk_key: str | None) -> CompiledFunction:
+    """Derive, emit and load (no caching)."""
     mode = choose_mode(request)
     plan = PLANNERS[request.kind](request, mode)
     program = Program(
-        name="f" if request.kind == "value" else f"{request.kind}_f",
+        name=_function_name(request.kind),
         title=plan.title,
         expression="; ".join(sp.sstr(e) for e in request.exprs),
         params=request.params,
@@ -272,19 +305,15 @@ def build(request: Request) -> CompiledFunction:
     )
     source = emit_source(program, cse=request.options.cse)
     exprs = plan.outputs if plan.assignments is None else functools.partial(forward_exprs, request)
-    compiled = CompiledFunction(
+    return CompiledFunction(
         source=source,
         name=program.name,
         args=request.params,
-        wrt=None
-        if request.kind == "value"
-        else (request.wrt[0] if request.single else request.wrt),
+        wrt=_wrt_value(request),
         exprs=exprs,
         kind=request.kind,
+        key=disk_key,
     )
-    if request.options.cache:
-        _MEMO[key] = compiled
-    return compiled
 
 
 def memo_size() -> int:

@@ -29,6 +29,7 @@ class CompiledFunction:
         wrt: Sequence[str] | str | None,
         exprs: Sequence[Any] | Callable[[], Sequence[Any]],
         kind: str,
+        key: str | None = None,
     ):
         self.source = source
         self.name = name
@@ -38,6 +39,7 @@ class CompiledFunction:
         )
         self._exprs = exprs if callable(exprs) else list(exprs)
         self.kind = kind
+        self.key = key
         self._bind()
 
     def _bind(self) -> None:

@@ -45,9 +45,9 @@ def render(template: str, **context: Any) -> str:
 
 
 @functools.cache
-def templates_digest() -> str:
+def templates_digest(directory: Path | None = None) -> str:
     """SHA-256 over every template file's name and text: changes whenever a template does."""
     digest = hashlib.sha256()
-    for path in sorted(templates_dir().glob("*.jinja")):
+    for path in sorted((directory or templates_dir()).glob("*.jinja")):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import pathlib
 
+import pytest
 import sympy as sp
 from hypothesis import HealthCheck, settings
 from sympy.codegen.cfunctions import expm1, log1p
@@ -17,6 +18,22 @@ settings.register_profile(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_cache_dir(tmp_path_factory):
+    """Every test session caches into its own directory, never the user's."""
+    from symdiff.cache import reset_store
+
+    previous = os.environ.get("SYMDIFF_CACHE_DIR")
+    os.environ["SYMDIFF_CACHE_DIR"] = str(tmp_path_factory.mktemp("symdiff-cache"))
+    reset_store()
+    yield
+    if previous is None:
+        os.environ.pop("SYMDIFF_CACHE_DIR", None)
+    else:
+        os.environ["SYMDIFF_CACHE_DIR"] = previous
+    reset_store()
 
 X, Y, Z = sp.symbols("x y z", real=True)
 

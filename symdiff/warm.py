@@ -1,0 +1,133 @@
+"""The disk cache seen from the builders: keys, the request index, and loading a cached module.
+
+Two levels, both in :func:`symdiff.cache.open_store`:
+
+* ``module/<key>``: a generated module, keyed by the *canonical* request (the parsed expression,
+  wrt, options) plus :func:`fingerprint` (symdiff version, template digest, Python and NumPy
+  major versions), so ``"x*y"`` and ``"y*x"`` share one entry;
+* ``index/<key>``: keyed by the *raw* request (the exact strings given), a small JSON record
+  naming the module entry and its signature. A process that finds a request here loads the module
+  without importing SymPy or Jinja at all.
+
+This module imports neither; it is what makes a warm start cheap.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from . import __version__
+from .cache import cache_key, open_store
+from .compiled import CompiledFunction
+from .options import Options
+
+log = logging.getLogger(__name__)
+
+_RAW_MEMO: dict[str, CompiledFunction] = {}
+
+
+@functools.cache
+def fingerprint() -> str:
+    """What besides the request changes generated code: versions and template text."""
+    import numpy
+
+    from .render import templates_digest
+
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    return f"symdiff={__version__};templates={templates_digest()};python={python};" + (
+        f"numpy={numpy.__version__.split('.')[0]}"
+    )
+
+
+def module_key(request_key: str) -> str:
+    """The disk key of the module for a canonical request key."""
+    return cache_key("module", request_key, fingerprint())
+
+
+def raw_key(kind: str, exprs: Any, wrt: Any, options: Options) -> str | None:
+    """The index key of a request made of plain strings, or None when it is not one."""
+    texts = exprs if kind == "jacobian" and isinstance(exprs, list | tuple) else [exprs]
+    if not all(isinstance(t, str) for t in texts):
+        return None
+    if not (
+        wrt is None
+        or isinstance(wrt, str)
+        or (isinstance(wrt, list | tuple) and all(isinstance(w, str) for w in wrt))
+    ):
+        return None
+    request = json.dumps([kind, list(texts), wrt if not isinstance(wrt, tuple) else list(wrt)])
+    return cache_key("request", request, options.code_key(), fingerprint())
+
+
+def load_cached(
+    key: str, name: str, args: Sequence[str], wrt: Any, kind: str, exprs: Callable[[], list]
+) -> CompiledFunction | None:
+    """The cached module ``key`` as a function, or None if absent or not what it should be."""
+    source = open_store().get("module", key)
+    if source is None:
+        return None
+    match = re.search(rf"^def {re.escape(name)}\((.*)\):$", source, re.MULTILINE)
+    params = [p.strip() for p in match.group(1).split(",") if p.strip()] if match else None
+    if params != list(args):
+        log.debug("cache entry %s does not define %s%s; rebuilding", key, name, tuple(args))
+        return None
+    try:
+        return CompiledFunction(
+            source=source, name=name, args=args, wrt=wrt, exprs=exprs, kind=kind, key=key
+        )
+    except Exception:  # a verified entry that still fails to load is rebuilt, not raised
+        log.debug("cache entry %s failed to load; rebuilding", key, exc_info=True)
+        return None
+
+
+def lookup(kind: str, exprs: Any, wrt: Any, options: Options) -> CompiledFunction | None:
+    """A function for this exact request from memory or the disk index, without SymPy."""
+    key = raw_key(kind, exprs, wrt, options) if options.cache else None
+    if key is None:
+        return None
+    if key in _RAW_MEMO:
+        return _RAW_MEMO[key]
+    text = open_store().get("index", key)
+    if text is None:
+        return None
+    try:
+        record = json.loads(text)
+        module, name, args, stored_wrt = (record[k] for k in ("module", "name", "args", "wrt"))
+    except (ValueError, KeyError, TypeError):
+        return None
+    wrt_value = stored_wrt if isinstance(stored_wrt, str | None) else tuple(stored_wrt)
+    lazy = functools.partial(derive_exprs, kind, exprs, wrt, options)
+    compiled = load_cached(module, name, args, wrt_value, kind, lazy)
+    if compiled is not None:
+        _RAW_MEMO[key] = compiled
+    return compiled
+
+
+def remember(kind: str, exprs: Any, wrt: Any, options: Options, compiled: CompiledFunction) -> None:
+    """Index a freshly built function under its raw request (memory and disk)."""
+    key = raw_key(kind, exprs, wrt, options) if options.cache else None
+    if key is None or compiled.key is None:
+        return
+    _RAW_MEMO[key] = compiled
+    wrt_value = compiled.wrt if isinstance(compiled.wrt, str | None) else list(compiled.wrt)
+    record = {"module": compiled.key, "name": compiled.name, "args": list(compiled.args)}
+    record["wrt"] = wrt_value
+    open_store().put("index", key, json.dumps(record, sort_keys=True))
+
+
+def derive_exprs(kind: str, exprs: Any, wrt: Any, options: Options) -> list:
+    """The closed-form expressions of a request (imports SymPy; used lazily by ``.exprs``)."""
+    from .build import forward_exprs, make_request
+
+    return forward_exprs(make_request(kind, exprs, wrt, options))
+
+
+def forget() -> None:
+    """Drop the in-memory index."""
+    _RAW_MEMO.clear()

@@ -335,7 +335,7 @@ def test_not_yet_supported_inputs_say_so():
 def test_cache_false_rebuilds_and_memo_returns_same_object():
     assert sd.grad("x**5") is sd.grad("x**5")
     assert sd.grad("x**5", cache=False) is not sd.grad("x**5")
-    info = sd.cache_info()
-    assert info["memory_entries"] >= 1
+    assert sd.cache_info()["entries"] >= 1
     sd.clear_cache()
-    assert sd.cache_info()["memory_entries"] == 0
+    assert sd.cache_info()["entries"] == 0
+    assert sd.grad("x**5") is not None

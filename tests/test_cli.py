@@ -430,3 +430,46 @@ def test_help_does_not_import_sympy(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "0 False"
+
+
+ENTRY_POINT = pathlib.Path(sys.executable).with_name("symdiff")
+
+
+@pytest.mark.skipif(
+    not ENTRY_POINT.exists(),
+    reason="the `symdiff` console script is installed by `pip install .` (as .ci/run does)",
+)
+@pytest.mark.parametrize(
+    "argv, code, needle",
+    [
+        (["grad", "sin(x)*y", "--wrt", "x,y"], 0, "def grad_f(x, y):"),
+        (["value-and-grad", "x**2", "--wrt", "x"], 0, "def value_and_grad_f(x):"),
+        (["hessian", "x**2*y"], 0, "def hessian_f(x, y):"),
+        (["jacobian", "x*y", "x+y", "--wrt", "x,y"], 0, "def jacobian_f(x, y):"),
+        (["compile", "x**2 + y"], 0, "def f(x, y):"),
+        (["derive", "sin(x)/x", "--wrt", "x"], 0, "[quotient]"),
+        (["derive", "exp(x**2)", "--wrt", "x", "--latex"], 0, "\\begin{aligned}"),
+        (["cache", "dir"], 0, "v1"),
+        (["cache", "info"], 0, "entries:"),
+        (["cache", "clear"], 0, ""),
+        (["grad", "__import__('os')"], 2, ""),
+        (["grad", "sin(x", "--wrt", "x"], 2, ""),
+        (["derive", "foo(x)"], 2, ""),
+    ],
+)
+def test_installed_entry_point(tmp_path, argv, code, needle):
+    result = subprocess.run(
+        [str(ENTRY_POINT), *argv],
+        cwd=tmp_path,
+        env=subprocess_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == code, result.stderr
+    if code == 0:
+        assert needle in result.stdout
+    else:
+        assert len(result.stderr.splitlines()) == 1
+        assert result.stderr.startswith("symdiff: error: ")
+        assert "Traceback" not in result.stderr

@@ -93,7 +93,7 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
         mode=program.mode,
         key=program.key,
         imports=_imports(helpers),
-        helpers=[helpers] if helpers else [],
+        helpers=[helpers.rstrip("\n")] if helpers else [],
         name=program.name,
         params=list(program.params),
         doc=[safe_comment(line, 200) for line in program.doc],
@@ -122,7 +122,7 @@ def _result_lines(
         if expr.is_Symbol or expr in seen:
             code = f"_np.copy({code})"  # never hand out an input array or the same array twice
         seen.add(expr)
-        lines.append(f"{name} = _as_output({code}, _shape, _dtype)")
+        lines.append(f"{name} = {printer.helper_call('_as_output', code, '_shape', '_dtype')}")
     return _structure(result, program.output_names)
 
 

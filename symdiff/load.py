@@ -9,13 +9,17 @@ import linecache
 from collections.abc import Callable
 from typing import Any
 
+from .verify import check_module
+
 
 def load_function(source: str, name: str, filename: str) -> Callable[..., Any]:
     """Execute generated ``source`` in a fresh namespace and return its function ``name``.
 
-    The source is registered with :mod:`linecache` under ``filename`` so that tracebacks and
+    The module's syntax tree is checked first (:func:`symdiff.verify.check_module`); anything a
+    template cannot produce is refused before it runs. The source is registered with :mod:`linecache` under ``filename`` so that tracebacks and
     ``inspect.getsource`` show the generated lines.
     """
+    check_module(source)
     code = compile(source, filename, "exec")
     namespace: dict[str, Any] = {"__name__": "symdiff.generated", "__file__": filename}
     exec(code, namespace)  # our own rendered module, never user text

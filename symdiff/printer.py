@@ -31,8 +31,12 @@ class CodePrinter(NumPyPrinter):
         return super()._module_format(fqn, register)
 
     def _helper(self, name: str, *args: sp.Expr) -> str:
+        return self.helper_call(name, *(self._print(a) for a in args))
+
+    def helper_call(self, name: str, *args: str) -> str:
+        """A call of runtime helper ``name`` on printed arguments (recorded for inclusion)."""
         self.helpers.add(name)
-        return f"{name}({', '.join(self._print(a) for a in args)})"
+        return f"{name}({', '.join(args)})"
 
     def _print_Symbol(self, expr: sp.Symbol) -> str:
         return expr.name

@@ -460,6 +460,14 @@ def _argmax_share(a, *args):
     return out[()] if out.ndim == 0 else out
 
 
+def _as_output(value, shape, dtype):
+    """``value`` as an array of the broadcast ``shape`` and ``dtype`` (constants included)."""
+    value = _np.asarray(value, dtype=dtype)
+    if value.shape != shape:
+        value = _np.broadcast_to(value, shape).copy()
+    return value
+
+
 def _sigmoid(x):
     """Logistic function ``1 / (1 + exp(-x))``: one ``exp``, no overflow, accurate in both tails.
 
@@ -472,6 +480,7 @@ def _sigmoid(x):
 
 
 HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
+    "_as_output": (),
     "_argmax_share": (),
     "_sigmoid": (),
     "_erf": (),

@@ -306,7 +306,7 @@ def test_forward_and_reverse_modes_agree(expr):
     forward = sd.value_and_grad(expr, mode="forward")
     reverse = sd.value_and_grad(expr, mode="reverse")
     point = {n: rng.uniform(0.5, 2.0, 6) for n in forward.args}
-    assert "mode: reverse" in reverse.source and "mode: forward" in forward.source
+    assert "Mode: reverse" in reverse.source and "Mode: forward" in forward.source
     value_f, grads_f = forward(**point)
     value_r, grads_r = reverse(**point)
     np.testing.assert_allclose(value_r, value_f, rtol=1e-12)
@@ -319,8 +319,8 @@ def test_forward_and_reverse_modes_agree(expr):
 
 def test_auto_mode_picks_reverse_for_many_variables():
     many = " * ".join(f"x{i}" for i in range(6))
-    assert "mode: reverse" in sd.grad(many).source
-    assert "mode: forward" in sd.grad("x*y").source
+    assert "Mode: reverse" in sd.grad(many).source
+    assert "Mode: forward" in sd.grad("x*y").source
     g = sd.grad(many, mode="reverse")
     assert len(g.exprs) == 6  # closed forms are derived on first access
 

@@ -22,6 +22,7 @@ from symdiff import runtime
 from symdiff.runtime import (
     HELPER_DEPENDENCIES,
     _argmax_share,
+    _as_output,
     _erf,
     _gamma,
     _loggamma,
@@ -450,6 +451,7 @@ def _call_examples():
         "_polygamma": ((2, x), _polygamma(2, x)),
         "_argmax_share": ((x, x, 1.0), _argmax_share(x, x, 1.0)),
         "_sigmoid": ((x,), _sigmoid(x)),
+        "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),
     }
 
 

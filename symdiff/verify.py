@@ -1,0 +1,213 @@
+"""Defence in depth: check a generated module's syntax tree before it is ever executed.
+
+The templates can only produce a narrow shape of module: ``import numpy as _np`` (and
+``import math as _math``), helper functions copied verbatim from :mod:`symdiff.runtime`, and one
+function whose body assigns arithmetic on its parameters and NumPy calls to temporaries and
+returns them. :func:`check_module` accepts exactly that and refuses anything else (an unexpected
+statement, name, attribute or call), so neither a bug nor a tampered cache entry can run
+arbitrary code. Standard library only.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import keyword
+import re
+from pathlib import Path
+
+from .errors import SymdiffError
+
+FUNCTION_NAMES = frozenset({"f", "grad_f", "value_and_grad_f", "jacobian_f", "hessian_f"})
+IMPORTS = {("numpy", "_np"), ("math", "_math")}
+NUMPY_NAMES = frozenset(
+    {
+        "abs",
+        "arccos",
+        "arccosh",
+        "arcsin",
+        "arcsinh",
+        "arctan",
+        "arctan2",
+        "arctanh",
+        "asarray",
+        "broadcast_shapes",
+        "broadcast_to",
+        "copy",
+        "cos",
+        "cosh",
+        "e",
+        "empty",
+        "exp",
+        "exp2",
+        "expm1",
+        "heaviside",
+        "hypot",
+        "log",
+        "log10",
+        "log1p",
+        "log2",
+        "logaddexp",
+        "logaddexp2",
+        "maximum",
+        "minimum",
+        "pi",
+        "result_type",
+        "sign",
+        "sin",
+        "sinh",
+        "sqrt",
+        "tan",
+        "tanh",
+        "where",
+    }
+)
+PARAM_METHODS = frozenset({"astype", "shape"})
+KEYWORDS = frozenset({"dtype", "copy"})
+_INTERNAL = re.compile(r"_[a-z][a-z0-9_]*\Z")
+_PARAM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+_EXPRESSION_NODES = (
+    ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Attribute, ast.Constant,
+    ast.Tuple, ast.Subscript, ast.keyword, ast.Load, ast.Store, ast.operator, ast.unaryop,
+    ast.cmpop,
+)
+_ALLOWED_OPERATORS = (
+    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd,
+    ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq,
+)
+
+
+class VerificationError(SymdiffError):
+    """A generated module is not of the shape symdiff's templates produce."""
+
+
+def _refuse(node: ast.AST, why: str) -> VerificationError:
+    line = getattr(node, "lineno", "?")
+    return VerificationError(f"generated code refused at line {line}: {why}")
+
+
+@functools.cache
+def trusted_helpers() -> dict[str, str]:
+    """The syntax tree dump of every helper in ``runtime.py``, read as text (not imported)."""
+    tree = ast.parse(Path(__file__).with_name("runtime.py").read_text(encoding="utf-8"))
+    return {n.name: ast.dump(n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def check_module(source: str) -> None:
+    """Raise :class:`VerificationError` unless ``source`` has the shape of a generated module."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        raise VerificationError(f"generated code does not parse: {error}") from None
+    functions = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            if not all((a.name, a.asname) in IMPORTS for a in node.names):
+                raise _refuse(node, "unexpected import")
+        elif isinstance(node, ast.FunctionDef) and node.name in FUNCTION_NAMES:
+            functions.append(node)
+        elif isinstance(node, ast.FunctionDef):
+            if trusted_helpers().get(node.name) != ast.dump(node):
+                raise _refuse(node, f"helper {node.name!r} is not symdiff's own")
+        else:
+            raise _refuse(node, f"unexpected {type(node).__name__} at module level")
+    if len(functions) != 1:
+        raise VerificationError("generated code must define exactly one function")
+    _check_function(functions[0], set(trusted_helpers()))
+
+
+def _check_function(func: ast.FunctionDef, helpers: set[str]) -> None:
+    args = func.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        raise _refuse(func, "only plain parameters are allowed")
+    if func.decorator_list or func.returns:
+        raise _refuse(func, "no decorators or annotations")
+    params = set()
+    for arg in args.args:
+        if not _PARAM.match(arg.arg) or keyword.iskeyword(arg.arg) or arg.annotation:
+            raise _refuse(arg, f"bad parameter {arg.arg!r}")
+        params.add(arg.arg)
+    body = func.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if not isinstance(body[0].value.value, str):
+            raise _refuse(body[0], "unexpected expression statement")
+        body = body[1:]
+    checker = _ExpressionChecker(params, helpers)
+    for statement in body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            checker.target(statement.targets[0])
+            checker.visit(statement.value)
+        elif isinstance(statement, ast.Return) and statement.value is not None:
+            checker.visit(statement.value)
+        else:
+            raise _refuse(statement, f"unexpected {type(statement).__name__} statement")
+
+
+class _ExpressionChecker(ast.NodeVisitor):
+    """Walks one expression and refuses any node, name, attribute or call not on the lists."""
+
+    def __init__(self, params: set[str], helpers: set[str]):
+        self.params = params
+        self.helpers = helpers
+
+    def target(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Name) and (node.id in self.params or _INTERNAL.match(node.id)):
+            return
+        if isinstance(node, ast.Subscript) and self._is_out_index(node):
+            return
+        raise _refuse(node, "unexpected assignment target")
+
+    def _is_out_index(self, node: ast.Subscript) -> bool:
+        index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return (
+            isinstance(node.value, ast.Name)
+            and node.value.id == "_out"
+            and all(isinstance(i, ast.Constant) and type(i.value) is int for i in index)
+        )
+
+    def generic_visit(self, node: ast.AST) -> None:
+        if not isinstance(node, _EXPRESSION_NODES):
+            raise _refuse(node, f"unexpected {type(node).__name__}")
+        if isinstance(node, ast.operator | ast.unaryop | ast.cmpop) and not isinstance(
+            node, _ALLOWED_OPERATORS
+        ):
+            raise _refuse(node, f"unexpected operator {type(node).__name__}")
+        super().generic_visit(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        name = node.id
+        if name in self.params or (_INTERNAL.match(name) and name not in self.helpers):
+            return
+        raise _refuse(node, f"unexpected name {name!r}")
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if type(node.value) not in (int, float, bool):
+            raise _refuse(node, f"unexpected constant {node.value!r}")
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        owner = node.value
+        if isinstance(owner, ast.Name) and owner.id == "_np" and node.attr in NUMPY_NAMES:
+            return
+        if isinstance(owner, ast.Name) and owner.id in self.params and node.attr in PARAM_METHODS:
+            return
+        raise _refuse(node, f"unexpected attribute {node.attr!r}")
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if not self._is_out_index(node):
+            raise _refuse(node, "unexpected subscript")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in self.helpers:
+            pass
+        elif isinstance(func, ast.Attribute):
+            self.visit_Attribute(func)
+        else:
+            raise _refuse(node, "unexpected call")
+        for argument in node.args:
+            self.visit(argument)
+        for item in node.keywords:
+            if item.arg not in KEYWORDS:
+                raise _refuse(item, f"unexpected keyword {item.arg!r}")
+            self.visit(item.value)

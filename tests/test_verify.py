@@ -1,0 +1,101 @@
+"""Generated code is checked against what the templates can produce before it runs."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+import symdiff as sd
+from symdiff import cache
+from symdiff.verify import VerificationError, check_module
+
+GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
+
+BASE = sd.grad("sin(x)*exp(y)/(1 + x**2) + erf(x)", wrt=["x", "y"]).source
+
+
+@pytest.mark.parametrize("path", sorted(GOLDEN.glob("*.py")), ids=lambda p: p.stem)
+def test_every_golden_module_passes(path):
+    check_module(path.read_text())
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "max(x, y, 0)*relu(z) + where(x > y, x**2, log(1 + y**2))",
+        "gamma(x) + loggamma(y) + atan2(y, x) + sigmoid(x*y) + softplus(x)",
+    ],
+)
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+def test_generated_modules_pass(expr, mode):
+    check_module(sd.value_and_grad(expr, mode=mode).source)
+    check_module(sd.hessian(expr, wrt=["x", "y"]).source)
+    check_module(sd.jacobian([expr, "x*y"], wrt=["x", "y"], mode=mode).source)
+
+
+def _inject_into_function(line: str) -> str:
+    marker = "    x = _np.asarray(x)\n"
+    assert marker in BASE
+    return BASE.replace(marker, marker + f"    {line}\n", 1)
+
+
+@pytest.mark.parametrize(
+    "tampered",
+    [
+        "import os\n" + BASE,
+        BASE.replace("import numpy as _np", "import numpy as np\nimport numpy as _np"),
+        BASE + "\nprint('hello')\n",
+        BASE + "\ndef grad_f2(x):\n    return x\n",
+        BASE.replace("as an array of the broadcast", "as an array of a broadcast"),
+        BASE.replace("def grad_f(x, y):", "@staticmethod\ndef grad_f(x, y):"),
+        BASE.replace("def grad_f(x, y):", "def grad_f(x, y=1):"),
+        BASE.replace("def grad_f(x, y):", "def grad_f(x, *y):"),
+        _inject_into_function("_t = open('/tmp/x', 'w')"),
+        _inject_into_function("_t = __import__('os')"),
+        _inject_into_function("_t = x.__class__"),
+        _inject_into_function("_t = _np.load('/tmp/x')"),
+        _inject_into_function("_t = eval('1')"),
+        _inject_into_function("_t = exec"),
+        _inject_into_function("_t = getattr(x, 'shape')"),
+        _inject_into_function("_t = (lambda: 1)()"),
+        _inject_into_function("_t = [i for i in x]"),
+        _inject_into_function("_t = 'text'"),
+        _inject_into_function("_t = x[0]"),
+        _inject_into_function("_t = x // 2"),
+        _inject_into_function("_t = _np.asarray(x, order='F')"),
+        _inject_into_function("for _i in x: pass"),
+        _inject_into_function("global _g"),
+        _inject_into_function("_np.sin(x)"),
+        _inject_into_function("del x"),
+        _inject_into_function("x.shape = (1,)"),
+        _inject_into_function("with _np.errstate(): pass"),
+        _inject_into_function("_t = _erf"),
+        "def grad_f(x, y):\n    return x\n\ndef f(x):\n    return x\n",
+        "this is not python",
+    ],
+)
+def test_tampered_modules_are_refused(tampered):
+    with pytest.raises(VerificationError):
+        check_module(tampered)
+
+
+def test_a_forged_cache_entry_with_a_valid_checksum_is_refused_and_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    cache.reset_store()
+    from symdiff import build, warm
+
+    g = sd.grad("x**2*y", wrt="x")
+    canary = tmp_path / "canary"
+    forged = g.source.replace(
+        "    x = _np.asarray(x)\n",
+        f"    x = _np.asarray(x)\n    open({str(canary)!r}, 'w').write('ran')\n",
+    )
+    cache.open_store().put("module", g.key, forged)  # the store computes a valid checksum
+    build.clear_memo()
+    warm.forget()
+    again = sd.grad("x**2*y", wrt="x")
+    assert again(3.0, 2.0) == 12.0
+    assert not canary.exists()
+    assert "canary" not in again.source
+    cache.reset_store()

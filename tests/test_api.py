@@ -339,3 +339,13 @@ def test_cache_false_rebuilds_and_memo_returns_same_object():
     sd.clear_cache()
     assert sd.cache_info()["entries"] == 0
     assert sd.grad("x**5") is not None
+
+
+def test_demo_prints_a_derivation_and_a_gradient(capsys):
+    from symdiff import demo
+
+    demo.main()
+    out = capsys.readouterr().out
+    assert "[quotient]" in out and "def grad_f(x, y):" in out
+    error = float(out.rsplit("central differences:", 1)[1])
+    assert error < 1e-8

@@ -24,6 +24,7 @@ _LAZY = {
     "value_and_grad": "api",
     "jacobian": "api",
     "hessian": "api",
+    "hvp": "api",
     "check_grad": "api",
     "objective": "api",
     "cache_info": "api",

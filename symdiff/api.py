@@ -162,6 +162,27 @@ def hessian(
     return _compiled("hessian", expr, wrt, options, shapes)
 
 
+def hvp(
+    expr: Expression,
+    wrt: str | Sequence[str] | None = None,
+    *,
+    simplify: bool = True,
+    cse: bool = True,
+    mode: str = "auto",
+    cache: bool = True,
+    shapes: Mapping[str, Any] | None = None,
+) -> CompiledFunction:
+    """Hessian-vector product: the call takes the variables and then a direction ``_v`` with one
+    component per ``wrt`` name on its first axis, and returns ``H @ _v`` of that shape.
+
+    Emitted as forward mode over the reverse-mode gradient, so it costs a small multiple of the
+    gradient for any number of variables (no n-by-n Hessian is formed). With a single ``wrt``
+    name, ``_v`` and the result have no leading axis.
+    """
+    options = Options(simplify, cse, mode, cache)
+    return _compiled("hvp", expr, wrt, options, shapes)
+
+
 # -- checks and optimisation -----------------------------------------------------------------------
 def check_grad(
     expr: Expression,
@@ -223,6 +244,7 @@ class Objective:
             raise SymdiffError(f"objective: give values for {', '.join(unknown)} in params=")
         self._expr = expr
         self._hessian: CompiledFunction | None = None
+        self._hvp: CompiledFunction | None = None
 
     def _kwargs(self, x: Any) -> dict[str, Any]:
         x = np.asarray(x, dtype=float).reshape(-1)
@@ -252,8 +274,11 @@ class Objective:
         return np.asarray(self._hessian(**self._kwargs(x)), dtype=float).reshape(len(self.wrt), -1)
 
     def hessp(self, x: Any, p: Any) -> np.ndarray:
-        """The Hessian at ``x`` times the vector ``p``."""
-        return self.hess(x) @ np.asarray(p, dtype=float)
+        """The Hessian at ``x`` times the vector ``p`` (without forming the Hessian)."""
+        if self._hvp is None:
+            self._hvp = hvp(self._expr, list(self.wrt))
+        direction = np.asarray(p, dtype=float).reshape(len(self.wrt))
+        return np.asarray(self._hvp(**self._kwargs(x), _v=direction), dtype=float)
 
 
 def objective(

@@ -9,9 +9,11 @@ backward sweep of adjoints per output (:mod:`symdiff.reverse`).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -23,15 +25,16 @@ from .compiled import CompiledFunction
 from .differentiate import differentiate
 from .emit import ArrayResult, Program, Result, emit_source
 from .errors import SymdiffError, UnsupportedError
+from .forward import tangent_program
 from .options import Options
 from .parse import check_identifier, parse
-from .reverse import reverse_program
+from .reverse import prune, reverse_program
 from .simplify import simplify_for_people, stable_forms
 from .warm import load_cached, module_key
 
 log = logging.getLogger(__name__)
 
-KINDS = ("value", "grad", "value_and_grad", "jacobian", "hessian")
+KINDS = ("value", "grad", "value_and_grad", "jacobian", "hessian", "hvp")
 
 #: ``mode="auto"`` picks reverse mode from this many differentiation variables on ...
 AUTO_REVERSE_MIN_WRT = 4
@@ -53,9 +56,10 @@ class Request:
 
     @property
     def params(self) -> tuple[str, ...]:
-        """Every variable of the expressions and every wrt name, sorted by name."""
+        """Every variable of the expressions and every wrt name, sorted by name (then ``_v``,
+        the direction, for Hessian-vector products)."""
         names = {s.name for e in self.exprs for s in e.free_symbols}
-        return tuple(sorted(names | set(self.wrt)))
+        return tuple(sorted(names | set(self.wrt))) + (("_v",) if self.kind == "hvp" else ())
 
     def key(self) -> str:
         """A digest of everything that determines the generated source."""
@@ -140,7 +144,7 @@ def derivative(expr: sp.Expr, name: str, simplify: bool) -> sp.Expr:
 
 def choose_mode(request: Request) -> str:
     """The mode actually used: as asked, or for ``auto`` by the number of inputs and size."""
-    if request.options.mode != "auto" or request.kind in ("value", "hessian"):
+    if request.options.mode != "auto" or request.kind in ("value", "hvp"):
         return "forward" if request.options.mode == "auto" else request.options.mode
     ops = max(int(sp.count_ops(e)) for e in request.exprs)
     if len(request.wrt) >= AUTO_REVERSE_MIN_WRT:
@@ -203,23 +207,55 @@ def _plan_jacobian(r: Request, mode: str) -> Plan:
 
 
 def _plan_hessian(r: Request, mode: str) -> Plan:
+    """Symbolically (forward over forward) for few variables; forward over reverse otherwise:
+    one tangent sweep of the reverse-mode gradient program per column."""
     (expr,) = r.exprs
+    title = f"Hessian of {sp.sstr(expr)} with respect to ({_names(r.wrt)})"
+    n = len(r.wrt)
+    if mode == "reverse":
+        wrt = [symbol(w) for w in r.wrt]
+        gradient, _, (grads,) = reverse_program([expr], wrt)
+        program, outputs, entries = list(gradient), [], {}
+        shared = set(gradient)
+        for j, var in enumerate(wrt):
+            sweep, column = tangent_program(gradient, grads, {var: sp.S.One}, f"_dot{j}")
+            program += [step for step in sweep if step not in shared]
+            for i in range(n):
+                entries[(i, j) if not r.single else (0,)] = len(outputs)
+                outputs.append(column[i])
+        result = 0 if r.single else ArrayResult((n, n), entries)
+        names = ["_d2"] if r.single else []
+        return Plan(outputs, names, result, title, "forward over reverse", prune(program, outputs))
     first = [derivative(expr, w, r.options.simplify) for w in r.wrt]
     outputs: list[sp.Expr] = []
     entries: dict[tuple[int, ...], int] = {}
     mirrors: dict[tuple[int, ...], tuple[int, ...]] = {}
     for i, gi in enumerate(first):
-        for j in range(len(r.wrt)):
+        for j in range(n):
             if j < i:
                 mirrors[(i, j)] = (j, i)
                 continue
             entries[(i, j)] = len(outputs)
             outputs.append(derivative(gi, r.wrt[j], r.options.simplify))
-    title = f"Hessian of {sp.sstr(expr)} with respect to ({_names(r.wrt)})"
     if r.single:
         return Plan(outputs, ["_d2"], 0, title)
-    n = len(r.wrt)
     return Plan(outputs, [], ArrayResult((n, n), entries, mirrors), title)
+
+
+def _plan_hvp(r: Request, mode: str) -> Plan:
+    """Hessian times a direction ``_v``: forward mode over the reverse-mode gradient program."""
+    (expr,) = r.exprs
+    wrt = [symbol(n) for n in r.wrt]
+    tangents = [symbol(f"_v_{n}") for n in r.wrt]
+    gradient, _, (grads,) = reverse_program([expr], wrt)
+    program, products = tangent_program(gradient, grads, dict(zip(wrt, tangents, strict=True)))
+    title = f"Hessian of {sp.sstr(expr)} times a direction, with respect to ({_names(r.wrt)})"
+    assignments = prune(program, products)
+    names = [f"_hv_{n}" for n in r.wrt]
+    if r.single:
+        return Plan(products, names, 0, title, "forward over reverse", assignments)
+    result = ArrayResult((len(r.wrt),), {(i,): i for i in range(len(r.wrt))})
+    return Plan(products, [], result, title, "forward over reverse", assignments)
 
 
 PLANNERS: dict[str, Callable[[Request, str], Plan]] = {
@@ -228,6 +264,7 @@ PLANNERS: dict[str, Callable[[Request, str], Plan]] = {
     "value_and_grad": _plan_value_and_grad,
     "jacobian": _plan_jacobian,
     "hessian": _plan_hessian,
+    "hvp": _plan_hvp,
 }
 
 _RETURNS = {
@@ -236,6 +273,7 @@ _RETURNS = {
     "value_and_grad": "(value, partial derivatives), each of the broadcast shape",
     "jacobian": "an array of shape (outputs, wrt) + broadcast shape",
     "hessian": "an array of shape (wrt, wrt) + broadcast shape",
+    "hvp": "the Hessian times _v (one component per wrt name on its first axis)",
 }
 
 
@@ -286,10 +324,24 @@ def build(request: Request) -> CompiledFunction:
     return compiled
 
 
+@contextlib.contextmanager
+def _phase(name: str, request: Request):
+    """Log a build phase that takes longer than a second (at INFO), every phase at DEBUG."""
+    start = time.perf_counter()
+    yield
+    seconds = time.perf_counter() - start
+    level = logging.INFO if seconds > 1.0 else logging.DEBUG
+    log.log(level, "%s of %s (%d wrt) took %.2f s", name, request.kind, len(request.wrt), seconds)
+
+
 def _build(request: Request, key: str, disk_key: str | None) -> CompiledFunction:
     """Derive, emit and load (no caching)."""
+    if log.isEnabledFor(logging.DEBUG):
+        ops = sum(int(sp.count_ops(e)) for e in request.exprs)
+        log.debug("building %s: %d operations, %d wrt", request.kind, ops, len(request.wrt))
     mode = choose_mode(request)
-    plan = PLANNERS[request.kind](request, mode)
+    with _phase("derivation", request):
+        plan = PLANNERS[request.kind](request, mode)
     program = Program(
         name=_function_name(request.kind),
         title=plan.title,
@@ -302,8 +354,10 @@ def _build(request: Request, key: str, disk_key: str | None) -> CompiledFunction
         mode=plan.mode,
         key=key,
         assignments=plan.assignments,
+        vector=[f"_v_{n}" for n in request.wrt] if request.kind == "hvp" else (),
     )
-    source = emit_source(program, cse=request.options.cse)
+    with _phase("emission", request):
+        source = emit_source(program, cse=request.options.cse)
     exprs = plan.outputs if plan.assignments is None else functools.partial(forward_exprs, request)
     return CompiledFunction(
         source=source,

@@ -52,7 +52,13 @@ class Program:
     key: str = ""
     #: Precomputed assignments (reverse mode): used as they are, instead of CSE over outputs.
     assignments: Sequence[tuple[sp.Symbol, sp.Expr]] | None = None
+    #: A direction-vector parameter ``_v`` (Hessian-vector products): its component names, in
+    #: order; one name means ``_v`` itself (no leading axis).
+    vector: Sequence[str] = ()
 
+
+#: The name of the direction-vector parameter of Hessian-vector products.
+VECTOR = "_v"
 
 _SAFE_TEXT = re.compile(r"[^A-Za-z0-9_ +\-*/().,:;<>=\[\]]")
 
@@ -63,11 +69,23 @@ def safe_comment(text: str, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _prelude(params: Sequence[str]) -> list[str]:
-    lines = [f"{p} = _np.asarray({p})" for p in params]
-    lines.append(f"_dtype = _np.result_type({', '.join([*params, '1.0'])})")
-    lines += [f"{p} = {p}.astype(_dtype, copy=False)" for p in params]
-    lines.append(f"_shape = _np.broadcast_shapes({', '.join(p + '.shape' for p in params)})")
+def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter) -> list[str]:
+    """Inputs as arrays of one float dtype, the broadcast shape, and the direction components."""
+    arrays = [p for p in params if p != VECTOR]
+    lines = [f"{p} = _np.asarray({p})" for p in arrays]
+    if len(vector) > 1:
+        lines.append(f"{VECTOR} = {printer.helper_call('_as_vector', VECTOR, str(len(vector)))}")
+    elif vector:
+        lines.append(f"{VECTOR} = _np.asarray({VECTOR})")
+    inputs = [*arrays, VECTOR] if vector else arrays
+    lines.append(f"_dtype = _np.result_type({', '.join([*inputs, '1.0'])})")
+    lines += [f"{p} = {p}.astype(_dtype, copy=False)" for p in inputs]
+    if len(vector) > 1:
+        lines += [f"{name} = {VECTOR}[{i}]" for i, name in enumerate(vector)]
+    elif vector:
+        lines.append(f"{vector[0]} = {VECTOR}")
+    shapes = [*arrays, *vector]
+    lines.append(f"_shape = _np.broadcast_shapes({', '.join(p + '.shape' for p in shapes)})")
     return lines
 
 
@@ -83,6 +101,7 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
 
     lines: list[str] = []
     result_text = _result_lines(program, reduced, printer, lines)
+    prelude = _prelude(program.params, program.vector, printer)
     helpers = helper_source(sorted(printer.helpers)) if printer.helpers else ""
     return render(
         "module.py.jinja",
@@ -97,7 +116,7 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
         name=program.name,
         params=list(program.params),
         doc=[safe_comment(line, 200) for line in program.doc],
-        prelude=_prelude(program.params),
+        prelude=prelude,
         assignments=printed_assignments,
         outputs=lines,
         result=result_text,

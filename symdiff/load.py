@@ -16,8 +16,9 @@ def load_function(source: str, name: str, filename: str) -> Callable[..., Any]:
     """Execute generated ``source`` in a fresh namespace and return its function ``name``.
 
     The module's syntax tree is checked first (:func:`symdiff.verify.check_module`); anything a
-    template cannot produce is refused before it runs. The source is registered with :mod:`linecache` under ``filename`` so that tracebacks and
-    ``inspect.getsource`` show the generated lines.
+    template cannot produce is refused before it runs. The source is registered with
+    :mod:`linecache` under ``filename`` so that tracebacks and ``inspect.getsource`` show the
+    generated lines.
     """
     check_module(source)
     code = compile(source, filename, "exec")

@@ -120,11 +120,8 @@ def reverse_program(
         )
         assignments += backward
         gradients.append(grads)
-    return (
-        _prune(assignments, [*roots, *(g for grads in gradients for g in grads)]),
-        roots,
-        gradients,
-    )
+    needed = [*(roots if keep_values else []), *(g for grads in gradients for g in grads)]
+    return prune(assignments, needed), roots, gradients
 
 
 def _backward(nodes: list[_Node], root: sp.Expr, wrt: Sequence[sp.Symbol], suffix: str):
@@ -159,7 +156,7 @@ def _backward(nodes: list[_Node], root: sp.Expr, wrt: Sequence[sp.Symbol], suffi
     return assignments, grads
 
 
-def _prune(assignments: list[Assignment], needed: list[sp.Expr]) -> list[Assignment]:
+def prune(assignments: list[Assignment], needed: list[sp.Expr]) -> list[Assignment]:
     """Drop assignments that no output depends on (dead code), keeping the order."""
     live = set().union(*(e.free_symbols for e in needed)) if needed else set()
     kept: list[Assignment] = []

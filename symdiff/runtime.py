@@ -468,6 +468,14 @@ def _as_output(value, shape, dtype):
     return value
 
 
+def _as_vector(v, n):
+    """``v`` as an array whose first axis has the ``n`` components of a direction vector."""
+    v = _np.asarray(v)
+    if v.ndim == 0 or v.shape[0] != n:
+        raise ValueError(f"expected a vector of {n} components along the first axis, got {v.shape}")
+    return v
+
+
 def _sigmoid(x):
     """Logistic function ``1 / (1 + exp(-x))``: one ``exp``, no overflow, accurate in both tails.
 
@@ -481,6 +489,7 @@ def _sigmoid(x):
 
 HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_as_output": (),
+    "_as_vector": (),
     "_argmax_share": (),
     "_sigmoid": (),
     "_erf": (),

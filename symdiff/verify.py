@@ -18,7 +18,9 @@ from pathlib import Path
 
 from .errors import SymdiffError
 
-FUNCTION_NAMES = frozenset({"f", "grad_f", "value_and_grad_f", "jacobian_f", "hessian_f"})
+FUNCTION_NAMES = frozenset(
+    {"f", "grad_f", "value_and_grad_f", "jacobian_f", "hessian_f", "hvp_f"}
+)
 IMPORTS = {("numpy", "_np"), ("math", "_math")}
 NUMPY_NAMES = frozenset(
     {
@@ -66,6 +68,7 @@ PARAM_METHODS = frozenset({"astype", "shape"})
 KEYWORDS = frozenset({"dtype", "copy"})
 _INTERNAL = re.compile(r"_[a-z][a-z0-9_]*\Z")
 _PARAM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+VECTOR = "_v"  # the direction parameter of Hessian-vector products
 
 _EXPRESSION_NODES = (
     ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Attribute, ast.Constant,
@@ -125,7 +128,8 @@ def _check_function(func: ast.FunctionDef, helpers: set[str]) -> None:
         raise _refuse(func, "no decorators or annotations")
     params = set()
     for arg in args.args:
-        if not _PARAM.match(arg.arg) or keyword.iskeyword(arg.arg) or arg.annotation:
+        valid = (_PARAM.match(arg.arg) and not keyword.iskeyword(arg.arg)) or arg.arg == VECTOR
+        if not valid or arg.annotation:
             raise _refuse(arg, f"bad parameter {arg.arg!r}")
         params.add(arg.arg)
     body = func.body
@@ -158,11 +162,12 @@ class _ExpressionChecker(ast.NodeVisitor):
             return
         raise _refuse(node, "unexpected assignment target")
 
-    def _is_out_index(self, node: ast.Subscript) -> bool:
+    def _is_out_index(self, node: ast.Subscript, owners: tuple[str, ...] = ("_out",)) -> bool:
+        """``_out[i, j]`` (or, to read, ``_v[i]``) with constant integer indices."""
         index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         return (
             isinstance(node.value, ast.Name)
-            and node.value.id == "_out"
+            and node.value.id in owners
             and all(isinstance(i, ast.Constant) and type(i.value) is int for i in index)
         )
 
@@ -189,12 +194,14 @@ class _ExpressionChecker(ast.NodeVisitor):
         owner = node.value
         if isinstance(owner, ast.Name) and owner.id == "_np" and node.attr in NUMPY_NAMES:
             return
-        if isinstance(owner, ast.Name) and owner.id in self.params and node.attr in PARAM_METHODS:
+        if isinstance(owner, ast.Name) and node.attr in PARAM_METHODS and (
+            owner.id in self.params or _INTERNAL.match(owner.id)
+        ):
             return
         raise _refuse(node, f"unexpected attribute {node.attr!r}")
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
-        if not self._is_out_index(node):
+        if not self._is_out_index(node, ("_out", VECTOR)):
             raise _refuse(node, "unexpected subscript")
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -23,6 +23,7 @@ from symdiff.runtime import (
     HELPER_DEPENDENCIES,
     _argmax_share,
     _as_output,
+    _as_vector,
     _erf,
     _gamma,
     _loggamma,
@@ -452,7 +453,16 @@ def _call_examples():
         "_argmax_share": ((x, x, 1.0), _argmax_share(x, x, 1.0)),
         "_sigmoid": ((x,), _sigmoid(x)),
         "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),
+        "_as_vector": ((x[:2], 2), _as_vector(x[:2], 2)),
     }
+
+
+def test_as_vector_checks_the_leading_axis():
+    assert _as_vector([1.0, 2.0], 2).shape == (2,)
+    with pytest.raises(ValueError, match="2 components"):
+        _as_vector([1.0, 2.0, 3.0], 2)
+    with pytest.raises(ValueError):
+        _as_vector(1.0, 2)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

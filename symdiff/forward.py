@@ -1,0 +1,50 @@
+"""Forward mode over a program: push a tangent (direction) through a list of assignments.
+
+Given assignments ``t = value`` (in evaluation order) and the tangent of each input variable,
+:func:`tangent_program` emits ``t_dot = sum(d value / d u * u_dot)`` after each assignment whose
+value depends on something with a tangent, using the rule-table engine for the local
+derivatives. Applied to a reverse-mode gradient program it gives Hessian-vector products
+(forward over reverse) at a cost within a small factor of the gradient's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import sympy as sp
+
+from .differentiate import Deriver
+
+Assignment = tuple[sp.Symbol, sp.Expr]
+
+
+def _tangent(value: sp.Expr, dots: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+    """The directional derivative of ``value`` given the tangents of its symbols."""
+    terms = []
+    for symbol in sorted(value.free_symbols & dots.keys(), key=lambda s: s.name):
+        local = Deriver(symbol)(value).result
+        if local != 0:
+            terms.append(local * dots[symbol])
+    return sp.Add(*terms)
+
+
+def tangent_program(
+    assignments: Sequence[Assignment],
+    outputs: Sequence[sp.Expr],
+    directions: Mapping[sp.Symbol, sp.Expr],
+    suffix: str = "_dot",
+) -> tuple[list[Assignment], list[sp.Expr]]:
+    """``assignments`` interleaved with tangent assignments, and the tangents of ``outputs``."""
+    dots: dict[sp.Symbol, sp.Expr] = dict(directions)
+    program: list[Assignment] = []
+    for symbol, value in assignments:
+        program.append((symbol, value))
+        dot = _tangent(value, dots)
+        if dot == 0:
+            continue
+        if not dot.is_Atom:
+            name = sp.Symbol(f"{symbol.name}{suffix}", real=True)
+            program.append((name, dot))
+            dot = name
+        dots[symbol] = dot
+    return program, [_tangent(sp.sympify(out), dots) for out in outputs]

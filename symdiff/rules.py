@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 from sympy.codegen.cfunctions import expm1, log1p
+from sympy.codegen.numpy_nodes import logaddexp
 
 from .functions import relu, sigmoid, softplus, tie_share
 
@@ -58,6 +59,10 @@ def _min_shares(*args: sp.Expr) -> tuple[sp.Expr, ...]:
 def _atan2_partials(y: sp.Expr, x: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
     r2 = x**2 + y**2
     return x / r2, -y / r2
+
+
+def _logaddexp_partials(a: sp.Expr, b: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
+    return sigmoid(a - b), sigmoid(b - a)
 
 
 def _polygamma_partials(n: sp.Expr, u: sp.Expr) -> tuple[None, sp.Expr]:
@@ -110,6 +115,11 @@ RULES: dict[type, Rule] = {
     sp.log: Rule("logarithm", "d/du log(u) = 1/u", unary(lambda u: 1 / u)),
     log1p: Rule("logarithm", "d/du log(1 + u) = 1/(1 + u)", unary(lambda u: 1 / (1 + u))),
     expm1: Rule("exponential", "d/du (exp(u) - 1) = exp(u)", unary(sp.exp)),
+    logaddexp: Rule(
+        "log-sum-exp",
+        "d log(exp(a) + exp(b)) = sigmoid(a - b) da + sigmoid(b - a) db",
+        _logaddexp_partials,
+    ),
     sp.Abs: Rule("absolute value", "d/du |u| = sign(u)  (0 at u = 0)", unary(sp.sign)),
     sp.sign: Rule(
         "sign", "d/du sign(u) = 0  (by convention, also at 0)", unary(lambda u: sp.S.Zero)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import sympy as sp
 from sympy.codegen.cfunctions import expm1, log1p
+from sympy.codegen.numpy_nodes import logaddexp
 
 import symdiff as sd
 from symdiff.differentiate import differentiate
@@ -35,6 +36,7 @@ DOMAINS = {
     sp.log: (sp.log(X**2 + Y), (0.5, 2), (0.1, 3)),
     log1p: (log1p(X * Y), (-0.5, 0.5), (-0.5, 0.5)),
     expm1: (expm1(X - Y**2), (-1, 1), (-1, 1)),
+    logaddexp: (logaddexp(X * Y, X - Y), (-3, 3), (-3, 3)),
     sp.Abs: (sp.Abs(X - Y) * X, (-3, 3), (-3, 3)),
     sp.sign: (sp.sign(X * Y) * X**2, (-3, 3), (-3, 3)),
     sp.Heaviside: (sp.Heaviside(X - Y) * X**2, (-3, 3), (-3, 3)),

@@ -24,22 +24,26 @@ from .cache import open_store
 from .compiled import CompiledFunction
 from .differentiate import differentiate
 from .emit import ArrayResult, Program, Result, emit_source
-from .errors import SymdiffError, UnsupportedError
+from .errors import SymdiffError
 from .forward import tangent_program
 from .options import Options
 from .parse import check_identifier, parse
 from .reverse import prune, reverse_program
 from .simplify import simplify_for_people, stable_forms
+from .trace import trace, traced_names
 from .warm import load_cached, module_key
 
 log = logging.getLogger(__name__)
 
 KINDS = ("value", "grad", "value_and_grad", "jacobian", "hessian", "hvp")
 
-#: ``mode="auto"`` picks reverse mode from this many differentiation variables on ...
-AUTO_REVERSE_MIN_WRT = 4
-#: ... or when the expression has more operations than this (symbolic derivatives swell).
-AUTO_REVERSE_MIN_OPS = 120
+#: ``mode="auto"`` picks forward mode while all symbolic partials together are at most this many
+#: times the size of the expression, reverse mode beyond (see :func:`choose_mode`) ...
+AUTO_SWELL = 4
+#: ... and does not try the symbolic partials of expressions larger than this (reverse mode) ...
+AUTO_MAX_TRY_OPS = 20_000
+#: ... or when (number of wrt) x (operations) exceeds this.
+AUTO_MAX_TRY_WORK = 2_000_000
 
 _MEMO: dict[str, CompiledFunction] = {}
 
@@ -70,11 +74,11 @@ class Request:
 
 # -- inputs -------------------------------------------------------------------------------------
 def expression(expr: object) -> sp.Expr:
-    """An input (string, SymPy expression or number) as a validated SymPy expression."""
+    """An input (string, SymPy expression, number or Python function) as a validated SymPy
+    expression. A function is traced with one real symbol per parameter (:mod:`symdiff.trace`)
+    and its result validated by ``parse`` exactly like a SymPy input."""
     if callable(expr) and not isinstance(expr, sp.Basic):
-        raise UnsupportedError(
-            "tracing Python functions is not supported yet; pass the expression as a string"
-        )
+        expr, _ = trace(expr)
     return parse(expr)
 
 
@@ -112,9 +116,15 @@ def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Req
     many = kind == "jacobian"
     if many and (isinstance(exprs, str | sp.Basic) or not isinstance(exprs, Sequence) or not exprs):
         raise SymdiffError("jacobian takes a non-empty list of expressions")
-    parsed = tuple(stable_forms(expression(e)) for e in (exprs if many else [exprs]))
+    inputs = exprs if many else [exprs]
+    parsed = tuple(stable_forms(expression(e)) for e in inputs)
+    # A traced function's parameters are arguments even where unused (with a zero gradient);
+    # for a value function, wrt only adds arguments.
+    params = {name for e in inputs for name in traced_names(e) or ()}
     if kind == "value":
-        return Request(kind, parsed, (), False, options)
+        return Request(kind, parsed, tuple(sorted(params)), False, options)
+    if wrt is None and params:
+        wrt = sorted(params | _free_names(parsed))
     names, single = wrt_names(wrt, parsed)
     return Request(kind, parsed, names, single, options)
 
@@ -143,18 +153,30 @@ def derivative(expr: sp.Expr, name: str, simplify: bool) -> sp.Expr:
 
 
 def choose_mode(request: Request) -> str:
-    """The mode actually used: as asked, or for ``auto`` by the number of inputs and size."""
+    """The mode actually used: as asked, or for ``auto`` by the size of the symbolic partials.
+
+    Forward mode is chosen when the raw symbolic partials, all together, are at most
+    :data:`AUTO_SWELL` times the size of the expressions (sparse problems such as Rosenbrock:
+    short partials, shared by CSE); reverse mode when they swell (the product of n variables has
+    n partials of n - 1 factors) or the expressions are too large to try.
+    """
     if request.options.mode != "auto" or request.kind in ("value", "hvp"):
         return "forward" if request.options.mode == "auto" else request.options.mode
-    ops = max(int(sp.count_ops(e)) for e in request.exprs)
-    if len(request.wrt) >= AUTO_REVERSE_MIN_WRT:
-        log.debug("mode auto -> reverse: %d wrt variables", len(request.wrt))
+    ops = sum(_size(e) for e in request.exprs)
+    if ops > AUTO_MAX_TRY_OPS or len(request.wrt) * ops > AUTO_MAX_TRY_WORK:
+        log.debug("mode auto -> reverse: %d operations, %d wrt", ops, len(request.wrt))
         return "reverse"
-    if ops > AUTO_REVERSE_MIN_OPS:
-        log.debug("mode auto -> reverse: %d operations", ops)
-        return "reverse"
-    log.debug("mode auto -> forward: %d wrt variables, %d operations", len(request.wrt), ops)
-    return "forward"
+    partial_ops = sum(
+        _size(differentiate(e, symbol(w)).result) for e in request.exprs for w in request.wrt
+    )
+    mode = "forward" if partial_ops <= AUTO_SWELL * max(ops, 1) else "reverse"
+    log.debug("mode auto -> %s: partials %d ops vs expression %d ops", mode, partial_ops, ops)
+    return mode
+
+
+def _size(expr: sp.Expr) -> int:
+    """Operation count, as SymPy counts it (visual: a product of k factors is k - 1)."""
+    return int(sp.count_ops(expr))
 
 
 # -- one planner per kind ---------------------------------------------------------------------

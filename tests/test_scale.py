@@ -70,12 +70,18 @@ def test_hessian_modes_agree(n):
 
 def test_reverse_gradient_of_200_variables_matches_hand_written():
     n = 200
-    g = sd.grad(_rosenbrock(n), wrt=_names(n))
+    g = sd.grad(_rosenbrock(n), wrt=_names(n), mode="reverse")
     assert "Mode: reverse" in g.source
     x = np.random.default_rng(1).uniform(-1, 1, (n, 3))
     ours = np.array(g(**dict(zip(_names(n), x, strict=True))))  # args are sorted by name
     want = np.stack([_rosenbrock_grad(x[:, k]) for k in range(3)], axis=1)
     np.testing.assert_allclose(ours, want, rtol=1e-12, atol=1e-9)
+
+
+def test_auto_mode_weighs_the_size_of_the_symbolic_partials():
+    # Rosenbrock's partials are short (forward mode + CSE); a product's swell (reverse mode).
+    assert "Mode: forward" in sd.grad(_rosenbrock(30), wrt=_names(30)).source
+    assert "Mode: reverse" in sd.grad("*".join(_names(30)), wrt=_names(30)).source
 
 
 def test_product_of_many_variables_stays_linear_in_size():

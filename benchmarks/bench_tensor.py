@@ -10,6 +10,9 @@ hand-written NumPy version (lower is better; 1.00 = as fast as hand-written):
   ``torch.autograd.functional.hessian`` when PyTorch is installed;
 * the gradient of a 2-layer MLP (batch 256, 64-128-10, tanh, softmax cross-entropy) against
   hand-written backpropagation (target <= 1.2x).
+
+On a shared or small machine, single-threaded BLAS (``OMP_NUM_THREADS=1``) gives steadier
+ratios: a multithreaded BLAS competing with other processes times very erratically.
 """
 
 from __future__ import annotations
@@ -58,18 +61,23 @@ def hand_mlp_grad(W1, W2, X, Y, b1, b2):
     return X.T @ d_h, d_h.sum(axis=0), h.T @ d_logits, d_logits.sum(axis=0)
 
 
-def median_time(fn: Callable, *args, repeat: int) -> float:
-    fn(*args)  # warm up
-    times = []
+def compare(label: str, peers: list[tuple[str, Callable]], args: tuple, repeat: int) -> list[str]:
+    """Time every peer once per round, rounds interleaved (so load from other processes hits
+    them alike); report the median time and the median per-round ratio to the first peer."""
+    for _, fn in peers:
+        fn(*args)  # warm up
+    times: list[list[float]] = [[] for _ in peers]
     for _ in range(repeat):
-        start = time.perf_counter()
-        fn(*args)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
-
-
-def _row(label: str, peer: str, seconds: float, reference: float) -> str:
-    return f"{label:<34} {peer:<24} {seconds * 1e3:>10.3f} ms {seconds / reference:>7.2f}x"
+        for i, (_, fn) in enumerate(peers):
+            start = time.perf_counter()
+            fn(*args)
+            times[i].append(time.perf_counter() - start)
+    rows = []
+    for (peer, _), row in zip(peers, times, strict=True):
+        ratio = statistics.median(t / r for t, r in zip(row, times[0], strict=True))
+        rows.append(f"{label:<34} {peer:<24} {statistics.median(row) * 1e3:>10.3f} ms "
+                    f"{ratio:>7.2f}x")
+    return rows
 
 
 def bench_logistic(n: int, d: int, repeat: int, rng: np.random.Generator) -> list[str]:
@@ -78,27 +86,24 @@ def bench_logistic(n: int, d: int, repeat: int, rng: np.random.Generator) -> lis
     hess = sd.hessian(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
     np.testing.assert_allclose(grad(X, w, y), hand_logistic_grad(X, w, y), rtol=1e-9)
     np.testing.assert_allclose(hess(X, w, y), hand_logistic_hessian(X, w, y), rtol=1e-9)
-    label = f"logistic grad X({n}, {d})"
-    ref = median_time(hand_logistic_grad, X, w, y, repeat=repeat)
-    rows = [_row(label, "hand-written NumPy", ref, ref),
-            _row(label, "symdiff", median_time(grad, X, w, y, repeat=repeat), ref)]
-    label = f"logistic Hessian X({n}, {d})"
-    ref = median_time(hand_logistic_hessian, X, w, y, repeat=repeat)
-    rows += [_row(label, "hand-written NumPy", ref, ref),
-             _row(label, "symdiff", median_time(hess, X, w, y, repeat=repeat), ref)]
+    rows = compare(f"logistic grad X({n}, {d})",
+                   [("hand-written NumPy", hand_logistic_grad), ("symdiff", grad)],
+                   (X, w, y), repeat)
+    peers = [("hand-written NumPy", hand_logistic_hessian), ("symdiff", hess)]
     if importlib.util.find_spec("torch") is not None:
         import torch
 
-        Xt, yt, wt = (torch.tensor(a) for a in (X, y, w))
+        Xt, yt = torch.tensor(X), torch.tensor(y)
 
-        def torch_hessian(v):
+        def torch_hessian(X, w, y):
             return torch.autograd.functional.hessian(
-                lambda u: torch.sum(torch.nn.functional.softplus(-yt * (Xt @ u))), v
+                lambda u: torch.sum(torch.nn.functional.softplus(-yt * (Xt @ u))),
+                torch.tensor(w),
             )
 
-        rows.append(_row(label, "torch.autograd hessian",
-                         median_time(torch_hessian, wt, repeat=repeat), ref))
-    return rows
+        peers.append(("torch.autograd hessian", torch_hessian))
+    return rows + compare(f"logistic Hessian X({n}, {d})", peers, (X, w, y),
+                          max(3, repeat // 10))
 
 
 def bench_mlp(repeat: int, rng: np.random.Generator) -> list[str]:
@@ -107,23 +112,22 @@ def bench_mlp(repeat: int, rng: np.random.Generator) -> list[str]:
               "X": rng.normal(size=(n, d)), "Y": np.eye(k)[rng.integers(0, k, n)],
               "b1": np.zeros(h), "b2": np.zeros(k)}
     grad = sd.grad(MLP, wrt=["W1", "b1", "W2", "b2"], shapes=MLP_SHAPES)
-    args = [values[a] for a in grad.args]
+    args = tuple(values[a] for a in grad.args)
     for mine, theirs in zip(grad(*args), hand_mlp_grad(*args), strict=True):
         np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-12)
-    label = f"MLP grad batch {n}, {d}-{h}-{k}"
-    ref = median_time(hand_mlp_grad, *args, repeat=repeat)
-    return [_row(label, "hand-written backprop", ref, ref),
-            _row(label, "symdiff", median_time(grad, *args, repeat=repeat), ref)]
+    return compare(f"MLP grad batch {n}, {d}-{h}-{k}",
+                   [("hand-written backprop", hand_mlp_grad), ("symdiff", grad)], args, repeat)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=31)
+    parser.add_argument("--repeat", type=int, default=101)
     parser.add_argument("--quick", action="store_true", help="only the small problem sizes")
     options = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     threads = os.environ.get("OMP_NUM_THREADS", "default")
-    print(f"numpy {np.__version__}, BLAS threads: {threads}, median of {options.repeat} runs")
+    print(f"numpy {np.__version__}, BLAS threads: {threads}; gradients: median of "
+          f"{options.repeat} interleaved rounds, Hessians: {max(3, options.repeat // 10)}")
     print(f"{'case':<34} {'peer':<24} {'time':>13} {'ratio':>8}")
     sizes = [(2000, 100)] if options.quick else [(2000, 100), (10000, 500)]
     for n, d in sizes:

@@ -17,7 +17,7 @@ from .errors import ParseError, ShapeError, SymdiffError, UnsupportedError
 __version__ = "0.1.0"
 
 _LAZY = {
-    "parse": "parse",
+    "parse": "parsing",
     "derive": "api",
     "compile": "api",
     "grad": "api",
@@ -34,7 +34,10 @@ _LAZY = {
     "Derivation": "steps",
     "Step": "steps",
     "RULES": "rules",
+    "math": "math",
 }
+#: Names in ``_LAZY`` that are submodules themselves rather than attributes of one.
+_SUBMODULES = frozenset({"math"})
 
 __all__ = [
     "ParseError",
@@ -42,7 +45,7 @@ __all__ = [
     "SymdiffError",
     "UnsupportedError",
     "__version__",
-    *sorted(_LAZY),
+    *sorted(set(_LAZY) - _SUBMODULES),  # a star import must not shadow the standard math
 ]
 
 
@@ -50,7 +53,8 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'symdiff' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    imported = importlib.import_module(f".{module}", __name__)
+    value = imported if name in _SUBMODULES else getattr(imported, name)
     globals()[name] = value
     return value
 

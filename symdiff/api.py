@@ -14,7 +14,7 @@ import numpy as np
 from . import warm
 from .cache import open_store
 from .compiled import CompiledFunction
-from .errors import SymdiffError, UnsupportedError
+from .errors import SymdiffError
 from .options import Options
 
 if TYPE_CHECKING:
@@ -29,7 +29,9 @@ Expression = Union[str, "sp.Basic", int, float]
 def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) -> CompiledFunction:
     """The one path from a builder's arguments to its function."""
     if shapes is not None:
-        raise UnsupportedError("tensor shapes are not supported yet; omit shapes=")
+        from .tensor import build_tensor  # arrays with declared shapes: the tensor layer
+
+        return build_tensor(kind, exprs, wrt, options, shapes)
     compiled = warm.lookup(kind, exprs, wrt, options)
     if compiled is not None:
         return compiled
@@ -51,7 +53,7 @@ def derive(expr: Expression, wrt: str | None = None, *, simplify: bool = True) -
     """
     from .build import expression, symbol
     from .differentiate import differentiate
-    from .parse import check_identifier
+    from .parsing import check_identifier
     from .simplify import simplify_for_people
     from .steps import Derivation, Step
 

@@ -27,7 +27,7 @@ from .emit import ArrayResult, Program, Result, emit_source
 from .errors import SymdiffError
 from .forward import tangent_program
 from .options import Options
-from .parse import check_identifier, parse
+from .parsing import check_identifier, parse
 from .reverse import prune, reverse_program
 from .simplify import simplify_for_people, stable_forms
 from .trace import trace, traced_names

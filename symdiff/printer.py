@@ -86,6 +86,15 @@ class CodePrinter(NumPyPrinter):
             text = f"_np.where({self._print(cond)}, {self._print(value)}, {text})"
         return text
 
+    def _print_And(self, expr: sp.And) -> str:
+        return self._nested("_np.logical_and", expr.args)
+
+    def _print_Or(self, expr: sp.Or) -> str:
+        return self._nested("_np.logical_or", expr.args)
+
+    def _print_Not(self, expr: sp.Not) -> str:
+        return f"_np.logical_not({self._print(expr.args[0])})"
+
     def _print_Relational(self, expr: sp.core.relational.Relational) -> str:
         lhs = self.parenthesize(expr.lhs, precedence(expr))
         rhs = self.parenthesize(expr.rhs, precedence(expr))

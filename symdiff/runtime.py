@@ -487,8 +487,50 @@ def _sigmoid(x):
     return _np.where(x >= 0, 1.0, e) / (1.0 + e)
 
 
+def _check_shapes(names, arrays, shapes, needs):
+    """Check the arguments of a tensor function against their declared shapes.
+
+    ``shapes[i]`` declares ``arrays[i]`` (named ``names[i]``): an int is a fixed size, a string
+    a named dimension, which must have one size wherever it appears. ``needs`` pairs a named
+    dimension with the least size the expression's literal indices require. Returns the sizes of
+    the named dimensions in order of first appearance; raises ``ValueError`` naming the argument,
+    its shape and the declared one.
+    """
+    sizes = {}
+    source = {}
+    for name, array, declared in zip(names, arrays, shapes, strict=True):
+        actual = _np.shape(array)
+        clash = None
+        fits = len(actual) == len(declared)
+        for size, dim in zip(actual, declared, strict=True) if fits else ():
+            if dim.__class__ is not str:
+                fits = size == dim
+            elif dim not in sizes:
+                sizes[dim] = size
+                source[dim] = name
+            elif sizes[dim] != size:
+                fits, clash = False, dim
+            if not fits:
+                break
+        if not fits:
+            inner = ", ".join(str(d) for d in declared)
+            text = f"({inner},)" if len(declared) == 1 else f"({inner})"
+            why = "" if clash is None else (
+                f", but dimension {clash!r} is {sizes[clash]} (from argument {source[clash]!r})"
+            )
+            raise ValueError(f"argument {name!r} has shape {actual}, expected {text}{why}")
+    for dim, least in needs:
+        if sizes[dim] < least:
+            raise ValueError(
+                f"dimension {dim!r} is {sizes[dim]} (from argument {source[dim]!r}), but the "
+                f"expression indexes it up to {least}"
+            )
+    return tuple(sizes.values())
+
+
 HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_as_output": (),
+    "_check_shapes": (),
     "_as_vector": (),
     "_argmax_share": (),
     "_sigmoid": (),

@@ -43,6 +43,8 @@ NUMPY_NAMES = frozenset(
         "exp",
         "exp2",
         "expm1",
+        "eye",
+        "full",
         "heaviside",
         "hypot",
         "log",
@@ -51,22 +53,41 @@ NUMPY_NAMES = frozenset(
         "log2",
         "logaddexp",
         "logaddexp2",
+        "logical_and",
+        "logical_not",
+        "logical_or",
+        "max",
         "maximum",
+        "mean",
+        "min",
         "minimum",
         "pi",
+        "repeat",
+        "reshape",
         "result_type",
         "sign",
         "sin",
         "sinh",
         "sqrt",
+        "squeeze",
+        "stack",
+        "sum",
         "tan",
         "tanh",
+        "transpose",
         "where",
+        "zeros",
     }
 )
 PARAM_METHODS = frozenset({"astype", "shape"})
-KEYWORDS = frozenset({"dtype", "copy"})
-_INTERNAL = re.compile(r"_[a-z][a-z0-9_]*\Z")
+#: Tensor modules (those that embed this helper to check argument shapes) may also use ``@``,
+#: ``.T``, basic indexing by literals (``x[1:3]``, ``_t0[:, None]``), ``_t0[1:3] = ...``,
+#: ``_n_dim, _d_dim = ...`` and identifier-like strings (argument and dimension names).
+TENSOR_HELPER = "_check_shapes"
+TENSOR_ATTRIBUTES = frozenset({"T"})
+KEYWORDS = frozenset({"dtype", "copy", "axis", "keepdims"})
+#: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
+_INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")
 _PARAM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 VECTOR = "_v"  # the direction parameter of Hessian-vector products
 
@@ -79,6 +100,26 @@ _ALLOWED_OPERATORS = (
     ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd,
     ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq,
 )
+
+
+def _plain_index(index: ast.AST) -> bool:
+    """Basic indexing by literals only: ints, slices of ints, ``None`` and ``...``."""
+    items = index.elts if isinstance(index, ast.Tuple) else [index]
+    return all(_plain_item(item) for item in items)
+
+
+def _plain_item(item: ast.AST) -> bool:
+    if isinstance(item, ast.Slice):
+        return all(p is None or _literal_int(p) for p in (item.lower, item.upper, item.step))
+    if isinstance(item, ast.Constant) and (item.value is None or item.value is Ellipsis):
+        return True
+    return _literal_int(item)
+
+
+def _literal_int(node: ast.AST) -> bool:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    return isinstance(node, ast.Constant) and type(node.value) is int
 
 
 class VerificationError(SymdiffError):
@@ -117,10 +158,11 @@ def check_module(source: str) -> None:
             raise _refuse(node, f"unexpected {type(node).__name__} at module level")
     if len(functions) != 1:
         raise VerificationError("generated code must define exactly one function")
-    _check_function(functions[0], set(trusted_helpers()))
+    helpers = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    _check_function(functions[0], set(trusted_helpers()), TENSOR_HELPER in helpers)
 
 
-def _check_function(func: ast.FunctionDef, helpers: set[str]) -> None:
+def _check_function(func: ast.FunctionDef, helpers: set[str], tensor: bool = False) -> None:
     args = func.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
         raise _refuse(func, "only plain parameters are allowed")
@@ -137,7 +179,7 @@ def _check_function(func: ast.FunctionDef, helpers: set[str]) -> None:
         if not isinstance(body[0].value.value, str):
             raise _refuse(body[0], "unexpected expression statement")
         body = body[1:]
-    checker = _ExpressionChecker(params, helpers)
+    checker = _ExpressionChecker(params, helpers, tensor)
     for statement in body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             checker.target(statement.targets[0])
@@ -151,16 +193,34 @@ def _check_function(func: ast.FunctionDef, helpers: set[str]) -> None:
 class _ExpressionChecker(ast.NodeVisitor):
     """Walks one expression and refuses any node, name, attribute or call not on the lists."""
 
-    def __init__(self, params: set[str], helpers: set[str]):
+    def __init__(self, params: set[str], helpers: set[str], tensor: bool = False):
         self.params = params
         self.helpers = helpers
+        self.tensor = tensor
 
     def target(self, node: ast.AST) -> None:
         if isinstance(node, ast.Name) and (node.id in self.params or _INTERNAL.match(node.id)):
             return
         if isinstance(node, ast.Subscript) and self._is_out_index(node):
             return
+        if not self.tensor:
+            raise _refuse(node, "unexpected assignment target")
+        if isinstance(node, ast.Subscript) and self._is_internal(node.value) and _plain_index(
+            node.slice
+        ):
+            return  # a slice of a generated array, e.g. ``_t3[1:3] = _t2`` (tensor scatter)
+        if isinstance(node, ast.Tuple) and node.elts and all(
+            self._is_internal(e) for e in node.elts
+        ):
+            return  # ``_n_dim, _d_dim = _check_shapes(...)`` (tensor dimensions)
         raise _refuse(node, "unexpected assignment target")
+
+    def _is_internal(self, node: ast.AST) -> bool:
+        return (
+            isinstance(node, ast.Name)
+            and bool(_INTERNAL.match(node.id))
+            and node.id not in self.helpers
+        )
 
     def _is_out_index(self, node: ast.Subscript, owners: tuple[str, ...] = ("_out",)) -> bool:
         """``_out[i, j]`` (or, to read, ``_v[i]``) with constant integer indices."""
@@ -174,8 +234,8 @@ class _ExpressionChecker(ast.NodeVisitor):
     def generic_visit(self, node: ast.AST) -> None:
         if not isinstance(node, _EXPRESSION_NODES):
             raise _refuse(node, f"unexpected {type(node).__name__}")
-        if isinstance(node, ast.operator | ast.unaryop | ast.cmpop) and not isinstance(
-            node, _ALLOWED_OPERATORS
+        if isinstance(node, ast.operator | ast.unaryop | ast.cmpop) and not (
+            isinstance(node, _ALLOWED_OPERATORS) or (self.tensor and isinstance(node, ast.MatMult))
         ):
             raise _refuse(node, f"unexpected operator {type(node).__name__}")
         super().generic_visit(node)
@@ -187,6 +247,8 @@ class _ExpressionChecker(ast.NodeVisitor):
         raise _refuse(node, f"unexpected name {name!r}")
 
     def visit_Constant(self, node: ast.Constant) -> None:
+        if self.tensor and type(node.value) is str and _PARAM.match(node.value):
+            return  # a parameter or dimension name, for the messages of ``_check_shapes``
         if type(node.value) not in (int, float, bool):
             raise _refuse(node, f"unexpected constant {node.value!r}")
 
@@ -198,10 +260,20 @@ class _ExpressionChecker(ast.NodeVisitor):
             owner.id in self.params or _INTERNAL.match(owner.id)
         ):
             return
+        if self.tensor and node.attr in TENSOR_ATTRIBUTES and (
+            (isinstance(owner, ast.Name) and owner.id in self.params) or self._is_internal(owner)
+        ):
+            return
         raise _refuse(node, f"unexpected attribute {node.attr!r}")
 
     def visit_Subscript(self, node: ast.Subscript) -> None:
-        if not self._is_out_index(node, ("_out", VECTOR)):
+        if self._is_out_index(node, ("_out", VECTOR)):
+            return
+        owner = node.value
+        named = isinstance(owner, ast.Name) and (
+            owner.id in self.params or self._is_internal(owner)
+        )
+        if not (self.tensor and named and _plain_index(node.slice)):  # ``x[1:3]``, ``_t[:, None]``
             raise _refuse(node, "unexpected subscript")
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -325,10 +325,10 @@ def test_auto_mode_picks_reverse_for_many_variables():
     assert len(g.exprs) == 6  # closed forms are derived on first access
 
 
-def test_not_yet_supported_inputs_say_so():
-    with pytest.raises(sd.UnsupportedError, match="tracing"):
-        sd.grad(lambda x: x**2)
-    with pytest.raises(sd.UnsupportedError, match="shapes"):
+def test_lambdas_are_traced_and_shapes_make_tensor_variables():
+    (d_x,) = sd.grad(lambda x: x**2)(np.array([1.0, 3.0]))
+    np.testing.assert_array_equal(d_x, [2.0, 6.0])
+    with pytest.raises(sd.ShapeError, match="scalar"):  # x is a vector: grad needs a scalar
         sd.grad("x", shapes={"x": (3,)})
 
 
@@ -339,6 +339,13 @@ def test_cache_false_rebuilds_and_memo_returns_same_object():
     sd.clear_cache()
     assert sd.cache_info()["entries"] == 0
     assert sd.grad("x**5") is not None
+
+
+def test_conditions_that_simplify_to_and_or_compile():
+    f = sd.compile("where(x > x*x, x, x*x*0.5)")  # SymPy turns x > x**2 into And(x > 0, x < 1)
+    np.testing.assert_allclose(f([-1.0, 0.5, 2.0]), [0.5, 0.5, 2.0])
+    g = sd.grad("where(x > x*x, x, x*x*0.5)", wrt="x")
+    np.testing.assert_allclose(g([-1.0, 0.5, 2.0]), [-1.0, 1.0, 2.0])
 
 
 def test_demo_prints_a_derivation_and_a_gradient(capsys):

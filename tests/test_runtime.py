@@ -454,6 +454,7 @@ def _call_examples():
         "_sigmoid": ((x,), _sigmoid(x)),
         "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),
         "_as_vector": ((x[:2], 2), _as_vector(x[:2], 2)),
+        "_check_shapes": ((("x",), (x,), (("n",),), (("n", 2),)), (6,)),
     }
 
 

@@ -27,29 +27,44 @@ arctan arctan2 arcsinh arccosh arctanh. Constants: ``pi`` and ``e``. Every other
 variable, ``Symbol(name, real=True)``: ``np``, ``exec``, ``E``, ``I``, ``S``, ``N``, ``oo``
 or ``lambda_`` are plain variables. Names starting with ``_`` (so every dunder) are refused.
 
+Operators are applied as Python would apply them to SymPy objects, so the result is the
+SymPy expression a user would get by typing the same formula on symbols: ``2*(x + y)*x`` is
+``x*(2*x + 2*y)``. Only runs of more than 32 operands of ``+``/``-`` or ``*``/``/`` are
+combined in one ``Add``/``Mul`` call (an equal value in SymPy's flat canonical form) to keep
+sums of thousands of terms fast.
+
 Refused with a :class:`~symdiff.errors.ParseError` whose ``position`` is the 0-based offset of
 the problem in the original text: attribute access, subscripts, lambdas, comprehensions,
 strings and f-strings, ``:=``, ``a if c else b``, containers, starred arguments, keyword
 arguments other than ``log``'s ``base``, ``//``, ``%``, ``@``, bit operators, ``==``, ``!=``,
 chained comparisons, ``and``/``or``/``not``, ``True``/``False``/``None``, complex literals,
-non-ASCII characters (Python would silently NFKC-normalise a full-width ``x`` to ``x``) and control
-characters other than tab and newline. A constant sub-expression whose value is not a finite
-real number (``1/0``, ``log(0)``, ``sqrt(-1)``, ``asin(2)``, ``(-8)**(1/3)``, which is complex
-in SymPy's principal-root convention) is refused at that sub-expression.
+non-ASCII characters (Python would silently NFKC-normalise a full-width ``x`` to ``x``) and
+control characters other than tab, newline and carriage return. A constant sub-expression
+whose value is not a finite real number is refused at that sub-expression: ``1/0``,
+``log(0)``, ``sqrt(-1)``, ``asin(2)``, ``(-2)**pi``, and also ``(-8)**(1/3)`` and
+``loggamma(-0.5)``, which are complex in SymPy's principal-branch convention. So is a
+sub-expression with variables that SymPy turns into ``zoo``/``nan`` on some branch, such as
+``x / where(x > 0, x, 0)``.
+
+SymPy input is not re-parsed: its symbols are checked and made real, and values that are not
+finite real numbers (``zoo``, ``oo``, ``nan``, ``I``) are refused; the size limits below are
+for strings.
 
 Limits (``LIMITS``)
 -------------------
-``max_length`` (10,000)
+``max_length`` (100,000)
     characters of input.
 ``max_depth`` (100)
     nesting of brackets, checked by scanning the text before Python's parser sees it.
 ``max_ast_depth`` (200)
     nesting of operations and calls; a run of left-associative operators of the same kind
     (``a + b - c + ...``, ``a * b / c ...``) counts as one level.
-``max_nodes`` (5,000)
+``max_nodes`` (30,000)
     expression nodes (names, numbers, operations, calls).
-``max_names`` (200)
+``max_names`` (1,000)
     distinct variable names.
+``max_name_length`` (100)
+    characters of one variable name.
 ``max_int_digits`` (100)
     characters in one numeric literal (digits, exponent included).
 ``max_exponent`` (1,000)
@@ -59,22 +74,37 @@ Limits (``LIMITS``)
     digits of any exact rational produced while folding constants (numerator and denominator
     separately), of the estimated result of a numeric power, and of the numbers under
     fractional powers that SymPy would combine in one product (``sqrt(a)*sqrt(b)``).
-``max_milliseconds`` (1,000)
-    a last-resort time budget for building the expression; exceeding it is a ``ParseError``.
+``max_constant_depth`` (8)
+    nesting of functions, powers and divisions inside a sub-expression without variables
+    (``sigmoid`` and ``softplus`` count twice). SymPy's exact evaluation of nested constants
+    such as ``exp(-exp(-exp(...)))`` or ``cos(2*cos(2*...))`` takes time exponential in
+    their depth; ``exp(-exp(-x))`` with a variable is not affected.
+``max_args`` (20)
+    arguments of one ``min``/``max``, counting those of directly nested ``min``/``max`` that
+    SymPy merges: SymPy compares the arguments pairwise, about a millisecond per pair of
+    unrelated variables.
+``max_milliseconds`` (1,000) and ``max_microseconds_per_char`` (50)
+    a last-resort time budget for building the expression, checked between nodes: one second
+    plus 50 microseconds per character of input (so 6 s at the 100,000-character limit, for
+    legal inputs of 1,000 variables); exceeding it is a ``ParseError``. The limits above keep
+    every single step far below it.
 
 Every limit is checked before the expensive step it guards, so a rejection takes milliseconds
-and never surfaces as ``RecursionError`` or ``MemoryError``.
+(the time budget aside) and never surfaces as ``RecursionError`` or ``MemoryError``.
+``LIMITS`` is read at every call, so a server may lower (or a test raise) any of them.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
 import keyword
 import math
 import numbers
 import re
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar, NoReturn
@@ -87,16 +117,44 @@ from .functions import relu, sigmoid, softplus
 __all__ = ["FUNCTIONS", "LIMITS", "check_identifier", "parse"]
 
 LIMITS: dict[str, int] = {
-    "max_length": 10_000,
+    "max_length": 100_000,
     "max_depth": 100,
     "max_ast_depth": 200,
-    "max_nodes": 5_000,
-    "max_names": 200,
+    "max_nodes": 30_000,
+    "max_names": 1_000,
+    "max_name_length": 100,
     "max_int_digits": 100,
     "max_exponent": 1_000,
     "max_constant_digits": 500,
+    "max_constant_depth": 8,
+    "max_args": 20,
     "max_milliseconds": 1_000,
+    "max_microseconds_per_char": 50,
 }
+
+
+#: Python's parser converts a flat chain ``a + b + c + ...`` recursively; with the default
+#: recursion limit (1,000, less the caller's stack) a sum of a thousand terms fails. While
+#: parsing, the limit is raised to this, which allows chains of about 9,000 operators; longer
+#: ones still raise RecursionError, reported as a ParseError.
+PARSER_RECURSION_LIMIT = 10_000
+
+
+@contextlib.contextmanager
+def _recursion_limit(limit: int) -> Iterator[None]:
+    """Temporarily raise (never lower) the interpreter's recursion limit."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, limit))
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def _budget_seconds(length: int) -> float:
+    """The time budget for an input of ``length`` characters: a fixed part plus a part that
+    grows with the input, so that long legal inputs (1,000-variable sums) are not cut off."""
+    return (LIMITS["max_milliseconds"] * 1e3 + LIMITS["max_microseconds_per_char"] * length) / 1e6
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 _FLOAT = re.compile(r"(?P<int>[0-9]*)(?:\.(?P<frac>[0-9]*))?(?:[eE](?P<exp>[+-]?[0-9]+))?\Z")
@@ -178,6 +236,10 @@ FUNCTIONS: frozenset[str] = frozenset(_FUNCTION_TABLE)
 
 # Functions whose value grows at least exponentially with a numeric argument.
 _GROWING = frozenset({sp.exp, sp.sinh, sp.cosh, sp.gamma, sp.loggamma})
+# Runs of + - or * / up to this long are combined left to right, exactly as Python would.
+_SEQUENTIAL_RUN = 32
+# Functions that SymPy evaluates numerically through a rewrite two levels deep.
+_DOUBLE_NESTING = frozenset({"sigmoid", "softplus"})
 
 # --------------------------------------------------------------------------- descriptions
 
@@ -266,6 +328,13 @@ def check_identifier(name: object, what: str = "variable name") -> str:
     """
     if not isinstance(name, str):
         raise ParseError(f"{what} must be a string, not {type(name).__name__}")
+    if len(name) > LIMITS["max_name_length"]:
+        raise ParseError(
+            f"{what} {_shorten(name)} is longer than {LIMITS['max_name_length']} characters "
+            "(limit max_name_length)",
+            name if len(name) <= 200 else None,
+            LIMITS["max_name_length"],
+        )
     if _IDENTIFIER.match(name) and not keyword.iskeyword(name):
         return name
     shown = _shorten(name)
@@ -425,7 +494,7 @@ def _scan_number(body: str, i: int) -> int:
 
 
 def _check_char(text: str, i: int) -> None:
-    """Refuse characters that may not appear outside names and numbers."""
+    """Refuse ``text[i]`` if it is non-ASCII, a control character or a string quote."""
     ch = text[i]
     if not ch.isascii():
         raise ParseError(
@@ -480,10 +549,6 @@ def _continues_chain(parent: ast.AST, child: ast.AST) -> bool:
 # --------------------------------------------------------------------------- numbers
 
 
-def _digits_bits() -> int:
-    return math.ceil(LIMITS["max_constant_digits"] * _LOG2_10)
-
-
 def _digits(n: int) -> int:
     """Number of decimal digits of ``n`` (without building its decimal string)."""
     n = abs(n)
@@ -491,9 +556,8 @@ def _digits(n: int) -> int:
 
 
 def _rational_digits(value: sp.Rational) -> int:
-    """Upper bound of the decimal digits of the larger of numerator and denominator."""
-    bits = max(int(value.p).bit_length(), int(value.q).bit_length())
-    return math.ceil(bits / _LOG2_10)
+    """Decimal digits of the larger of numerator and denominator."""
+    return max(_digits(int(value.p)), _digits(int(value.q)))
 
 
 def _exact_float(literal: str) -> sp.Rational | None:
@@ -537,6 +601,15 @@ def _log10_abs(value: sp.Expr) -> float:
     return best
 
 
+def _numerically_real(value: sp.Expr) -> bool:
+    """Whether a constant SymPy cannot classify, such as ``(-2)**pi``, evaluates to a real."""
+    try:
+        real, imag = (float(part) for part in value.evalf(15).as_real_imag())
+    except (TypeError, ValueError, ArithmeticError):
+        return True  # no numeric verdict: leave it to evaluation time
+    return math.isfinite(real) and abs(imag) <= 1e-9 * max(1.0, abs(real))
+
+
 def _log10_int(n: int) -> float:
     bits = n.bit_length()
     if bits < 1000:
@@ -559,6 +632,36 @@ def _root_digits(expr: sp.Expr) -> int:
     return total
 
 
+def _nesting(node: ast.AST) -> int:
+    """How much ``node`` adds to the nesting of a constant (see ``max_constant_depth``)."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        return 2 if isinstance(func, ast.Name) and func.id in _DOUBLE_NESTING else 1
+    if isinstance(node, ast.Compare):
+        return 1
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, ast.Pow):
+            return 1
+        while isinstance(node, ast.BinOp) and _CHAINS.get(type(node.op)) == "multiplicative":
+            if isinstance(node.op, ast.Div):
+                return 1
+            node = node.left
+    return 0
+
+
+def _value_depth(expr: sp.Basic) -> int:
+    """Nesting of function applications and powers in a SymPy expression (iteratively)."""
+    deepest = 0
+    stack = [(expr, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, sp.Function | sp.Pow):
+            depth += 1
+        deepest = max(deepest, depth)
+        stack.extend((arg, depth) for arg in node.args)
+    return deepest
+
+
 # --------------------------------------------------------------------------- builder
 
 
@@ -570,7 +673,9 @@ class _Builder:
     def __init__(self, src: _Source):
         self.src = src
         self.symbols: dict[str, sp.Symbol] = {}
-        self.deadline = time.perf_counter() + LIMITS["max_milliseconds"] / 1000
+        self.deadline = time.perf_counter() + _budget_seconds(len(src.original))
+        self.built: set[int] = set()  # ids of the nodes built so far
+        self.constant_depth: dict[int, int] = {}  # node id -> nesting, for numeric values
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -586,12 +691,14 @@ class _Builder:
         if time.perf_counter() > self.deadline:
             self.fail(
                 "expression is too expensive to evaluate exactly "
-                f"(over {LIMITS['max_milliseconds']} ms, limit max_milliseconds)",
+                f"(over {_budget_seconds(len(self.src.original)) * 1000:.0f} ms, "
+                "limit max_milliseconds plus max_microseconds_per_char)",
                 node,
             )
         try:
             value = handler(self, node)
             self.check_value(value, node)
+            self.record(node, value)
         except SymdiffError:
             raise
         except (RecursionError, MemoryError):
@@ -600,10 +707,8 @@ class _Builder:
             self.fail(f"cannot evaluate this: {exc}", node)
         return value
 
-    def check_value(self, value: sp.Basic, node: ast.AST) -> None:
-        """Refuse oversized exact numbers and constants that are not finite real numbers."""
-        if value.is_Symbol:
-            return
+    def check_size(self, value: sp.Basic, node: ast.AST) -> None:
+        """Refuse exact rationals (the value or its direct arguments) with too many digits."""
         for part in (value, *value.args):
             if part.is_Rational and _rational_digits(part) > LIMITS["max_constant_digits"]:
                 self.fail(
@@ -611,21 +716,72 @@ class _Builder:
                     "(limit max_constant_digits)",
                     node,
                 )
+
+    def check_value(self, value: sp.Basic, node: ast.AST) -> None:
+        """Refuse oversized exact numbers and constants that are not finite real numbers."""
+        if value.is_Symbol:
+            return
+        self.check_size(value, node)
         if not isinstance(value, sp.Expr):
             return
-        bad = value.has(*_NON_FINITE)
-        if not bad and value.is_number:
-            bad = value.is_extended_real is False or value.is_finite is False
-        if bad:
-            self.fail(f"{self.src.segment(node).strip()} is not a finite real number", node)
+        shown = " ".join(self.src.segment(node).split())
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        if value.has(*_NON_FINITE):
+            if value.is_number:
+                self.fail(f"{shown} is not a finite real number", node)
+            self.fail(f"{shown} is infinite or undefined for some values (SymPy: {value})", node)
+        if value.is_number and not value.is_Rational:
+            real = value.is_extended_real
+            if real is False or (real is None and not _numerically_real(value)):
+                self.fail(f"{shown} is not a finite real number", node)
 
-    def check_growth(self, func: object, arg: sp.Expr, node: ast.AST) -> None:
+    def operand_depths(self, node: ast.AST) -> tuple[bool, int]:
+        """Whether every built operand of ``node`` is a number, and their deepest nesting."""
+        every, deepest = True, 0
+        stack = list(ast.iter_child_nodes(node))
+        while stack:
+            child = stack.pop()
+            if id(child) not in self.built:  # keywords, comparisons, runs of + or *
+                stack.extend(ast.iter_child_nodes(child))
+                continue
+            depth = self.constant_depth.get(id(child))
+            if depth is None:
+                every = False
+            else:
+                deepest = max(deepest, depth)
+        return every, deepest
+
+    def record(self, node: ast.AST, value: sp.Expr) -> None:
+        self.built.add(id(node))
+        if value.is_Rational or value.is_Symbol:
+            depth = 0 if value.is_Rational else None
+        elif value.is_number:
+            every, deepest = self.operand_depths(node)
+            # A constant made from variables that cancelled, e.g. (x + c) - x: measure it.
+            depth = _nesting(node) + deepest if every else _value_depth(value)
+        else:
+            depth = None
+        if depth is not None:
+            self.constant_depth[id(node)] = depth
+
+    def guard(self, node: ast.AST) -> None:
+        """Refuse to let SymPy evaluate a deeply nested constant (exponential time in SymPy)."""
+        every, deepest = self.operand_depths(node)
+        limit = LIMITS["max_constant_depth"]
+        if every and deepest + _nesting(node) > limit:
+            self.fail(
+                f"constant sub-expression is nested more than {limit} functions deep "
+                "(limit max_constant_depth; SymPy's exact evaluation would take too long)",
+                node,
+            )
+
+    def check_growth(self, name: str, func: object, arg: sp.Expr, node: ast.AST) -> None:
         """Refuse ``exp``-like functions of numbers too large to keep exact."""
         if func in _GROWING and arg.is_number:
             limit = LIMITS["max_exponent"]
             if _log10_abs(arg) > math.log10(limit):
                 self.fail(
-                    f"the argument of {func} is larger than {limit} (limit max_exponent)", node
+                    f"the argument of {name}() is larger than {limit} (limit max_exponent)", node
                 )
 
     def check_power(self, base: sp.Expr, exponent: sp.Expr, node: ast.BinOp) -> None:
@@ -714,6 +870,7 @@ class _Builder:
         if kind is None:
             self.check_operator(node)
             base, exponent = self.build(node.left), self.build(node.right)
+            self.guard(node)
             self.check_power(base, exponent, node)
             return sp.Pow(base, exponent)
         # A left-leaning run of same-precedence operators is built iteratively.
@@ -725,7 +882,7 @@ class _Builder:
         run.reverse()
         if kind == "additive":
             return self.add_run(left, run)
-        return self.multiply_run(left, run)
+        return self.multiply_run(node, left, run)
 
     def check_operator(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.Pow | ast.Add | ast.Sub | ast.Mult | ast.Div):
@@ -739,37 +896,45 @@ class _Builder:
         return self.src.find_between(node.left, node.right, symbol)
 
     def add_run(self, first: ast.AST, run: list[ast.BinOp]) -> sp.Expr:
-        """``a + b - c ...``: rational terms are folded one at a time, the rest added at once."""
+        """``a + b - c ...``, combined like :meth:`multiply_run`."""
+        operands = [(first, self.build(first))]
+        for item in run:
+            term = self.build(item.right)
+            operands.append((item, -term if isinstance(item.op, ast.Sub) else term))
+        if len(operands) <= _SEQUENTIAL_RUN:
+            total = operands[0][1]
+            for item, term in operands[1:]:
+                total = total + term
+                self.check_size(total, item)
+            return total
         terms: list[sp.Expr] = []
         constant = sp.Integer(0)
-        for item in (first, *run):
-            if isinstance(item, ast.BinOp) and item in run:
-                term = self.build(item.right)
-                term = -term if isinstance(item.op, ast.Sub) else term
-            else:
-                term = self.build(item)
+        for item, term in operands:
             if term.is_Rational:
                 constant += term
-                self.check_value(constant, item)
+                self.check_size(constant, item)
             else:
                 terms.append(term)
         return sp.Add(*terms, constant)
 
-    def multiply_run(self, first: ast.AST, run: list[ast.BinOp]) -> sp.Expr:
-        """``a * b / c ...``: like :meth:`add_run`, guarding SymPy's merging of numeric roots."""
-        factors: list[sp.Expr] = []
-        coefficient = sp.Integer(1)
+    def multiply_run(self, node: ast.BinOp, first: ast.AST, run: list[ast.BinOp]) -> sp.Expr:
+        """``a * b / c ...``: left to right as Python would (SymPy's canonical form depends on
+        the order: ``2*(x + y)*x`` is ``x*(2*x + 2*y)``), or in one ``Mul`` for long runs, which
+        SymPy would otherwise re-flatten at every step. Guards SymPy's merging of numeric roots
+        (``sqrt(a)*sqrt(b)`` becomes ``sqrt(a*b)``, whose square factors it then searches for).
+        """
+        operands: list[tuple[ast.AST, sp.Expr]] = [(first, self.build(first))]
+        for item in run:
+            self.check_operator(item)
+            factor = self.build(item.right)
+            if isinstance(item.op, ast.Div):
+                if factor.is_zero:
+                    self.fail("division by zero", self.operator_position(item))
+                factor = sp.Pow(factor, -1)
+            operands.append((item, factor))
+        self.guard(node)
         root_digits = 0
-        for item in (first, *run):
-            if isinstance(item, ast.BinOp) and item in run:
-                self.check_operator(item)
-                factor = self.build(item.right)
-                if isinstance(item.op, ast.Div):
-                    if factor.is_zero:
-                        self.fail("division by zero", self.operator_position(item))
-                    factor = sp.Pow(factor, -1)
-            else:
-                factor = self.build(item)
+        for item, factor in operands:
             root_digits += _root_digits(factor)
             if root_digits > LIMITS["max_constant_digits"]:
                 self.fail(
@@ -777,18 +942,27 @@ class _Builder:
                     f"{LIMITS['max_constant_digits']} digits together (limit max_constant_digits)",
                     item,
                 )
-            if factor.is_Rational:
-                coefficient *= factor
-                self.check_value(coefficient, item)
-            else:
-                factors.append(factor)
-        product = sp.Mul(coefficient, *factors)
-        if factors and product.is_number:
+        if len(operands) <= _SEQUENTIAL_RUN:
+            product = operands[0][1]
+            for item, factor in operands[1:]:
+                product = product * factor
+                self.check_size(product, item)
+        else:
+            factors: list[sp.Expr] = []
+            coefficient = sp.Integer(1)
+            for item, factor in operands:
+                if factor.is_Rational:
+                    coefficient *= factor
+                    self.check_size(coefficient, item)
+                else:
+                    factors.append(factor)
+            product = sp.Mul(coefficient, *factors)
+        if product.is_number and not product.is_Rational:
             # Bound the magnitude so that later numeric comparisons (Max, where, assumptions)
             # never need huge precision, e.g. sin(exp(1000)*exp(1000)*...).
             limit = LIMITS["max_constant_digits"]
             if _log10_abs(product) > limit:
-                self.fail(f"constant is larger than 10**{limit} (limit max_constant_digits)", first)
+                self.fail(f"constant is larger than 10**{limit} (limit max_constant_digits)", node)
         return product
 
     def visit_BoolOp(self, node: ast.BoolOp) -> sp.Expr:
@@ -817,7 +991,9 @@ class _Builder:
             )
         _, build = _COMPARISONS[type(node.ops[0])]
         assert build is not None
-        return build(self.build(node.left), self.build(node.comparators[0]))
+        left_value, right_value = self.build(node.left), self.build(node.comparators[0])
+        self.guard(node)
+        return build(left_value, right_value)
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -838,17 +1014,32 @@ class _Builder:
         base = self.keyword_base(name, node)
         given = len(node.args) + (base is not None)
         too_many = spec.max_args is not None and given > spec.max_args
-        if given < spec.min_args or too_many:
+        if len(node.args) < spec.min_args or too_many:
             self.fail(f"{name}() takes {spec.usage} ({given} given)", func)
         if name == "where":
             return self.where(node, spec)
+        if spec.max_args is None and len(node.args) > LIMITS["max_args"]:
+            self.fail(
+                f"{name}() has more than {LIMITS['max_args']} arguments (limit max_args)", node
+            )
         args = [self.build(arg) for arg in node.args]
         if base is not None:
             args.append(self.build(base))
         if len(args) == 2 and spec is _FUNCTION_TABLE["log"]:
             self.check_log_base(args[1], base if base is not None else node.args[1])
-        self.check_growth(spec.build, args[0], node)
+        if spec.max_args is None:
+            self.check_argument_count(spec, args, node)
+        self.guard(node)
+        self.check_growth(name, spec.build, args[0], node)
         return spec.build(*args)
+
+    def check_argument_count(self, spec: _Function, args: list[sp.Expr], node: ast.Call) -> None:
+        """Bound min/max arguments, counting those of nested min/max SymPy would merge."""
+        merged = sum(len(a.args) if isinstance(a, spec.build) else 1 for a in args)
+        limit = LIMITS["max_args"]
+        if merged > limit:
+            name = getattr(node.func, "id", "function")
+            self.fail(f"{name}() has more than {limit} arguments (limit max_args)", node)
 
     def keyword_base(self, name: str, node: ast.Call) -> ast.AST | None:
         """The ``base=`` keyword of ``log``; any other keyword is an error."""
@@ -874,7 +1065,15 @@ class _Builder:
         if not isinstance(cond_node, ast.Compare):
             self.fail("the first argument of where() must be a comparison (< <= > >=)", cond_node)
         cond = self.comparison(cond_node)
-        return spec.build(cond, self.build(yes_node), self.build(no_node))
+        if cond.has(sp.Piecewise):  # SymPy would solve it as a set: exponential time
+            self.fail(
+                "a where() inside the condition of a where() is not supported; "
+                "nest where() in the values instead",
+                cond_node,
+            )
+        yes, no = self.build(yes_node), self.build(no_node)
+        self.guard(node)
+        return spec.build(cond, yes, no)
 
 
 _Builder._HANDLERS = {
@@ -933,7 +1132,8 @@ def _parse_text(text: str) -> sp.Expr:
         raise ParseError("empty expression", text, 0)
     src = _scan(text)
     try:
-        tree = ast.parse(src.transformed, mode="eval")
+        with _recursion_limit(PARSER_RECURSION_LIMIT):
+            tree = ast.parse(src.transformed, mode="eval")
     except SyntaxError as exc:
         raise _syntax_error(exc, src) from None
     except (RecursionError, MemoryError, ValueError, OverflowError):
@@ -942,6 +1142,8 @@ def _parse_text(text: str) -> sp.Expr:
             "(too many operators in a row)",
             0,
         ) from None
+    if isinstance(tree.body, ast.Tuple) and not tree.body.elts:  # only comments, or "()"
+        raise src.error("empty expression", 0)
     _check_tree(tree, src)
     builder = _Builder(src)
     try:
@@ -979,6 +1181,8 @@ def _from_sympy(expr: sp.Basic) -> sp.Expr:
     if expr.has(*_NON_FINITE, sp.I):
         raise ParseError(f"{_short_expr(expr)} contains a value that is not a finite real number")
     result = expr.xreplace(replacements)
-    if result.is_number and (result.is_extended_real is False or result.is_finite is False):
-        raise ParseError(f"{_short_expr(result)} is not a finite real number")
+    if result.is_number and not result.is_Rational:
+        real = result.is_extended_real
+        if real is False or (real is None and not _numerically_real(result)):
+            raise ParseError(f"{_short_expr(result)} is not a finite real number")
     return result

@@ -1,0 +1,65 @@
+"""The tensor layer: expressions over arrays with declared shapes, differentiated symbolically
+and emitted as plain NumPy (``shapes=`` on every builder).
+
+Pipeline (each a small module, imports pointing down the list)::
+
+    shapes      dimensions (names or ints), broadcasting, the shape rule of every op
+    ir          hash-consed nodes of a tensor expression
+    simplify    peephole rewrites applied as nodes are built
+    ops         node constructors: shape checks + simplify + interning
+    literals    literal arguments (axes, indices, shapes) read from the syntax tree
+    parse       text -> nodes through an ast allow-list (the scalar parser's front end)
+    elementwise partial derivatives of elementwise nodes by the scalar rule table
+    vjp         TENSOR_VJPS: one vector-Jacobian product per op (reverse mode)
+    jvp         TENSOR_JVPS: one Jacobian-vector product per op (forward mode)
+    walk        the backward walk (unbroadcast once, fan-out summed) and the forward walk
+    emit        nodes -> NumPy statements (inline views, composed elementwise, CSE)
+    module      statements -> module text (header, helpers, shape checks, docstring)
+    build       a builder call -> CompiledFunction
+
+Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``jacobian``,
+``hessian``):
+
+* Every variable of the expression needs a shape; ``()`` declares a scalar. A variable without
+  one is a ``ShapeError``; shapes given for names that do not occur are ignored (one mapping can
+  serve several expressions). Dimensions are ints or names; a name must have one size across
+  the arguments of a call. Tensor functions are not vectorized over extra leading axes.
+* Shapes are inferred and checked when the function is built (``ShapeError`` naming the
+  operation, both shapes and the text); at call time ``_check_shapes`` in the generated module
+  raises ``ValueError`` naming the argument, its shape and the declared one.
+* Results: ``grad`` -> an array of the variable's shape (a tuple for a list of names, or for
+  ``wrt=None``: every variable, sorted); ``hessian`` -> ``S + S`` (a tuple of tuples of blocks
+  ``S_i + S_j`` for a list); ``jacobian(expr)`` -> ``O + S`` (output shape, then variable shape,
+  as ``jax.jacobian``); ``jacobian([e1, ..., em])`` -> ``(m,) + O + S`` for same-shaped outputs.
+* Modes: gradients are reverse mode (``"auto"``, ``"reverse"``); ``mode="forward"`` pushes one
+  tangent per entry of the variable instead. Jacobians are forward mode (``"reverse"`` is an
+  ``UnsupportedError``); Hessians are forward over reverse in every mode.
+* ``max``/``min`` (reductions, and elementwise ``max(a, b)``) split the gradient evenly among
+  tied elements, as the seeds prefer, ``torch.amax`` and ``jnp.max`` do; ``torch.max(x, dim)``
+  gives it all to one index instead. ``relu'(0) = 0``, ``abs'(0) = 0`` as in the scalar layer.
+* ``simplify=False`` skips SymPy's simplification of elementwise derivatives (the peephole
+  rewrites always apply); ``cse=False`` turns off shared elementwise subexpressions;
+  ``cache=True`` keeps built functions in memory for the process (not on disk yet).
+* ``CompiledFunction.exprs`` holds each output as a formula in the input language, e.g.
+  ``X.T @ (-y*sigmoid(-(X @ w)*y))``; ``.source`` imports only NumPy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..compiled import CompiledFunction
+    from ..options import Options
+
+
+def build_tensor(
+    kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any
+) -> CompiledFunction:
+    """Build the tensor function for one builder call (``symdiff.tensor.build``)."""
+    from .build import build_tensor as build
+
+    return build(kind, exprs, wrt, options, shapes)
+
+
+__all__ = ["build_tensor"]

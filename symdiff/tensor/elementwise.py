@@ -1,0 +1,27 @@
+"""Partial derivatives of elementwise (``map``) expressions, by the scalar rule table.
+
+A ``map`` node applies one SymPy expression in the placeholders ``_a0, _a1, ...`` to its
+arguments elementwise; its partial derivative in ``_ai`` is that of the scalar layer
+(:func:`symdiff.differentiate.differentiate`, driven by :data:`symdiff.rules.RULES`), so every
+elementwise function of the scalar layer works on tensors with the same conventions
+(``relu'(0) = 0``, ties of ``max(a, b)`` split evenly, ...).
+"""
+
+from __future__ import annotations
+
+import functools
+
+import sympy as sp
+
+from ..differentiate import differentiate
+from ..simplify import simplify_for_people, stable_forms
+from .ir import arg_symbol
+
+
+@functools.lru_cache(maxsize=4096)
+def partial(expr: sp.Expr, i: int, simplify: bool = True) -> sp.Expr:
+    """``d expr / d _ai``, simplified for reading when asked, in stable forms."""
+    result = differentiate(expr, arg_symbol(i)).result
+    if simplify:
+        result = simplify_for_people(result)
+    return stable_forms(result)

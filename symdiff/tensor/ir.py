@@ -1,0 +1,179 @@
+"""Tensor expression nodes: a hash-consed DAG of operations with static shapes.
+
+A :class:`Node` is an operation (``op``), its operand nodes (``args``), hashable parameters
+(``attrs``) and its static shape. Nodes are created only through a :class:`Graph`, which
+returns the existing node for a structurally equal request, so equal subexpressions are one
+node (common-subexpression elimination for free) and nodes compare by identity.
+
+The operations (``attrs`` in brackets):
+
+========== ============================================================================
+var        a parameter of the function [name]
+fill       a constant array of the node's shape [value: SymPy number or dimension expression]
+eye        the identity seed of forward mode: shape ``S + (size(S),)`` []
+map        an elementwise SymPy expression of the args, which broadcast [expr in ``_a0, _a1..``]
+matmul     ``a @ b`` []
+sum, mean, max, min, logsumexp
+           reductions [axes (sorted, positive), keepdims]
+softmax    ``exp(a) / sum(exp(a))`` along one axis [axis]
+share      gradient share of a max/min with ties split evenly: args ``(a, m)`` with ``m`` the
+           reduced value kept to ``a``'s rank [kind ("max"/"min"), axes]
+transpose  [perm]
+reshape    to the node's shape []
+expand     insert size-1 axes [axes, positions in the result]
+broadcast  ``broadcast_to`` the node's shape []
+index      basic indexing [index items: int, or (start, stop, step)]
+scatter    zeros of the node's shape with the arg placed at [index]
+repeat     ``np.repeat`` [repeats, axis]
+========== ============================================================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import sympy as sp
+
+from .shapes import Shape, format_dim
+
+#: Operations that only re-view their operand (emitted inline, never as a temporary).
+VIEWS = frozenset({"transpose", "expand", "broadcast", "index", "reshape"})
+
+
+def arg_symbol(i: int) -> sp.Symbol:
+    """The placeholder for argument ``i`` inside a ``map`` expression."""
+    return sp.Symbol(f"_a{i}", real=True)
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    """One operation of a tensor expression. Compare by identity (the graph interns nodes)."""
+
+    op: str
+    args: tuple[Node, ...]
+    attrs: tuple[Any, ...]
+    shape: Shape
+
+    @property
+    def ndim(self) -> int:
+        """Number of axes."""
+        return len(self.shape)
+
+    @property
+    def name(self) -> str:
+        """The variable name of a ``var`` node."""
+        assert self.op == "var"
+        return self.attrs[0]
+
+    def __repr__(self) -> str:
+        return f"<{self.op} {describe(self)}>"
+
+
+class Graph:
+    """Interns nodes: one node per distinct (op, args, attrs, shape)."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[tuple[Any, ...], Node] = {}
+
+    def node(self, op: str, args: Iterable[Node], attrs: tuple[Any, ...], shape: Shape) -> Node:
+        """The node for this operation, created on first request."""
+        args = tuple(args)
+        key = (op, tuple(id(a) for a in args), attrs, shape)
+        found = self._nodes.get(key)
+        if found is None:
+            found = self._nodes[key] = Node(op, args, attrs, shape)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+
+def topological(roots: Iterable[Node]) -> list[Node]:
+    """Every node reachable from ``roots``, operands before users, in a deterministic order
+    (depth-first, operands left to right)."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    for root in roots:
+        stack: list[tuple[Node, Iterator[Node]]] = []
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack.append((root, iter(root.args)))
+        while stack:
+            node, pending = stack[-1]
+            child = next(pending, None)
+            if child is None:
+                stack.pop()
+                order.append(node)
+            elif id(child) not in seen:
+                seen.add(id(child))
+                stack.append((child, iter(child.args)))
+    return order
+
+
+def variables(roots: Iterable[Node]) -> list[str]:
+    """Names of the ``var`` nodes under ``roots``, sorted."""
+    return sorted({n.name for n in topological(roots) if n.op == "var"})
+
+
+# -- a readable formula (CompiledFunction.exprs) ---------------------------------------------------
+def describe(node: Node) -> str:
+    """The node as a formula in the input language, e.g. ``X.T @ (-y*sigmoid(-y*(X @ w)))``."""
+    return _describe(node, {})
+
+
+def _describe(node: Node, memo: dict[int, str]) -> str:
+    if id(node) in memo:
+        return memo[id(node)]
+    args = [_describe(a, memo) for a in node.args]
+    text = _FORMATS.get(node.op, _call)(node, args)
+    memo[id(node)] = text
+    return text
+
+
+def _wrap(text: str) -> str:
+    return text if text.replace("_", "").replace(".", "").isalnum() else f"({text})"
+
+
+def _map(node: Node, args: list[str]) -> str:
+    (expr,) = node.attrs
+    names = {arg_symbol(i): sp.Symbol(_wrap(a)) for i, a in enumerate(args)}
+    return sp.sstr(expr.xreplace(names))
+
+
+def _call(node: Node, args: list[str]) -> str:
+    extra = [f"{k}={v}" for k, v in zip(_ATTR_NAMES.get(node.op, ()), node.attrs, strict=False)]
+    if node.op in ("reshape", "broadcast", "scatter", "eye", "fill"):
+        extra.append("shape=(" + ", ".join(format_dim(d) for d in node.shape) + ")")
+    return f"{node.op}({', '.join([*args, *extra])})"
+
+
+_ATTR_NAMES = {
+    "sum": ("axis", "keepdims"),
+    "mean": ("axis", "keepdims"),
+    "max": ("axis", "keepdims"),
+    "min": ("axis", "keepdims"),
+    "logsumexp": ("axis", "keepdims"),
+    "softmax": ("axis",),
+    "share": ("kind", "axis"),
+    "transpose": ("axes",),
+    "expand": ("axis",),
+    "index": ("index",),
+    "scatter": ("index",),
+    "repeat": ("repeats", "axis"),
+    "fill": ("value",),
+}
+def _transpose(node: Node, args: list[str]) -> str:
+    if node.attrs[0] == tuple(reversed(range(node.ndim))):
+        return f"{_wrap(args[0])}.T"
+    return _call(node, args)
+
+
+_FORMATS = {
+    "var": lambda node, args: node.name,
+    "transpose": _transpose,
+    "map": _map,
+    "matmul": lambda node, args: f"{_wrap(args[0])} @ {_wrap(args[1])}",
+}

@@ -1,0 +1,139 @@
+"""Peephole rewrites applied as tensor nodes are built (see :mod:`symdiff.tensor.ops`).
+
+Each function gets the builder and the requested operation and returns a simpler equal node,
+or None to build the operation as asked. The rules:
+
+* a transpose of a transpose is one transpose (none if the permutations cancel), and the
+  transpose of an identity or a constant is itself;
+* a reshape of a reshape is one reshape, a reshape to the same shape is nothing;
+* a sum (or mean, max, min) of a constant is a constant; a sum of a broadcast is the sum of the
+  smaller array times the number of copies (so gradients of broadcasts stay small); a
+  reduction of a transpose reduces the untransposed array;
+* an elementwise operation absorbs broadcasts of its operands (NumPy broadcasts anyway),
+  and multiplications by ones vanish when constants are substituted into it;
+* ``A @ I`` and ``I @ B`` (the forward-mode seed) are ``A`` and ``B``; a product over a
+  contracted axis of length 1 is an elementwise outer product ``a[:, None] * b``; a product
+  with a constant is a sum (``ones @ B`` repeats the column sums of ``B``);
+* ``(A @ B).T`` is ``B.T @ A.T`` (no copy of a transposed result).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import sympy as sp
+
+from .ir import Node, arg_symbol
+from .shapes import Shape, same_dim, same_shape, size
+
+if TYPE_CHECKING:
+    from .ops import Builder
+
+
+def broadcast_free(arg: Node, shape: Shape) -> Node:
+    """``arg`` without broadcasts that an elementwise op of result ``shape`` does itself:
+    a ``broadcast`` node, or size-1 axes inserted in front."""
+    while arg.op == "broadcast" or (
+        arg.op == "expand" and arg.attrs[0] == tuple(range(len(arg.attrs[0])))
+    ):
+        arg = arg.args[0]
+    return arg
+
+
+def _is_identity(node: Node) -> bool:
+    return node.op == "eye" and node.ndim == 2
+
+
+def matmul(b: Builder, x: Node, y: Node, shape: Shape) -> Node | None:
+    """``A @ I -> A``, ``I @ B -> B``, and outer products over a length-1 axis."""
+    if _is_identity(y) and x.ndim >= 1:
+        return x
+    if _is_identity(x) and y.ndim >= 1:
+        return y
+    if x.ndim >= 2 and y.ndim >= 2 and x.shape[-1] == 1 and y.shape[-2] == 1:
+        return b.map(arg_symbol(0) * arg_symbol(1), [x, y], "matmul")
+    if x.op == "fill":  # c * ones @ B: column sums of B, repeated
+        total = b.reduce_axes("sum", y, (max(y.ndim - 2, 0),), y.ndim >= 2 and x.ndim >= 2)
+        return b.broadcast(b.map(x.attrs[0] * arg_symbol(0), [total]), shape)
+    if y.op == "fill":  # A @ (c * ones): row sums of A, repeated
+        total = b.reduce_axes("sum", x, (x.ndim - 1,), y.ndim >= 2)
+        return b.broadcast(b.map(y.attrs[0] * arg_symbol(0), [total]), shape)
+    return None
+
+
+def transpose(b: Builder, a: Node, perm: tuple[int, ...], shape: Shape) -> Node | None:
+    """Transposes compose; identities, constants and identity matrices are their own transpose."""
+    if perm == tuple(range(len(perm))):
+        return a
+    if a.op == "fill":
+        return b.fill(a.attrs[0], shape)
+    if _is_identity(a):
+        return a
+    if a.op == "transpose":
+        inner = a.attrs[0]
+        return b.transpose(a.args[0], tuple(inner[p] for p in perm))
+    if a.op == "matmul" and perm == (1, 0) and all(x.ndim == 2 for x in a.args):
+        return b.matmul(b.transpose(a.args[1]), b.transpose(a.args[0]))  # (A @ B).T = B.T @ A.T
+    return None
+
+
+def reshape(b: Builder, a: Node, shape: Shape) -> Node | None:
+    """Reshapes compose; a reshape to the same shape is nothing; constants stay constants."""
+    if same_shape(a.shape, shape):
+        return a
+    if a.op == "fill":
+        return b.fill(a.attrs[0], shape)
+    if a.op in ("reshape", "expand"):
+        return b.reshape(a.args[0], shape)
+    return None
+
+
+def reduction(
+    b: Builder, kind: str, a: Node, axes: tuple[int, ...], keepdims: bool, shape: Shape
+) -> Node | None:
+    """Reductions of constants and sums of broadcasts."""
+    count = size(a.shape[i] for i in axes)
+    if a.op == "fill":
+        value = a.attrs[0]
+        if kind == "sum":
+            return b.fill(value * count, shape)
+        if kind == "logsumexp":
+            return b.fill(value + sp.log(count), shape)
+        return b.fill(value, shape)
+    if a.op == "broadcast" and kind in ("sum", "mean"):
+        return _sum_of_broadcast(b, kind, a, axes, keepdims, shape)
+    if a.op == "transpose":  # reduce the untransposed array, transpose what is left
+        (perm,) = a.attrs
+        inner = b.reduce_axes(kind, a.args[0], tuple(sorted(perm[i] for i in axes)), keepdims)
+        if keepdims:
+            return b.transpose(inner, perm)
+        left = [p for p in perm if p not in {perm[i] for i in axes}]
+        return b.transpose(inner, tuple(sorted(left).index(p) for p in left))
+    return None
+
+
+def _sum_of_broadcast(
+    b: Builder, kind: str, a: Node, axes: tuple[int, ...], keepdims: bool, shape: Shape
+) -> Node | None:
+    """``sum(broadcast(x, S))``: sum ``x`` over the axes it has, times the copies made."""
+    x = a.args[0]
+    lead = a.ndim - x.ndim
+    stretched = {
+        lead + i
+        for i, d in enumerate(x.shape)
+        if isinstance(d, int) and d == 1 and not same_dim(a.shape[lead + i], 1)
+    }
+    copies = [i for i in axes if i < lead or i in stretched]
+    if not copies:
+        return None
+    factor = size(a.shape[i] for i in copies) if kind == "sum" else 1
+    inner_axes = tuple(i - lead for i in axes if i >= lead and i not in stretched)
+    inner = b.reduce_axes(kind, x, inner_axes, True) if inner_axes else x
+    scaled = b.map(arg_symbol(0) * factor, [inner])
+    # ``scaled`` has x's rank, with 1s where x was stretched or reduced: drop the reduced axes
+    # unless kept, then broadcast back over the axes that were not reduced.
+    if not keepdims:
+        squeezed = tuple(d for i, d in enumerate(scaled.shape) if (lead + i) not in axes)
+        if len(squeezed) != scaled.ndim:
+            scaled = b.reshape(scaled, squeezed)
+    return b.broadcast(scaled, shape)

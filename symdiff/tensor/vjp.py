@@ -1,0 +1,159 @@
+"""``TENSOR_VJPS``: one vector-Jacobian product per tensor operation, as the seeds derive them.
+
+Each rule takes the builder, the node and ``g`` (the gradient of the output with respect to the
+node, of the node's shape) and returns one contribution per operand (None: no gradient flows
+there). A contribution may have the *broadcast* shape of the node; the backward walk
+(:func:`symdiff.tensor.walk.backward`) sums it back to the operand's shape with
+``Builder.unbroadcast``, once, for every rule. Fan-out (a node used twice) is summed by the walk.
+
+* elementwise ``f(a, b, ...)``: ``g * df/da`` for each operand, ``df/da`` from the scalar rules
+* ``A @ B`` (seed 000): ``dA = G @ B.T``, ``dB = A.T @ G``; vectors as rows/columns, so
+  ``A @ b`` gives ``dA = G[:, None] * b`` (an outer product) and ``db = A.T @ G``
+* ``sum`` (seed 000): ``g`` broadcast back over the summed axes (the inverse of repeat)
+* ``mean``: the same divided by the number of elements averaged
+* ``max``/``min`` (seed 001): ``g`` to the elements equal to the result; ties **split evenly**
+  (``1/k`` to each of ``k`` tied elements), unlike ``torch.max(x, dim)`` which picks one
+* ``logsumexp``: ``g * softmax``; ``softmax``: ``s * (g - sum(g * s, axis))``
+* ``transpose`` (seed 001): transpose ``g`` by ``argsort(perm)``
+* ``reshape`` / ``expand`` (seed 001): reshape ``g`` back
+* indexing / slicing (seed 001): ``g`` scattered into zeros of the operand's shape
+* ``repeat`` (seed 000): ``g`` summed over the copies
+* ``broadcast``: ``g`` itself (the walk's ``unbroadcast`` sums it back)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy as sp
+
+from .elementwise import partial
+from .ir import Node, arg_symbol
+from .ops import Builder
+
+Contributions = tuple[Node | None, ...]
+VJP = Callable[[Builder, Node, Node, bool], Contributions]
+
+_G = arg_symbol(0)
+_X = arg_symbol(1)
+
+
+def _map(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (expr,) = node.attrs
+    shift = {arg_symbol(j): arg_symbol(j + 1) for j in range(len(node.args))}
+    return tuple(
+        b.map(_G * partial(expr, i, simplify).xreplace(shift), [g, *node.args])
+        for i in range(len(node.args))
+    )
+
+
+def _matmul(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    x, y = node.args
+    if x.ndim == 1 and y.ndim == 1:  # a . b: scalar G
+        return b.map(_G * _X, [g, y]), b.map(_G * _X, [g, x])
+    if x.ndim == 1:  # a @ B -> (..., m): da = B @ G, dB = a[:, None] * G
+        return b.matmul(y, g), b.map(_G * _X, [b.expand(g, (g.ndim - 1,)), b.expand(x, (1,))])
+    if y.ndim == 1:  # A @ b -> (..., n): dA = G[..., None] * b, db = A.T @ G
+        dx = b.map(_G * _X, [b.expand(g, (g.ndim,)), y])
+        if x.ndim == 2:
+            return dx, b.matmul(_swap(b, x), g)
+        column = b.matmul(_swap(b, x), b.expand(g, (g.ndim,)))  # (..., k, 1)
+        return dx, b.reshape(column, column.shape[:-1])
+    return b.matmul(g, _swap(b, y)), b.matmul(_swap(b, x), g)
+
+
+def _swap(b: Builder, a: Node) -> Node:
+    """``a`` with its last two axes exchanged (``.T`` of a matrix)."""
+    perm = (*range(a.ndim - 2), a.ndim - 1, a.ndim - 2)
+    return b.transpose(a, perm)
+
+
+def _sum(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (a,) = node.args
+    axes, keepdims = node.attrs
+    return (b.broadcast(g if keepdims else b.expand(g, axes), a.shape),)
+
+
+def _mean(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (a,) = node.args
+    axes, keepdims = node.attrs
+    count = sp.Mul(*(sp.sympify(a.shape[i]) for i in axes))
+    scaled = b.map(_G / count, [g if keepdims else b.expand(g, axes)])
+    return (b.broadcast(scaled, a.shape),)
+
+
+def _extremum(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (a,) = node.args
+    axes, keepdims = node.attrs
+    kept = node if keepdims else b.expand(node, axes)
+    share = b.share(node.op, a, kept, axes)
+    return (b.map(_G * _X, [g if keepdims else b.expand(g, axes), share]),)
+
+
+def _logsumexp(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (a,) = node.args
+    axes, keepdims = node.attrs
+    kept = node if keepdims else b.expand(node, axes)
+    grad = g if keepdims else b.expand(g, axes)
+    return (b.map(_G * sp.exp(_X - arg_symbol(2)), [grad, a, kept]),)
+
+
+def _softmax(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (axis,) = node.attrs
+    weighted = b.reduce_axes("sum", b.map(_G * _X, [g, node]), (axis,), True)
+    return (b.map(_X * (_G - arg_symbol(2)), [g, node, weighted]),)
+
+
+def _transpose(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (perm,) = node.attrs
+    inverse = tuple(sorted(range(len(perm)), key=perm.__getitem__))  # argsort(perm)
+    return (b.transpose(g, inverse),)
+
+
+def _reshape(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    return (b.reshape(g, node.args[0].shape),)
+
+
+def _index(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (index,) = node.attrs
+    return (b.scatter(g, index, node.args[0].shape),)
+
+
+def _scatter(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (index,) = node.attrs
+    return (b.index(g, index),)
+
+
+def _repeat(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (a,) = node.args
+    repeats, axis = node.attrs
+    split = (*a.shape[:axis], a.shape[axis], repeats, *a.shape[axis + 1 :])
+    return (b.reduce_axes("sum", b.reshape(g, split), (axis + 1,), False),)
+
+
+def _broadcast(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    return (g,)
+
+
+def _none(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    return tuple(None for _ in node.args)
+
+
+TENSOR_VJPS: dict[str, VJP] = {
+    "map": _map,
+    "matmul": _matmul,
+    "sum": _sum,
+    "mean": _mean,
+    "max": _extremum,
+    "min": _extremum,
+    "logsumexp": _logsumexp,
+    "softmax": _softmax,
+    "share": _none,  # piecewise constant
+    "transpose": _transpose,
+    "reshape": _reshape,
+    "expand": _reshape,
+    "index": _index,
+    "scatter": _scatter,
+    "repeat": _repeat,
+    "broadcast": _broadcast,
+}

@@ -1,0 +1,557 @@
+"""Tracing: an ordinary Python function as a SymPy expression (the "dynamic graph" entry).
+
+:func:`trace` calls the function once with one :class:`Traced` value per parameter, each
+wrapping ``Symbol(name, real=True)``. Arithmetic, :mod:`symdiff.math` and the NumPy functions in
+:data:`UFUNCS` and :data:`ARRAY_FUNCTIONS` build the SymPy expression as the body runs, so the
+result is the expression the function computes, ready for the same pipeline as a string::
+
+    def f(x, y):
+        return np.sin(x) * np.exp(y) + sd.math.relu(x - y)
+
+    trace(f)   # -> (exp(y)*sin(x) + relu(x - y), ('x', 'y'))
+
+What cannot be traced is an :class:`~symdiff.errors.UnsupportedError` that names it: Python
+control flow on a traced value (``if x > 0:``, ``bool(x)``; use ``where(cond, a, b)``),
+``float(x)``/``int(x)`` and the standard library's :mod:`math` (use :mod:`symdiff.math` or
+NumPy), NumPy functions outside the tables (``np.cbrt``), indexing, iteration, ``len``, unknown
+attributes, operators other than ``+ - * / **`` and unary ``- +``, and ``==``/``!=``. A
+comparison ``< <= > >=`` gives a :class:`Condition`, usable only as the condition of ``where``
+(``symdiff.math.where`` or ``np.where``).
+
+Numbers met while tracing become exact SymPy numbers the way :func:`symdiff.parsing.parse` reads
+them (``0.1`` is ``1/10``); a float equal to ``math.pi`` or ``math.e`` (``np.pi``,
+``symdiff.math.pi``) becomes the constant ``pi`` or ``E``. Python evaluates arithmetic between
+plain numbers before symdiff sees it: ``2*np.pi*x`` traces ``6.283185307179586*x`` as an exact
+rational, ``np.pi*2*x`` gives ``2*pi*x``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+import operator
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import numpy as np
+import sympy as sp
+
+from .errors import SymdiffError, UnsupportedError
+from .functions import relu, sigmoid, softplus
+from .parsing import check_identifier, parse
+
+__all__ = [
+    "ARRAY_FUNCTIONS",
+    "FUNCTIONS",
+    "UFUNCS",
+    "Condition",
+    "Traced",
+    "apply",
+    "parameters",
+    "trace",
+    "traced_names",
+    "where",
+]
+
+_NO_TRUTH = (
+    "a traced value has no truth value: use where(cond, a, b) instead of if, and "
+    "symdiff.math.max/min instead of the built-in max/min"
+)
+_NO_NUMBER = (
+    "a traced value has no numeric value while tracing: float(), int() and the standard "
+    "library's math functions cannot take it; use symdiff.math or NumPy functions "
+    "(np.sin, np.exp, ...) instead"
+)
+_CONDITION_ONLY = (
+    "a comparison such as x > 0 can only be the condition of where(cond, a, b) "
+    "(symdiff.math.where or np.where)"
+)
+_SCALAR_ONLY = "each parameter of a traced function is a scalar (tracing has no shapes=)"
+_CONSTANTS: dict[float, sp.Expr] = {math.pi: sp.pi, math.e: sp.E}
+
+
+# -- numbers and expressions ---------------------------------------------------------------------
+def _operand(value: object) -> sp.Expr:
+    """``value`` (a traced value, a SymPy expression or a number) as a SymPy expression."""
+    if isinstance(value, Traced):
+        return value.expr
+    if isinstance(value, Condition):
+        raise UnsupportedError(_CONDITION_ONLY)
+    if isinstance(value, sp.Expr):
+        return value
+    if isinstance(value, np.ndarray):
+        if value.ndim:
+            raise UnsupportedError(
+                f"a NumPy array of shape {value.shape} cannot be combined with a traced value: "
+                + _SCALAR_ONLY
+            )
+        value = value[()]
+    if isinstance(value, bool | np.bool_):
+        return sp.Integer(int(value))
+    if isinstance(value, float | np.floating) and float(value) in _CONSTANTS:
+        return _CONSTANTS[float(value)]
+    if isinstance(value, numbers.Real):
+        return parse(value)
+    if isinstance(value, numbers.Complex):
+        raise UnsupportedError(f"complex number {value} cannot be combined with a traced value")
+    raise UnsupportedError(
+        f"a value of type {type(value).__name__} cannot be combined with a traced value"
+    )
+
+
+def _condition(value: object) -> sp.Basic:
+    """The SymPy condition of ``where``: a traced comparison, a SymPy relational or a bool."""
+    if isinstance(value, Condition):
+        return value.expr
+    if isinstance(value, sp.logic.boolalg.Boolean) and not isinstance(value, sp.Expr):
+        return value  # a relational or true/false (a Symbol is a Boolean too)
+    if isinstance(value, bool | np.bool_):
+        return sp.true if value else sp.false
+    raise UnsupportedError(
+        "the condition of where(cond, a, b) must be a comparison (< <= > >=) of traced values, "
+        f"not a {type(value).__name__}"
+    )
+
+
+def _wrap(expr: sp.Basic) -> Traced | Condition:
+    """A SymPy result as a traced value, or a condition when it is a comparison."""
+    return Traced(expr) if isinstance(expr, sp.Expr) else Condition(expr)
+
+
+def _divide(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    """``a / b``; dividing by an exact zero raises ``ZeroDivisionError``, as Python does."""
+    if b.is_zero:
+        raise ZeroDivisionError("division by zero")
+    return a / b
+
+
+def _power(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    """``a ** b``; zero to a negative power raises ``ZeroDivisionError``, as Python does."""
+    if a.is_zero and b.is_negative:
+        raise ZeroDivisionError("0.0 cannot be raised to a negative power")
+    return a**b
+
+
+def _symbolic(args: tuple[object, ...]) -> bool:
+    return any(isinstance(a, _Symbolic) for a in args)
+
+
+def _refuse(message: str) -> Callable[..., NoReturn]:
+    """A method that raises ``UnsupportedError(message)`` whatever its arguments."""
+
+    def method(self: object, *args: object) -> NoReturn:
+        raise UnsupportedError(message)
+
+    return method
+
+
+# -- traced values -------------------------------------------------------------------------------
+class _Symbolic:
+    """What traced values and traced conditions share: NumPy dispatch, and the refusals."""
+
+    __slots__ = ("expr",)
+    #: NumPy defers to us in ``np.float64(2.0) * x`` and ``array_scalar + x``.
+    __array_priority__ = 1000.0
+    #: Lets :mod:`symdiff.math` recognise a traced value without importing this module.
+    _symdiff_symbolic = True
+
+    def __init__(self, expr: sp.Basic):
+        self.expr = expr
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({sp.sstr(self.expr)})"
+
+    def __str__(self) -> str:
+        return sp.sstr(self.expr)
+
+    def __bool__(self) -> NoReturn:
+        raise UnsupportedError(_NO_TRUTH)
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        name = getattr(ufunc, "__name__", repr(ufunc))
+        if method != "__call__":
+            raise UnsupportedError(
+                f"numpy function '{name}.{method}' is not supported when tracing"
+            )
+        if kwargs:
+            raise UnsupportedError(
+                f"keyword arguments of numpy function '{name}' ({', '.join(kwargs)}) are not "
+                "supported when tracing"
+            )
+        build = UFUNCS.get(ufunc)
+        if build is None:
+            raise UnsupportedError(f"numpy function '{name}' is not supported when tracing")
+        return _wrap(build(*map(_operand, inputs)))
+
+    def __array_function__(
+        self, func: Callable[..., Any], types: object, args: tuple[Any, ...], kwargs: dict
+    ) -> Any:
+        handler = ARRAY_FUNCTIONS.get(func)
+        if handler is None:
+            name = getattr(func, "__name__", repr(func))
+            raise UnsupportedError(f"numpy function '{name}' is not supported when tracing")
+        return handler(*args, **kwargs)
+
+    def __array__(self, *args: object, **kwargs: object) -> NoReturn:
+        raise UnsupportedError(
+            f"a traced value cannot be converted to a NumPy array: {_SCALAR_ONLY}"
+        )
+
+    def __getattr__(self, name: str) -> NoReturn:
+        if name.startswith("_"):  # protocol probes (copy, NumPy, IPython) see a plain object
+            raise AttributeError(name)
+        raise TracedAttributeError(
+            f"attribute {name!r} of a traced value is not supported: {_SCALAR_ONLY}; "
+            "use symdiff.math or NumPy functions"
+        )
+
+    __float__ = __int__ = __index__ = __complex__ = _refuse(_NO_NUMBER)
+    __round__ = __trunc__ = __floor__ = __ceil__ = _refuse(_NO_NUMBER)
+    __getitem__ = _refuse(f"indexing a traced value (x[i]) is not supported: {_SCALAR_ONLY}")
+    __iter__ = _refuse(f"iterating over a traced value is not supported: {_SCALAR_ONLY}")
+    __len__ = _refuse(f"len() of a traced value is not supported: {_SCALAR_ONLY}")
+    __eq__ = _refuse("comparison '==' of traced values is not supported; " + _CONDITION_ONLY)
+    __ne__ = _refuse("comparison '!=' of traced values is not supported; " + _CONDITION_ONLY)
+    __hash__ = None  # type: ignore[assignment]
+
+
+class TracedAttributeError(UnsupportedError, AttributeError):
+    """An unknown attribute of a traced value: an UnsupportedError that ``hasattr`` understands."""
+
+
+class Traced(_Symbolic):
+    """A scalar value seen while tracing: wraps the SymPy expression computed so far (``.expr``).
+
+    Supports ``+ - * / **`` with numbers on either side, unary ``-``/``+``, ``abs()``, the
+    comparisons ``< <= > >=`` (giving a :class:`Condition`), :mod:`symdiff.math` and the NumPy
+    functions of :data:`UFUNCS` and :data:`ARRAY_FUNCTIONS`.
+    """
+
+    __slots__ = ()
+
+    def __add__(self, other: object) -> Traced:
+        return Traced(self.expr + _operand(other))
+
+    def __radd__(self, other: object) -> Traced:
+        return Traced(_operand(other) + self.expr)
+
+    def __sub__(self, other: object) -> Traced:
+        return Traced(self.expr - _operand(other))
+
+    def __rsub__(self, other: object) -> Traced:
+        return Traced(_operand(other) - self.expr)
+
+    def __mul__(self, other: object) -> Traced:
+        return Traced(self.expr * _operand(other))
+
+    def __rmul__(self, other: object) -> Traced:
+        return Traced(_operand(other) * self.expr)
+
+    def __truediv__(self, other: object) -> Traced:
+        return Traced(_divide(self.expr, _operand(other)))
+
+    def __rtruediv__(self, other: object) -> Traced:
+        return Traced(_divide(_operand(other), self.expr))
+
+    def __pow__(self, other: object, modulo: object = None) -> Traced:
+        if modulo is not None:
+            raise UnsupportedError("pow() with a modulus is not supported when tracing")
+        return Traced(_power(self.expr, _operand(other)))
+
+    def __rpow__(self, other: object) -> Traced:
+        return Traced(_power(_operand(other), self.expr))
+
+    def __neg__(self) -> Traced:
+        return Traced(-self.expr)
+
+    def __pos__(self) -> Traced:
+        return self
+
+    def __abs__(self) -> Traced:
+        return Traced(sp.Abs(self.expr))
+
+    def __lt__(self, other: object) -> Condition:
+        return Condition(sp.Lt(self.expr, _operand(other)))
+
+    def __le__(self, other: object) -> Condition:
+        return Condition(sp.Le(self.expr, _operand(other)))
+
+    def __gt__(self, other: object) -> Condition:
+        return Condition(sp.Gt(self.expr, _operand(other)))
+
+    def __ge__(self, other: object) -> Condition:
+        return Condition(sp.Ge(self.expr, _operand(other)))
+
+
+class Condition(_Symbolic):
+    """A traced comparison (``x > 0``): only usable as the condition of ``where(cond, a, b)``."""
+
+    __slots__ = ()
+
+
+# Every other operator refuses with a message naming it (Python's own TypeError would not say
+# what to do instead); a condition takes part in no arithmetic at all.
+_OPERATORS = {
+    "floordiv": "//",
+    "mod": "%",
+    "matmul": "@",
+    "divmod": "divmod()",
+    "and": "&",
+    "or": "|",
+    "xor": "^",
+    "lshift": "<<",
+    "rshift": ">>",
+}
+for _name, _symbol in _OPERATORS.items():
+    _hint = " (for a power write **)" if _symbol == "^" else ""
+    _message = f"operator {_symbol!r} is not supported when tracing{_hint}"
+    for _dunder in (f"__{_name}__", f"__r{_name}__"):
+        setattr(Traced, _dunder, _refuse(_message))
+        setattr(Condition, _dunder, _refuse(f"{_message}; {_CONDITION_ONLY}"))
+Traced.__invert__ = _refuse("operator '~' is not supported when tracing")  # type: ignore[method-assign]
+for _dunder in ("add", "sub", "mul", "truediv", "pow", "radd", "rsub", "rmul", "rtruediv", "rpow"):
+    setattr(Condition, f"__{_dunder}__", _refuse(_CONDITION_ONLY))
+for _dunder in ("neg", "pos", "abs", "invert", "lt", "le", "gt", "ge"):
+    setattr(Condition, f"__{_dunder}__", _refuse(_CONDITION_ONLY))
+del _name, _symbol, _hint, _message, _dunder
+
+
+# -- functions -----------------------------------------------------------------------------------
+def _log(x: sp.Expr, base: sp.Expr | None = None) -> sp.Expr:
+    return sp.log(x) if base is None else sp.log(x, base)
+
+
+#: The math namespace (:mod:`symdiff.math`) by name: the same SymPy functions as the parser's.
+FUNCTIONS: dict[str, Callable[..., sp.Expr]] = {
+    "sin": sp.sin,
+    "cos": sp.cos,
+    "tan": sp.tan,
+    "asin": sp.asin,
+    "acos": sp.acos,
+    "atan": sp.atan,
+    "atan2": sp.atan2,
+    "sinh": sp.sinh,
+    "cosh": sp.cosh,
+    "tanh": sp.tanh,
+    "asinh": sp.asinh,
+    "acosh": sp.acosh,
+    "atanh": sp.atanh,
+    "exp": sp.exp,
+    "log": _log,
+    "sqrt": sp.sqrt,
+    "abs": sp.Abs,
+    "sign": sp.sign,
+    "erf": sp.erf,
+    "gamma": sp.gamma,
+    "loggamma": sp.loggamma,
+    "minimum": sp.Min,
+    "maximum": sp.Max,
+    "min": sp.Min,
+    "max": sp.Max,
+    "relu": relu,
+    "sigmoid": sigmoid,
+    "softplus": softplus,
+}
+
+
+def apply(name: str, *args: object) -> Any:
+    """``FUNCTIONS[name]`` of traced values, SymPy expressions and numbers.
+
+    The result is a :class:`Traced` value if any argument is one, else a SymPy expression.
+    """
+    result = FUNCTIONS[name](*map(_operand, args))
+    return Traced(result) if _symbolic(args) else result
+
+
+def where(cond: object, a: object, b: object) -> Any:
+    """``a`` where ``cond`` holds, else ``b``: a :class:`sympy.Piecewise` (as the parser's
+    ``where``). Traced in, traced out; SymPy in, SymPy out.
+
+    As in strings, the condition may not itself contain a ``where`` (SymPy would solve it as a
+    set, in exponential time)."""
+    condition = _condition(cond)
+    if condition.has(sp.Piecewise):
+        raise UnsupportedError(
+            "a where() inside the condition of a where() is not supported; "
+            "nest where() in the values instead"
+        )
+    result = sp.Piecewise((_operand(a), condition), (_operand(b), True))
+    return Traced(result) if _symbolic((cond, a, b)) else result
+
+
+#: NumPy ufuncs a traced value understands, as SymPy builders (of SymPy arguments).
+UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
+    np.add: operator.add,
+    np.subtract: operator.sub,
+    np.multiply: operator.mul,
+    np.divide: _divide,  # also np.true_divide
+    np.power: _power,
+    np.float_power: _power,
+    np.negative: operator.neg,
+    np.positive: operator.pos,
+    np.reciprocal: lambda a: _divide(sp.S.One, a),
+    np.square: lambda a: a**2,
+    np.sqrt: sp.sqrt,
+    np.absolute: sp.Abs,  # also np.abs
+    np.fabs: sp.Abs,
+    np.sign: sp.sign,
+    np.sin: sp.sin,
+    np.cos: sp.cos,
+    np.tan: sp.tan,
+    np.arcsin: sp.asin,
+    np.arccos: sp.acos,
+    np.arctan: sp.atan,
+    np.arctan2: sp.atan2,
+    np.sinh: sp.sinh,
+    np.cosh: sp.cosh,
+    np.tanh: sp.tanh,
+    np.arcsinh: sp.asinh,
+    np.arccosh: sp.acosh,
+    np.arctanh: sp.atanh,
+    np.exp: sp.exp,
+    np.exp2: lambda a: 2**a,
+    np.expm1: lambda a: sp.exp(a) - 1,
+    np.log: sp.log,
+    np.log1p: lambda a: sp.log(1 + a),
+    np.log2: lambda a: sp.log(a, 2),
+    np.log10: lambda a: sp.log(a, 10),
+    np.logaddexp: lambda a, b: sp.log(sp.exp(a) + sp.exp(b)),
+    np.logaddexp2: lambda a, b: sp.log(2**a + 2**b, 2),
+    np.hypot: lambda a, b: sp.sqrt(a**2 + b**2),
+    np.deg2rad: lambda a: a * sp.pi / 180,
+    np.radians: lambda a: a * sp.pi / 180,
+    np.rad2deg: lambda a: a * 180 / sp.pi,
+    np.degrees: lambda a: a * 180 / sp.pi,
+    np.maximum: sp.Max,
+    np.minimum: sp.Min,
+    np.fmax: sp.Max,
+    np.fmin: sp.Min,
+    np.greater: sp.Gt,
+    np.greater_equal: sp.Ge,
+    np.less: sp.Lt,
+    np.less_equal: sp.Le,
+}
+
+
+def _np_where(condition: object, x: object = None, y: object = None) -> Any:
+    if x is None or y is None:
+        raise UnsupportedError("np.where(cond) with one argument is not supported when tracing")
+    return where(condition, x, y)
+
+
+def _np_clip(a: object, a_min: object = None, a_max: object = None) -> Any:
+    result = a
+    if a_min is not None:
+        result = apply("max", result, a_min)
+    if a_max is not None:
+        result = apply("min", result, a_max)
+    return result
+
+
+#: NumPy functions (``__array_function__``) a traced value understands.
+ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.where: _np_where,
+    np.clip: _np_clip,
+}
+
+
+# -- tracing -------------------------------------------------------------------------------------
+_KINDS = {
+    inspect.Parameter.POSITIONAL_ONLY: "positional-only parameter {!r}",
+    inspect.Parameter.KEYWORD_ONLY: "keyword-only parameter {!r}",
+    inspect.Parameter.VAR_POSITIONAL: "parameter *{}",
+    inspect.Parameter.VAR_KEYWORD: "parameter **{}",
+}
+
+
+def _describe(fn: object) -> str:
+    return str(getattr(fn, "__name__", None) or type(fn).__name__)
+
+
+def _check_parameter(parameter: inspect.Parameter, fn: object) -> str:
+    kind = _KINDS.get(parameter.kind)
+    if kind is not None:
+        raise UnsupportedError(
+            f"cannot trace {_describe(fn)}: {kind.format(parameter.name)} is not supported; "
+            "every parameter must be an ordinary (positional-or-keyword) parameter"
+        )
+    default = parameter.default
+    if default is not parameter.empty and (
+        not isinstance(default, numbers.Real) or isinstance(default, bool)
+    ):
+        raise UnsupportedError(
+            f"cannot trace {_describe(fn)}: parameter {parameter.name!r} has the default "
+            f"{default!r}, which is not a number"
+        )
+    return check_identifier(parameter.name, "parameter name")
+
+
+def parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The names of ``fn``'s parameters, the variables of its trace, in the function's order.
+
+    Only ordinary (positional-or-keyword) parameters are allowed, with numbers as defaults (a
+    default does not make a constant: the parameter is still a variable). Each name must be a
+    valid symdiff variable name (:func:`symdiff.parsing.check_identifier`).
+    """
+    try:
+        signature = inspect.signature(fn)
+    except (TypeError, ValueError) as exc:
+        raise UnsupportedError(
+            f"cannot trace {_describe(fn)}: its parameters cannot be read ({exc})"
+        ) from exc
+    return tuple(_check_parameter(p, fn) for p in signature.parameters.values())
+
+
+def traced_names(expr: object) -> tuple[str, ...] | None:
+    """The parameter names of a function input (see :func:`parameters`); None for any other
+    input (a string, a SymPy expression, a number)."""
+    if callable(expr) and not isinstance(expr, sp.Basic):
+        return parameters(expr)
+    return None
+
+
+def _call(fn: Callable[..., Any], arguments: list[Traced]) -> object:
+    """``fn(*arguments)``; a failure that is not symdiff's own becomes an UnsupportedError."""
+    try:
+        return fn(*arguments)
+    except SymdiffError:
+        raise
+    except Exception as exc:
+        hint = "; use symdiff.math or NumPy functions on traced values"
+        hint = hint if isinstance(exc, TypeError) else ""
+        raise UnsupportedError(
+            f"tracing {_describe(fn)} failed: {type(exc).__name__}: {exc}{hint}"
+        ) from exc
+
+
+def _result(value: object, fn: object) -> sp.Expr:
+    """What a traced function returned, as a SymPy expression."""
+    if isinstance(value, Condition):
+        raise UnsupportedError(f"{_describe(fn)} returned a comparison; {_CONDITION_ONLY}")
+    if isinstance(value, np.ndarray) and value.ndim:
+        raise UnsupportedError(
+            f"{_describe(fn)} returned an array of shape {value.shape}; a traced function must "
+            "return one scalar"
+        )
+    if isinstance(value, _Symbolic | sp.Expr | numbers.Real | np.ndarray):
+        return _operand(value)
+    returned = (
+        "None (is a return statement missing?)" if value is None else (f"a {type(value).__name__}")
+    )
+    raise UnsupportedError(
+        f"{_describe(fn)} returned {returned}; a traced function must return one scalar: a number "
+        "or an expression of its parameters"
+    )
+
+
+def trace(fn: Callable[..., Any]) -> tuple[sp.Expr, tuple[str, ...]]:
+    """Run ``fn`` on symbols: the SymPy expression it computes and its parameter names.
+
+    Each parameter is a :class:`Traced` value wrapping ``Symbol(name, real=True)``; the names are
+    in the function's order. Raises :class:`~symdiff.errors.UnsupportedError` for what cannot be
+    traced (see the module docstring), naming it.
+    """
+    names = parameters(fn)
+    arguments = [Traced(sp.Symbol(name, real=True)) for name in names]
+    return _result(_call(fn, arguments), fn), names

@@ -14,6 +14,18 @@ import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.precedence import PRECEDENCE, precedence
 
+#: Integers from here on are printed as float literals: NumPy cannot take larger Python ints
+#: (it would make object arrays), and a float holds them only approximately anyway.
+EXACT_INT_LIMIT = 2**53
+
+
+def _float_literal(number: sp.Rational) -> str:
+    """The nearest double as a literal that reads back exactly (``1e999`` beyond the range)."""
+    value = sp.Float(number, 20)
+    if abs(value) > sp.Float("1.7976931348623157e308"):
+        return "1e999" if value > 0 else "-1e999"
+    return repr(float(value))
+
 
 class CodePrinter(NumPyPrinter):
     """NumPy printer for generated modules: ``_np.`` prefix, stable forms, helper calls."""
@@ -45,7 +57,12 @@ class CodePrinter(NumPyPrinter):
     def _print_Float(self, expr: sp.Float) -> str:
         return repr(float(expr))
 
+    def _print_Integer(self, expr: sp.Integer) -> str:
+        return str(expr.p) if abs(expr.p) < EXACT_INT_LIMIT else _float_literal(expr)
+
     def _print_Rational(self, expr: sp.Rational) -> str:
+        if max(abs(expr.p), expr.q) >= EXACT_INT_LIMIT:
+            return _float_literal(expr)
         return f"{expr.p}/{expr.q}"
 
     def _print_Half(self, expr: sp.Rational) -> str:

@@ -348,6 +348,20 @@ def test_conditions_that_simplify_to_and_or_compile():
     np.testing.assert_allclose(g([-1.0, 0.5, 2.0]), [-1.0, 1.0, 2.0])
 
 
+@pytest.mark.parametrize(
+    "expr, x, want",
+    [
+        ("log(3**300)*x", 2.0, 2 * 300 * np.log(3)),
+        ("x/10**200 + 10**300/x", 1e300, 1e100 + 1),
+        ("(10**400/3)*x", 1.0, np.inf),
+        ("2**60*x + 1", 1.0, 2.0**60 + 1),
+    ],
+)
+def test_huge_constants_print_as_floats(expr, x, want):
+    with np.errstate(over="ignore"):
+        assert float(sd.compile(expr)(x)) == pytest.approx(want, rel=1e-15)
+
+
 def test_demo_prints_a_derivation_and_a_gradient(capsys):
     from symdiff import demo
 

@@ -199,3 +199,17 @@ def test_cache_info_and_clear(cache_dir):
     assert info["entries"] == 2 and info["bytes"] > 0 and info["cap"] > 0
     assert sd.clear_cache() == 2
     assert sd.cache_info()["entries"] == 0
+
+
+def test_two_versions_share_a_cache_dir_without_mixing(cache_dir, monkeypatch):
+    """Another symdiff version (or template set) keys its entries apart; each loads its own."""
+    old = sd.grad("x**2*y", wrt="x")
+    monkeypatch.setattr(warm, "fingerprint", lambda: "symdiff=9.9;templates=other")
+    _reset()
+    new = sd.grad("x**2*y", wrt="x")
+    assert new.key != old.key
+    assert len(_entries(cache_dir, "module")) == 2
+    assert new(3.0, 2.0) == old(3.0, 2.0) == 12.0
+    monkeypatch.undo()
+    _reset()
+    assert sd.grad("x**2*y", wrt="x").key == old.key

@@ -27,7 +27,7 @@ from .emit import ArrayResult, Program, Result, emit_source
 from .errors import SymdiffError
 from .forward import tangent_program
 from .options import Options
-from .parsing import check_identifier, parse
+from .parsing import check_wrt, parse
 from .reverse import prune, reverse_program
 from .simplify import simplify_for_people, stable_forms
 from .trace import trace, traced_names
@@ -93,21 +93,7 @@ def wrt_names(wrt: object, exprs: Sequence[sp.Expr]) -> tuple[tuple[str, ...], b
         if not names:
             raise SymdiffError("the expression has no variables; give wrt= explicitly")
         return names, False
-    if isinstance(wrt, str | sp.Symbol):
-        return (check_identifier(str(wrt), "wrt name"),), True
-    if isinstance(wrt, set | frozenset | dict):
-        raise SymdiffError("wrt must be a name or an ordered list of names, not a set (no order)")
-    if not isinstance(wrt, Sequence):
-        raise SymdiffError(f"wrt must be a name or a list of names, not {type(wrt).__name__}")
-    names = tuple(
-        check_identifier(str(w) if isinstance(w, sp.Symbol) else w, "wrt name") for w in wrt
-    )
-    if not names:
-        raise SymdiffError("wrt is empty: give at least one variable name")
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise SymdiffError(f"duplicate wrt name(s): {', '.join(duplicates)}")
-    return names, False
+    return check_wrt(wrt)
 
 
 def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Request:

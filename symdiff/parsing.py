@@ -104,7 +104,7 @@ import numbers
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar, NoReturn
@@ -352,6 +352,29 @@ def check_identifier(name: object, what: str = "variable name") -> str:
         name,
         bad,
     )
+
+
+def check_wrt(wrt: object) -> tuple[tuple[str, ...], bool]:
+    """Validate an explicit ``wrt``: a name, or an ordered, non-empty list of distinct names.
+
+    Returns the names and whether a single name (not a list) was given. SymPy symbols stand for
+    their names. A set has no order and is refused, as is anything else.
+    """
+    if isinstance(wrt, str | sp.Symbol):
+        return (check_identifier(str(wrt), "wrt name"),), True
+    if isinstance(wrt, set | frozenset | dict):
+        raise SymdiffError("wrt must be a name or an ordered list of names, not a set (no order)")
+    if not isinstance(wrt, Sequence):
+        raise SymdiffError(f"wrt must be a name or a list of names, not {type(wrt).__name__}")
+    names = tuple(
+        check_identifier(str(w) if isinstance(w, sp.Symbol) else w, "wrt name") for w in wrt
+    )
+    if not names:
+        raise SymdiffError("wrt is empty: give at least one variable name")
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SymdiffError(f"duplicate wrt name(s): {', '.join(duplicates)}")
+    return names, False
 
 
 def _shorten(text: str, limit: int = 40) -> str:

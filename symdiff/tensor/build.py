@@ -17,14 +17,13 @@ What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expressio
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import __version__
 from ..compiled import CompiledFunction
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..options import Options
-from ..parsing import check_identifier
+from ..parsing import check_wrt
 from .emit import Program
 from .ir import Node, describe, variables
 from .module import emit_module, used_dims
@@ -61,19 +60,7 @@ def _wrt_spec(wrt: object) -> tuple[tuple[str, ...] | None, bool]:
     """Validated wrt names (None: every variable) and whether one name was given."""
     if wrt is None:
         return None, False
-    if isinstance(wrt, str):
-        return (check_identifier(wrt, "wrt name"),), True
-    if isinstance(wrt, set | frozenset | dict):
-        raise SymdiffError("wrt must be a name or an ordered list of names, not a set (no order)")
-    if not isinstance(wrt, Sequence):
-        raise SymdiffError(f"wrt must be a name or a list of names, not {type(wrt).__name__}")
-    names = tuple(check_identifier(w, "wrt name") for w in wrt)
-    if not names:
-        raise SymdiffError("wrt is empty: give at least one variable name")
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise SymdiffError(f"duplicate wrt name(s): {', '.join(duplicates)}")
-    return names, False
+    return check_wrt(wrt)
 
 
 def _key(kind: str, texts: list[object], wrt: object, options: Options,

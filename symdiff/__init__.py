@@ -35,6 +35,7 @@ _LAZY = {
     "Step": "steps",
     "RULES": "rules",
     "math": "math",
+    "graph": "graphs",
 }
 #: Names in ``_LAZY`` that are submodules themselves rather than attributes of one.
 _SUBMODULES = frozenset({"math"})

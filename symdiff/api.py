@@ -43,13 +43,16 @@ def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) ->
 
 
 # -- derivations ---------------------------------------------------------------------------------
-def derive(expr: Expression, wrt: str | None = None, *, simplify: bool = True) -> Derivation:
+def derive(
+    expr: Expression, wrt: str | None = None, *, simplify: bool = True, verbose: str = "all"
+) -> Derivation:
     """Differentiate ``expr`` with respect to one variable, recording every rule applied.
 
     ``wrt`` may be omitted when the expression has exactly one variable. The returned
     :class:`~symdiff.steps.Derivation` has ``result`` (simplified), ``steps`` (the rule tree and,
     if simplification changed anything, a final ``simplify`` step), and renders as text, LaTeX
-    and HTML.
+    and HTML. ``verbose`` chooses what the Jupyter display shows: ``"all"`` steps or the ``"key"``
+    steps (leaf constant / variable steps hidden); ``str()`` always lists every step.
     """
     from .build import expression, symbol
     from .differentiate import differentiate
@@ -72,7 +75,7 @@ def derive(expr: Expression, wrt: str | None = None, *, simplify: bool = True) -
     steps = [root]
     if result != root.result:
         steps.append(Step("simplify", root.result, result, var))
-    return Derivation(parsed, var, result, root.result, steps)
+    return Derivation(parsed, var, result, root.result, steps, verbose)
 
 
 # -- compiled functions ----------------------------------------------------------------------------

@@ -84,7 +84,12 @@ def simplify_for_people(expr: sp.Expr, max_ops: int = SIMPLIFY_MAX_OPS) -> sp.Ex
     if size > max_ops:
         candidate = sp.factor_terms(expr)
     else:
-        candidate = sp.simplify(expr)
+        try:
+            candidate = sp.simplify(expr)
+        except (ValueError, TypeError, ArithmeticError, RecursionError):
+            # SymPy's heuristics can rewrite a constant into a form that Max/Min reject as
+            # "not comparable" (seen: tan(tanh(1/2)) inside a Max); keep the unsimplified form.
+            return expr
         if candidate.has(sp.Piecewise) and not expr.has(sp.Piecewise):
             candidate = expr  # simplify turns Heaviside/Max into Piecewise: not simpler to read
     return candidate if _ops(candidate) <= size else expr

@@ -40,16 +40,24 @@ X, Y, Z = sp.symbols("x y z", real=True)
 
 
 def to_reference(expr: sp.Expr) -> sp.Expr:
-    """``expr`` with symdiff's own functions rewritten in SymPy primitives, for ``sympy.diff``."""
-    return (
-        expr.replace(relu, lambda u: sp.Max(u, 0))
-        .replace(sigmoid, lambda u: 1 / (1 + sp.exp(-u)))
-        .replace(softplus, lambda u: sp.log(1 + sp.exp(u)))
-        .replace(tie_share, _unique_max_indicator)
-        .replace(log1p, lambda u: sp.log(1 + u))
-        .replace(expm1, lambda u: sp.exp(u) - 1)
-        .replace(logaddexp, lambda a, b: sp.log(sp.exp(a) + sp.exp(b)))
-    )
+    """``expr`` with symdiff's own functions rewritten in SymPy primitives, for ``sympy.diff``.
+
+    Repeated until none is left: a replacement can expose another (``relu(relu(u))``)."""
+    rewrites = [
+        (relu, lambda u: sp.Max(u, 0)),
+        (sigmoid, lambda u: 1 / (1 + sp.exp(-u))),
+        (softplus, lambda u: sp.log(1 + sp.exp(u))),
+        (tie_share, _unique_max_indicator),
+        (log1p, lambda u: sp.log(1 + u)),
+        (expm1, lambda u: sp.exp(u) - 1),
+        (logaddexp, lambda a, b: sp.log(sp.exp(a) + sp.exp(b))),
+    ]
+    for _ in range(20):
+        if not any(expr.has(func) for func, _ in rewrites):
+            return expr
+        for func, rewrite in rewrites:
+            expr = expr.replace(func, rewrite)
+    raise AssertionError(f"could not rewrite {expr}")
 
 
 def _unique_max_indicator(a, *args):

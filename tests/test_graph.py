@@ -1,0 +1,235 @@
+"""Computational graphs (issue 6, items 3 and 4): values, gradients, views and escaping."""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import symdiff as sd
+from symdiff.functions import sigmoid
+from symdiff.graphs import Graph, GraphNode
+
+SEED = "x*y**3*z*(y + z)"
+SEED_AT = {"x": 5, "y": 2, "z": 3}
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def reference(expr: str, at: dict[str, float]) -> tuple[float, dict[str, float]]:
+    """Value and gradient from ``sympy.diff`` (the independent reference)."""
+    e = sd.parse(expr).replace(sigmoid, lambda u: 1 / (1 + sp.exp(-u)))
+    point = {s: at[s.name] for s in e.free_symbols}
+    grads = {s.name: float(sp.diff(e, s).subs(point)) for s in e.free_symbols}
+    return float(e.subs(point)), grads
+
+
+def num(value: float) -> str:
+    """How a number is shown in the views."""
+    return str(int(value)) if value == int(value) else f"{value:.6g}"
+
+
+# -- the seed example -----------------------------------------------------------------------------
+def test_seed_values_and_gradients_match_sympy():
+    g = sd.graph(SEED, at=SEED_AT)
+    value, grads = reference(SEED, SEED_AT)
+    assert g.value == pytest.approx(value) == 600
+    assert g.gradient == pytest.approx(grads)
+    branches = {n.label for n in g.nodes if n.is_branch}
+    assert branches == {"y", "z"}  # both feed y**3 / x*z and y + z
+    assert g.node(g.root).grad == 1
+
+
+def test_seed_svg_is_xml_with_forward_and_backward_numbers():
+    g = sd.graph(SEED, at=SEED_AT)
+    svg = g.to_svg()
+    root = ET.fromstring(svg)
+    texts = [t.text for t in root.iter(f"{SVG}text")]
+    value, grads = reference(SEED, SEED_AT)
+    assert f"v={num(value)}" in texts
+    for name, grad in grads.items():
+        assert f"g={num(grad)}" in texts, name
+    for name, v in SEED_AT.items():
+        assert f"v={v}" in texts
+        assert name in texts
+    groups = [el for el in root.iter(f"{SVG}g") if "branch" in el.get("class", "")]
+    assert len(groups) == 2
+    assert len(list(root.iter(f"{SVG}path"))) == len(g.edges) + 1  # + the arrowhead
+    assert g._repr_svg_() == svg
+    assert not hasattr(g, "_repr_html_")
+
+
+def test_forward_and_reverse_tables_agree_with_sympy():
+    g = sd.graph(SEED, at=SEED_AT)
+    _, grads = reference(SEED, SEED_AT)
+    reverse = g.reverse_table()
+    assert reverse.result == pytest.approx(grads)
+    for name, grad in grads.items():
+        forward = g.forward_table(name)
+        assert forward.result[name] == pytest.approx(grad)
+        assert forward.rows[-1]["tangent"] == pytest.approx(grad)
+        assert f"df/d{name} = {num(grad)}" in forward.text
+        assert f"df/d{name} = {num(grad)}" in reverse.text
+    # the input rows of the reverse pass hold the gradient
+    inputs = {r["expr"]: r["adjoint"] for r in reverse.rows if r["op"] in SEED_AT}
+    assert inputs == pytest.approx(grads)
+    assert str(reverse) == reverse.text
+    assert "(branch)" in reverse.text
+
+
+def test_forward_table_tangents_are_node_derivatives():
+    g = sd.graph(SEED, at=SEED_AT)
+    y = sp.Symbol("y", real=True)
+    point = {sp.Symbol(k, real=True): v for k, v in SEED_AT.items()}
+    for row in g.forward_table("y").rows:
+        expected = sp.diff(
+            sp.sympify(row["expr"], locals={"y": y, **{s.name: s for s in point}}), y
+        )
+        assert row["tangent"] == pytest.approx(float(expected.subs(point)))
+
+
+# -- gradients for several expressions ------------------------------------------------------------
+CASES = [
+    ("max(x, y)", {"x": 2, "y": 2}),  # tie: split evenly
+    ("max(x, 0)", {"x": 0}),
+    ("sigmoid(x)*y", {"x": 0.3, "y": -1.5}),
+    ("x/y + y/(1 + x**2)", {"x": 1.5, "y": 0.7}),
+    ("sin(x)*exp(y)/(1 + x**2)", {"x": 0.4, "y": -0.2}),
+    ("log(x)*sqrt(y) - tanh(x*y)", {"x": 2.0, "y": 3.0}),
+    ("where(x > 0, x**2, 3*x)", {"x": -1.0}),
+]
+
+
+@pytest.mark.parametrize(("expr", "at"), CASES)
+def test_input_gradients_match_sympy(expr, at):
+    g = sd.graph(expr, at=at)
+    value, grads = reference(expr, at)
+    assert g.value == pytest.approx(value)
+    assert g.gradient == pytest.approx(grads)
+    assert g.reverse_table().result == pytest.approx(grads)
+    for name in at:
+        assert g.forward_table(name).result[name] == pytest.approx(grads[name])
+
+
+def test_max_tie_splits_gradient():
+    assert sd.graph("max(x, y)", at={"x": 2, "y": 2}).gradient == {"x": 0.5, "y": 0.5}
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.floats(0.1, 3, allow_nan=False),
+    st.floats(0.1, 3, allow_nan=False),
+    st.floats(-3, 3, allow_nan=False),
+)
+def test_seed_gradient_property(x, y, z):
+    at = {"x": x, "y": y, "z": z}
+    g = sd.graph(SEED, at=at)
+    _, grads = reference(SEED, at)
+    assert g.gradient == pytest.approx(grads, rel=1e-9, abs=1e-9)
+    forward = {name: g.forward_table(name).result[name] for name in at}
+    assert forward == pytest.approx(g.reverse_table().result, rel=1e-9, abs=1e-9)
+
+
+def test_fan_out_accumulates():
+    # x*x is x**2 in SymPy (one use of x); x*(x + 1) uses x twice: a branch with grad 2x + 1
+    g = sd.graph("x*(x + 1)", at={"x": 3})
+    (x,) = [n for n in g.nodes if n.label == "x"]
+    assert x.is_branch
+    assert x.grad == 7
+    assert sorted(v for _, v in g.contributions[x.id]) == [3, 4]
+    square = sd.graph("x*x", at={"x": 3})
+    assert square.gradient == {"x": 6}
+
+
+def test_wrt_selects_reported_inputs():
+    g = sd.graph(SEED, at=SEED_AT, wrt=["y"])
+    assert g.wrt == ("y",)
+    assert set(g.gradient) == {"y"}
+    assert sd.graph("x", at={"x": 1}, wrt=["x", "w"]).gradient == {"x": 1, "w": 0}
+
+
+# -- views ---------------------------------------------------------------------------------------
+def test_to_dot_one_line_per_node_and_edge():
+    g = sd.graph(SEED, at=SEED_AT)
+    dot = g.to_dot()
+    lines = dot.splitlines()
+    assert lines[0].startswith("digraph") and lines[-1] == "}"
+    assert len([ln for ln in lines if re.match(r"\s+n\d+ \[", ln)]) == len(g.nodes)
+    assert len([ln for ln in lines if " -> " in ln]) == len(g.edges) == 10
+    assert dot.count("fillcolor") == 2
+
+
+def test_dot_escapes_labels():
+    g = Graph([GraphNode("n0", 'a"b\\c', "input", expr="a")], "n0")
+    assert 'label="a\\"b\\\\c"' in g.to_dot()
+
+
+def test_tree_lists_every_node_once():
+    g = sd.graph(SEED, at=SEED_AT)
+    lines = g.tree().splitlines()
+    full = [ln for ln in lines if ln.lstrip().startswith("[")]
+    refs = [ln for ln in lines if ln.lstrip().startswith("^")]
+    ids = [re.search(r"\[(n\d+)\]", ln).group(1) for ln in full]
+    assert sorted(ids) == sorted(n.id for n in g.nodes)
+    assert len(refs) == 2  # y and z, second parents
+    assert lines[0].startswith(f"[{g.root}] *") and "v=600" in lines[0]
+
+
+def test_svg_escapes_hostile_label():
+    hostile = 'a<b & "c" <script>alert(1)</script>'
+    g = Graph(
+        [
+            GraphNode("n0", hostile, "input", expr=hostile, value=1.0, grad=2.0),
+            GraphNode("n1", "sin", "operation", ("n0",), "sin(x)", 0.5, 1.0, False, (0.3,)),
+        ],
+        "n1",
+    )
+    svg = g.to_svg()
+    assert "<script" not in svg and '&"' not in svg and "& " not in svg
+    assert "&lt;script&gt;" in svg
+    root = ET.fromstring(svg)
+    assert hostile in [t.text for t in root.iter(f"{SVG}text")]
+    assert hostile in root.find(f"{SVG}g/{SVG}title").text
+
+
+# -- inputs --------------------------------------------------------------------------------------
+def test_graph_without_values():
+    g = sd.graph("sin(x)*y + x")
+    assert all(n.value is None and n.grad is None for n in g.nodes)
+    assert g.gradient == {"x": None, "y": None}
+    assert "v=" not in g.to_svg() and "g=" not in g.to_dot()
+    ET.fromstring(g.to_svg())
+    with pytest.raises(sd.SymdiffError):
+        g.reverse_table()
+    assert g.node(g.root).label == "+"
+
+
+def test_traced_function():
+    g = sd.graph(lambda a, b: a * np.exp(b) + np.sin(a), at={"a": 1.0, "b": 0.5})
+    a, b = 1.0, 0.5
+    assert g.value == pytest.approx(a * math.exp(b) + math.sin(a))
+    assert g.gradient == pytest.approx({"a": math.exp(b) + math.cos(a), "b": a * math.exp(b)})
+    assert {n.label for n in g.nodes} >= {"a", "b", "exp", "sin", "*", "+"}
+    assert [n.label for n in g.nodes if n.is_branch] == ["a"]
+
+
+def test_missing_point_value_and_constant_graph():
+    with pytest.raises(sd.SymdiffError, match="y"):
+        sd.graph("x*y", at={"x": 1})
+    g = sd.graph("3", at={})
+    assert g.value == 3 and g.gradient == {}
+    ET.fromstring(g.to_svg())
+
+
+def test_graph_is_what_reverse_mode_computes():
+    from symdiff.reverse import _Linearizer
+
+    linear = _Linearizer()
+    linear(sd.parse(SEED))
+    g = sd.graph(SEED)
+    assert len([n for n in g.nodes if n.kind == "operation"]) == len(linear.nodes)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import argparse
 import collections
+import contextlib
+import io
 import random
 import time
 import traceback
@@ -100,7 +102,8 @@ def main() -> None:
                 sd.grad(expr, cache=False)(*[0.5] * len(expr.free_symbols))
                 outcomes["derived and compiled"] += 1
             if i % 500 == 0:
-                cli_main(["grad", text])
+                with contextlib.redirect_stdout(io.StringIO()):
+                    cli_main(["grad", "--", text])
         except sd.SymdiffError:
             outcomes["SymdiffError"] += 1
         except Exception as error:  # the finding this script exists for

@@ -104,6 +104,7 @@ import numbers
 import re
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -1155,7 +1156,10 @@ def _parse_text(text: str) -> sp.Expr:
         raise ParseError("empty expression", text, 0)
     src = _scan(text)
     try:
-        with _recursion_limit(PARSER_RECURSION_LIMIT):
+        # Python's parser warns about things like "1x" (SyntaxWarning) on stderr; those inputs
+        # are refused or read on our own terms, so the warning would only confuse.
+        with _recursion_limit(PARSER_RECURSION_LIMIT), warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
             tree = ast.parse(src.transformed, mode="eval")
     except SyntaxError as exc:
         raise _syntax_error(exc, src) from None

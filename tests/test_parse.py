@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import time
 
@@ -770,3 +771,10 @@ def test_random_text_parses_or_raises_parse_error(text):
         assert 0 <= error.position <= len(text)
     else:
         assert isinstance(result, sp.Expr)
+
+
+def test_pythons_syntax_warnings_do_not_leak(recwarn):
+    for text in ("1x", "0x1for", "1if 2 else 3"):
+        with contextlib.suppress(ParseError):
+            parse(text)
+    assert not [w for w in recwarn if issubclass(w.category, SyntaxWarning)]

@@ -37,7 +37,10 @@ log = logging.getLogger(__name__)
 
 KINDS = ("value", "grad", "value_and_grad", "jacobian", "hessian", "hvp")
 
-#: ``mode="auto"`` picks forward mode while all symbolic partials together are at most this many
+#: ``mode="auto"`` always picks forward mode (simplified partials sharing subexpressions) for
+#: fewer variables than this, ...
+AUTO_FORWARD_MAX_WRT = 4
+#: ... and beyond, forward mode while all symbolic partials together are at most this many
 #: times the size of the expression, reverse mode beyond (see :func:`choose_mode`) ...
 AUTO_SWELL = 4
 #: ... and does not try the symbolic partials of expressions larger than this (reverse mode) ...
@@ -141,14 +144,18 @@ def derivative(expr: sp.Expr, name: str, simplify: bool) -> sp.Expr:
 def choose_mode(request: Request) -> str:
     """The mode actually used: as asked, or for ``auto`` by the size of the symbolic partials.
 
-    Forward mode is chosen when the raw symbolic partials, all together, are at most
-    :data:`AUTO_SWELL` times the size of the expressions (sparse problems such as Rosenbrock:
-    short partials, shared by CSE); reverse mode when they swell (the product of n variables has
-    n partials of n - 1 factors) or the expressions are too large to try.
+    Forward mode for up to three variables; beyond, forward mode is chosen when the raw symbolic
+    partials, all together, are at most :data:`AUTO_SWELL` times the size of the expressions
+    (sparse problems such as Rosenbrock: short partials, shared by CSE); reverse mode when they
+    swell (the product of n variables has n partials of n - 1 factors) or the expressions are
+    too large to try.
     """
     if request.options.mode != "auto" or request.kind in ("value", "hvp"):
         return "forward" if request.options.mode == "auto" else request.options.mode
     ops = sum(_size(e) for e in request.exprs)
+    if len(request.wrt) < AUTO_FORWARD_MAX_WRT and ops <= AUTO_MAX_TRY_OPS:
+        log.debug("mode auto -> forward: %d wrt variables", len(request.wrt))
+        return "forward"
     if ops > AUTO_MAX_TRY_OPS or len(request.wrt) * ops > AUTO_MAX_TRY_WORK:
         log.debug("mode auto -> reverse: %d operations, %d wrt", ops, len(request.wrt))
         return "reverse"

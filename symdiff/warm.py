@@ -15,11 +15,13 @@ This module imports neither; it is what makes a warm start cheap.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import logging
 import re
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from . import __version__
@@ -28,20 +30,32 @@ from .compiled import CompiledFunction
 from .options import Options
 
 log = logging.getLogger(__name__)
+_PACKAGE = Path(__file__).resolve().parent
 
 _RAW_MEMO: dict[str, CompiledFunction] = {}
 
 
+def code_digest(package: Path = _PACKAGE) -> str:
+    """SHA-256 over the package's own ``.py`` files, so that any change of symdiff's code (an
+    editable install, a patched copy) keys new entries even before the version number moves."""
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
 @functools.cache
 def fingerprint() -> str:
-    """What besides the request changes generated code: versions and template text."""
+    """What besides the request changes generated code: symdiff's version and code, the
+    template text, and the Python and NumPy major versions."""
     import numpy
 
     from .render import templates_digest
 
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return f"symdiff={__version__};templates={templates_digest()};python={python};" + (
-        f"numpy={numpy.__version__.split('.')[0]}"
+    return (
+        f"symdiff={__version__};code={code_digest()};templates={templates_digest()};"
+        f"python={python};numpy={numpy.__version__.split('.')[0]}"
     )
 
 

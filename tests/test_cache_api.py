@@ -213,3 +213,15 @@ def test_two_versions_share_a_cache_dir_without_mixing(cache_dir, monkeypatch):
     monkeypatch.undo()
     _reset()
     assert sd.grad("x**2*y", wrt="x").key == old.key
+
+
+def test_a_change_to_symdiffs_code_changes_the_key(tmp_path):
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "a.py").write_text("x = 1\n")
+    (package / "sub" / "b.py").write_text("y = 2\n")
+    before = warm.code_digest(package)
+    assert warm.code_digest(package) == before
+    (package / "sub" / "b.py").write_text("y = 3\n")
+    assert warm.code_digest(package) != before
+    assert f"code={warm.code_digest()}" in warm.fingerprint()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import sympy as sp
 
@@ -36,6 +37,18 @@ class ArrayResult:
 Result = int | tuple["Result", ...] | ArrayResult
 
 
+class ProgramText(Protocol):
+    """What :func:`render_module` reads of a program (scalar or tensor)."""
+
+    name: str
+    title: str
+    expression: str
+    params: Sequence[str]
+    doc: Sequence[str]
+    mode: str
+    key: str
+
+
 @dataclass(frozen=True)
 class Program:
     """Everything needed to emit one function."""
@@ -60,7 +73,7 @@ class Program:
 #: The name of the direction-vector parameter of Hessian-vector products.
 VECTOR = "_v"
 
-_SAFE_TEXT = re.compile(r"[^A-Za-z0-9_ +\-*/().,:;<>=\[\]]")
+_SAFE_TEXT = re.compile(r"[^A-Za-z0-9_ +\-*/().,:;<>=\[\]@]")
 
 
 def safe_comment(text: str, limit: int = 160) -> str:
@@ -103,6 +116,27 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
     result_text = _result_lines(program, reduced, printer, lines)
     prelude = _prelude(program.params, program.vector, printer)
     helpers = helper_source(sorted(printer.helpers)) if printer.helpers else ""
+    return render_module(
+        program,
+        helpers=helpers,
+        prelude=prelude,
+        assignments=printed_assignments,
+        outputs=lines,
+        result=result_text,
+    )
+
+
+def render_module(
+    program: ProgramText,
+    *,
+    helpers: str,
+    prelude: Sequence[str],
+    assignments: Sequence[tuple[str, str]],
+    outputs: Sequence[str],
+    result: str,
+) -> str:
+    """Render ``module.py.jinja``: every text that came from an expression goes through
+    :func:`safe_comment` here, in one place, for the scalar and the tensor layer alike."""
     return render(
         "module.py.jinja",
         version=__version__,
@@ -116,10 +150,10 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
         name=program.name,
         params=list(program.params),
         doc=[safe_comment(line, 200) for line in program.doc],
-        prelude=prelude,
-        assignments=printed_assignments,
-        outputs=lines,
-        result=result_text,
+        prelude=list(prelude),
+        assignments=list(assignments),
+        outputs=list(outputs),
+        result=result,
     )
 
 

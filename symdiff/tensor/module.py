@@ -8,25 +8,15 @@ docstring lists the arguments with their shapes.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import sympy as sp
 
-from .. import __version__
-from ..render import render
+from ..emit import render_module
 from ..runtime import helper_source
 from .emit import Program, emit_statements
 from .ir import Node, topological
 from .shapes import dims_of
-
-_UNSAFE = re.compile(r"[^A-Za-z0-9_ +\-*/().,:;<>=\[\]@]")
-
-
-def safe_comment(text: str, limit: int = 160) -> str:
-    """``text`` reduced to characters that cannot end a comment or docstring, and shortened."""
-    text = _UNSAFE.sub("?", " ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _check_line(program: Program) -> tuple[str, str]:
@@ -70,21 +60,9 @@ def emit_module(program: Program) -> str:
     statements, used = emit_statements(program)
     check = [_check_line(program)] if program.params else []
     helpers = helper_source(sorted(used | {"_check_shapes"} if program.params else used))
-    return render(
-        "module.py.jinja",
-        version=__version__,
-        expression=safe_comment(program.expression),
-        title=safe_comment(program.title),
-        summary=safe_comment(program.title) + ".",
-        mode=program.mode,
-        key=program.key,
-        imports=["import math as _math", "import numpy as _np"]
-        if "_math." in helpers
-        else ["import numpy as _np"],
-        helpers=[helpers.rstrip("\n")] if helpers else [],
-        name=program.name,
-        params=list(program.params),
-        doc=[safe_comment(line, 200) for line in program.doc],
+    return render_module(
+        program,
+        helpers=helpers,
         prelude=_prelude(program),
         assignments=[*check, *statements],
         outputs=[],

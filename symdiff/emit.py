@@ -72,6 +72,8 @@ class Program:
 
 #: The name of the direction-vector parameter of Hessian-vector products.
 VECTOR = "_v"
+#: The runtime helper that evaluates the formulas over long arrays in cache-sized blocks.
+BLOCKS_HELPER = "_in_blocks"
 
 _SAFE_TEXT = re.compile(r"[^A-Za-z0-9_ +\-*/().,:;<>=\[\]@]")
 
@@ -115,7 +117,8 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
     lines: list[str] = []
     result_text = _result_lines(program, reduced, printer, lines)
     prelude = _prelude(program.params, program.vector, printer)
-    helpers = helper_source(sorted(printer.helpers)) if printer.helpers else ""
+    printer.helpers.add(BLOCKS_HELPER)
+    helpers = helper_source(sorted(printer.helpers))
     return render_module(
         program,
         helpers=helpers,
@@ -123,6 +126,7 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
         assignments=printed_assignments,
         outputs=lines,
         result=result_text,
+        block_inputs=[p for p in program.params if p != VECTOR] + list(program.vector),
     )
 
 
@@ -134,9 +138,15 @@ def render_module(
     assignments: Sequence[tuple[str, str]],
     outputs: Sequence[str],
     result: str,
+    block_inputs: Sequence[str] | None = None,
 ) -> str:
     """Render ``module.py.jinja``: every text that came from an expression goes through
-    :func:`safe_comment` here, in one place, for the scalar and the tensor layer alike."""
+    :func:`safe_comment` here, in one place, for the scalar and the tensor layer alike.
+
+    With ``block_inputs`` (elementwise programs), the formulas go into a second function,
+    ``_formulas(*block_inputs, _shape, _dtype)``, which the public one calls through the
+    ``_in_blocks`` helper so that long arrays are computed in cache-sized blocks.
+    """
     return render(
         "module.py.jinja",
         version=__version__,
@@ -154,6 +164,7 @@ def render_module(
         assignments=list(assignments),
         outputs=list(outputs),
         result=result,
+        block_inputs=None if block_inputs is None else list(block_inputs),
     )
 
 

@@ -21,7 +21,11 @@ from .errors import SymdiffError
 FUNCTION_NAMES = frozenset(
     {"f", "grad_f", "value_and_grad_f", "jacobian_f", "hessian_f", "hvp_f"}
 )
+#: The second function of elementwise modules: the formulas, which the public function runs
+#: through the ``_in_blocks`` helper. Its parameters are generated names too.
+FORMULAS = "_formulas"
 IMPORTS = {("numpy", "_np"), ("math", "_math")}
+_MODULE_NAMES = frozenset(alias for _, alias in IMPORTS)
 NUMPY_NAMES = frozenset(
     {
         "abs",
@@ -145,24 +149,34 @@ def check_module(source: str) -> None:
     except SyntaxError as error:
         raise VerificationError(f"generated code does not parse: {error}") from None
     functions = []
+    formulas = []
     for node in tree.body:
         if isinstance(node, ast.Import):
             if not all((a.name, a.asname) in IMPORTS for a in node.names):
                 raise _refuse(node, "unexpected import")
         elif isinstance(node, ast.FunctionDef) and node.name in FUNCTION_NAMES:
             functions.append(node)
+        elif isinstance(node, ast.FunctionDef) and node.name == FORMULAS:
+            formulas.append(node)
         elif isinstance(node, ast.FunctionDef):
             if trusted_helpers().get(node.name) != ast.dump(node):
                 raise _refuse(node, f"helper {node.name!r} is not symdiff's own")
         else:
             raise _refuse(node, f"unexpected {type(node).__name__} at module level")
-    if len(functions) != 1:
-        raise VerificationError("generated code must define exactly one function")
+    if len(functions) != 1 or len(formulas) > 1:
+        raise VerificationError(
+            f"generated code must define exactly one function (and at most one {FORMULAS})"
+        )
     helpers = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
-    _check_function(functions[0], set(trusted_helpers()), TENSOR_HELPER in helpers)
+    tensor = TENSOR_HELPER in helpers
+    _check_function(functions[0], set(trusted_helpers()), tensor)
+    for node in formulas:
+        _check_function(node, set(trusted_helpers()), tensor, internal_params=True)
 
 
-def _check_function(func: ast.FunctionDef, helpers: set[str], tensor: bool = False) -> None:
+def _check_function(
+    func: ast.FunctionDef, helpers: set[str], tensor: bool = False, internal_params: bool = False
+) -> None:
     args = func.args
     if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
         raise _refuse(func, "only plain parameters are allowed")
@@ -170,7 +184,16 @@ def _check_function(func: ast.FunctionDef, helpers: set[str], tensor: bool = Fal
         raise _refuse(func, "no decorators or annotations")
     params = set()
     for arg in args.args:
-        valid = (_PARAM.match(arg.arg) and not keyword.iskeyword(arg.arg)) or arg.arg == VECTOR
+        valid = (
+            (_PARAM.match(arg.arg) and not keyword.iskeyword(arg.arg))
+            or arg.arg == VECTOR
+            or (
+                internal_params
+                and _INTERNAL.match(arg.arg)
+                and arg.arg not in helpers
+                and arg.arg not in _MODULE_NAMES
+            )
+        )
         if not valid or arg.annotation:
             raise _refuse(arg, f"bad parameter {arg.arg!r}")
         params.add(arg.arg)

@@ -442,9 +442,19 @@ def test_helper_source_unknown_name():
         helper_source(["helper_source"])
 
 
+def _twice_block(a, shape, dtype):
+    """A stand-in for a module's ``_formulas``: elementwise, returns a value and a tuple."""
+    return a * 2.0, (np.stack([a, -a]),)
+
+
 def _call_examples():
     x = np.array([-2.5, -0.3, 0.2, 1.5, 3.0, 40.0])
+    long = np.linspace(-1.0, 1.0, 40000)
     return {
+        "_in_blocks": (
+            (_twice_block, [long], long.shape, long.dtype),
+            (long * 2.0, (np.stack([long, -long]),)),
+        ),
         "_sinpi": ((x,), _sinpi(x)),
         "_erf": ((x,), _erf(x)),
         "_gamma": ((x,), _gamma(x)),
@@ -478,6 +488,15 @@ def test_sigmoid_is_accurate_in_both_tails_without_overflow(dtype):
     assert np.isnan(_sigmoid(np.nan))
 
 
+def _assert_same_structure(got, ref):
+    if isinstance(ref, tuple) and any(isinstance(r, tuple | np.ndarray) for r in ref):
+        assert isinstance(got, tuple) and len(got) == len(ref)
+        for g, r in zip(got, ref, strict=True):
+            _assert_same_structure(g, r)
+    else:
+        np.testing.assert_array_equal(got, ref)
+
+
 def test_helper_source_executes_in_bare_namespace():
     """How generated code uses the helpers: their text, run where only _np and _math exist."""
     examples = _call_examples()
@@ -495,7 +514,7 @@ def test_helper_source_executes_in_bare_namespace():
                     pending.append(dep)
         assert defined == expected
         args, ref = examples[name]
-        np.testing.assert_array_equal(namespace[name](*args), ref)
+        _assert_same_structure(namespace[name](*args), ref)
 
 
 # ------------------------------------------------------------------------- source rules

@@ -138,6 +138,48 @@ def _erf(x):
     return out[()] if out.ndim == 0 else out
 
 
+def _in_blocks(formulas, inputs, shape, dtype):
+    """``formulas(*inputs, shape, dtype)``, computed in blocks of about 8192 elements.
+
+    Long arrays are cut along the first axis of the broadcast ``shape``: each block's
+    temporaries stay in the CPU cache and their memory is reused, which beats full-length
+    temporaries that each make a pass over main memory. Every element goes through the same
+    operations either way, so the results are the same. Short arrays (under 32768 elements or
+    4 rows) are computed in one go. ``formulas`` returns an array or nested tuples of arrays,
+    each of shape ``leading axes + block shape``; the full arrays are allocated after the first
+    block, with its dtypes.
+    """
+    rows = shape[0] if shape else 0
+    row_size = 1
+    for size in shape[1:]:
+        row_size *= size
+    if rows < 4 or rows * row_size < 32768:
+        return formulas(*inputs, shape, dtype)
+    step = max(1, 8192 // max(row_size, 1))
+    cut = [a.ndim == len(shape) and a.shape[0] == rows for a in inputs]
+
+    def allocate(block):
+        if isinstance(block, tuple):
+            return tuple(allocate(b) for b in block)
+        return _np.empty(block.shape[: block.ndim - len(shape)] + shape, dtype=block.dtype)
+
+    def store(full, block, where):
+        if isinstance(block, tuple):
+            for f, b in zip(full, block, strict=True):
+                store(f, b, where)
+        else:
+            full[(slice(None),) * (block.ndim - len(shape)) + (where,)] = block
+
+    result = None
+    for start in range(0, rows, step):
+        where = slice(start, min(start + step, rows))
+        part = [a[where] if c else a for a, c in zip(inputs, cut, strict=True)]
+        block = formulas(*part, (where.stop - start,) + shape[1:], dtype)
+        result = allocate(block) if result is None else result
+        store(result, block, where)
+    return result
+
+
 def grad_f(x, y):
     """Gradient of erf(y)*relu(x) + Max(0, x, y) with respect to (x).
 
@@ -151,5 +193,10 @@ def grad_f(x, y):
     x = x.astype(_dtype, copy=False)
     y = y.astype(_dtype, copy=False)
     _shape = _np.broadcast_shapes(x.shape, y.shape)
+    return _in_blocks(_formulas, (x, y), _shape, _dtype)
+
+
+def _formulas(x, y, _shape, _dtype):
+    """The formulas of grad_f, on arrays of one broadcast shape (or a block of them)."""
     _d_x = _as_output(_argmax_share(x, 0, x, y) + _np.heaviside(x, 0.0)*_erf(y), _shape, _dtype)
     return _d_x

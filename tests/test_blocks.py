@@ -1,0 +1,168 @@
+"""Evaluation in cache-sized blocks: the same numbers as one full-length pass, every shape."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import symdiff as sd
+from symdiff.runtime import _in_blocks, helper_source
+from symdiff.verify import VerificationError, check_module
+
+EXPRESSIONS = [
+    "sin(x)*exp(y)/(1 + x**2)",
+    "log(1 + exp(x*y))",
+    "max(x, y, 0) + abs(x - y) + erf(x) + sigmoid(y)",
+    "where(x > y, x**3, gamma(1 + y**2))",
+]
+
+
+def _in_pieces(fn, arrays, piece=1000, axis=-1):
+    """``fn`` over slices short enough never to be blocked, joined along ``axis``."""
+    n = arrays[0].shape[axis]
+    parts = [
+        fn(*[np.take(a, range(i, min(i + piece, n)), axis=axis) for a in arrays])
+        for i in range(0, n, piece)
+    ]
+    if isinstance(parts[0], tuple):
+        return tuple(np.concatenate(p, axis=axis) for p in zip(*parts, strict=True))
+    return np.concatenate(parts, axis=axis)
+
+
+def _assert_same(a, b):
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            _assert_same(x, y)
+    else:
+        assert a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)  # bit for bit, not approximately
+
+
+@pytest.mark.parametrize("text", EXPRESSIONS)
+@pytest.mark.parametrize("n", [32767, 32768, 40001, 100000])
+def test_blocked_gradient_is_bitwise_the_one_pass_gradient(text, n):
+    rng = np.random.default_rng(n)
+    x, y = rng.normal(size=n), rng.normal(size=n)
+    g = sd.value_and_grad(text, wrt=["x", "y"])
+    value, grads = g(x, y)
+    _assert_same(value, _in_pieces(lambda a, b: g(a, b)[0], [x, y]))
+    _assert_same(grads, _in_pieces(lambda a, b: g(a, b)[1], [x, y]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_hessian_and_jacobian_blocks_keep_leading_axes_and_dtype(dtype):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=50000).astype(dtype)
+    y = rng.normal(size=50000).astype(dtype)
+    h = sd.hessian("sin(x)*exp(y)/(1 + x**2)", wrt=["x", "y"])
+    j = sd.jacobian(["x*y", "sin(x) - y"], wrt=["x", "y"])
+    for fn in (h, j):
+        out = fn(x, y)
+        assert out.shape == (2, 2, 50000) and out.dtype == dtype
+        _assert_same(out, _in_pieces(fn, [x, y]))
+
+
+def test_broadcast_inputs_are_blocked_without_copies_and_agree():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(300, 1))
+    y = rng.normal(size=(1, 400))
+    g = sd.grad("x**2*y + sin(x*y)", wrt=["x", "y"])
+    dx, dy = g(x, y)
+    assert dx.shape == dy.shape == (300, 400)
+    ref = [g(x[i : i + 10], y) for i in range(0, 300, 10)]
+    np.testing.assert_array_equal(dx, np.concatenate([r[0] for r in ref]))
+    np.testing.assert_array_equal(dy, np.concatenate([r[1] for r in ref]))
+    assert g(2.0, y[0, :5])[0].shape == (5,)  # a scalar with a short vector: one pass
+
+
+def test_hvp_direction_is_blocked_with_the_variables():
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(2, 60000))
+    v = rng.normal(size=(2, 60000))
+    hv = sd.hvp("x**3*y + exp(x - y)", wrt=["x", "y"])
+    out = hv(x, y, v)
+    ref = np.concatenate(
+        [hv(x[i : i + 999], y[i : i + 999], v[:, i : i + 999]) for i in range(0, 60000, 999)],
+        axis=1,
+    )
+    np.testing.assert_array_equal(out, ref)
+
+
+def test_in_blocks_covers_every_row_once_with_cache_sized_blocks():
+    seen = []
+
+    def formulas(a, b, shape, dtype):
+        seen.append(shape)
+        assert a.shape[0] == shape[0]
+        assert b.shape == (1, 7)  # broadcast along the blocked axis: never cut
+        return a * b, (np.stack([a + b, a - b]),)
+
+    a = np.arange(70000.0).reshape(10000, 7)
+    b = np.ones((1, 7))
+    out, (pair,) = _in_blocks(formulas, [a, b], (10000, 7), np.float64)
+    assert len(seen) > 4 and all(s[1:] == (7,) for s in seen)
+    assert sum(s[0] for s in seen) == 10000
+    assert max(s[0] for s in seen) * 7 <= 8192
+    np.testing.assert_array_equal(out, a * b)
+    np.testing.assert_array_equal(pair, np.stack([a + b, a - b]))
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (3, 20000), (32767,)])
+def test_in_blocks_computes_short_or_flat_arrays_in_one_go(shape):
+    calls = []
+
+    def formulas(a, shape_, dtype):
+        calls.append(shape_)
+        return a + 1.0
+
+    a = np.zeros(shape)
+    np.testing.assert_array_equal(_in_blocks(formulas, [a], shape, np.float64), a + 1.0)
+    assert calls == [shape]
+
+
+VALID = "def _formulas(x, _shape, _dtype):\n    _t0 = _np.sin(x)\n    return _t0*x\n"
+
+
+def _module(body: str) -> str:
+    return (
+        "import numpy as _np\n\n\n"
+        + helper_source(["_in_blocks"])
+        + "\n\ndef f(x):\n"
+        "    x = _np.asarray(x)\n"
+        "    _dtype = _np.result_type(x, 1.0)\n"
+        "    _shape = x.shape\n"
+        "    return _in_blocks(_formulas, (x,), _shape, _dtype)\n\n\n" + body
+    )
+
+
+def test_verify_accepts_the_formulas_function():
+    check_module(_module(VALID))
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "def _formulas(x, _shape, _dtype):\n    return open('/etc/passwd')\n",
+        "def _formulas(x, _shape, _dtype, *rest):\n    return x\n",
+        "def _formulas(x, _shape, _dtype):\n    import os\n    return x\n",
+        "def _formulas(x, _np, _dtype):\n    return x\n",
+        "def _formulas(x, _shape, _dtype):\n    return x\n\n\n"
+        "def _formulas(x, _shape, _dtype):\n    return x\n",
+    ],
+)
+def test_verify_refuses_a_tampered_formulas_function(body):
+    with pytest.raises(VerificationError):
+        check_module(_module(body))
+
+
+def test_generated_module_has_the_formulas_function_and_stays_standalone(tmp_path):
+    g = sd.grad("sin(x)*y", wrt=["x", "y"])
+    assert "def _formulas(x, y, _shape, _dtype):" in g.source
+    assert "return _in_blocks(_formulas, (x, y), _shape, _dtype)" in g.source
+    path = tmp_path / "grad_standalone.py"
+    g.save(path)
+    namespace: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    x = np.linspace(0, 1, 50000)
+    np.testing.assert_array_equal(namespace["grad_f"](x, 2.0)[0], g(x, 2.0)[0])

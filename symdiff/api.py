@@ -235,14 +235,32 @@ class Objective:
     ``fun(x)`` returns a float, ``jac(x)`` an array ``(n,)``, ``hess(x)`` an array ``(n, n)``,
     ``hessp(x, p)`` the product ``hess(x) @ p``, ``value_and_grad(x)`` both (for ``jac=True``).
     Other variables of the expression are fixed by ``params``.
+
+    The vector is either ``n`` scalar variables (``wrt=["x", "y"]``) or, with ``shapes=``, one
+    vector variable of the tensor layer (``wrt="x"``, ``shapes={"x": ("n",)}``), which scales to
+    thousands of components without a name per component.
     """
 
     def __init__(
-        self, expr: Expression, wrt: Sequence[str], params: Mapping[str, Any] | None = None
+        self,
+        expr: Expression,
+        wrt: str | Sequence[str],
+        params: Mapping[str, Any] | None = None,
+        shapes: Mapping[str, Any] | None = None,
     ):
         names = [wrt] if isinstance(wrt, str) else list(wrt)
-        self._value_and_grad = value_and_grad(expr, names)
-        self.wrt = tuple(self._value_and_grad.wrt)
+        self._vector = shapes is not None
+        if self._vector:
+            declared = shapes.get(names[0]) if len(names) == 1 else None
+            if declared is None or len(tuple(declared)) != 1:
+                raise SymdiffError(
+                    "objective with shapes= needs wrt to be one vector variable declared with "
+                    f"one dimension, e.g. shapes={{'x': ('n',)}}; got wrt={wrt!r}"
+                )
+        self._shapes = shapes
+        target: str | list[str] = names[0] if self._vector else names
+        self._value_and_grad = value_and_grad(expr, target, shapes=shapes)
+        self.wrt = (names[0],) if self._vector else tuple(self._value_and_grad.wrt)
         self.params = dict(params or {})
         unknown = sorted(set(self._value_and_grad.args) - set(self.wrt) - set(self.params))
         if unknown:
@@ -253,15 +271,19 @@ class Objective:
 
     def _kwargs(self, x: Any) -> dict[str, Any]:
         x = np.asarray(x, dtype=float).reshape(-1)
+        args = self._value_and_grad.args
+        if self._vector:
+            return {a: (x if a == self.wrt[0] else self.params[a]) for a in args}
         if x.shape != (len(self.wrt),):
             raise SymdiffError(f"expected a vector of {len(self.wrt)} values, got shape {x.shape}")
         values = dict(zip(self.wrt, x, strict=True))
-        args = self._value_and_grad.args
         return {a: (values[a] if a in values else self.params[a]) for a in args}
 
     def value_and_grad(self, x: Any) -> tuple[float, np.ndarray]:
         """``(f(x), grad f(x))`` for ``minimize(..., jac=True)``."""
         value, grads = self._value_and_grad(**self._kwargs(x))
+        if self._vector:
+            return float(value), np.array(grads, dtype=float)
         return float(value), np.array([float(g) for g in grads])
 
     def fun(self, x: Any) -> float:
@@ -275,22 +297,37 @@ class Objective:
     def hess(self, x: Any) -> np.ndarray:
         """The Hessian at ``x``, shape ``(n, n)``."""
         if self._hessian is None:
-            self._hessian = hessian(self._expr, list(self.wrt))
-        return np.asarray(self._hessian(**self._kwargs(x)), dtype=float).reshape(len(self.wrt), -1)
+            target = self.wrt[0] if self._vector else list(self.wrt)
+            self._hessian = hessian(self._expr, target, shapes=self._shapes)
+        kwargs = self._kwargs(x)
+        n = kwargs[self.wrt[0]].size if self._vector else len(self.wrt)
+        return np.asarray(self._hessian(**kwargs), dtype=float).reshape(n, -1)
 
     def hessp(self, x: Any, p: Any) -> np.ndarray:
-        """The Hessian at ``x`` times the vector ``p`` (without forming the Hessian)."""
+        """The Hessian at ``x`` times the vector ``p`` (scalar variables: without forming the
+        Hessian; a vector variable: through the dense Hessian, which the tensor layer builds)."""
+        direction = np.asarray(p, dtype=float).reshape(-1)
+        if self._vector:
+            return self.hess(x) @ direction
         if self._hvp is None:
             self._hvp = hvp(self._expr, list(self.wrt))
-        direction = np.asarray(p, dtype=float).reshape(len(self.wrt))
+        direction = direction.reshape(len(self.wrt))
         return np.asarray(self._hvp(**self._kwargs(x), _v=direction), dtype=float)
 
 
 def objective(
-    expr: Expression, wrt: Sequence[str], params: Mapping[str, Any] | None = None
+    expr: Expression,
+    wrt: str | Sequence[str],
+    params: Mapping[str, Any] | None = None,
+    *,
+    shapes: Mapping[str, Any] | None = None,
 ) -> Objective:
-    """A SciPy-ready objective: ``minimize(obj.fun, x0, jac=obj.jac, hess=obj.hess)``."""
-    return Objective(expr, wrt, params)
+    """A SciPy-ready objective: ``minimize(obj.fun, x0, jac=obj.jac, hess=obj.hess)``.
+
+    ``wrt`` lists scalar variables, or with ``shapes=`` names one vector variable
+    (``objective("sum((x[1:] - x[:-1]**2)**2)", "x", shapes={"x": ("n",)})``).
+    """
+    return Objective(expr, wrt, params, shapes)
 
 
 # -- cache -----------------------------------------------------------------------------------------
@@ -304,8 +341,9 @@ def clear_cache() -> int:
     """Remove every cached module (disk and memory); returns how many entries were removed."""
     import sys
 
-    build = sys.modules.get(f"{__package__}.build")
-    if build is not None:
-        build.clear_memo()
+    for name in ("build", "tensor.build"):  # the scalar and the tensor layer's memos
+        module = sys.modules.get(f"{__package__}.{name}")
+        if module is not None:
+            module.clear_memo()
     warm.forget()
     return open_store().clear()

@@ -18,11 +18,17 @@ from .differentiate import Deriver
 Assignment = tuple[sp.Symbol, sp.Expr]
 
 
-def _tangent(value: sp.Expr, dots: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
-    """The directional derivative of ``value`` given the tangents of its symbols."""
+def _tangent(
+    value: sp.Expr, dots: Mapping[sp.Symbol, sp.Expr], known: Mapping[sp.Expr, sp.Symbol]
+) -> sp.Expr:
+    """The directional derivative of ``value`` given the tangents of its symbols.
+
+    A local derivative that repeats an assigned value (``exp(u)`` of ``t = exp(u)``) refers to
+    its name instead (``known``), so the tangent does not compute it again.
+    """
     terms = []
     for symbol in sorted(value.free_symbols & dots.keys(), key=lambda s: s.name):
-        local = Deriver(symbol)(value).result
+        local = Deriver(symbol)(value).result.xreplace(known)
         if local != 0:
             terms.append(local * dots[symbol])
     return sp.Add(*terms)
@@ -36,10 +42,13 @@ def tangent_program(
 ) -> tuple[list[Assignment], list[sp.Expr]]:
     """``assignments`` interleaved with tangent assignments, and the tangents of ``outputs``."""
     dots: dict[sp.Symbol, sp.Expr] = dict(directions)
+    known: dict[sp.Expr, sp.Symbol] = {}
     program: list[Assignment] = []
     for symbol, value in assignments:
         program.append((symbol, value))
-        dot = _tangent(value, dots)
+        if not value.is_Atom:
+            known.setdefault(value, symbol)
+        dot = _tangent(value, dots, known)
         if dot == 0:
             continue
         if not dot.is_Atom:
@@ -47,4 +56,4 @@ def tangent_program(
             program.append((name, dot))
             dot = name
         dots[symbol] = dot
-    return program, [_tangent(sp.sympify(out), dots) for out in outputs]
+    return program, [_tangent(sp.sympify(out), dots, known) for out in outputs]

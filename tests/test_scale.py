@@ -103,3 +103,39 @@ def test_objective_hessp_drives_trust_krylov():
     result = minimize(obj.fun, np.full(n, -0.5), jac=obj.jac, hessp=obj.hessp,
                       method="trust-krylov", tol=1e-10)
     np.testing.assert_allclose(result.x, np.ones(n), atol=1e-6)
+
+
+VECTOR_ROSENBROCK = "sum(100*(x[1:] - x[:-1]**2)**2 + (1 - x[:-1])**2)"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("scipy") is None, reason="scipy is a dev extra")
+@pytest.mark.parametrize("method", ["BFGS", "trust-ncg"])
+def test_objective_of_one_vector_variable_reaches_the_rosenbrock_minimum(method):
+    from scipy.optimize import minimize
+
+    obj = sd.objective(VECTOR_ROSENBROCK, "x", shapes={"x": ("n",)})
+    x0 = np.full(100, -0.5)
+    hess = obj.hess if method == "trust-ncg" else None
+    result = minimize(obj.fun, x0, jac=obj.jac, hess=hess, method=method, tol=1e-12)
+    np.testing.assert_allclose(result.x, np.ones(100), atol=1e-5)
+
+
+def test_objective_of_one_vector_variable_matches_the_scalar_form():
+    n = 12
+    vector = sd.objective(VECTOR_ROSENBROCK, "x", shapes={"x": ("n",)})
+    scalar = sd.objective(_rosenbrock(n), wrt=_names(n))
+    x = np.random.default_rng(4).normal(size=n)
+    p = np.random.default_rng(5).normal(size=n)
+    assert vector.fun(x) == pytest.approx(scalar.fun(x), rel=1e-13)
+    np.testing.assert_allclose(vector.jac(x), scalar.jac(x), rtol=1e-12)
+    np.testing.assert_allclose(vector.hess(x), scalar.hess(x), rtol=1e-12)
+    np.testing.assert_allclose(vector.hessp(x, p), scalar.hessp(x, p), rtol=1e-11)
+
+
+@pytest.mark.parametrize(
+    "wrt, shapes",
+    [("x", {"x": ("n", "d")}), (["x", "y"], {"x": ("n",), "y": ("n",)}), ("x", {"y": ("n",)})],
+)
+def test_objective_with_shapes_needs_one_vector_variable(wrt, shapes):
+    with pytest.raises(sd.SymdiffError, match="one vector variable"):
+        sd.objective("sum(x)", wrt, shapes=shapes)

@@ -86,11 +86,27 @@ class CompiledFunction:
 
     def _repr_html_(self) -> str:
         """The signature, the kind of function and the highlighted source (see
-        :func:`highlight_html`), as one ``<div>``; every value is escaped."""
+        :func:`highlight_html`), as one ``<div>``; every value is escaped.
+
+        The helper functions pasted into the module (between its imports and the function
+        itself) are folded into a ``<details>`` element, so the function reads first; one click
+        shows them. The code is set in a monospace font explicitly: nbconvert's HTML makes
+        output ``<pre>`` blocks inherit the page's proportional font.
+        """
         wrt = "" if self.wrt is None else f" with respect to {_names(self.wrt)}"
+        head, helpers, body = _split_helpers(self.source, self.name)
+        code = highlight_html(head)
+        if helpers:
+            count = helpers.count("\n") + 1
+            code += (
+                f"<details><summary>{count} lines of helper functions "
+                f"(click to show)</summary>{highlight_html(helpers)}</details>"
+                + highlight_html(body)
+            )
         return (
             f'<div class="symdiff-compiled"><p><code>{html.escape(self.signature)}</code> '
-            f"&mdash; {html.escape(self.kind + wrt)}</p>{highlight_html(self.source)}</div>"
+            f"&mdash; {html.escape(self.kind + wrt)}</p>"
+            f'<div style="font-family: {_CODE_FONT}">{code}</div></div>'
         )
 
     # -- which rule produced which line ------------------------------------------------------------
@@ -165,6 +181,30 @@ def _assignment(source: str, name: str) -> str | None:
     """The stripped line of ``source`` that assigns ``name`` (``_d_x = ...``), if any."""
     prefix = f"{name} = "
     return next((ln.strip() for ln in source.splitlines() if ln.strip().startswith(prefix)), None)
+
+
+#: The code font of the HTML display: JupyterLab's own, else a common monospace font.
+_CODE_FONT = "var(--jp-code-font-family, Menlo, Consolas, 'DejaVu Sans Mono', monospace)"
+
+
+def _split_helpers(source: str, name: str) -> tuple[str, str, str]:
+    """``source`` as (header comments and imports, pasted helper functions, the function ``name``
+    and what follows it). Without helpers, or when the layout is not recognised, the whole
+    source is the first part and the others are empty."""
+    lines = source.splitlines()
+    start = next((i for i, ln in enumerate(lines) if ln.startswith(f"def {name}(")), None)
+    if start is None:
+        return source, "", ""
+    head = 0
+    for i, line in enumerate(lines[:start]):
+        if line.startswith(("#", "import ", "from ")):
+            head = i + 1
+        elif line.strip():
+            break
+    helpers = "\n".join(lines[head:start]).strip("\n")
+    if not helpers:
+        return source, "", ""
+    return "\n".join(lines[:head]), helpers, "\n".join(lines[start:])
 
 
 def highlight_html(source: str) -> str:

@@ -13,7 +13,7 @@ import sympy as sp
 
 from .errors import UnsupportedError
 from .rules import rule_for
-from .steps import Step
+from .steps import Note, Step
 
 
 class Deriver:
@@ -50,7 +50,9 @@ class Deriver:
             return self._function(expr)
         raise UnsupportedError(f"cannot differentiate {type(expr).__name__}: {sp.sstr(expr)}")
 
-    def _step(self, rule: str, expr: sp.Expr, result: sp.Expr, substeps=(), note: str = "") -> Step:
+    def _step(
+        self, rule: str, expr: sp.Expr, result: sp.Expr, substeps=(), note: str | Note = ""
+    ) -> Step:
         return Step(rule, expr, result, self.var, tuple(substeps), note)
 
     # -- structural rules ----------------------------------------------------------------------
@@ -85,9 +87,7 @@ class Deriver:
     def _quotient(self, expr: sp.Expr, numerator: sp.Expr, denominator: sp.Expr) -> Step:
         top, bottom = self(numerator), self(denominator)
         result = (top.result * denominator - numerator * bottom.result) / denominator**2
-        note = (
-            f"(f/g)' = (f' g - f g')/g^2 with f = {sp.sstr(numerator)}, g = {sp.sstr(denominator)}"
-        )
+        note = Note("(f/g)' = (f' g - f g')/g^2 with f = {0}, g = {1}", (numerator, denominator))
         return self._step("quotient", expr, result, [top, bottom], note)
 
     def _pow(self, expr: sp.Pow) -> Step:
@@ -136,12 +136,13 @@ class Deriver:
             return self._step(name, expr, sp.Add(*(outer for _, outer in pairs)), note=identity)
         inner = [self(arg) for arg, _ in pairs]
         outer_result = sp.Add(*(outer for _, outer in pairs)) if len(pairs) == 1 else None
-        names = ", ".join(sp.sstr(arg) for arg, _ in pairs)
+        slots = ", ".join(f"{{{i}}}" for i in range(len(pairs)))
         outer_step = self._step(
             name,
             expr,
             outer_result if outer_result is not None else sp.Tuple(*(o for _, o in pairs)),
-            note=f"{identity}, with u = {names}",
+            note=Note(identity.replace("{", "{{").replace("}", "}}") + ", with u = " + slots,
+                      tuple(arg for arg, _ in pairs)),
         )
         result = sp.Add(
             *(outer * step.result for (_, outer), step in zip(pairs, inner, strict=True))

@@ -56,14 +56,36 @@ class Edge:
 
 @dataclass(frozen=True)
 class Table:
-    """A walkthrough table: ``rows`` (dicts) and their aligned-column ``text``."""
+    """A walkthrough table: ``rows`` (dicts) and their aligned-column ``text``.
+
+    ``header`` and ``cells`` are the same columns as strings, ``summary`` the closing line; in
+    Jupyter the table shows as HTML (``_repr_html_``), in a terminal as its text.
+    """
 
     rows: list[dict[str, object]]
     text: str
     result: dict[str, float]
+    header: tuple[str, ...] = ()
+    cells: tuple[tuple[str, ...], ...] = ()
+    summary: str = ""
 
     def __str__(self) -> str:
         return self.text
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.text.rstrip("\n"))
+
+    def _repr_html_(self) -> str:
+        """An HTML table of the columns (every value escaped), then the summary line."""
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+            for row in self.cells
+        )
+        return (
+            f'<table class="symdiff-table"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table><p>{html.escape(self.summary)}</p>"
+        )
 
 
 @dataclass
@@ -149,7 +171,10 @@ class Graph:
         rows: list[list[GraphNode]] = [[] for _ in range(depth + 1)]
         for n in self.nodes:
             rows[layer[n.id]].append(n)
-        widths = {n.id: 14 + 7.2 * max(len(t) for t in _lines(n)) for n in self.nodes}
+        widths = {  # an ellipse is narrower than its box at the lower text lines: 1.3x wider
+            n.id: (14 + 7.2 * max(len(t) for t in _lines(n))) * (1.3 if n.kind == "input" else 1)
+            for n in self.nodes
+        }
         gap, row_height = 24, 110
         total = max(sum(widths[n.id] for n in row) + gap * (len(row) - 1) for row in rows)
         for k, row in enumerate(rows):
@@ -238,14 +263,12 @@ class Graph:
             )
         result = {var: tangent[self.root]}
         header = ("node", "op", "expression", "value", f"d/d{var}", "= sum partial*tangent")
-        text = _columns(
-            header,
-            [
-                (r["node"], r["op"], r["expr"], _fmt(r["value"]), _fmt(r["tangent"]), r["from"])
-                for r in rows
-            ],
-        )
-        return Table(rows, text + f"forward mode: df/d{var} = {_fmt(result[var])}\n", result)
+        cells = [
+            (r["node"], r["op"], r["expr"], _fmt(r["value"]), _fmt(r["tangent"]), r["from"])
+            for r in rows
+        ]
+        summary = f"forward mode: df/d{var} = {_fmt(result[var])}"
+        return _table(rows, result, header, cells, summary)
 
     def reverse_table(self) -> Table:
         """Reverse mode: values forward, then every node's adjoint d output / d node backwards.
@@ -270,22 +293,19 @@ class Graph:
         ]
         result = {k: v for k, v in self.gradient.items() if v is not None}
         header = ("node", "op", "expression", "value", "adjoint", "= sum from parents")
-        text = _columns(
-            header,
-            [
-                (
-                    r["node"],
-                    r["op"],
-                    r["expr"],
-                    _fmt(r["value"]),
-                    _fmt(r["adjoint"]),
-                    str(r["from"]) + ("  (branch)" if r["branch"] else ""),
-                )
-                for r in rows
-            ],
-        )
+        cells = [
+            (
+                r["node"],
+                r["op"],
+                r["expr"],
+                _fmt(r["value"]),
+                _fmt(r["adjoint"]),
+                str(r["from"]) + ("  (branch)" if r["branch"] else ""),
+            )
+            for r in rows
+        ]
         summary = ", ".join(f"df/d{k} = {_fmt(v)}" for k, v in result.items())
-        return Table(rows, text + f"reverse mode (one pass): {summary}\n", result)
+        return _table(rows, result, header, cells, f"reverse mode (one pass): {summary}")
 
 
 # -- building -----------------------------------------------------------------------------------
@@ -398,6 +418,19 @@ def _lines(n: GraphNode) -> list[str]:
 
 def _dot_escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _table(
+    rows: list[dict[str, object]],
+    result: dict[str, float],
+    header: tuple[str, ...],
+    cells: list[tuple[object, ...]],
+    summary: str,
+) -> Table:
+    """A :class:`Table` with its aligned text and its string cells."""
+    strings = tuple(tuple(map(str, row)) for row in cells)
+    text = _columns(header, list(strings)) + summary + "\n"
+    return Table(rows, text, result, tuple(header), strings, summary)
 
 
 def _columns(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> str:

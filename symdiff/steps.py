@@ -5,14 +5,14 @@ inside it (SymPy's ``manualintegrate`` keeps its steps the same way). Rendering 
 name to explanation, not an ``isinstance`` chain.
 
 In Jupyter a :class:`Derivation` (or a :class:`Step`) shows as one KaTeX-safe
-``$$\\begin{aligned} ... \\end{aligned}$$`` block through ``_repr_mimebundle_`` (LaTeX and plain
-text only, never HTML beside it); ``verbose="key"`` hides the leaf constant / variable steps.
+``$$\\begin{aligned} ... \\end{aligned}$$`` block: ``_repr_mimebundle_`` gives LaTeX and plain text
+only, and ``Derivation._ipython_display_`` publishes exactly that bundle (never HTML beside it);
+``verbose="key"`` hides the leaf constant / variable steps.
 """
 
 from __future__ import annotations
 
 import html
-import sys
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field, replace
 
@@ -38,6 +38,20 @@ EXPLANATIONS: dict[str, str] = {
 
 
 @dataclass(frozen=True)
+class Note:
+    """A step's sentence with expressions in it, printed only when shown: ``text`` with
+    ``{0}``, ``{1}``, ... standing for ``exprs`` in SymPy's plain text. Deriving a large
+    expression records thousands of steps that nobody reads; printing each eagerly cost
+    quadratic time (the chain rule of ``log`` of a 1000-term sum)."""
+
+    text: str
+    exprs: tuple[sp.Expr, ...] = ()
+
+    def __str__(self) -> str:
+        return self.text.format(*(sp.sstr(e) for e in self.exprs))
+
+
+@dataclass(frozen=True)
 class Step:
     """One application of a rule: ``d/d(var) expr = result``, with the steps inside it."""
 
@@ -46,7 +60,7 @@ class Step:
     result: sp.Expr
     var: sp.Symbol
     substeps: tuple[Step, ...] = ()
-    note: str = ""
+    note: str | Note = ""
 
     def walk(self, depth: int = 0) -> Iterator[tuple[int, Step]]:
         """This step and every step inside it, depth first, with their depth."""
@@ -56,8 +70,7 @@ class Step:
 
     def explanation(self) -> str:
         """The sentence shown beside this step: the rule's identity plus any note."""
-        text = self.note or EXPLANATIONS.get(self.rule, "")
-        return text
+        return str(self.note) if self.note else EXPLANATIONS.get(self.rule, "")
 
     def text(self) -> str:
         """``d/dx [expr] = result`` in plain text."""
@@ -168,14 +181,16 @@ def _row(step: Step, depth: int) -> str:
     return rf"{lhs} &= {sp.latex(step.result)} && {_annotation(step.rule + ' rule', depth)}"
 
 
-def _inner_symbols(step: Step) -> list[tuple[sp.Symbol, sp.Expr]]:
+def _inner_symbols(step: Step, used: Collection[str] = ()) -> list[tuple[sp.Symbol, sp.Expr]]:
     """For a chain step (substeps ``[outer, *inner]``): a fresh name for each inner function.
 
     The inner functions are the ``expr`` of the inner steps, so the names come from the step data
-    itself (the outer step's note says the same in words).
+    itself (the outer step's note says the same in words). ``used`` are the names an enclosing
+    chain step already gave (a chain inside a chain names its inner function ``v``, not ``u``
+    again).
     """
     inner = [sub.expr for sub in step.substeps[1:]]
-    taken = {s.name for s in step.expr.free_symbols}
+    taken = {s.name for s in step.expr.free_symbols} | set(used)
     base = next((n for n in _INNER_NAMES if n not in taken), "u")
     if len(inner) == 1:
         names = [base]
@@ -224,10 +239,11 @@ def latex_rows(steps: list[Step], verbose: str = "all") -> list[str]:
     shown = _shown(verbose)
     rows: list[str] = []
 
-    def visit(step: Step, depth: int) -> None:
+    def visit(step: Step, depth: int, used: frozenset[str] = frozenset()) -> None:
         rows.append(_row(step, depth))
         if step.rule == "chain" and len(step.substeps) >= 2:
-            inner = _inner_symbols(step)
+            inner = _inner_symbols(step, used)
+            used = used | {symbol.name for symbol, _ in inner}
             for symbol, expr in inner:
                 rows.append(
                     rf"{sp.latex(symbol)} &= {sp.latex(expr)} && "
@@ -237,14 +253,14 @@ def latex_rows(steps: list[Step], verbose: str = "all") -> list[str]:
             rows.extend(_chain_outer_rows(outer, inner, depth + 1))
             for sub in outer.substeps:
                 if shown(sub):
-                    visit(sub, depth + 2)
+                    visit(sub, depth + 2, used)
             for sub in inside:
                 if shown(sub):
-                    visit(sub, depth + 1)
+                    visit(sub, depth + 1, used)
             return
         for sub in step.substeps:
             if shown(sub):
-                visit(sub, depth + 1)
+                visit(sub, depth + 1, used)
 
     previous: Step | None = None
     for step in steps:
@@ -284,16 +300,6 @@ def render_html(steps: list[Step], verbose: str = "all") -> str:
 
 
 # -- Jupyter display -------------------------------------------------------------------------------
-def _called_by_ipython_formatter() -> bool:
-    """True when the caller of the ``_repr_html_`` asking is IPython's display formatter.
-
-    ``IPython.core.formatters.BaseFormatter.__call__`` calls ``method()`` directly, so the frame
-    two levels up (past ``_repr_html_`` itself) belongs to that module.
-    """
-    frame = sys._getframe(2)
-    return frame.f_globals.get("__name__") == "IPython.core.formatters"
-
-
 def _bundle(
     latex: str,
     text: str,
@@ -322,8 +328,8 @@ class Derivation:
     Jupyter display shows: every step, or the key steps (leaf ``constant`` and ``variable``
     steps hidden). ``str()`` always lists every step, numbered.
 
-    In Jupyter a derivation shows as one ``aligned`` LaTeX block (``_repr_mimebundle_``), never as
-    HTML: JupyterLab picks HTML over LaTeX when a bundle has both. See :meth:`_repr_html_`.
+    In Jupyter a derivation shows as one ``aligned`` LaTeX block, never as HTML: JupyterLab picks
+    HTML over LaTeX when a bundle has both. See :meth:`_ipython_display_`.
     """
 
     expr: sp.Expr
@@ -375,8 +381,12 @@ class Derivation:
         """
         shown = self.with_verbose(verbose or self.verbose)
         try:
+            from IPython.core.interactiveshell import InteractiveShell
             from IPython.display import display
         except ImportError:
+            print(shown.text())
+            return
+        if not InteractiveShell.initialized():
             print(shown.text())
             return
         display(shown)
@@ -390,16 +400,28 @@ class Derivation:
         """``text/latex`` and ``text/plain`` only (``text/html`` only when ``include`` asks)."""
         return _bundle(self.latex(), self.text(), self.html(), include, exclude)
 
-    def _repr_html_(self) -> str | None:
-        """The HTML table of the steps, or ``None`` when IPython's formatter asks.
+    def _ipython_display_(self) -> None:
+        """IPython's display hook: publish the LaTeX + plain-text bundle, and nothing else.
 
-        Why ``None`` for the formatter: ``DisplayFormatter.format`` first takes
-        :meth:`_repr_mimebundle_` and then still calls every ``_repr_<format>_`` method for
-        formats the bundle lacks, so a plain ``_repr_html_`` would add ``text/html`` next to the
-        LaTeX and JupyterLab would show the table instead of the equations. Returning ``None``
-        there makes the formatter skip HTML; any other caller (``d._repr_html_()`` by hand,
-        nbconvert templates, tests) gets the table. Use :meth:`html` for the same without the check.
+        IPython's ``DisplayFormatter`` takes :meth:`_repr_mimebundle_` and then still calls every
+        ``_repr_<format>_`` method for a format the bundle lacks, so :meth:`_repr_html_` would add
+        ``text/html`` beside the LaTeX and JupyterLab would show the table instead of the
+        equations. An object with ``_ipython_display_`` decides alone what is shown (IPython's
+        documented hook), so notebooks, JupyterLab, VS Code and nbconvert get exactly
+        ``text/latex`` and ``text/plain``. Outside a running IPython this prints the text.
         """
-        if _called_by_ipython_formatter():
-            return None
+        from IPython.core.interactiveshell import InteractiveShell
+        from IPython.display import display
+
+        if not InteractiveShell.initialized():
+            print(self.text())
+            return
+        display(self._repr_mimebundle_(), raw=True)
+
+    def _repr_html_(self) -> str:
+        """The HTML table of the steps (rule, step, explanation), every value escaped.
+
+        Never shown by IPython (see :meth:`_ipython_display_`); there for callers that want HTML,
+        like :meth:`html` at the derivation's own verbose level.
+        """
         return self.html()

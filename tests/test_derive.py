@@ -33,7 +33,7 @@ def test_chain_rule_names_the_inner_function():
     root = d.steps[0]
     assert root.rule == "chain"
     outer, inner = root.substeps
-    assert outer.rule == "exponential" and "u = x**2" in outer.note
+    assert outer.rule == "exponential" and "u = x**2" in outer.explanation()
     assert inner.rule == "power" and inner.expr == X**2
     assert d.result == 2 * X * sp.exp(X**2)
 

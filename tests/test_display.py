@@ -166,20 +166,58 @@ def test_display_without_ipython_prints_text(monkeypatch, capsys):
     assert "[general power]" in out and "[variable]" not in out
 
 
+#: Run in a child process: a real IPython shell (an ``InteractiveShell`` singleton) in the test
+#: process would change how ``display`` behaves for every later test.
+IPYTHON_SCRIPT = r"""
+import json
+from IPython.core.formatters import DisplayFormatter
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
+import symdiff as sd
+
+shell = InteractiveShell.instance()
+d = sd.derive("exp(x**2)", wrt="x")
+out = {}
+with capture_output() as cap:
+    out["format"] = list(shell.display_formatter.format(d))   # handled by _ipython_display_
+    shell.run_cell("import symdiff as sd\nsd.derive('exp(x**2)', wrt='x')")  # last expression
+    d.display(verbose="key")
+out["published"] = [sorted(o.data) for o in cap.outputs]
+out["latex"] = [o.data.get("text/latex") for o in cap.outputs]
+out["step"] = sorted(DisplayFormatter().format(d.steps[0])[0])
+out["compiled"] = sorted(DisplayFormatter().format(sd.grad("x**2"))[0])
+out["html_by_hand"] = d._repr_html_()[:30]
+print(json.dumps(out))
+"""
+
+
 @pytest.mark.skipif(
     not HAS_IPYTHON, reason="IPython is not installed (optional; pip install ipython)"
 )
-def test_ipython_formatter_shows_latex_not_html():
-    from IPython.core.formatters import DisplayFormatter
+def test_ipython_shows_latex_not_html(tmp_path):
+    """Through a real IPython shell: display(d) and a cell ending in d publish LaTeX + plain
+    text only (no text/html, which JupyterLab would prefer), yet d._repr_html_() is the table."""
+    import json
+    import os
+    import subprocess
 
-    d = sd.derive("exp(x**2)", wrt="x")
-    data, _ = DisplayFormatter().format(d)
-    assert "text/html" not in data
-    assert data["text/latex"] == GOLDEN["exp(x**2)"]
-    data, _ = DisplayFormatter().format(d.steps[0])
-    assert "text/html" not in data and "text/latex" in data
-    data, _ = DisplayFormatter().format(sd.grad("x**2"))
-    assert "text/html" in data  # compiled functions do show as HTML
+    env = {**os.environ, "SYMDIFF_CACHE_DIR": str(tmp_path), "IPYTHONDIR": str(tmp_path / "ip")}
+    run = subprocess.run(
+        [sys.executable, "-c", IPYTHON_SCRIPT],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    )
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["format"] == [{}, {}]  # the object displayed itself
+    assert out["published"] == [["text/latex", "text/plain"]] * 3
+    assert out["latex"][0] == out["latex"][1] == GOLDEN["exp(x**2)"]
+    assert out["latex"][2] == sd.derive("exp(x**2)", wrt="x").latex("key")
+    assert out["step"] == ["text/latex", "text/plain"]
+    assert "text/html" in out["compiled"]  # compiled functions do show as HTML
+    assert out["html_by_hand"].startswith('<table class="symdiff-steps">')
 
 
 # -- compiled functions ----------------------------------------------------------------------------
@@ -238,3 +276,51 @@ def test_explain_needs_the_expression_when_the_header_is_gone():
     with pytest.raises(sd.SymdiffError, match="expr="):
         bare.explain()
     assert "[trigonometric]" in bare.explain(expr="sin(x)")
+
+
+def test_a_chain_inside_a_chain_names_its_inner_function_v():
+    latex = sd.derive("exp(sin(x)**2)", wrt="x").latex()
+    assert "u &= \\sin^{2}{\\left(x \\right)}" in latex
+    assert "v &= \\sin{\\left(x \\right)}" in latex and "\\frac{d}{dv}\\left[v^{2}\\right]" in latex
+
+
+def test_compiled_html_folds_the_pasted_helpers_and_sets_a_code_font():
+    g = sd.grad("x**2*sin(y)", wrt=["x", "y"])
+    page = g._repr_html_()
+    assert "monospace" in page
+    if "\n\ndef _" in g.source.split("def grad_f(")[0]:  # helpers pasted before the function
+        assert page.count("<details>") == 1
+        folded, shown = page.split("</details>")
+        assert "grad_f" not in folded.split("<summary>")[1] and "grad_f" in shown
+    # nothing of the source is lost: every identifier of it is in the page
+    for name in set(re.findall(r"\b_?[A-Za-z]\w*\b", g.source)):
+        assert name in page
+
+
+# -- computational graphs ----------------------------------------------------------------------
+def test_graph_svg_styles_are_scoped_to_the_graph():
+    """Inline SVG <style> applies to the whole page: every rule names .symdiff-graph, so node
+    colours cannot leak into the text (or into other pictures on the page)."""
+    svg = sd.graph("x*y + y", at={"x": 2, "y": 3}).to_svg()
+    assert 'class="symdiff-graph"' in svg and 'id="symdiff-arrow"' in svg
+    style = svg.split("<style>")[1].split("</style>")[0]
+    rules = [line for line in style.splitlines() if "{" in line]
+    assert rules and all(line.startswith(".symdiff-graph ") for line in rules)
+
+
+def test_walkthrough_tables_show_as_html_and_as_text():
+    g = sd.graph("x*y**3*z*(y + z)", at={"x": 5, "y": 2, "z": 3})
+    table = g.reverse_table()
+    page = table._repr_html_()
+    assert page.startswith('<table class="symdiff-table">') and "<th>adjoint</th>" in page
+    assert "<td>120 + 900  (branch)</td>" in page
+    assert "reverse mode (one pass): df/dx = 120, df/dy = 1020, df/dz = 320" in page
+    assert table.text.endswith(table.summary + "\n")
+    assert len(table.cells) == len(table.rows) and len(table.header) == 6
+    compared = sd.graph("where(x < y, x*y, y)", at={"x": 1, "y": 2}).forward_table("x")
+    assert any("x < y" in cell for row in compared.cells for cell in row)
+    assert "x &lt; y" in compared._repr_html_() and "x < y" not in compared._repr_html_()
+    if HAS_IPYTHON:
+        from IPython.lib.pretty import pretty
+
+        assert pretty(g.forward_table("y")) == g.forward_table("y").text.rstrip("\n")

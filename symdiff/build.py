@@ -28,7 +28,8 @@ from .errors import SymdiffError
 from .forward import tangent_program
 from .options import Options
 from .parsing import check_wrt, parse
-from .reverse import prune, reverse_program
+from .printer import brief_text
+from .reverse import inline_single_use, prune, reverse_program
 from .simplify import simplify_for_people, stable_forms
 from .trace import trace, traced_names
 from .warm import load_cached, module_key
@@ -45,8 +46,10 @@ AUTO_FORWARD_MAX_WRT = 4
 AUTO_SWELL = 4
 #: ... and does not try the symbolic partials of expressions larger than this (reverse mode) ...
 AUTO_MAX_TRY_OPS = 20_000
-#: ... or when (number of wrt) x (operations) exceeds this.
-AUTO_MAX_TRY_WORK = 2_000_000
+#: ... or when (number of wrt) x (operations) exceeds this: forward mode's build time grows with
+#: that product (a simplified, shared partial per variable), reverse mode's with the expression
+#: alone (a quadratic form of 1,000 variables: 75 s forward, under 1 s reverse).
+AUTO_MAX_TRY_WORK = 200_000
 
 _MEMO: dict[str, CompiledFunction] = {}
 
@@ -70,7 +73,8 @@ class Request:
 
     def key(self) -> str:
         """A digest of everything that determines the generated source."""
-        parts = [__version__, self.kind, *map(sp.srepr, self.exprs), ",".join(self.wrt)]
+        parts = [__version__, self.kind, *(sp.srepr(e, order="none") for e in self.exprs),
+                 ",".join(self.wrt)]
         parts += [str(self.single), self.options.code_key()]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
@@ -159,17 +163,29 @@ def choose_mode(request: Request) -> str:
     if ops > AUTO_MAX_TRY_OPS or len(request.wrt) * ops > AUTO_MAX_TRY_WORK:
         log.debug("mode auto -> reverse: %d operations, %d wrt", ops, len(request.wrt))
         return "reverse"
-    partial_ops = sum(
-        _size(differentiate(e, symbol(w)).result) for e in request.exprs for w in request.wrt
-    )
-    mode = "forward" if partial_ops <= AUTO_SWELL * max(ops, 1) else "reverse"
-    log.debug("mode auto -> %s: partials %d ops vs expression %d ops", mode, partial_ops, ops)
-    return mode
+    budget = AUTO_SWELL * max(ops, 1)
+    partial_ops = 0
+    for e in request.exprs:
+        for w in request.wrt:
+            partial_ops += _size(differentiate(e, symbol(w)).result)
+            if partial_ops > budget:  # swelling: no need to derive the other partials
+                log.debug("mode auto -> reverse: partials exceed %d x %d ops", AUTO_SWELL, ops)
+                return "reverse"
+    log.debug("mode auto -> forward: partials %d ops vs expression %d ops", partial_ops, ops)
+    return "forward"
 
 
 def _size(expr: sp.Expr) -> int:
-    """Operation count, as SymPy counts it (visual: a product of k factors is k - 1)."""
-    return int(sp.count_ops(expr))
+    """Operation count: the number of operator nodes of the tree (a product of k factors is
+    one node). Linear time, unlike ``sympy.count_ops``, which rebuilds fractions."""
+    count = 0
+    pending = [expr]
+    while pending:
+        node = pending.pop()
+        if node.args:
+            count += 1
+            pending.extend(node.args)
+    return count
 
 
 # -- one planner per kind ---------------------------------------------------------------------
@@ -180,12 +196,12 @@ def _names(wrt: Sequence[str]) -> str:
 def _plan_value(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
     value = simplify_for_people(expr) if r.options.simplify else expr
-    return Plan([value], ["_value"], 0, f"Value of {sp.sstr(expr)}")
+    return Plan([value], ["_value"], 0, f"Value of {brief_text(expr)}")
 
 
 def _plan_grad(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
-    title = f"Gradient of {sp.sstr(expr)} with respect to ({_names(r.wrt)})"
+    title = f"Gradient of {brief_text(expr)} with respect to ({_names(r.wrt)})"
     names = [f"_d_{n}" for n in r.wrt]
     result: Result = 0 if r.single else tuple(range(len(r.wrt)))
     if mode == "reverse":
@@ -196,7 +212,7 @@ def _plan_grad(r: Request, mode: str) -> Plan:
 
 def _plan_value_and_grad(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
-    title = f"Value and gradient of {sp.sstr(expr)} with respect to ({_names(r.wrt)})"
+    title = f"Value and gradient of {brief_text(expr)} with respect to ({_names(r.wrt)})"
     names = ["_value", *(f"_d_{n}" for n in r.wrt)]
     grads: Result = 1 if r.single else tuple(range(1, len(r.wrt) + 1))
     if mode == "reverse":
@@ -225,11 +241,11 @@ def _plan_hessian(r: Request, mode: str) -> Plan:
     """Symbolically (forward over forward) for few variables; forward over reverse otherwise:
     one tangent sweep of the reverse-mode gradient program per column."""
     (expr,) = r.exprs
-    title = f"Hessian of {sp.sstr(expr)} with respect to ({_names(r.wrt)})"
+    title = f"Hessian of {brief_text(expr)} with respect to ({_names(r.wrt)})"
     n = len(r.wrt)
     if mode == "reverse":
         wrt = [symbol(w) for w in r.wrt]
-        gradient, _, (grads,) = reverse_program([expr], wrt)
+        gradient, _, (grads,) = reverse_program([expr], wrt, inline=False)
         program, outputs, entries = list(gradient), [], {}
         shared = set(gradient)
         for j, var in enumerate(wrt):
@@ -240,7 +256,8 @@ def _plan_hessian(r: Request, mode: str) -> Plan:
                 outputs.append(column[i])
         result = 0 if r.single else ArrayResult((n, n), entries)
         names = ["_d2"] if r.single else []
-        return Plan(outputs, names, result, title, "forward over reverse", prune(program, outputs))
+        assignments, outputs = inline_single_use(prune(program, outputs), outputs)
+        return Plan(outputs, names, result, title, "forward over reverse", assignments)
     first = [derivative(expr, w, r.options.simplify) for w in r.wrt]
     outputs: list[sp.Expr] = []
     entries: dict[tuple[int, ...], int] = {}
@@ -262,10 +279,10 @@ def _plan_hvp(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
     wrt = [symbol(n) for n in r.wrt]
     tangents = [symbol(f"_v_{n}") for n in r.wrt]
-    gradient, _, (grads,) = reverse_program([expr], wrt)
+    gradient, _, (grads,) = reverse_program([expr], wrt, inline=False)
     program, products = tangent_program(gradient, grads, dict(zip(wrt, tangents, strict=True)))
-    title = f"Hessian of {sp.sstr(expr)} times a direction, with respect to ({_names(r.wrt)})"
-    assignments = prune(program, products)
+    title = f"Hessian of {brief_text(expr)} times a direction, with respect to ({_names(r.wrt)})"
+    assignments, products = inline_single_use(prune(program, products), products)
     names = [f"_hv_{n}" for n in r.wrt]
     if r.single:
         return Plan(products, names, 0, title, "forward over reverse", assignments)
@@ -360,7 +377,7 @@ def _build(request: Request, key: str, disk_key: str | None) -> CompiledFunction
     program = Program(
         name=_function_name(request.kind),
         title=plan.title,
-        expression="; ".join(sp.sstr(e) for e in request.exprs),
+        expression="; ".join(brief_text(e) for e in request.exprs),
         params=request.params,
         outputs=plan.outputs,
         output_names=plan.output_names,

@@ -13,6 +13,49 @@ from typing import ClassVar
 import sympy as sp
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.precedence import PRECEDENCE, precedence
+from sympy.printing.str import StrPrinter
+
+#: Sums of more terms than this print in SymPy's stored order instead of the conventional one:
+#: sorting terms for display costs far more than deriving them (seconds for a sum of thousands
+#: of terms, and once per printed subexpression). The stored order is just as deterministic.
+ORDERED_TERMS_MAX = 64
+
+
+class _OrderedTerms:
+    """Conventional term order for sums up to :data:`ORDERED_TERMS_MAX` terms, stored beyond."""
+
+    def _as_ordered_terms(self, expr, order=None):
+        if len(expr.args) > ORDERED_TERMS_MAX:
+            return list(expr.args)
+        return super()._as_ordered_terms(expr, order=order)  # type: ignore[misc]
+
+
+class _TextPrinter(_OrderedTerms, StrPrinter):
+    """SymPy's plain text (``sstr``), with large sums in stored order."""
+
+
+def plain_text(expr: sp.Basic) -> str:
+    """``expr`` as SymPy's plain text, quickly even for sums of thousands of terms."""
+    return _TextPrinter().doprint(expr)
+
+
+class _BriefPrinter(_TextPrinter):
+    """Plain text with long sums cut to their first terms and a count of the rest."""
+
+    def _as_ordered_terms(self, expr, order=None):
+        terms = super()._as_ordered_terms(expr, order=order)
+        if len(terms) <= 2 * BRIEF_TERMS:
+            return terms
+        return [*terms[:BRIEF_TERMS], sp.Symbol(f"...({len(terms) - BRIEF_TERMS} more terms)")]
+
+
+#: Terms of a long sum that :func:`brief_text` shows.
+BRIEF_TERMS = 4
+
+
+def brief_text(expr: sp.Basic) -> str:
+    """``expr`` as plain text for titles and comments: a long sum shows its first terms only."""
+    return _BriefPrinter().doprint(expr)
 
 #: Integers from here on are printed as float literals: NumPy cannot take larger Python ints
 #: (it would make object arrays), and a float holds them only approximately anyway.
@@ -27,7 +70,7 @@ def _float_literal(number: sp.Rational) -> str:
     return repr(float(value))
 
 
-class CodePrinter(NumPyPrinter):
+class CodePrinter(_OrderedTerms, NumPyPrinter):
     """NumPy printer for generated modules: ``_np.`` prefix, stable forms, helper calls."""
 
     _default_settings: ClassVar[dict] = {**NumPyPrinter._default_settings, "strict": True}

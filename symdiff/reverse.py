@@ -80,7 +80,9 @@ class _Linearizer:
     def _add(self, value, children, partials) -> sp.Symbol:
         symbol = _temp(len(self.nodes))
         # A partial that repeats the node's own value (exp, sigmoid, ...) reuses its temporary.
-        partials = tuple(p if p is None else p.xreplace({value: symbol}) for p in partials)
+        partials = tuple(
+            p if p is None or p.is_Atom else p.xreplace({value: symbol}) for p in partials
+        )
         self.nodes.append(_Node(symbol, value, tuple(children), partials))
         return symbol
 
@@ -102,13 +104,18 @@ def _local_partials(func, children: tuple[sp.Expr, ...], value: sp.Expr) -> tupl
 
 
 def reverse_program(
-    outputs: Sequence[sp.Expr], wrt: Sequence[sp.Symbol], keep_values: bool = False
+    outputs: Sequence[sp.Expr],
+    wrt: Sequence[sp.Symbol],
+    keep_values: bool = False,
+    inline: bool = True,
 ) -> tuple[list[Assignment], list[sp.Expr], list[list[sp.Expr]]]:
     """Forward and backward assignments for ``outputs`` differentiated by ``wrt``.
 
     Returns ``(assignments, values, gradients)``: ``values[k]`` is output ``k`` and
     ``gradients[k][i]`` its derivative by ``wrt[i]``, both in terms of the assigned symbols.
-    Assignments nothing needs are dropped (the values too, unless ``keep_values``).
+    Assignments nothing needs are dropped (the values too, unless ``keep_values``), and with
+    ``inline`` temporaries used once are substituted (:func:`inline_single_use`); a program that
+    is differentiated further (forward over reverse) inlines after that instead.
     """
     linear = _Linearizer()
     roots = [linear(sp.sympify(out)) for out in outputs]
@@ -121,7 +128,15 @@ def reverse_program(
         assignments += backward
         gradients.append(grads)
     needed = [*(roots if keep_values else []), *(g for grads in gradients for g in grads)]
-    return prune(assignments, needed), roots, gradients
+    assignments = prune(assignments, needed)
+    if not inline:
+        return assignments, roots, gradients
+    flat = [*roots, *(g for grads in gradients for g in grads)]
+    assignments, flat = inline_single_use(assignments, flat)
+    roots, rest = flat[: len(roots)], flat[len(roots) :]
+    width = len(wrt)
+    gradients = [rest[k * width : (k + 1) * width] for k in range(len(gradients))]
+    return assignments, roots, gradients
 
 
 def _backward(nodes: list[_Node], root: sp.Expr, wrt: Sequence[sp.Symbol], suffix: str):
@@ -154,6 +169,33 @@ def _backward(nodes: list[_Node], root: sp.Expr, wrt: Sequence[sp.Symbol], suffi
         total = sp.Add(*contributions.get(var, []))
         grads.append(total)
     return assignments, grads
+
+
+def inline_single_use(
+    assignments: list[Assignment], outputs: list[sp.Expr]
+) -> tuple[list[Assignment], list[sp.Expr]]:
+    """Substitute every temporary used exactly once into its one use.
+
+    Linearisation gives every operation its own temporary (``_t0 = -x0``, ``_t1 = _t0 + 1``),
+    and each becomes a full pass over memory at run time; a temporary read once saves nothing by
+    being named. Substituting it keeps the total size linear (each is placed exactly once) and
+    leaves the shared values, those read two or more times, as the assignments.
+    """
+    targets = {symbol for symbol, _ in assignments}
+    uses: dict[sp.Symbol, int] = dict.fromkeys(targets, 0)
+    for expr in [*(value for _, value in assignments), *outputs]:
+        for node in sp.preorder_traversal(expr):
+            if node in targets:
+                uses[node] += 1
+    substitute: dict[sp.Symbol, sp.Expr] = {}
+    kept: list[Assignment] = []
+    for symbol, value in assignments:
+        value = value.xreplace(substitute) if substitute else value
+        if uses[symbol] == 1:
+            substitute[symbol] = value
+        else:
+            kept.append((symbol, value))
+    return kept, [sp.sympify(out).xreplace(substitute) for out in outputs]
 
 
 def prune(assignments: list[Assignment], needed: list[sp.Expr]) -> list[Assignment]:

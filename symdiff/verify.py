@@ -213,8 +213,13 @@ def _check_function(
             raise _refuse(statement, f"unexpected {type(statement).__name__} statement")
 
 
-class _ExpressionChecker(ast.NodeVisitor):
-    """Walks one expression and refuses any node, name, attribute or call not on the lists."""
+class _ExpressionChecker:
+    """Walks one expression and refuses any node, name, attribute or call not on the lists.
+
+    The walk keeps its own stack instead of recursing, so that a long generated sum (a chain of
+    a thousand ``+``) is checked like a short one. Each ``visit_*`` method checks one node and
+    returns the children still to be checked.
+    """
 
     def __init__(self, params: set[str], helpers: set[str], tensor: bool = False):
         self.params = params
@@ -254,52 +259,62 @@ class _ExpressionChecker(ast.NodeVisitor):
             and all(isinstance(i, ast.Constant) and type(i.value) is int for i in index)
         )
 
-    def generic_visit(self, node: ast.AST) -> None:
+    def visit(self, root: ast.AST) -> None:
+        """Check ``root`` and everything below it."""
+        pending = [root]
+        while pending:
+            node = pending.pop()
+            method = getattr(self, f"visit_{type(node).__name__}", self.generic_visit)
+            pending.extend(method(node))
+
+    def generic_visit(self, node: ast.AST) -> list[ast.AST]:
         if not isinstance(node, _EXPRESSION_NODES):
             raise _refuse(node, f"unexpected {type(node).__name__}")
         if isinstance(node, ast.operator | ast.unaryop | ast.cmpop) and not (
             isinstance(node, _ALLOWED_OPERATORS) or (self.tensor and isinstance(node, ast.MatMult))
         ):
             raise _refuse(node, f"unexpected operator {type(node).__name__}")
-        super().generic_visit(node)
+        return list(ast.iter_child_nodes(node))
 
-    def visit_Name(self, node: ast.Name) -> None:
+    def visit_Name(self, node: ast.Name) -> list[ast.AST]:
         name = node.id
         if name in self.params or (_INTERNAL.match(name) and name not in self.helpers):
-            return
+            return []
         raise _refuse(node, f"unexpected name {name!r}")
 
-    def visit_Constant(self, node: ast.Constant) -> None:
+    def visit_Constant(self, node: ast.Constant) -> list[ast.AST]:
         if self.tensor and type(node.value) is str and _PARAM.match(node.value):
-            return  # a parameter or dimension name, for the messages of ``_check_shapes``
+            return []  # a parameter or dimension name, for the messages of ``_check_shapes``
         if type(node.value) not in (int, float, bool):
             raise _refuse(node, f"unexpected constant {node.value!r}")
+        return []
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
+    def visit_Attribute(self, node: ast.Attribute) -> list[ast.AST]:
         owner = node.value
         if isinstance(owner, ast.Name) and owner.id == "_np" and node.attr in NUMPY_NAMES:
-            return
+            return []
         if isinstance(owner, ast.Name) and node.attr in PARAM_METHODS and (
             owner.id in self.params or _INTERNAL.match(owner.id)
         ):
-            return
+            return []
         if self.tensor and node.attr in TENSOR_ATTRIBUTES and (
             (isinstance(owner, ast.Name) and owner.id in self.params) or self._is_internal(owner)
         ):
-            return
+            return []
         raise _refuse(node, f"unexpected attribute {node.attr!r}")
 
-    def visit_Subscript(self, node: ast.Subscript) -> None:
+    def visit_Subscript(self, node: ast.Subscript) -> list[ast.AST]:
         if self._is_out_index(node, ("_out", VECTOR)):
-            return
+            return []
         owner = node.value
         named = isinstance(owner, ast.Name) and (
             owner.id in self.params or self._is_internal(owner)
         )
         if not (self.tensor and named and _plain_index(node.slice)):  # ``x[1:3]``, ``_t[:, None]``
             raise _refuse(node, "unexpected subscript")
+        return []
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> list[ast.AST]:
         func = node.func
         if isinstance(func, ast.Name) and func.id in self.helpers:
             pass
@@ -307,9 +322,7 @@ class _ExpressionChecker(ast.NodeVisitor):
             self.visit_Attribute(func)
         else:
             raise _refuse(node, "unexpected call")
-        for argument in node.args:
-            self.visit(argument)
         for item in node.keywords:
             if item.arg not in KEYWORDS:
                 raise _refuse(item, f"unexpected keyword {item.arg!r}")
-            self.visit(item.value)
+        return [*node.args, *(item.value for item in node.keywords)]

@@ -48,7 +48,7 @@ def _in_blocks(formulas, inputs, shape, dtype):
     for start in range(0, rows, step):
         where = slice(start, min(start + step, rows))
         part = [a[where] if c else a for a, c in zip(inputs, cut, strict=True)]
-        block = formulas(*part, (where.stop - start,) + shape[1:], dtype)
+        block = formulas(*part, (where.stop - start, *shape[1:]), dtype)
         result = allocate(block) if result is None else result
         store(result, block, where)
     return result

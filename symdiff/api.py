@@ -44,7 +44,12 @@ def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) ->
 
 # -- derivations ---------------------------------------------------------------------------------
 def derive(
-    expr: Expression, wrt: str | None = None, *, simplify: bool = True, verbose: str = "all"
+    expr: Expression,
+    wrt: str | None = None,
+    *,
+    simplify: bool = True,
+    verbose: str = "all",
+    shapes: Mapping[str, Any] | None = None,
 ) -> Derivation:
     """Differentiate ``expr`` with respect to one variable, recording every rule applied.
 
@@ -53,7 +58,14 @@ def derive(
     if simplification changed anything, a final ``simplify`` step), and renders as text, LaTeX
     and HTML. ``verbose`` chooses what the Jupyter display shows: ``"all"`` steps or the ``"key"``
     steps (leaf constant / variable steps hidden); ``str()`` always lists every step.
+
+    With ``shapes=`` (a scalar tensor expression), the steps are those of the backward walk that
+    ``grad`` emits, one matrix-calculus rule per node (:mod:`symdiff.tensor.steps`).
     """
+    if shapes is not None:
+        from .tensor.steps import derive_tensor
+
+        return derive_tensor(expr, wrt, shapes, simplify, verbose)
     from .build import expression, symbol
     from .differentiate import differentiate
     from .parsing import check_identifier

@@ -52,6 +52,7 @@ __all__ = [
     "gamma",
     "log",
     "loggamma",
+    "logsumexp",
     "max",
     "maximum",
     "min",
@@ -62,6 +63,7 @@ __all__ = [
     "sign",
     "sin",
     "sinh",
+    "softmax",
     "softplus",
     "sqrt",
     "tan",
@@ -84,8 +86,17 @@ def _symbolic(args: tuple[object, ...]) -> bool:
     return sympy is not None and any(isinstance(a, sympy.Basic) for a in args)
 
 
+def _tensor(args: tuple[object, ...]) -> bool:
+    """Whether any argument is an array traced with ``shapes=`` (:mod:`symdiff.tensor.trace`)."""
+    return any(getattr(type(a), "_symdiff_tensor", False) for a in args)
+
+
 def _call(name: str, numeric: Callable[..., Any], *args: Value) -> Value:
     """``numeric(*args)`` on numbers; the SymPy function ``name`` on traced or SymPy values."""
+    if _tensor(args):
+        from .tensor.trace import apply
+
+        return apply(name, *args)
     if _symbolic(args):
         from . import trace
 
@@ -237,6 +248,10 @@ def where(cond: Value, a: Value, b: Value) -> Value:
     When tracing, ``cond`` is a comparison ``< <= > >=`` of traced values, such as ``x > 0``;
     the derivative is that of the branch taken.
     """
+    if _tensor((cond, a, b)):
+        from .tensor.trace import apply
+
+        return apply("where", cond, a, b)
     if _symbolic((cond, a, b)):
         from . import trace
 
@@ -273,3 +288,44 @@ def sigmoid(x: Value) -> Value:
 def softplus(x: Value) -> Value:
     """``log(1 + exp(x))``, computed without overflow (``np.logaddexp(0, x)``)."""
     return _call("softplus", _softplus, x)
+
+
+# -- along an axis (arrays, and arrays traced with shapes=) ---------------------------------------
+def logsumexp(a: Value, axis: Any = None, keepdims: bool = False) -> Value:
+    """``log(sum(exp(a), axis))`` without overflow (the largest entry is factored out).
+
+    On an array traced with ``shapes=`` it records the tensor operation (whose gradient is
+    ``softmax``); scalar traced values have no axes.
+    """
+    if _tensor((a,)):
+        from .tensor.trace import apply
+
+        return apply("logsumexp", a, axis=axis, keepdims=keepdims)
+    _no_scalar_trace("logsumexp", a)
+    a = np.asarray(a)
+    peak = np.max(a, axis=axis, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0)
+    total = np.log(np.sum(np.exp(a - peak), axis=axis, keepdims=True)) + peak
+    return total if keepdims else np.squeeze(total, axis=axis)
+
+
+def softmax(a: Value, axis: int = -1) -> Value:
+    """``exp(a) / sum(exp(a), axis)`` without overflow (the largest entry is subtracted first).
+
+    On an array traced with ``shapes=`` it records the tensor operation.
+    """
+    if _tensor((a,)):
+        from .tensor.trace import apply
+
+        return apply("softmax", a, axis=axis)
+    _no_scalar_trace("softmax", a)
+    a = np.asarray(a)
+    e = np.exp(a - np.max(a, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _no_scalar_trace(name: str, a: Value) -> None:
+    if _symbolic((a,)):
+        from .errors import UnsupportedError
+
+        raise UnsupportedError(f"{name} works along an axis of an array: trace with shapes=")

@@ -103,6 +103,13 @@ def load_cached(
 def lookup(kind: str, exprs: Any, wrt: Any, options: Options) -> CompiledFunction | None:
     """A function for this exact request from memory or the disk index, without SymPy."""
     key = raw_key(kind, exprs, wrt, options) if options.cache else None
+    lazy = functools.partial(derive_exprs, kind, exprs, wrt, options)
+    return lookup_index(key, kind, lazy)
+
+
+def lookup_index(key: str | None, kind: str, exprs: Callable[[], list]) -> CompiledFunction | None:
+    """The function indexed under the raw request ``key`` (memory, then the disk index), or
+    None; ``exprs`` computes its ``.exprs`` on first access. Shared with the tensor layer."""
     if key is None:
         return None
     if key in _RAW_MEMO:
@@ -116,8 +123,7 @@ def lookup(kind: str, exprs: Any, wrt: Any, options: Options) -> CompiledFunctio
     except (ValueError, KeyError, TypeError):
         return None
     wrt_value = stored_wrt if isinstance(stored_wrt, str | None) else tuple(stored_wrt)
-    lazy = functools.partial(derive_exprs, kind, exprs, wrt, options)
-    compiled = load_cached(module, name, args, wrt_value, kind, lazy)
+    compiled = load_cached(module, name, args, wrt_value, kind, exprs)
     if compiled is not None:
         _RAW_MEMO[key] = compiled
     return compiled
@@ -125,7 +131,12 @@ def lookup(kind: str, exprs: Any, wrt: Any, options: Options) -> CompiledFunctio
 
 def remember(kind: str, exprs: Any, wrt: Any, options: Options, compiled: CompiledFunction) -> None:
     """Index a freshly built function under its raw request (memory and disk)."""
-    key = raw_key(kind, exprs, wrt, options) if options.cache else None
+    remember_index(raw_key(kind, exprs, wrt, options) if options.cache else None, compiled)
+
+
+def remember_index(key: str | None, compiled: CompiledFunction) -> None:
+    """Index ``compiled`` under the raw request ``key`` (memory and disk); shared with the
+    tensor layer. Nothing happens without a key or for a function not cached on disk."""
     if key is None or compiled.key is None:
         return
     _RAW_MEMO[key] = compiled

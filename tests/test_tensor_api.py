@@ -269,11 +269,28 @@ def test_logistic_gradient_reads_like_what_a_person_writes():
     lines = [line.strip() for line in body.splitlines()[1:] if line.strip()]
     assert lines == [
         "_t0 = X @ w",
-        "_t1 = -y*_sigmoid(-_t0*y)",
+        "_t1 = -y/(_np.exp(_np.minimum(88, _t0*y)) + 1)",  # sigmoid(-_t0*y), overflow-free
         "_w_bar = X.T @ _t1",
         "return _w_bar",
     ]
     assert g.exprs == ["X.T @ (-y*sigmoid(-(X @ w)*y))"]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_the_emitted_sigmoid_is_stable_and_warning_free(dtype):
+    f = sd.compile("sigmoid(x)", shapes={"x": ("n",)})
+    x = np.array([-1000.0, -80.0, -50.0, -1.0, 0.0, 1.0, 50.0, 1000.0], dtype=dtype)
+    with np.errstate(over="raise", divide="raise", invalid="raise"):  # overflow would raise
+        value = f(x)
+        g = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
+        X = np.array([[1000.0], [-1000.0], [0.5]], dtype=dtype)
+        grad = g(X, np.ones(1, dtype=dtype), np.ones(3, dtype=dtype))
+    assert value.dtype == dtype and grad.dtype == dtype
+    exact = np.exp(-np.logaddexp(0, -x.astype(np.float64)))  # the reference, overflow-free
+    rtol = 1e-15 if dtype == np.float64 else 1e-6
+    np.testing.assert_allclose(value[1:], exact[1:], rtol=rtol)  # exact down to sigmoid(-88)
+    assert 0 <= value[0] <= 6.1e-39  # below it, the value stays under 6.1e-39
+    np.testing.assert_allclose(grad, [1000.0 - 0.5 / (1 + np.exp(0.5))], rtol=rtol)
 
 
 def test_mlp_gradient_is_backpropagation():
@@ -328,6 +345,11 @@ def test_saved_module_runs_without_symdiff(tmp_path):
 def test_tensor_modules_need_the_shape_check_helper_for_tensor_syntax():
     source = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES).source
     start = source.index("def _check_shapes")
-    end = source.index("def _sigmoid")
+    end = source.index("def grad_f")
     with pytest.raises(sd.SymdiffError):  # without the helper, '@' and '.T' are refused
         check_module(source[:start] + source[end:])
+
+
+def test_hvp_with_shapes_is_a_clear_error():
+    with pytest.raises(sd.UnsupportedError, match="hvp is not available for tensor"):
+        sd.hvp("sum(x ** 3)", wrt="x", shapes={"x": (3,)})

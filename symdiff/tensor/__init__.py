@@ -8,14 +8,20 @@ Pipeline (each a small module, imports pointing down the list)::
     simplify    peephole rewrites applied as nodes are built
     ops         node constructors: shape checks + simplify + interning
     literals    literal arguments (axes, indices, shapes) read from the syntax tree
+    values      elementwise chains composed into one node (shared by parse and trace)
     parse       text -> nodes through an ast allow-list (the scalar parser's front end)
+    traced      the arrays a traced function sees, and the NumPy functions they understand
+    trace       a Python function on traced arrays -> nodes
     elementwise partial derivatives of elementwise nodes by the scalar rule table
     vjp         TENSOR_VJPS: one vector-Jacobian product per op (reverse mode)
     jvp         TENSOR_JVPS: one Jacobian-vector product per op (forward mode)
     walk        the backward walk (unbroadcast once, fan-out summed) and the forward walk
     emit        nodes -> NumPy statements (inline views, composed elementwise, CSE)
     module      statements -> module text (header, helpers, shape checks, docstring)
-    build       a builder call -> CompiledFunction
+    formula     nodes -> text and LaTeX formulas (.exprs, steps)
+    steps       the backward walk recorded as Steps (derive)
+    build       a builder call -> CompiledFunction (memory and disk cache)
+    warm        the raw-request index of the disk cache (no SymPy)
 
 Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``jacobian``,
 ``hessian``):
@@ -39,9 +45,15 @@ Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``ja
   gives it all to one index instead. ``relu'(0) = 0``, ``abs'(0) = 0`` as in the scalar layer.
 * ``simplify=False`` skips SymPy's simplification of elementwise derivatives (the peephole
   rewrites always apply); ``cse=False`` turns off shared elementwise subexpressions;
-  ``cache=True`` keeps built functions in memory for the process (not on disk yet).
-* ``CompiledFunction.exprs`` holds each output as a formula in the input language, e.g.
-  ``X.T @ (-y*sigmoid(-(X @ w)*y))``; ``.source`` imports only NumPy.
+  ``cache=True`` keeps built functions in memory and in the disk cache, like scalar functions
+  (:mod:`symdiff.tensor.warm`): another process asking the same loads the module.
+* ``CompiledFunction.exprs`` holds one :class:`~symdiff.tensor.formula.TensorFormula` per
+  output: a ``str`` with the formula in the input language, e.g.
+  ``X.T @ (-y*sigmoid(-(X @ w)*y))``, plus ``.shape`` and ``.latex`` (SymPy has no expressions
+  for axis reductions or slicing); ``.source`` imports only NumPy.
+* A Python function is traced on arrays of the declared shapes (:mod:`symdiff.tensor.trace`);
+  ``sd.derive(expr, wrt=..., shapes=...)`` records the backward walk's rules as steps
+  (:mod:`symdiff.tensor.steps`).
 """
 
 from __future__ import annotations
@@ -56,10 +68,18 @@ if TYPE_CHECKING:
 def build_tensor(
     kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any
 ) -> CompiledFunction:
-    """Build the tensor function for one builder call (``symdiff.tensor.build``)."""
+    """Build the tensor function for one builder call (``symdiff.tensor.build``), or load it
+    from the cache: a request of plain strings seen before loads without importing SymPy."""
+    from . import warm
+
+    compiled = warm.lookup(kind, exprs, wrt, options, shapes)
+    if compiled is not None:
+        return compiled
     from .build import build_tensor as build
 
-    return build(kind, exprs, wrt, options, shapes)
+    compiled = build(kind, exprs, wrt, options, shapes)
+    warm.remember(kind, exprs, wrt, options, shapes, compiled)
+    return compiled
 
 
 __all__ = ["build_tensor"]

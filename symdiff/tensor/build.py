@@ -1,5 +1,9 @@
 """From a builder's arguments with ``shapes=`` to a ``CompiledFunction``: parse, differentiate,
-emit, load. Memoised in memory (``cache=True``).
+emit, load. With ``cache=True``, kept in memory and in the disk cache: the module entry is
+keyed by :meth:`_Request.key` (kind, expression texts or a traced graph, resolved ``wrt``,
+argument shapes, options) plus :func:`symdiff.warm.fingerprint`, so a second process parses the
+request but does not derive it again (and, for plain strings, :mod:`symdiff.tensor.warm`
+finds the entry before parsing).
 
 What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expression's):
 
@@ -16,16 +20,24 @@ What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expressio
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
+import sympy as sp
+
 from .. import __version__
+from ..cache import open_store
 from ..compiled import CompiledFunction
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..options import Options
 from ..parsing import check_wrt
+from ..warm import load_cached, module_key
 from .emit import Program
-from .ir import Node, describe, variables
+from .formula import TensorFormula
+from .ir import Node, describe, serialize, topological, variables
 from .module import emit_module, used_dims
 from .ops import Builder
 from .parse import parse_tensor
@@ -44,46 +56,139 @@ class _Plan:
     mode: str
 
 
+@dataclass
+class _Request:
+    """A parsed builder call: the graph of its expressions and everything that keys its code."""
+
+    kind: str
+    texts: list[object]
+    many: bool
+    wrt: tuple[str, ...]
+    single: bool
+    options: Options
+    shapes: dict[str, Shape]
+    builder: Builder
+    roots: list[Node]
+    params: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The generated function's name."""
+        return "f" if self.kind == "value" else f"{self.kind}_f"
+
+    @property
+    def wrt_value(self) -> str | tuple[str, ...] | None:
+        """``CompiledFunction.wrt``: None for a value, one name, or a tuple."""
+        if self.kind == "value":
+            return None
+        return self.wrt[0] if self.single else self.wrt
+
+    @property
+    def expression(self) -> str:
+        """The expressions as the header shows them: the texts, or a traced graph's formula."""
+        return "; ".join(t if isinstance(t, str) else describe(r)
+                         for t, r in zip(self.texts, self.roots, strict=True))
+
+    def key(self) -> str:
+        """A digest of everything that determines the generated source."""
+        identity = [t if isinstance(t, str) else "traced:" + serialize([r])
+                    for t, r in zip(self.texts, self.roots, strict=True)]
+        parts = [__version__, "tensor", self.kind, json.dumps(identity), str(self.many),
+                 json.dumps(list(self.wrt)), str(self.single), self.options.code_key()]
+        parts += [f"{p}:{format_shape(self.shapes[p])}" for p in self.params]
+        parts += [f"{d}>={n}" for d, n in sorted(self.builder.needs.items(), key=str)]
+        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
 def _texts(kind: str, exprs: object) -> tuple[list[object], bool]:
-    """The expression texts, and whether a list was given (only jacobian takes one)."""
+    """The expressions, and whether a list was given (only jacobian takes one)."""
     if kind == "jacobian" and isinstance(exprs, list | tuple):
         if not exprs:
             raise SymdiffError("jacobian takes an expression or a non-empty list of expressions")
         return list(exprs), True
-    if callable(exprs):
-        raise UnsupportedError("tracing functions with shapes= is not supported yet; "
-                               "pass the expression as a string")
     return [exprs], False
 
 
-def _wrt_spec(wrt: object) -> tuple[tuple[str, ...] | None, bool]:
-    """Validated wrt names (None: every variable) and whether one name was given."""
-    if wrt is None:
-        return None, False
-    return check_wrt(wrt)
+def _root(item: object, shapes: dict[str, Shape], b: Builder) -> tuple[Node, tuple[str, ...]]:
+    """One expression (a string, or a Python function to trace) as a node of ``b``, and the
+    names that are arguments because they are a traced function's parameters."""
+    if callable(item) and not isinstance(item, sp.Basic):  # a SymPy Symbol is callable
+        from .trace import trace_tensor
+
+        return trace_tensor(item, shapes, b)
+    return parse_tensor(item, shapes, b), ()
 
 
-def _key(kind: str, texts: list[object], wrt: object, options: Options,
-         shapes: dict[str, Shape]) -> str:
-    parts = [__version__, "tensor", kind, *map(repr, texts), repr(wrt), options.code_key()]
-    parts += [f"{n}:{format_shape(s)}" for n, s in shapes.items()]
-    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+def request_for(kind: str, exprs: object, wrt: object, options: Options,
+             shapes: object) -> _Request:
+    """Validate and parse a builder call (no derivation yet)."""
+    if kind not in _PLANNERS:
+        raise UnsupportedError(f"{kind} is not available for tensor expressions (shapes=); "
+                               "use hessian, or grad of a directional derivative")
+    parsed_shapes = parse_shapes(shapes)
+    texts, many = _texts(kind, exprs)
+    wrt_names, single = check_wrt(wrt) if kind != "value" and wrt is not None else (None, False)
+    b = Builder()
+    traced = [_root(text, parsed_shapes, b) for text in texts]
+    roots = [root for root, _ in traced]
+    names = sorted(set(variables(roots)).union(*(params for _, params in traced)))
+    if kind != "value":
+        if wrt_names is None:
+            wrt_names = tuple(names)
+            if not wrt_names:
+                raise SymdiffError("the expression has no variables; give wrt= explicitly")
+        for w in wrt_names:
+            if w not in parsed_shapes:
+                raise ShapeError(f"wrt name {w!r} has no shape: add it to shapes=")
+    wrt_names = wrt_names or ()
+    params = tuple(sorted(set(names) | set(wrt_names)))
+    return _Request(kind, texts, many, wrt_names, single, options, parsed_shapes, b, roots,
+                    params)
 
 
 def build_tensor(
     kind: str, exprs: object, wrt: object, options: Options, shapes: object
 ) -> CompiledFunction:
-    """The compiled tensor function for one builder call (see the module docstring)."""
-    parsed_shapes = parse_shapes(shapes)
-    texts, many = _texts(kind, exprs)
-    wrt_names, single = _wrt_spec(wrt) if kind != "value" else (None, False)
-    key = _key(kind, texts, (wrt_names, single), options, parsed_shapes)
-    if options.cache and key in _MEMO:
+    """The compiled tensor function for one builder call (see the module docstring): from
+    memory, from the disk cache, or derived, emitted and loaded now (then cached), as
+    ``cache=True`` allows."""
+    request = request_for(kind, exprs, wrt, options, shapes)
+    key = request.key()
+    if not options.cache:
+        return _build(request, key, None)
+    if key in _MEMO:
         return _MEMO[key]
-    compiled = _build(kind, texts, many, wrt_names, single, options, parsed_shapes, key)
-    if options.cache:
-        _MEMO[key] = compiled
+    disk_key = module_key(key)
+    lazy = functools.partial(_graph_exprs, kind, request.roots, request.many, request.wrt,
+                             request.single, options, request.shapes)
+    compiled = load_cached(disk_key, request.name, request.params, request.wrt_value, kind, lazy)
+    if compiled is None:
+        compiled = _build(request, key, disk_key)
+        open_store().put("module", disk_key, compiled.source)
+    _MEMO[key] = compiled
     return compiled
+
+
+def request_exprs(kind: str, exprs: object, wrt: object, options: Options,
+                  shapes: object) -> list:
+    """The ``.exprs`` of a builder call, derived without emitting or loading code."""
+    return _exprs(_plan(request_for(kind, exprs, wrt, options, shapes)))
+
+
+def _graph_exprs(kind: str, roots: Sequence[Node], many: bool, wrt: tuple[str, ...],
+                 single: bool, options: Options, shapes: dict[str, Shape]) -> list:
+    """The ``.exprs`` of a parsed request (a function loaded from the disk cache): its graph
+    is copied into a fresh builder and differentiated there."""
+    b = Builder()
+    copies: dict[int, Node] = {}
+    for node in topological(roots):
+        copies[id(node)] = b.node(node.op, [copies[id(a)] for a in node.args], node.attrs,
+                                  node.shape)
+    new_roots = [copies[id(r)] for r in roots]
+    params = tuple(sorted(set(variables(new_roots)) | set(wrt)))
+    request = _Request(kind, [""] * len(roots), many, wrt, single, options, shapes, b,
+                       new_roots, params)
+    return _exprs(_plan(request))
 
 
 def clear_memo() -> None:
@@ -91,33 +196,35 @@ def clear_memo() -> None:
     _MEMO.clear()
 
 
-def _build(kind: str, texts: list[object], many: bool, wrt: tuple[str, ...] | None,
-           single: bool, options: Options, shapes: dict[str, Shape], key: str) -> CompiledFunction:
-    b = Builder()
-    roots = [parse_tensor(text, shapes, b) for text in texts]
-    names = variables(roots)
-    if kind != "value":
-        if wrt is None:
-            wrt = tuple(names)
-            if not wrt:
-                raise SymdiffError("the expression has no variables; give wrt= explicitly")
-        for w in wrt:
-            if w not in shapes:
-                raise ShapeError(f"wrt name {w!r} has no shape: add it to shapes=")
-    wrt = wrt or ()
-    params = tuple(sorted(set(names) | set(wrt)))
-    vars_ = [b.var(w, shapes[w]) for w in wrt]
-    plan = _PLANNERS[kind](b, roots, many, vars_, single, options)
-    bound = {d for p in params for d in dims_of(shapes[p])}
+def _exprs(plan: _Plan) -> list[TensorFormula]:
+    """``CompiledFunction.exprs``: each output as a formula (text, shape and LaTeX)."""
+    return [TensorFormula.of(node) for _, node in plan.outputs]
+
+
+def _plan(request: _Request) -> _Plan:
+    """Differentiate: the outputs of the request's kind, as nodes of its builder."""
+    b, shapes = request.builder, request.shapes
+    vars_ = [b.var(w, shapes[w]) for w in request.wrt]
+    plan = _PLANNERS[request.kind](b, request.roots, request.many, vars_, request.single,
+                                   request.options)
+    bound = {d for p in request.params for d in dims_of(shapes[p])}
     unbound = used_dims([node for _, node in plan.outputs]) - bound
     if unbound:
         raise ShapeError(f"dimension(s) {', '.join(sorted(map(str, unbound)))} are not "
                          "dimensions of any argument, so their size is unknown when called")
+    return plan
+
+
+def _build(request: _Request, key: str, disk_key: str | None) -> CompiledFunction:
+    """Derive, emit and load (no caching)."""
+    plan = _plan(request)
+    b, shapes, params = request.builder, request.shapes, request.params
+    bound = {d for p in params for d in dims_of(shapes[p])}
     argument_text = ", ".join(f"{p} {format_shape(shapes[p])}" for p in params)
     program = Program(
-        name="f" if kind == "value" else f"{kind}_f",
+        name=request.name,
         title=plan.title,
-        expression="; ".join(map(str, texts)),
+        expression=request.expression,
         params=params,
         shapes={p: shapes[p] for p in params},
         outputs=plan.outputs,
@@ -131,15 +238,16 @@ def _build(kind: str, texts: list[object], many: bool, wrt: tuple[str, ...] | No
         mode=plan.mode,
         key=key,
         needs={d: n for d, n in b.needs.items() if d in bound},
-        cse=options.cse,
+        cse=request.options.cse,
     )
     return CompiledFunction(
         source=emit_module(program),
         name=program.name,
         args=params,
-        wrt=None if kind == "value" else (wrt[0] if single else wrt),
-        exprs=[describe(node) for _, node in plan.outputs],
-        kind=kind,
+        wrt=request.wrt_value,
+        exprs=_exprs(plan),
+        kind=request.kind,
+        key=disk_key,
     )
 
 

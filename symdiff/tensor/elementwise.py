@@ -15,13 +15,20 @@ import sympy as sp
 
 from ..differentiate import differentiate
 from ..simplify import simplify_for_people, stable_forms
+from ..steps import Step
 from .ir import arg_symbol
+
+
+@functools.lru_cache(maxsize=4096)
+def partial_step(expr: sp.Expr, i: int) -> Step:
+    """The scalar rule table's step tree for ``d expr / d _ai`` (its ``result`` is raw)."""
+    return differentiate(expr, arg_symbol(i))
 
 
 @functools.lru_cache(maxsize=4096)
 def partial(expr: sp.Expr, i: int, simplify: bool = True) -> sp.Expr:
     """``d expr / d _ai``, simplified for reading when asked, in stable forms."""
-    result = differentiate(expr, arg_symbol(i)).result
+    result = partial_step(expr, i).result
     if simplify:
         result = simplify_for_people(result)
     return stable_forms(result)

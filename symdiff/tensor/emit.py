@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from ..functions import sigmoid
 from ..printer import CodePrinter
 from ..simplify import stable_forms
 from .ir import VIEWS, Node, arg_symbol, topological
@@ -260,7 +261,7 @@ class _Emitter:
     def _finish(self) -> list[tuple[str, str]]:
         exprs = [(i, value) for i, (_, value) in enumerate(self.lines)
                  if isinstance(value, sp.Basic)]
-        forms = [stable_forms(value) for _, value in exprs]
+        forms = [_cheap_sigmoid(stable_forms(value)) for _, value in exprs]
         shared: list[tuple[sp.Symbol, sp.Expr]] = []
         if self.program.cse and forms:
             names = (sp.Symbol(f"_s{k}") for k in range(self.counter, self.counter + 10**6))
@@ -291,6 +292,18 @@ class _Emitter:
             pending = {k: e for k, e in pending.items() if k not in needed}
             printed.append((target, self.printer.doprint(value)))
         return _renumber(printed, aliases)
+
+
+#: ``sigmoid(u)`` is emitted as ``1/(1 + exp(min(-u, SIGMOID_CLIP)))``: one ``exp``, which never
+#: overflows in float32 or float64 (``exp(88)`` < 3.4e38); below ``sigmoid(-88)`` = 6.1e-39 the
+#: value stays at 6.1e-39 (an absolute error under 1e-38), elsewhere it is exact to a few ulp.
+SIGMOID_CLIP = 88
+
+
+def _cheap_sigmoid(expr: sp.Expr) -> sp.Expr:
+    """``sigmoid`` in the form that costs four NumPy calls (the helper ``_sigmoid`` takes eight:
+    per-call overhead that dominates small arrays)."""
+    return expr.replace(sigmoid, lambda u: 1 / (1 + sp.exp(sp.Min(-u, SIGMOID_CLIP))))
 
 
 def _inline_scalars(

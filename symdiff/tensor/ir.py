@@ -30,13 +30,13 @@ repeat     ``np.repeat`` [repeats, axis]
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
 
-from .shapes import Shape, format_dim
+from .shapes import Shape
 
 #: Operations that only re-view their operand (emitted inline, never as a temporary).
 VIEWS = frozenset({"transpose", "expand", "broadcast", "index", "reshape"})
@@ -118,62 +118,33 @@ def variables(roots: Iterable[Node]) -> list[str]:
     return sorted({n.name for n in topological(roots) if n.op == "var"})
 
 
-# -- a readable formula (CompiledFunction.exprs) ---------------------------------------------------
+# -- a faithful text of a graph (cache keys) ---------------------------------------------------
+def serialize(roots: Sequence[Node]) -> str:
+    """The graph under ``roots`` as text, one node a line in :func:`topological` order
+    (``op(operand lines) attrs shape``, SymPy parts by ``srepr``): equal texts mean graphs of
+    the same structure, so the text keys generated code (a traced function's cache entry)."""
+    order = topological(roots)
+    line = {id(node): i for i, node in enumerate(order)}
+    lines = []
+    for node in order:
+        operands = ",".join(str(line[id(a)]) for a in node.args)
+        lines.append(f"{node.op}({operands}) {_exact(node.attrs)} {_exact(node.shape)}")
+    lines.append("roots " + ",".join(str(line[id(r)]) for r in roots))
+    return "\n".join(lines)
+
+
+def _exact(value: Any) -> str:
+    if isinstance(value, sp.Basic):
+        return sp.srepr(value)
+    if isinstance(value, tuple):
+        return "(" + ",".join(_exact(v) for v in value) + ",)"
+    return repr(value)
+
+
+# -- a readable formula --------------------------------------------------------------------------
 def describe(node: Node) -> str:
-    """The node as a formula in the input language, e.g. ``X.T @ (-y*sigmoid(-y*(X @ w)))``."""
-    return _describe(node, {})
+    """The node as a formula in the input language, e.g. ``X.T @ (-y*sigmoid(-y*(X @ w)))``
+    (:func:`symdiff.tensor.formula.text`)."""
+    from .formula import text
 
-
-def _describe(node: Node, memo: dict[int, str]) -> str:
-    if id(node) in memo:
-        return memo[id(node)]
-    args = [_describe(a, memo) for a in node.args]
-    text = _FORMATS.get(node.op, _call)(node, args)
-    memo[id(node)] = text
-    return text
-
-
-def _wrap(text: str) -> str:
-    return text if text.replace("_", "").replace(".", "").isalnum() else f"({text})"
-
-
-def _map(node: Node, args: list[str]) -> str:
-    (expr,) = node.attrs
-    names = {arg_symbol(i): sp.Symbol(_wrap(a)) for i, a in enumerate(args)}
-    return sp.sstr(expr.xreplace(names))
-
-
-def _call(node: Node, args: list[str]) -> str:
-    extra = [f"{k}={v}" for k, v in zip(_ATTR_NAMES.get(node.op, ()), node.attrs, strict=False)]
-    if node.op in ("reshape", "broadcast", "scatter", "eye", "fill"):
-        extra.append("shape=(" + ", ".join(format_dim(d) for d in node.shape) + ")")
-    return f"{node.op}({', '.join([*args, *extra])})"
-
-
-_ATTR_NAMES = {
-    "sum": ("axis", "keepdims"),
-    "mean": ("axis", "keepdims"),
-    "max": ("axis", "keepdims"),
-    "min": ("axis", "keepdims"),
-    "logsumexp": ("axis", "keepdims"),
-    "softmax": ("axis",),
-    "share": ("kind", "axis"),
-    "transpose": ("axes",),
-    "expand": ("axis",),
-    "index": ("index",),
-    "scatter": ("index",),
-    "repeat": ("repeats", "axis"),
-    "fill": ("value",),
-}
-def _transpose(node: Node, args: list[str]) -> str:
-    if node.attrs[0] == tuple(reversed(range(node.ndim))):
-        return f"{_wrap(args[0])}.T"
-    return _call(node, args)
-
-
-_FORMATS = {
-    "var": lambda node, args: node.name,
-    "transpose": _transpose,
-    "map": _map,
-    "matmul": lambda node, args: f"{_wrap(args[0])} @ {_wrap(args[1])}",
-}
+    return text(node)

@@ -27,18 +27,17 @@ import functools
 import math
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NoReturn
 
 import sympy as sp
 
 from .. import parsing as scalar
 from ..errors import ParseError, ShapeError
-from ..simplify import stable_forms
-from .ir import Node, arg_symbol
+from .ir import Node
 from .literals import Literals
 from .ops import Builder
 from .shapes import Shape, broadcast
+from .values import Elem, Values
 
 REDUCTIONS = frozenset({"sum", "mean", "max", "min", "logsumexp"})
 TENSOR_FUNCTIONS = REDUCTIONS | {"softmax", "transpose", "reshape", "repeat"}
@@ -58,14 +57,6 @@ _COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
 
 
-@dataclass(frozen=True)
-class _Elem:
-    """An elementwise value: a SymPy expression in placeholders of tensor nodes, and its shape."""
-
-    expr: sp.Expr
-    shape: Shape
-
-
 @functools.lru_cache(maxsize=256)
 def _template(name: str, arity: int, compare: str | None) -> sp.Expr:
     """The scalar layer's expression for ``name(a0, ..., a{arity-1})`` (in real symbols)."""
@@ -74,17 +65,15 @@ def _template(name: str, arity: int, compare: str | None) -> sp.Expr:
     return scalar.parse(f"{name}({', '.join(f'a{i}' for i in range(arity))})")
 
 
-class _Parser(Literals):
+class _Parser(Literals, Values):
     """Translates the allow-listed syntax tree into tensor nodes."""
 
     def __init__(self, src: Any, shapes: dict[str, Shape], builder: Builder):
+        Values.__init__(self, builder)
         self.src = src
         self.shapes = shapes
-        self.b = builder
         self.dims = {s.name: s for shape in shapes.values() for d in shape
                      if not isinstance(d, int) for s in d.free_symbols}
-        self.placeholders: dict[int, sp.Symbol] = {}
-        self.nodes: dict[sp.Symbol, Node] = {}
         self.names: set[str] = set()
         self.constant: set[int] = set()
         self.deadline = time.perf_counter() + scalar.LIMITS.get("max_milliseconds", 1000) / 1000
@@ -99,26 +88,6 @@ class _Parser(Literals):
         end = self.src.original_offset(self.src.end(node))
         text = " ".join(self.src.original[start:end].split())
         return f" (in {text if len(text) <= 60 else text[:57] + '...'!r})"
-
-    # -- values ------------------------------------------------------------------------------------
-    def elem(self, node: Node) -> _Elem:
-        symbol = self.placeholders.get(id(node))
-        if symbol is None:
-            symbol = sp.Symbol(f"_p{len(self.placeholders)}", real=True)
-            self.placeholders[id(node)] = symbol
-            self.nodes[symbol] = node
-        return _Elem(symbol, node.shape)
-
-    def tensor(self, value: _Elem) -> Node:
-        """The node computing an elementwise value."""
-        if value.expr in self.nodes:
-            node = self.nodes[value.expr]
-        else:
-            used = sorted((s for s in value.expr.free_symbols if s in self.nodes),
-                          key=lambda s: int(s.name[2:]))
-            expr = stable_forms(value.expr.xreplace({s: arg_symbol(i) for i, s in enumerate(used)}))
-            node = self.b.map(expr, [self.nodes[s] for s in used])
-        return self.b.broadcast(node, value.shape)
 
     # -- dispatch ----------------------------------------------------------------------------------
     def mark_constants(self, tree: ast.AST) -> None:
@@ -141,7 +110,7 @@ class _Parser(Literals):
             if ok and all(id(c) in self.constant for c in children):
                 self.constant.add(id(node))
 
-    def build(self, node: ast.AST) -> _Elem:
+    def build(self, node: ast.AST) -> Elem:
         if time.perf_counter() > self.deadline:
             self.fail("expression is too expensive to build (limit max_milliseconds)", node)
         if isinstance(node, ast.expr) and id(node) in self.constant:
@@ -151,7 +120,7 @@ class _Parser(Literals):
             self.fail(f"{_describe(node)} is not supported", node)
         return handler(node)
 
-    def scalar_constant(self, node: ast.AST) -> _Elem:
+    def scalar_constant(self, node: ast.AST) -> Elem:
         start = self.src.position(node)
         end = self.src.original_offset(self.src.end(node))
         try:
@@ -159,10 +128,10 @@ class _Parser(Literals):
         except ParseError as exc:
             offset = start + (exc.position or 0)
             raise ParseError(exc.reason, self.src.original, offset) from None
-        return _Elem(value, ())
+        return Elem(value, ())
 
     # -- leaves ------------------------------------------------------------------------------------
-    def visit_Name(self, node: ast.Name) -> _Elem:
+    def visit_Name(self, node: ast.Name) -> Elem:
         name = node.id
         if name in TENSOR_FUNCTIONS or name in scalar.FUNCTIONS:
             self.fail(f"{name!r} is a function; call it as {name}(...)", node)
@@ -181,14 +150,14 @@ class _Parser(Literals):
         return self.elem(self.b.var(name, self.shapes[name]))
 
     # -- operators ---------------------------------------------------------------------------------
-    def visit_UnaryOp(self, node: ast.UnaryOp) -> _Elem:
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Elem:
         if isinstance(node.op, ast.USub | ast.UAdd):
             value = self.build(node.operand)
-            return _Elem(-value.expr if isinstance(node.op, ast.USub) else value.expr, value.shape)
+            return Elem(-value.expr if isinstance(node.op, ast.USub) else value.expr, value.shape)
         self.fail(f"operator {'not' if isinstance(node.op, ast.Not) else '~'!r} is not "
                   "supported", node)
 
-    def visit_BinOp(self, node: ast.BinOp) -> _Elem:
+    def visit_BinOp(self, node: ast.BinOp) -> Elem:
         kind = _RUNS.get(type(node.op))
         if kind is None:
             return self.binary(node, self.build(node.left), self.build(node.right))
@@ -202,7 +171,7 @@ class _Parser(Literals):
             value = self.binary(item, value, self.build(item.right))
         return value
 
-    def binary(self, node: ast.BinOp, left: _Elem, right: _Elem) -> _Elem:
+    def binary(self, node: ast.BinOp, left: Elem, right: Elem) -> Elem:
         op = type(node.op)
         if op is ast.MatMult:
             product = self.b.matmul(self.tensor(left), self.tensor(right), self.where(node))
@@ -241,7 +210,7 @@ class _Parser(Literals):
         if digits * magnitude > scalar.LIMITS.get("max_constant_digits", 500):
             self.fail("the power has too many digits (limit max_constant_digits)", node)
 
-    def checked(self, expr: sp.Expr, shape: Shape, node: ast.AST) -> _Elem:
+    def checked(self, expr: sp.Expr, shape: Shape, node: ast.AST) -> Elem:
         """Refuse values that are not finite or carry oversized numbers."""
         if expr.has(*_NOT_FINITE):
             self.fail("this is infinite or undefined", node)
@@ -250,22 +219,22 @@ class _Parser(Literals):
             if part.is_Rational and max(len(str(abs(part.p))), len(str(part.q))) > limit:
                 self.fail(f"constant has more than {limit} digits (limit max_constant_digits)",
                           node)
-        return _Elem(expr, shape)
+        return Elem(expr, shape)
 
-    def visit_Compare(self, node: ast.Compare) -> _Elem:
+    def visit_Compare(self, node: ast.Compare) -> Elem:
         self.fail("comparisons are only allowed as the condition of where(cond, a, b)", node)
 
-    def visit_BoolOp(self, node: ast.BoolOp) -> _Elem:
+    def visit_BoolOp(self, node: ast.BoolOp) -> Elem:
         self.fail("'and'/'or' are not supported", node)
 
     # -- attribute and subscript -------------------------------------------------------------------
-    def visit_Attribute(self, node: ast.Attribute) -> _Elem:
+    def visit_Attribute(self, node: ast.Attribute) -> Elem:
         if node.attr != "T":
             self.fail("attribute access ('a.b') is not supported; only '.T' (transpose)", node)
         value = self.tensor(self.build(node.value))
         return self.elem(self.b.transpose(value, None, self.where(node)))
 
-    def visit_Subscript(self, node: ast.Subscript) -> _Elem:
+    def visit_Subscript(self, node: ast.Subscript) -> Elem:
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         index: list[Any] = []
         for item in items:
@@ -282,7 +251,7 @@ class _Parser(Literals):
         return self.elem(self.b.index(value, tuple(index), self.where(node)))
 
     # -- calls -------------------------------------------------------------------------------------
-    def visit_Call(self, node: ast.Call) -> _Elem:
+    def visit_Call(self, node: ast.Call) -> Elem:
         func = node.func
         if not isinstance(func, ast.Name):
             self.fail("method calls are not supported; only calls of a function name", node)
@@ -306,7 +275,7 @@ class _Parser(Literals):
             self.fail(f"{name!r} is a constant, not a function", func)
         self.fail(f"unknown function {name!r}", func)
 
-    def scalar_call(self, node: ast.Call, name: str, keywords: dict[str, ast.AST]) -> _Elem:
+    def scalar_call(self, node: ast.Call, name: str, keywords: dict[str, ast.AST]) -> Elem:
         positional = list(node.args)
         for key, kw in keywords.items():
             if key == "base" and name in ("log", "ln") and len(positional) == 1:
@@ -336,7 +305,7 @@ class _Parser(Literals):
         replacements = {sp.Symbol(f"a{i}", real=True): v.expr for i, v in enumerate(values)}
         return self.checked(template.xreplace(replacements), shape, node)
 
-    def tensor_call(self, node: ast.Call, name: str, keywords: dict[str, ast.AST]) -> _Elem:
+    def tensor_call(self, node: ast.Call, name: str, keywords: dict[str, ast.AST]) -> Elem:
         allowed = {
             "softmax": {"axis"}, "transpose": {"axes"}, "repeat": {"axis"}, "reshape": set(),
         }.get(name, {"axis", "keepdims"})

@@ -1,6 +1,8 @@
 """``TENSOR_VJPS``: one vector-Jacobian product per tensor operation, as the seeds derive them.
 
-Each rule takes the builder, the node and ``g`` (the gradient of the output with respect to the
+Each row (a :class:`VJPRule`) has the rule's name and identity, which the steps of ``derive``
+show (:mod:`symdiff.tensor.steps`), and the function the backward walk applies. It takes the
+builder, the node and ``g`` (the gradient of the output with respect to the
 node, of the node's shape) and returns one contribution per operand (None: no gradient flows
 there). A contribution may have the *broadcast* shape of the node; the backward walk
 (:func:`symdiff.tensor.walk.backward`) sums it back to the operand's shape with
@@ -24,6 +26,7 @@ there). A contribution may have the *broadcast* shape of the node; the backward 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import sympy as sp
 
@@ -139,21 +142,41 @@ def _none(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
     return tuple(None for _ in node.args)
 
 
-TENSOR_VJPS: dict[str, VJP] = {
-    "map": _map,
-    "matmul": _matmul,
-    "sum": _sum,
-    "mean": _mean,
-    "max": _extremum,
-    "min": _extremum,
-    "logsumexp": _logsumexp,
-    "softmax": _softmax,
-    "share": _none,  # piecewise constant
-    "transpose": _transpose,
-    "reshape": _reshape,
-    "expand": _reshape,
-    "index": _index,
-    "scatter": _scatter,
-    "repeat": _repeat,
-    "broadcast": _broadcast,
+@dataclass(frozen=True)
+class VJPRule:
+    """One row of the table: the rule's name as the steps show it, its identity (``G`` is the
+    gradient of the output with respect to the node, ``A``, ``B`` its operands) and the
+    function that builds the contributions."""
+
+    name: str
+    identity: str
+    apply: VJP
+
+
+TENSOR_VJPS: dict[str, VJPRule] = {
+    "map": VJPRule("elementwise chain", "A_bar = G * df/dA, f' by the scalar rules", _map),
+    "matmul": VJPRule("matmul", "d(A @ B): A_bar = G @ B.T, B_bar = A.T @ G", _matmul),
+    "sum": VJPRule("sum (broadcast back)", "A_bar = G broadcast back over the summed axes",
+                   _sum),
+    "mean": VJPRule("mean (broadcast back)",
+                    "A_bar = G / (number averaged), broadcast back over the averaged axes",
+                    _mean),
+    "max": VJPRule("max with ties split",
+                   "A_bar = G where A equals the max, split evenly among ties", _extremum),
+    "min": VJPRule("min with ties split",
+                   "A_bar = G where A equals the min, split evenly among ties", _extremum),
+    "logsumexp": VJPRule("logsumexp", "A_bar = G * softmax(A) = G * exp(A - logsumexp(A))",
+                         _logsumexp),
+    "softmax": VJPRule("softmax", "A_bar = s * (G - sum(G * s, axis)) with s = softmax(A)",
+                       _softmax),
+    "share": VJPRule("tie share", "piecewise constant: no gradient", _none),
+    "transpose": VJPRule("transpose", "A_bar = transpose(G, argsort(perm))", _transpose),
+    "reshape": VJPRule("reshape", "A_bar = reshape(G, A.shape)", _reshape),
+    "expand": VJPRule("reshape", "A_bar = reshape(G, A.shape) (the added axes dropped)",
+                      _reshape),
+    "index": VJPRule("slice (scatter)", "A_bar = zeros of A's shape with G at the index",
+                     _index),
+    "scatter": VJPRule("scatter (slice)", "A_bar = G at the index", _scatter),
+    "repeat": VJPRule("repeat (sum back)", "A_bar = G summed over the copies", _repeat),
+    "broadcast": VJPRule("broadcast", "A_bar = G (unbroadcast sums it back)", _broadcast),
 }

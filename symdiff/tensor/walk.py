@@ -10,6 +10,7 @@ a node used more than once (the seeds' "branch" rule). ``forward`` pushes a batc
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import sympy as sp
 
@@ -18,7 +19,7 @@ from .ir import Node, arg_symbol, topological
 from .jvp import TENSOR_JVPS
 from .ops import Builder
 from .shapes import format_shape, same_shape
-from .vjp import TENSOR_VJPS
+from .vjp import TENSOR_VJPS, VJPRule
 
 
 def _active(order: Sequence[Node], names: set[str]) -> set[int]:
@@ -30,10 +31,27 @@ def _active(order: Sequence[Node], names: set[str]) -> set[int]:
     return active
 
 
+class Recorder(Protocol):
+    """What :func:`backward` reports as it applies the table (the teaching view's raw data,
+    :mod:`symdiff.tensor.steps`): every rule applied, every fan-out summed, every unbroadcast."""
+
+    def vjp(self, rule: VJPRule, node: Node, g: Node,
+            contributions: list[tuple[Node, Node]]) -> None:
+        """``rule`` turned ``g`` (the gradient of ``node``) into one contribution per operand."""
+
+    def branch(self, node: Node, items: list[Node], total: Node) -> None:
+        """The contributions of a node used more than once were added up to ``total``."""
+
+    def unbroadcast(self, node: Node, summed: Node, reduced: Node) -> None:
+        """A contribution of a broadcast shape was summed back to the node's shape."""
+
+
 def backward(
-    b: Builder, root: Node, wrt: Sequence[Node], simplify: bool = True
+    b: Builder, root: Node, wrt: Sequence[Node], simplify: bool = True,
+    record: Recorder | None = None,
 ) -> list[Node]:
-    """The gradient of the scalar ``root`` with respect to each ``var`` node in ``wrt``."""
+    """The gradient of the scalar ``root`` with respect to each ``var`` node in ``wrt``;
+    ``record`` (if given) is told each rule as it is applied."""
     if root.shape != ():
         raise ShapeError(
             f"the gradient needs a scalar expression, but this one has shape "
@@ -45,18 +63,23 @@ def backward(
     for node in reversed(order):
         if node.op == "var" or id(node) not in active or id(node) not in contributions:
             continue
-        g = _total(b, node, contributions.pop(id(node)))
-        for arg, contribution in zip(node.args, TENSOR_VJPS[node.op](b, node, g, simplify),
-                                     strict=True):
+        g = _total(b, node, contributions.pop(id(node)), record)
+        rule = TENSOR_VJPS[node.op]
+        applied = []
+        for arg, contribution in zip(node.args, rule.apply(b, node, g, simplify), strict=True):
             if contribution is not None and id(arg) in active:
                 contributions.setdefault(id(arg), []).append(contribution)
+                applied.append((arg, contribution))
+        if record is not None:
+            record.vjp(rule, node, g, applied)
     return [
-        _total(b, v, contributions[id(v)]) if id(v) in contributions else b.fill(0, v.shape)
+        _total(b, v, contributions[id(v)], record) if id(v) in contributions
+        else b.fill(0, v.shape)
         for v in wrt
     ]
 
 
-def _total(b: Builder, node: Node, items: list[Node]) -> Node:
+def _total(b: Builder, node: Node, items: list[Node], record: Recorder | None = None) -> Node:
     """The gradient of ``node``: its contributions added up (fan-out), those of one broadcast
     shape first, each sum then reduced to the node's shape by ``unbroadcast``."""
     groups: list[list[Node]] = []
@@ -66,7 +89,17 @@ def _total(b: Builder, node: Node, items: list[Node]) -> Node:
             groups.append([item])
         else:
             group.append(item)
-    return _add(b, [b.unbroadcast(_add(b, group), node.shape) for group in groups])
+    parts = []
+    for group in groups:
+        summed = _add(b, group)
+        reduced = b.unbroadcast(summed, node.shape)
+        if record is not None and reduced is not summed:
+            record.unbroadcast(node, summed, reduced)
+        parts.append(reduced)
+    total = _add(b, parts)
+    if record is not None and len(items) > 1:
+        record.branch(node, items, total)
+    return total
 
 
 def _add(b: Builder, items: list[Node]) -> Node:

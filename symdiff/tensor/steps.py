@@ -1,0 +1,315 @@
+"""Steps for tensor expressions: the backward walk, recorded rule by rule as it builds the code.
+
+``sd.derive(expr, wrt="w", shapes={...})`` runs the *same* reverse-mode walk as ``sd.grad``
+(:func:`symdiff.tensor.walk.backward`) with a recorder attached: each time a row of
+:data:`~symdiff.tensor.vjp.TENSOR_VJPS` is applied, each time contributions of a value used more
+than once are added up (``branch``) and each time a broadcast gradient is summed back
+(``unbroadcast``), the nodes involved are kept. They are then printed as steps: intermediate
+values are named ``z1, z2, ...`` (in the order they are computed; the output is ``f``) and the
+gradient of the output with respect to a value ``z`` is written ``z_bar``, as in the generated
+code. For ``sum(log(1 + exp(-y * (X @ w))))``::
+
+    1. [sum (broadcast back)] f = sum(z2): z2_bar = full((n,), 1)
+    2. [elementwise chain] z2 = softplus(-z1*y): z1_bar = -y*sigmoid(-z1*y)
+      2.1. [chain] d/dz1 [softplus(-z1*y)] = ...   (the scalar rule table's steps)
+    3. [matmul] z1 = X @ w: w_bar = X.T @ z1_bar
+
+An elementwise step carries, as sub-steps, the scalar rule tree of each partial derivative it
+used (:func:`symdiff.tensor.elementwise.partial_step`), so the chain rule inside ``softplus`` is
+shown exactly as ``sd.derive`` shows it for scalars. The result is the very node ``sd.grad``
+emits. Rendering follows :mod:`symdiff.steps`: numbered plain text, and one KaTeX-safe
+``aligned`` block.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import sympy as sp
+
+from ..errors import SymdiffError
+from ..options import Options
+from ..steps import Derivation, Step, _annotation, _shown, latex_rows
+from .elementwise import partial_step
+from .formula import TensorFormula, latex, text
+from .ir import Node, arg_symbol, topological
+from .shapes import format_shape
+from .vjp import VJPRule
+from .walk import backward
+
+_PLACEHOLDER = re.compile(r"\b_a\d+\b")
+#: Names tried, in order, for the output and for the intermediate values (one not a variable).
+_OUTPUT_NAMES = ("f", "F", "out", "output")
+_VALUE_NAMES = ("z", "t", "q", "h")
+
+
+@dataclass(frozen=True)
+class TensorStep:
+    """One rule applied by the backward walk.
+
+    ``rule`` is the rule's name (``"matmul"``, ``"sum (broadcast back)"``, ``"unbroadcast"``,
+    ``"branch"``, ...); ``expr`` defines the node it was applied at (``"z1 = X @ w"``, empty for
+    ``unbroadcast`` and ``branch``); ``lines`` are the gradients it produced
+    (``("w_bar", "=", "X.T @ z1_bar")``; ``"+="`` marks one contribution of several); ``note``
+    is the rule's identity; ``substeps`` the scalar rule trees of an elementwise step.
+    ``latex_expr`` and ``latex_lines`` hold the same in LaTeX.
+    """
+
+    rule: str
+    expr: str
+    lines: tuple[tuple[str, str, str], ...]
+    note: str = ""
+    substeps: tuple[Step, ...] = ()
+    latex_expr: str = ""
+    latex_lines: tuple[tuple[str, str, str], ...] = ()
+
+    @property
+    def result(self) -> str:
+        """The gradients produced, as one text."""
+        return "; ".join(" ".join(line) for line in self.lines)
+
+    def walk(self, depth: int = 0) -> Iterator[tuple[int, Any]]:
+        """This step and every step inside it, depth first, with their depth."""
+        yield depth, self
+        for sub in self.substeps:
+            yield from sub.walk(depth + 1)
+
+    def explanation(self) -> str:
+        """The rule's identity, shown beside the step."""
+        return self.note
+
+    def text(self) -> str:
+        """``z1 = X @ w: w_bar = X.T @ z1_bar`` in plain text."""
+        return f"{self.expr}: {self.result}" if self.expr else self.result
+
+    def latex_rows(self, depth: int = 0) -> list[str]:
+        """Rows of an ``aligned`` block: the definition (with the rule), then each gradient."""
+        rule = _annotation(self.rule + " rule", depth)
+        rows = []
+        if self.latex_expr:
+            rows.append(f"{self.latex_expr} && {rule}")
+            rule = ""
+        for i, (lhs, op, rhs) in enumerate(self.latex_lines):
+            relation = "&=" if op == "=" else r"&\mathrel{+}="
+            note = rule if i == 0 else ""
+            rows.append(f"{lhs} {relation} {rhs} &&" + (f" {note}" if note else ""))
+        return rows
+
+    def latex(self) -> str:
+        """The step as rows of an ``aligned`` block (no trailing ``\\\\``)."""
+        return " \\\\\n".join(self.latex_rows())
+
+    def __str__(self) -> str:
+        from ..steps import render_text
+
+        return render_text([self])  # type: ignore[list-item]
+
+
+@dataclass(frozen=True)
+class TensorDerivation(Derivation):
+    """A tensor gradient and the steps of the backward walk that produced it.
+
+    ``expr`` and ``result`` are :class:`~symdiff.tensor.formula.TensorFormula` (text with a
+    ``shape`` and ``latex``); ``raw`` is ``result`` (the peephole rewrites apply as the graph is
+    built, there is no separate simplification step); ``steps`` are :class:`TensorStep`; ``var``
+    is the ``wrt`` name as a symbol; ``output`` the name the steps give the expression's value.
+    """
+
+    output: str = "f"
+
+    def header(self) -> str:
+        """``d/dw [expr] = result`` in plain text, and the shapes."""
+        return (f"d/d{self.var} [{self.expr}] = {self.result}   "
+                f"(shape {format_shape(self.result.shape)})")
+
+    def latex(self, verbose: str | None = None) -> str:
+        """Every step as rows of one KaTeX-safe ``aligned`` block inside ``$$ ... $$``."""
+        shown = _shown(verbose or self.verbose)
+        top, bottom = sp.latex(sp.Symbol(self.output)), sp.latex(self.var)
+        d = rf"\frac{{\partial {top}}}{{\partial {bottom}}}"
+        rows = [rf"{d} &= {self.result.latex} && \text{{(result)}}"]
+        for step in self.steps:
+            rows += step.latex_rows(0)
+            for sub in step.substeps:
+                if shown(sub):
+                    rows += [_indent(row, 1) for row in latex_rows([sub], verbose or self.verbose)]
+        return "$$\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}$$"
+
+
+def _indent(row: str, depth: int) -> str:
+    """A scalar step's row moved ``depth`` levels in (its annotation column)."""
+    return row.replace("&& ", "&& " + r"\quad" * depth, 1)
+
+
+# -- recording -----------------------------------------------------------------------------------
+@dataclass
+class _Events:
+    """A :class:`~symdiff.tensor.walk.Recorder` that keeps every event in order."""
+
+    items: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)
+
+    def vjp(self, rule: VJPRule, node: Node, g: Node,
+            contributions: list[tuple[Node, Node]]) -> None:
+        self.items.append(("vjp", (rule, node, g, contributions)))
+
+    def branch(self, node: Node, items: list[Node], total: Node) -> None:
+        self.items.append(("branch", (node, items, total)))
+
+    def unbroadcast(self, node: Node, summed: Node, reduced: Node) -> None:
+        self.items.append(("unbroadcast", (node, summed, reduced)))
+
+
+class _Printer:
+    """Names the values of the walk and prints nodes with them (text and LaTeX)."""
+
+    def __init__(self, root: Node, events: _Events, totals: Mapping[int, Node]):
+        self.nodes: dict[int, Node] = {id(n): n for n in topological([root])}
+        variables = {n.name for n in self.nodes.values() if n.op == "var"}
+        self.output = next((n for n in _OUTPUT_NAMES if n not in variables), "_f")
+        named: list[Node] = [root]
+        for kind, data in events.items:
+            if kind == "vjp":
+                named += [arg for arg in data[1].args if arg.op not in ("var", "fill")]
+        order = {id(n): i for i, n in enumerate(topological([root]))}
+        values = sorted({id(n): n for n in named if n is not root}.values(),
+                        key=lambda n: order[id(n)])
+        base = next((b for b in _VALUE_NAMES
+                     if not any(v.startswith(b) for v in variables)), "u")
+        self.text: dict[int, str] = {id(root): self.output}
+        self.text.update({id(n): f"{base}{i}" for i, n in enumerate(values, 1)})
+        self.value_names = dict(self.text)
+        self.latex: dict[int, str] = {k: sp.latex(sp.Symbol(v)) for k, v in self.text.items()}
+        self.totals = totals
+        for node_id, total in totals.items():
+            if total.op in ("var", "fill") or id(total) in self.text:
+                continue
+            name = self.name_of(node_id)
+            self.text[id(total)] = f"{name}_bar"
+            self.latex[id(total)] = rf"\overline{{{sp.latex(sp.Symbol(name))}}}"
+
+    def name_of(self, node_id: int) -> str:
+        """A value's name: a variable's own, or ``z1``, ..."""
+        if node_id in self.value_names:
+            return self.value_names[node_id]
+        return self.nodes[node_id].name
+
+    def bar(self, node: Node) -> tuple[str, str]:
+        """``(text, LaTeX)`` of the gradient of ``node``'s name: ``z1_bar``."""
+        name = self.value_names.get(id(node), node.name if node.op == "var" else "?")
+        return f"{name}_bar", rf"\overline{{{sp.latex(sp.Symbol(name))}}}"
+
+    def show(self, node: Node) -> tuple[str, str]:
+        """``(text, LaTeX)`` of ``node`` itself, its operands by name."""
+        names = {k: v for k, v in self.text.items() if k != id(node)}
+        latex_names = {k: v for k, v in self.latex.items() if k != id(node)}
+        return text(node, names), latex(node, latex_names)
+
+    def line(self, target: Node, value: Node) -> tuple[tuple[str, str, str], tuple[str, str, str]]:
+        """``target_bar = value`` (``+=`` unless ``value`` is the whole gradient of target)."""
+        op = "=" if self.totals.get(id(target)) is value else "+="
+        (name, name_latex), (body, body_latex) = self.bar(target), self.show(value)
+        return (name, op, body), (name_latex, op, body_latex)
+
+    def definition(self, node: Node) -> tuple[str, str]:
+        body, body_latex = self.show(node)
+        return f"{self.text[id(node)]} = {body}", f"{self.latex[id(node)]} &= {body_latex}"
+
+
+def _steps(events: _Events, printer: _Printer) -> list[TensorStep]:
+    steps = []
+    for kind, data in events.items:
+        if kind == "vjp":
+            rule, node, _, contributions = data
+            lines = [printer.line(arg, c) for arg, c in contributions]
+            expr, expr_latex = printer.definition(node)
+            steps.append(TensorStep(
+                rule.name, expr, tuple(t for t, _ in lines), rule.identity,
+                _elementwise_substeps(node, contributions, printer), expr_latex,
+                tuple(x for _, x in lines),
+            ))
+        elif kind == "unbroadcast":
+            node, summed, reduced = data
+            t, x = printer.line(node, reduced)
+            steps.append(TensorStep(
+                "unbroadcast", "", (t,),
+                f"sum the gradient of shape {format_shape(summed.shape)} back to the shape "
+                f"{format_shape(node.shape)} it was broadcast from", latex_lines=(x,),
+            ))
+        else:
+            node, items, total = data
+            t, x = printer.line(node, total)
+            steps.append(TensorStep(
+                "branch", "", (t,),
+                f"a value used {len(items)} times: add up the gradients of its uses",
+                latex_lines=(x,),
+            ))
+    return steps
+
+
+def _elementwise_substeps(node: Node, contributions: list[tuple[Node, Node]],
+                          printer: _Printer) -> tuple[Step, ...]:
+    """For an elementwise node: the scalar rule tree of each partial used, in names."""
+    if node.op != "map":
+        return ()
+    (expr,) = node.attrs
+    symbols = {}
+    for i, arg in enumerate(node.args):
+        name = printer.value_names.get(id(arg))
+        if name is None:
+            name = arg.name if arg.op == "var" else text(arg, printer.text)
+        symbols[arg_symbol(i)] = sp.Symbol(name, real=True)
+    used = [i for i, arg in enumerate(node.args) if any(a is arg for a, _ in contributions)]
+    return tuple(_renamed(partial_step(expr, i), symbols) for i in used)
+
+
+def _renamed(step: Step, symbols: Mapping[sp.Basic, sp.Basic]) -> Step:
+    """A scalar step tree with the placeholders ``_a0, _a1, ...`` renamed (its note too)."""
+    note = step.note
+    if isinstance(note, str):
+        names = {k.name: v.name for k, v in symbols.items()}
+        note = _PLACEHOLDER.sub(lambda m: names.get(m.group(0), m.group(0)), note)
+    elif hasattr(note, "exprs"):  # a Note: text with expressions printed when shown
+        note = replace(note, exprs=tuple(e.xreplace(symbols) for e in note.exprs))
+    return replace(
+        step,
+        note=note,
+        expr=step.expr.xreplace(symbols),
+        result=step.result.xreplace(symbols),
+        var=symbols.get(step.var, step.var),
+        substeps=tuple(_renamed(s, symbols) for s in step.substeps),
+    )
+
+
+# -- the entry point -------------------------------------------------------------------------------
+def derive_tensor(expr: object, wrt: str | None, shapes: object, simplify: bool = True,
+                  verbose: str = "all") -> TensorDerivation:
+    """The gradient of a scalar tensor expression with respect to one variable, with the steps
+    of the backward walk (see the module docstring)."""
+    from .build import request_for
+
+    if wrt is not None and not isinstance(wrt, str):
+        raise SymdiffError("derive differentiates with respect to one name; give wrt='name'")
+    request = request_for("grad", expr, wrt, Options(simplify=simplify), shapes)
+    if len(request.wrt) != 1:
+        raise SymdiffError(
+            f"the expression has {len(request.wrt)} variables ({', '.join(request.wrt)}); "
+            "say which one with wrt="
+        )
+    (root,) = request.roots
+    (name,) = request.wrt
+    b = request.builder
+    var = b.var(name, request.shapes[name])
+    events = _Events()
+    (gradient,) = backward(b, root, [var], simplify, record=events)
+    totals = {id(data[1]): data[2] for kind, data in events.items if kind == "vjp"}
+    totals[id(var)] = gradient
+    printer = _Printer(root, events, totals)
+    result = TensorFormula.of(gradient)
+    return TensorDerivation(TensorFormula.of(root), sp.Symbol(name), result, result,
+                            _steps(events, printer), verbose, printer.output)
+
+
+__all__ = ["TensorDerivation", "TensorStep", "derive_tensor"]

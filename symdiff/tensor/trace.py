@@ -1,0 +1,296 @@
+"""Tracing Python functions with ``shapes=``: NumPy code on arrays, recorded as a tensor graph.
+
+``sd.grad(f, wrt="w", shapes={...})`` calls ``f`` once with one :class:`TracedTensor` per
+parameter (each of its declared shape). What the body does builds the same graph the parser
+builds from the same computation written as a string, through the same checked constructors
+(:class:`~symdiff.tensor.ops.Builder`), so shapes are checked as the function runs (a mismatch is
+a :class:`~symdiff.errors.ShapeError` naming the operation, both shapes and the line of ``f``)
+and the string and the function give the same code::
+
+    def loss(X, w, y):
+        return np.sum(np.log(1 + np.exp(-y * (X @ w))))
+
+Recorded: ``+ - * / **`` and unary ``-``, ``@`` (and ``np.matmul``, ``np.dot``), ``.T``,
+indexing by ints, slices, ``None`` and ``...`` (``x[:, 0]``, ``x[1:3]``, ``s[:, None]``), the
+NumPy ufuncs of :data:`symdiff.trace.UFUNCS` (``np.exp``, ``np.log``, ``np.tanh``,
+``np.maximum``, comparisons ...), ``np.sum``/``np.mean``/``np.max``/``np.min`` (and the methods
+``.sum()`` ...) with ``axis=`` and ``keepdims=``, ``np.transpose``/``.transpose()``,
+``np.reshape``/``.reshape()``, ``np.repeat``/``.repeat()``, ``np.expand_dims``, ``np.squeeze``,
+``np.where``, ``np.clip``, :mod:`symdiff.math` (``sd.math.sigmoid``, ``sd.math.relu``, ...,
+``sd.math.logsumexp``, ``sd.math.softmax``). ``x.shape`` gives the declared dimensions (ints, or
+SymPy symbols for named ones, usable as numbers: ``np.sum(z) / X.shape[0]``).
+
+Anything else is an :class:`~symdiff.errors.UnsupportedError` naming it: Python ``if`` on a
+traced value (use ``np.where``), ``float(x)``, iteration, a constant NumPy array combined with a
+traced one (pass it as an argument instead), other NumPy functions.
+"""
+
+from __future__ import annotations
+
+import linecache
+import numbers
+import operator
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from .. import trace as scalar
+from ..errors import ShapeError, SymdiffError, UnsupportedError
+from ..parsing import LIMITS
+from .ir import Node
+from .ops import Builder
+from .shapes import Dim, Shape, broadcast, format_shape
+from .traced import TensorCondition, TracedTensor, _Traced
+from .values import Elem, Values
+
+_NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
+
+
+class Tracer(Values):
+    """The state of one trace: the builder, the placeholders, and where messages point."""
+
+    def __init__(self, builder: Builder, fn: Callable[..., Any]):
+        super().__init__(builder)
+        self.code = getattr(fn, "__code__", None)
+        self.name = str(getattr(fn, "__name__", None) or type(fn).__name__)
+
+    def where(self) -> str:
+        """`` (in f, line 3: 'return X @ v')``: the line of the traced function running now."""
+        frame = sys._getframe(1)
+        while frame is not None and frame.f_code is not self.code:
+            frame = frame.f_back
+        if frame is None:
+            return f" (in {self.name})"
+        line = " ".join(linecache.getline(frame.f_code.co_filename, frame.f_lineno).split())
+        line = line if len(line) <= 60 else line[:57] + "..."
+        return f" (in {self.name}, line {frame.f_lineno}: {line!r})"
+
+    # -- values ------------------------------------------------------------------------------------
+    def operand(self, value: object) -> Elem:
+        """``value`` (a traced array, a dimension, a number) as an elementwise value."""
+        if isinstance(value, TracedTensor):
+            if value._tracer is not self:
+                raise UnsupportedError("a traced array from another trace cannot be used here")
+            return value._value
+        if isinstance(value, TensorCondition):
+            raise UnsupportedError(scalar._CONDITION_ONLY)
+        if isinstance(value, scalar._Symbolic):
+            raise UnsupportedError("a scalar traced value cannot be combined with a traced array")
+        if isinstance(value, sp.Expr):
+            if not all(s.is_integer for s in value.free_symbols):
+                raise UnsupportedError(f"the SymPy expression {value} is not a number or a "
+                                       "dimension of shapes=")
+            return Elem(value, ())
+        if isinstance(value, np.ndarray) and value.ndim:
+            raise UnsupportedError(
+                f"a constant NumPy array of shape {value.shape} cannot be combined with a traced "
+                "array: pass it to the function as an argument (with its shape in shapes=)"
+            )
+        if isinstance(value, list | tuple):
+            raise UnsupportedError(f"a {type(value).__name__} cannot be combined with a traced "
+                                   "array: pass it to the function as an argument")
+        return Elem(scalar._operand(value), ())
+
+    def node(self, value: object) -> Node:
+        """``value`` as a tensor node (a number becomes a constant)."""
+        elem = self.operand(value)
+        if elem.expr.is_number or not (elem.expr.free_symbols & set(self.nodes)):
+            return self.b.fill(elem.expr, elem.shape)
+        return self.tensor(elem)
+
+    def wrap(self, node: Node) -> TracedTensor:
+        return TracedTensor(self, self.elem(node))
+
+    def elementwise(self, name: str, build: Callable[..., sp.Basic], *args: object) -> Any:
+        """``build`` (a SymPy builder, as in :data:`symdiff.trace.UFUNCS`) applied elementwise."""
+        values = [self.operand(a) for a in args]
+        shape = broadcast(name, *(v.shape for v in values), where=self.where())
+        expr = build(*(v.expr for v in values))
+        if isinstance(expr, sp.Expr):
+            _check(expr)
+            return TracedTensor(self, Elem(expr, shape))
+        return TensorCondition(self, Elem(expr, shape))
+
+    def where_(self, cond: object, a: object, b: object) -> TracedTensor:
+        """``np.where(cond, a, b)``: a ``Piecewise`` elementwise."""
+        if not isinstance(cond, TensorCondition):
+            raise UnsupportedError("the condition of where(cond, a, b) must be a comparison "
+                                   "(< <= > >=) of traced arrays")
+        if cond.expr.has(sp.Piecewise):
+            raise UnsupportedError("a where() inside the condition of a where() is not "
+                                   "supported; nest where() in the values instead")
+        x, y = self.operand(a), self.operand(b)
+        shape = broadcast("where", cond._value.shape, x.shape, y.shape, where=self.where())
+        return TracedTensor(self, Elem(sp.Piecewise((x.expr, cond.expr), (y.expr, True)), shape))
+
+    def reduce(self, kind: str, a: object, axis: Any = None, keepdims: Any = False,
+               **unsupported: Any) -> TracedTensor:
+        _refuse_extra(kind, unsupported)
+        node = self.b.reduce(kind, self.node(a), _axes(axis), bool(keepdims), self.where())
+        return self.wrap(node)
+
+    def matmul(self, a: object, b: object) -> TracedTensor:
+        return self.wrap(self.b.matmul(self.node(a), self.node(b), self.where()))
+
+    def transpose(self, a: object, axes: Any = None) -> TracedTensor:
+        perm = None if axes is None else tuple(operator.index(p) for p in axes)
+        return self.wrap(self.b.transpose(self.node(a), perm, self.where()))
+
+    def reshape(self, a: object, shape: Any) -> TracedTensor:
+        items = shape if isinstance(shape, tuple | list) else (shape,)
+        return self.wrap(self.b.reshape(self.node(a), [_dim(d) for d in items], self.where()))
+
+    def repeat(self, a: object, repeats: Any, axis: Any = None) -> TracedTensor:
+        if axis is None:
+            raise UnsupportedError("repeat without axis= (which flattens) is not supported; "
+                                   "give axis=")
+        return self.wrap(self.b.repeat(self.node(a), _dim(repeats), operator.index(axis),
+                                       self.where()))
+
+    def expand_dims(self, a: object, axis: Any) -> TracedTensor:
+        node = self.node(a)
+        items = axis if isinstance(axis, tuple | list) else (axis,)
+        ndim = node.ndim + len(items)
+        axes = sorted(operator.index(i) % ndim if -ndim <= operator.index(i) < ndim else -1
+                      for i in items)
+        if -1 in axes or len(set(axes)) != len(axes):
+            raise ShapeError(f"expand_dims: axis {axis} is out of range or repeated for "
+                             f"{ndim} dimensions{self.where()}")
+        return self.wrap(self.b.expand(node, tuple(axes)))
+
+    def squeeze(self, a: object, axis: Any = None) -> TracedTensor:
+        node = self.node(a)
+        ones = [i for i, d in enumerate(node.shape) if isinstance(d, int) and d == 1]
+        axes = ones if axis is None else [operator.index(i) % max(node.ndim, 1) for i in
+                                          (axis if isinstance(axis, tuple | list) else (axis,))]
+        if any(i not in ones for i in axes):
+            raise ShapeError(f"squeeze: cannot remove an axis of shape {format_shape(node.shape)} "
+                             f"that is not 1{self.where()}")
+        shape = tuple(d for i, d in enumerate(node.shape) if i not in axes)
+        return self.wrap(self.b.reshape(node, shape, self.where()))
+
+    def index(self, a: TracedTensor, key: Any) -> TracedTensor:
+        node = self.node(a)
+        items = list(key) if isinstance(key, tuple) else [key]
+        if sum(item is Ellipsis for item in items) > 1:
+            raise UnsupportedError("an index can have only one '...'")
+        if any(item is Ellipsis for item in items):
+            at = next(i for i, item in enumerate(items) if item is Ellipsis)
+            real = sum(1 for item in items if item is not None and item is not Ellipsis)
+            items[at:at + 1] = [slice(None)] * max(node.ndim - real, 0)
+        index: list[Any] = []
+        new_axes: list[int] = []
+        for item in items:
+            if item is None:
+                new_axes.append(len(index) - sum(isinstance(i, int) for i in index)
+                                + len(new_axes))
+            elif isinstance(item, slice):
+                index.append(tuple(None if p is None else _integer(p)
+                                   for p in (item.start, item.stop, item.step)))
+                if index[-1][2] == 0:
+                    raise UnsupportedError("slice step cannot be zero")
+            else:
+                index.append(_integer(item))
+        result = self.b.index(node, tuple(index), self.where())
+        return self.wrap(self.b.expand(result, tuple(new_axes)))
+
+    def softmax(self, a: object, axis: Any = -1) -> TracedTensor:
+        return self.wrap(self.b.softmax(self.node(a), operator.index(axis), self.where()))
+
+
+def _check(expr: sp.Expr) -> None:
+    if expr.has(*_NOT_FINITE):
+        raise SymdiffError(f"an elementwise expression is not finite: {expr}")
+    limit = LIMITS.get("max_exponent", 1000)
+    for power in expr.atoms(sp.Pow):
+        if power.exp.is_number and abs(power.exp) > limit:
+            raise UnsupportedError(f"exponent {power.exp} is larger than {limit} "
+                                   "(limit max_exponent)")
+
+
+def _integer(value: object) -> int:
+    if isinstance(value, bool | _Traced):
+        raise UnsupportedError("indices must be ints, slices of ints, None or '...'")
+    try:
+        return operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise UnsupportedError(
+            f"indices must be ints, slices of ints, None or '...', not {type(value).__name__}"
+        ) from None
+
+
+def _axes(axis: Any) -> Any:
+    if axis is None:
+        return None
+    if isinstance(axis, tuple | list):
+        return tuple(_integer(a) for a in axis)
+    return _integer(axis)
+
+
+def _dim(value: object) -> Dim:
+    if isinstance(value, sp.Expr):
+        if value.is_Integer:
+            return int(value)
+        if all(s.is_integer for s in value.free_symbols):
+            return value
+    return _integer(value)
+
+
+def _refuse_extra(name: str, extra: dict[str, Any]) -> None:
+    given = [k for k, v in extra.items() if v is not None and v is not np._NoValue]
+    if given:
+        raise UnsupportedError(f"np.{name}(): the argument(s) {', '.join(given)} are not "
+                               "supported when tracing")
+
+
+# -- symdiff.math --------------------------------------------------------------------------------
+def apply(name: str, *args: Any, **kwargs: Any) -> Any:
+    """A :mod:`symdiff.math` function of traced arrays (``sd.math.sigmoid(x)``, ...)."""
+    tracer = next(a._tracer for a in args if isinstance(a, _Traced))
+    if name == "where":
+        return tracer.where_(*args)
+    if name in ("logsumexp", "softmax"):
+        if name == "softmax":
+            return tracer.softmax(*args, **kwargs)
+        return tracer.reduce("logsumexp", *args, **kwargs)
+    build = scalar.FUNCTIONS[name]
+    return tracer.elementwise(name, build, *args)
+
+
+# -- tracing -------------------------------------------------------------------------------------
+def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Builder
+                 ) -> tuple[Node, tuple[str, ...]]:
+    """Run ``fn`` on traced arrays of the declared shapes: the node of what it returns, and its
+    parameter names (every one an argument of the compiled function, used or not)."""
+    names = scalar.parameters(fn)
+    missing = [n for n in names if n not in shapes]
+    if missing:
+        raise ShapeError(f"parameter(s) {', '.join(map(repr, missing))} of "
+                         f"{getattr(fn, '__name__', 'the function')} have no shape: add them to "
+                         "shapes= (use () for a scalar)")
+    tracer = Tracer(builder, fn)
+    arguments = [tracer.wrap(builder.var(n, shapes[n])) for n in names]
+    try:
+        value = fn(*arguments)
+    except SymdiffError:
+        raise
+    except Exception as exc:
+        raise UnsupportedError(
+            f"tracing {tracer.name} failed: {type(exc).__name__}: {exc}"
+        ) from exc
+    if isinstance(value, TensorCondition):
+        raise UnsupportedError(f"{tracer.name} returned a comparison; " + scalar._CONDITION_ONLY)
+    if isinstance(value, TracedTensor):
+        return tracer.node(value), names
+    if isinstance(value, numbers.Real | np.ndarray | sp.Expr) and np.ndim(value) == 0:
+        return tracer.node(value), names
+    returned = "None (is a return statement missing?)" if value is None else (
+        f"a {type(value).__name__}")
+    raise UnsupportedError(f"{tracer.name} returned {returned}; a traced function must return "
+                           "one array (or number) computed from its parameters")
+
+
+__all__ = ["Tracer", "apply", "trace_tensor"]

@@ -1,0 +1,275 @@
+"""The values a traced function sees with ``shapes=``: :class:`TracedTensor` (an array) and
+:class:`TensorCondition` (a comparison), and the NumPy functions they understand
+(:data:`ARRAY_FUNCTIONS`). Every operation is handed to the :class:`~symdiff.tensor.trace.Tracer`
+of the trace, which builds the graph; see :mod:`symdiff.tensor.trace`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import numpy as np
+import sympy as sp
+
+from .. import trace as scalar
+from ..errors import UnsupportedError
+from .shapes import Dim, format_shape
+from .values import Elem
+
+if TYPE_CHECKING:
+    from .trace import Tracer
+
+_NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instead of if, and "
+             "np.maximum / np.minimum instead of the built-in max / min")
+_NO_NUMBER = ("a traced array has no numeric value while tracing: float(), int() and the "
+              "standard library's math cannot take it; use NumPy or symdiff.math functions")
+
+
+# -- traced values -------------------------------------------------------------------------------
+class _Traced:
+    """What traced arrays and traced comparisons share: NumPy dispatch and the refusals."""
+
+    __slots__ = ("_tracer", "_value")
+    __array_priority__ = 1000.0
+    #: :mod:`symdiff.math` recognises a traced value by this, and a traced array by the next.
+    _symdiff_symbolic = True
+    _symdiff_tensor = True
+
+    def __init__(self, tracer: Tracer, value: Elem):
+        self._tracer = tracer
+        self._value = value
+
+    @property
+    def expr(self) -> sp.Basic:
+        """The elementwise SymPy expression (in placeholders of tensor nodes)."""
+        return self._value.expr
+
+    @property
+    def shape(self) -> tuple[Dim, ...]:
+        """The static shape: ints, and SymPy symbols (expressions) for named dimensions."""
+        return self._value.shape
+
+    @property
+    def ndim(self) -> int:
+        """Number of axes."""
+        return len(self._value.shape)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(shape={format_shape(self.shape)})"
+
+    def __bool__(self) -> NoReturn:
+        raise UnsupportedError(_NO_TRUTH)
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        name = getattr(ufunc, "__name__", repr(ufunc))
+        if method != "__call__":
+            raise UnsupportedError(f"numpy function '{name}.{method}' is not supported when "
+                                   "tracing (for np.add.reduce use np.sum)")
+        if kwargs:
+            raise UnsupportedError(f"keyword arguments of numpy function '{name}' "
+                                   f"({', '.join(kwargs)}) are not supported when tracing")
+        if ufunc is np.matmul:
+            return self._tracer.matmul(*inputs)
+        build = scalar.UFUNCS.get(ufunc)
+        if build is None:
+            raise UnsupportedError(f"numpy function '{name}' is not supported when tracing")
+        return self._tracer.elementwise(name, build, *inputs)
+
+    def __array_function__(self, func: Callable[..., Any], types: object,
+                           args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        handler = ARRAY_FUNCTIONS.get(func)
+        if handler is None:
+            name = getattr(func, "__name__", repr(func))
+            raise UnsupportedError(f"numpy function '{name}' is not supported when tracing "
+                                   "arrays")
+        return handler(self._tracer, *args, **kwargs)
+
+    def __array__(self, *args: object, **kwargs: object) -> NoReturn:
+        raise UnsupportedError("a traced array cannot be converted to a NumPy array (a function "
+                               "outside NumPy's dispatch, such as scipy's, was called on it); "
+                               "use NumPy or symdiff.math functions")
+
+    __float__ = __int__ = __index__ = __complex__ = scalar._refuse(_NO_NUMBER)
+    __round__ = __trunc__ = __floor__ = __ceil__ = scalar._refuse(_NO_NUMBER)
+    __iter__ = scalar._refuse("iterating over a traced array is not supported; index it "
+                              "(x[0], x[:, 1]) or use array operations")
+    __eq__ = scalar._refuse("comparison '==' of traced arrays is not supported; "
+                            + scalar._CONDITION_ONLY)
+    __ne__ = scalar._refuse("comparison '!=' of traced arrays is not supported; "
+                            + scalar._CONDITION_ONLY)
+    __hash__ = None  # type: ignore[assignment]
+
+
+class TensorCondition(_Traced):
+    """A traced comparison of arrays: only the condition of ``np.where`` / ``sd.math.where``."""
+
+    __slots__ = ()
+
+
+def _elementwise(name: str, build: Callable[..., sp.Basic], reflected: bool = False
+                 ) -> Callable[..., Any]:
+    def method(self: TracedTensor, other: object) -> Any:
+        args = (other, self) if reflected else (self, other)
+        return self._tracer.elementwise(name, build, *args)
+
+    return method
+
+
+class TracedTensor(_Traced):
+    """An array seen while tracing with ``shapes=`` (see the module docstring)."""
+
+    __slots__ = ()
+
+    __add__ = _elementwise("add", operator.add)
+    __radd__ = _elementwise("add", operator.add, True)
+    __sub__ = _elementwise("subtract", operator.sub)
+    __rsub__ = _elementwise("subtract", operator.sub, True)
+    __mul__ = _elementwise("multiply", operator.mul)
+    __rmul__ = _elementwise("multiply", operator.mul, True)
+    __truediv__ = _elementwise("divide", scalar._divide)
+    __rtruediv__ = _elementwise("divide", scalar._divide, True)
+    __rpow__ = _elementwise("power", scalar._power, True)
+    __lt__ = _elementwise("less", sp.Lt)
+    __le__ = _elementwise("less_equal", sp.Le)
+    __gt__ = _elementwise("greater", sp.Gt)
+    __ge__ = _elementwise("greater_equal", sp.Ge)
+
+    def __pow__(self, other: object, modulo: object = None) -> TracedTensor:
+        if modulo is not None:
+            raise UnsupportedError("pow() with a modulus is not supported when tracing")
+        return self._tracer.elementwise("power", scalar._power, self, other)
+
+    def __neg__(self) -> TracedTensor:
+        return TracedTensor(self._tracer, Elem(-self._value.expr, self._value.shape))
+
+    def __pos__(self) -> TracedTensor:
+        return self
+
+    def __abs__(self) -> TracedTensor:
+        return self._tracer.elementwise("absolute", sp.Abs, self)
+
+    def __matmul__(self, other: object) -> TracedTensor:
+        return self._tracer.matmul(self, other)
+
+    def __rmatmul__(self, other: object) -> TracedTensor:
+        return self._tracer.matmul(other, self)
+
+    def __getitem__(self, key: Any) -> TracedTensor:
+        return self._tracer.index(self, key)
+
+    def __len__(self) -> int:
+        if not self.shape or not isinstance(self.shape[0], int):
+            raise UnsupportedError("len() of a traced array needs a first dimension of fixed "
+                                   "size; use x.shape[0]")
+        return self.shape[0]
+
+    @property
+    def T(self) -> TracedTensor:
+        """The axes reversed."""
+        return self._tracer.transpose(self)
+
+    def sum(self, axis: Any = None, keepdims: bool = False, **extra: Any) -> TracedTensor:
+        """``np.sum`` along ``axis``."""
+        return self._tracer.reduce("sum", self, axis, keepdims, **extra)
+
+    def mean(self, axis: Any = None, keepdims: bool = False, **extra: Any) -> TracedTensor:
+        """``np.mean`` along ``axis``."""
+        return self._tracer.reduce("mean", self, axis, keepdims, **extra)
+
+    def max(self, axis: Any = None, keepdims: bool = False, **extra: Any) -> TracedTensor:
+        """``np.max`` along ``axis`` (the gradient is split evenly among ties)."""
+        return self._tracer.reduce("max", self, axis, keepdims, **extra)
+
+    def min(self, axis: Any = None, keepdims: bool = False, **extra: Any) -> TracedTensor:
+        """``np.min`` along ``axis`` (the gradient is split evenly among ties)."""
+        return self._tracer.reduce("min", self, axis, keepdims, **extra)
+
+    def transpose(self, *axes: Any) -> TracedTensor:
+        """Axes permuted (``x.transpose(1, 0)`` or ``x.transpose((1, 0))``)."""
+        perm = axes[0] if len(axes) == 1 and isinstance(axes[0], tuple | list) else axes
+        return self._tracer.transpose(self, perm or None)
+
+    def reshape(self, *shape: Any) -> TracedTensor:
+        """Reshaped (``x.reshape(n, 3)`` or ``x.reshape((n, 3))``; one ``-1`` allowed)."""
+        target = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple | list) else shape
+        return self._tracer.reshape(self, target)
+
+    def repeat(self, repeats: Any, axis: Any = None) -> TracedTensor:
+        """``np.repeat`` along ``axis``."""
+        return self._tracer.repeat(self, repeats, axis)
+
+    def dot(self, other: object) -> TracedTensor:
+        """``self @ other``."""
+        return self._tracer.matmul(self, other)
+
+
+# -- NumPy functions -----------------------------------------------------------------------------
+def _reduction(kind: str) -> Callable[..., TracedTensor]:
+    def handler(tracer: Tracer, a: object, axis: Any = None, keepdims: Any = False,
+                **extra: Any) -> TracedTensor:
+        if keepdims is np._NoValue:
+            keepdims = False
+        return tracer.reduce(kind, a, axis, keepdims, **extra)
+
+    return handler
+
+
+def _np_reshape(tracer: Tracer, a: object, shape: Any = None, order: str = "C",
+                newshape: Any = None, copy: Any = None) -> TracedTensor:
+    if order != "C":
+        raise UnsupportedError("reshape: only order='C' is supported when tracing")
+    return tracer.reshape(a, shape if shape is not None else newshape)
+
+
+def _np_clip(tracer: Tracer, a: object, a_min: object = None, a_max: object = None
+             ) -> TracedTensor:
+    result = a
+    if a_min is not None:
+        result = tracer.elementwise("clip", sp.Max, result, a_min)
+    if a_max is not None:
+        result = tracer.elementwise("clip", sp.Min, result, a_max)
+    return result  # type: ignore[return-value]
+
+
+def _np_where(tracer: Tracer, condition: object, x: object = None, y: object = None
+              ) -> TracedTensor:
+    if x is None or y is None:
+        raise UnsupportedError("np.where(cond) with one argument is not supported when tracing")
+    return tracer.where_(condition, x, y)
+
+
+def _np_dot(tracer: Tracer, a: object, b: object, out: object = None) -> TracedTensor:
+    if out is not None:
+        raise UnsupportedError("np.dot(..., out=) is not supported when tracing")
+    if any(isinstance(v, TracedTensor) and v.ndim > 2 for v in (a, b)):
+        raise UnsupportedError("np.dot of arrays with more than 2 axes is not supported; "
+                               "use @ (np.matmul)")
+    if any(isinstance(v, TracedTensor) and v.ndim == 0 for v in (a, b)) or isinstance(
+        a, numbers.Number
+    ) or isinstance(b, numbers.Number):
+        return tracer.elementwise("multiply", operator.mul, a, b)
+    return tracer.matmul(a, b)
+
+
+ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
+    np.sum: _reduction("sum"),
+    np.mean: _reduction("mean"),
+    np.max: _reduction("max"),
+    np.amax: _reduction("max"),
+    np.min: _reduction("min"),
+    np.amin: _reduction("min"),
+    np.transpose: lambda tracer, a, axes=None: tracer.transpose(a, axes),
+    np.reshape: _np_reshape,
+    np.repeat: lambda tracer, a, repeats, axis=None: tracer.repeat(a, repeats, axis),
+    np.expand_dims: lambda tracer, a, axis: tracer.expand_dims(a, axis),
+    np.squeeze: lambda tracer, a, axis=None: tracer.squeeze(a, axis),
+    np.where: _np_where,
+    np.clip: _np_clip,
+    np.dot: _np_dot,
+}
+
+
+__all__ = ["ARRAY_FUNCTIONS", "TensorCondition", "TracedTensor"]

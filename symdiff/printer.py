@@ -70,6 +70,16 @@ def _float_literal(number: sp.Rational) -> str:
     return repr(float(value))
 
 
+#: Sums and products of more terms than this print as parenthesised groups of this many: Python
+#: parses a chain of ``a + b + ...`` recursively and gives up near 3,000 terms.
+CHUNK = 64
+
+
+def _chunks(func, args: list) -> list[sp.Expr]:
+    """``args`` in unevaluated groups of at most :data:`CHUNK`, order kept."""
+    return [func(*args[i : i + CHUNK], evaluate=False) for i in range(0, len(args), CHUNK)]
+
+
 class CodePrinter(_OrderedTerms, NumPyPrinter):
     """NumPy printer for generated modules: ``_np.`` prefix, stable forms, helper calls."""
 
@@ -78,6 +88,18 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
     def __init__(self, settings=None):
         super().__init__(settings)
         self.helpers: set[str] = set()
+
+    # -- long sums and products ---------------------------------------------------------
+    def _print_Add(self, expr, order=None):
+        terms = self._as_ordered_terms(expr, order=order)
+        if len(terms) <= CHUNK:
+            return super()._print_Add(expr, order=order)
+        return " + ".join(f"({self._print(group)})" for group in _chunks(sp.Add, terms))
+
+    def _print_Mul(self, expr):
+        if len(expr.args) <= CHUNK:
+            return super()._print_Mul(expr)
+        return "*".join(f"({self._print(group)})" for group in _chunks(sp.Mul, list(expr.args)))
 
     # -- names ---------------------------------------------------------------------------
     def _module_format(self, fqn: str, register: bool = True) -> str:

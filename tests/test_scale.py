@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import itertools
 
 import numpy as np
 import pytest
@@ -139,3 +140,43 @@ def test_objective_of_one_vector_variable_matches_the_scalar_form():
 def test_objective_with_shapes_needs_one_vector_variable(wrt, shapes):
     with pytest.raises(sd.SymdiffError, match="one vector variable"):
         sd.objective("sum(x)", wrt, shapes=shapes)
+
+
+def test_log_sum_exp_of_a_thousand_variables_builds_and_is_right():
+    # A 1,000-term sum: once a recursion overflow in verify.py and a quadratic cost in printing.
+    n = 1000
+    names = _names(n)
+    g = sd.grad("log(" + " + ".join(f"exp({v})" for v in names) + ")", wrt=names)
+    assert "Mode: reverse" in g.source
+    x = np.random.default_rng(6).normal(size=n)
+    grads = np.array(g(**dict(zip(names, x, strict=True))))
+    e = np.exp(x - x.max())
+    np.testing.assert_allclose(grads, e / e.sum(), rtol=1e-12, atol=1e-300)
+
+
+def test_auto_mode_does_not_try_forward_mode_on_large_many_variable_problems():
+    names = _names(500)
+    pairs = [f"-{a}*{b}" for a, b in itertools.pairwise(names)]
+    quad = " + ".join([f"{v}**2" for v in names] + pairs)
+    assert "Mode: reverse" in sd.grad(quad, wrt=names).source
+
+
+def test_reverse_mode_names_only_values_read_more_than_once():
+    source = sd.grad(_rosenbrock(6), wrt=_names(6), mode="reverse").source
+    body = source.split("def _formulas")[1]
+    assigned = [line.split(" = ")[0].strip() for line in body.splitlines() if " = " in line]
+    for name in assigned:
+        if name.startswith("_t"):
+            assert body.count(name) >= 3, name  # assigned once, read at least twice
+    x = np.random.default_rng(7).normal(size=6)
+    grads = sd.grad(_rosenbrock(6), wrt=_names(6), mode="reverse")(*x)
+    np.testing.assert_allclose(np.array(grads), _rosenbrock_grad(x), rtol=1e-12)
+
+
+def test_sums_beyond_what_python_parses_in_one_chain_are_printed_in_groups():
+    # 4,000 terms: Python's parser gives up on one chain near 3,000.
+    names = _names(1000)
+    f = sd.compile(" + ".join(f"{v}**2 + {v}**3 + {v}**4 + {v}**5" for v in names))
+    assert f(**dict.fromkeys(names, 2.0)) == 1000 * (4 + 8 + 16 + 32)
+    g = sd.grad("*".join(names[:200]), wrt=names[:3])
+    assert np.allclose(g(**dict.fromkeys(names[:200], 1.01)), 1.01**199)

@@ -99,3 +99,25 @@ def test_a_forged_cache_entry_with_a_valid_checksum_is_refused_and_rebuilt(tmp_p
     assert not canary.exists()
     assert "canary" not in again.source
     cache.reset_store()
+
+
+def test_a_sum_of_thousands_of_terms_is_checked_without_recursion():
+    terms = " + ".join(f"x*{i}" for i in range(2500))  # Python's own parser stops near 3,000
+    source = (
+        "import numpy as _np\n\n\ndef f(x):\n    x = _np.asarray(x)\n"
+        f"    _t0 = {terms}\n    return _t0\n"
+    )
+    check_module(source)
+    with pytest.raises(VerificationError, match="unexpected call"):
+        check_module(source.replace("x*2499", "open(x)"))
+
+
+def test_titles_print_long_sums_briefly_and_short_ones_in_full():
+    import sympy as sp
+
+    from symdiff.printer import brief_text
+
+    x = sp.symbols("x0:40")
+    assert brief_text(sum(x)) == "x0 + x1 + x10 + x11 + ...(36 more terms)"
+    assert brief_text(x[0] + x[1] * x[2]) == "x0 + x1*x2"
+    assert "more terms" in sd.grad(" + ".join(map(str, x))).source.splitlines()[0]

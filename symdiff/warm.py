@@ -64,8 +64,9 @@ def module_key(request_key: str) -> str:
     return cache_key("module", request_key, fingerprint())
 
 
-def raw_key(kind: str, exprs: Any, wrt: Any, options: Options) -> str | None:
-    """The index key of a request made of plain strings, or None when it is not one."""
+def plain_texts(kind: str, exprs: Any, wrt: Any) -> list[str] | None:
+    """The expression strings of a request made of plain strings (a ``wrt`` of names), or
+    None when it is not one (SymPy objects, traced functions: those need parsing first)."""
     texts = exprs if kind == "jacobian" and isinstance(exprs, list | tuple) else [exprs]
     if not all(isinstance(t, str) for t in texts):
         return None
@@ -75,7 +76,15 @@ def raw_key(kind: str, exprs: Any, wrt: Any, options: Options) -> str | None:
         or (isinstance(wrt, list | tuple) and all(isinstance(w, str) for w in wrt))
     ):
         return None
-    request = json.dumps([kind, list(texts), wrt if not isinstance(wrt, tuple) else list(wrt)])
+    return list(texts)
+
+
+def raw_key(kind: str, exprs: Any, wrt: Any, options: Options) -> str | None:
+    """The index key of a request made of plain strings, or None when it is not one."""
+    texts = plain_texts(kind, exprs, wrt)
+    if texts is None:
+        return None
+    request = json.dumps([kind, texts, wrt if not isinstance(wrt, tuple) else list(wrt)])
     return cache_key("request", request, options.code_key(), fingerprint())
 
 

@@ -25,7 +25,7 @@ import sympy as sp
 from ..functions import sigmoid
 from ..printer import CodePrinter
 from ..simplify import stable_forms
-from .ir import VIEWS, Node, arg_symbol, topological
+from .ir import VIEWS, Node, arg_symbol, format_axes, format_index, topological
 from .shapes import Dim, Shape
 
 _PLACEHOLDER = re.compile(r"\b_s(\d+)\b")
@@ -65,19 +65,6 @@ def shape_code(shape: Shape) -> str:
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
-def _axes(axes: tuple[int, ...]) -> str:
-    return str(axes[0]) if len(axes) == 1 else str(axes)
-
-
-def _index_code(index: tuple) -> str:
-    parts = []
-    for item in index:
-        if isinstance(item, int):
-            parts.append(str(item))
-            continue
-        start, stop, step = ("" if v is None else str(v) for v in item)
-        parts.append(f"{start}:{stop}" + (f":{step}" if step else ""))
-    return ", ".join(parts)
 
 
 def _expand_code(code: str, node: Node) -> str:
@@ -185,7 +172,7 @@ class _Emitter:
         if op == "expand":
             return _expand_code(c[0], node)
         if op == "index":
-            return f"{c[0]}[{_index_code(node.attrs[0])}]"
+            return f"{c[0]}[{format_index(node.attrs[0])}]"
         if op == "reshape":
             return f"_np.reshape({c[0]}, {shape_code(node.shape)})"
         if op == "broadcast":
@@ -215,7 +202,7 @@ class _Emitter:
         elif op == "share":
             _, axes = node.attrs
             self.lines.append((target, f"_np.asarray({c[0]} == {c[1]}, dtype=_dtype)"))
-            self.lines.append((target, f"{target} / _np.sum({target}, axis={_axes(axes)}, "
+            self.lines.append((target, f"{target} / _np.sum({target}, axis={format_axes(axes)}, "
                                        "keepdims=True)"))
         elif op == "scatter":
             self.lines.append((target, f"_np.zeros({shape_code(node.shape)}, dtype=_dtype)"))
@@ -223,7 +210,7 @@ class _Emitter:
             value = self._expression(g)[len("_np.full("):] if g.op == "fill" else c[0]
             if g.op == "fill":
                 value = self.printer.doprint(g.attrs[0].xreplace(_dim_locals(g.attrs[0])))
-            self.lines.append((f"{target}[{_index_code(node.attrs[0])}]", value))
+            self.lines.append((f"{target}[{format_index(node.attrs[0])}]", value))
         elif op == "repeat":
             repeats, axis = node.attrs
             self.lines.append((target, f"_np.repeat({c[0]}, {dim_code(repeats)}, axis={axis})"))
@@ -241,14 +228,15 @@ class _Emitter:
         axes, keepdims = node.attrs
         if not keepdims and len(axes) == node.args[0].ndim:
             return f"_np.{op}({code})"
-        return f"_np.{op}({code}, axis={_axes(axes)}" + (", keepdims=True)" if keepdims else ")")
+        keep = ", keepdims=True" if keepdims else ""
+        return f"_np.{op}({code}, axis={format_axes(axes)}{keep})"
 
     def _logsumexp(self, node: Node, code: str, target: str) -> None:
         axes, keepdims = node.attrs
         peak = f"_s{self.counter}"
         self.counter += 1
         full = len(axes) == node.args[0].ndim and not keepdims
-        axis = "" if full else f", axis={_axes(axes)}"
+        axis = "" if full else f", axis={format_axes(axes)}"
         keep = ", keepdims=True" if keepdims else ""
         self.lines.append((peak, f"_np.max({code}" + ("" if full else f"{axis}, keepdims=True")
                            + ")"))

@@ -20,7 +20,7 @@ from typing import Any
 import sympy as sp
 from sympy.printing.str import StrPrinter
 
-from .ir import Node, arg_symbol
+from .ir import Node, arg_symbol, format_axes, format_index
 from .shapes import Shape, format_dim, format_shape
 
 #: Operations printed as a call or a postfix, which never need parentheses around them.
@@ -107,19 +107,6 @@ def _walk(node: Node, names: Names, formats: Mapping[str, Callable[..., str]],
     return memo[id(node)]
 
 
-def _axes_text(axes: tuple[int, ...]) -> str:
-    return str(axes[0]) if len(axes) == 1 else str(axes)
-
-
-def _index_text(index: tuple) -> str:
-    parts = []
-    for item in index:
-        if isinstance(item, int):
-            parts.append(str(item))
-            continue
-        start, stop, step = ("" if v is None else str(v) for v in item)
-        parts.append(f"{start}:{stop}" + (f":{step}" if step else ""))
-    return ", ".join(parts)
 
 
 def _expand_items(node: Node) -> str:
@@ -139,7 +126,7 @@ def text(node: Node, names: Names | None = None) -> str:
 def _reduction_text(node: Node, args: list[str], raw: list[str]) -> str:
     axes, keepdims = node.attrs
     every = len(axes) == node.args[0].ndim and not keepdims
-    extra = "" if every else f", axis={_axes_text(axes)}"
+    extra = "" if every else f", axis={format_axes(axes)}"
     return f"{node.op}({raw[0]}{extra}{', keepdims=True' if keepdims else ''})"
 
 
@@ -183,15 +170,15 @@ _TEXT: dict[str, Callable[[Node, list[str], list[str]], str]] = {
     **dict.fromkeys(("sum", "mean", "max", "min", "logsumexp"), _reduction_text),
     "softmax": lambda n, a, r: f"softmax({r[0]}, axis={n.attrs[0]})",
     "share": lambda n, a, r: (
-        f"ties_{n.attrs[0]}({r[0]}, {r[1]}, axis={_axes_text(n.attrs[1])})"
+        f"ties_{n.attrs[0]}({r[0]}, {r[1]}, axis={format_axes(n.attrs[1])})"
     ),
     "transpose": _transpose_text,
     "reshape": lambda n, a, r: f"reshape({r[0]}, {format_shape(n.shape)})",
     "expand": lambda n, a, r: f"{a[0]}[{_expand_items(n)}]",
     "broadcast": lambda n, a, r: f"broadcast_to({r[0]}, {format_shape(n.shape)})",
-    "index": lambda n, a, r: f"{a[0]}[{_index_text(n.attrs[0])}]",
+    "index": lambda n, a, r: f"{a[0]}[{format_index(n.attrs[0])}]",
     "scatter": lambda n, a, r: (
-        f"scatter({r[0]}, [{_index_text(n.attrs[0])}], {format_shape(n.shape)})"
+        f"scatter({r[0]}, [{format_index(n.attrs[0])}], {format_shape(n.shape)})"
     ),
     "repeat": lambda n, a, r: f"repeat({r[0]}, {format_dim(n.attrs[0])}, axis={n.attrs[1]})",
     "stack": lambda n, a, r: f"stack({', '.join(r)})",
@@ -219,7 +206,7 @@ def _call_latex(name: str, *parts: str) -> str:
 def _reduction_latex(node: Node, args: list[str], raw: list[str]) -> str:
     axes, keepdims = node.attrs
     every = len(axes) == node.args[0].ndim and not keepdims
-    parts = [raw[0]] if every else [raw[0], rf"\text{{axis}}={_axes_text(axes)}"]
+    parts = [raw[0]] if every else [raw[0], rf"\text{{axis}}={format_axes(axes)}"]
     if keepdims:
         parts.append(r"\text{keepdims}")
     return _call_latex(node.op, *parts)
@@ -268,9 +255,9 @@ _LATEX: dict[str, Callable[[Node, list[str], list[str]], str]] = {
     "reshape": lambda n, a, r: _call_latex("reshape", r[0], _shape_latex(n.shape)),
     "expand": lambda n, a, r: _expand_latex(n, a[0]),
     "broadcast": lambda n, a, r: _call_latex("broadcast", r[0], _shape_latex(n.shape)),
-    "index": lambda n, a, r: rf"{a[0]}\left[{_index_text(n.attrs[0])}\right]",
+    "index": lambda n, a, r: rf"{a[0]}\left[{format_index(n.attrs[0])}\right]",
     "scatter": lambda n, a, r: _call_latex(
-        "scatter", r[0], rf"\left[{_index_text(n.attrs[0])}\right]", _shape_latex(n.shape)
+        "scatter", r[0], rf"\left[{format_index(n.attrs[0])}\right]", _shape_latex(n.shape)
     ),
     "repeat": lambda n, a, r: _call_latex(
         "repeat", r[0], sp.latex(sp.sympify(n.attrs[0])), rf"\text{{axis}}={n.attrs[1]}"

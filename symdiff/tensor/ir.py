@@ -148,3 +148,20 @@ def describe(node: Node) -> str:
     from .formula import text
 
     return text(node)
+
+
+def format_axes(axes: tuple[int, ...]) -> str:
+    """An ``axis=`` value as written in Python: ``1`` or ``(0, 2)``."""
+    return str(axes[0]) if len(axes) == 1 else str(axes)
+
+
+def format_index(index: tuple) -> str:
+    """A basic index as written between brackets: ints and ``(start, stop, step)`` slices."""
+    parts = []
+    for item in index:
+        if isinstance(item, int):
+            parts.append(str(item))
+            continue
+        start, stop, step = ("" if v is None else str(v) for v in item)
+        parts.append(f"{start}:{stop}" + (f":{step}" if step else ""))
+    return ", ".join(parts)

@@ -48,16 +48,10 @@ def raw_key(kind: str, exprs: Any, wrt: Any, options: Options, shapes: object) -
     """The index key of a tensor request made of plain strings and plain shapes, else None."""
     if not options.cache:
         return None
-    many = kind == "jacobian" and isinstance(exprs, list | tuple)
-    texts = list(exprs) if many else exprs
-    if not all(isinstance(t, str) for t in (texts if many else [texts])):
+    plain = warm.plain_texts(kind, exprs, wrt)
+    if plain is None:
         return None
-    if not (
-        wrt is None
-        or isinstance(wrt, str)
-        or (isinstance(wrt, list | tuple) and all(isinstance(w, str) for w in wrt))
-    ):
-        return None
+    texts = plain if kind == "jacobian" and isinstance(exprs, list | tuple) else plain[0]
     pairs = _plain_shapes(shapes)
     if pairs is None:
         return None

@@ -5,9 +5,10 @@ from __future__ import annotations
 import hashlib
 import html
 import inspect
+import operator
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .load import load_function
 
@@ -48,8 +49,17 @@ class CompiledFunction:
         self.__doc__ = self._fn.__doc__
         self.__signature__ = inspect.signature(self._fn)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._fn(*args, **kwargs)
+    if TYPE_CHECKING:
+
+        def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+    else:
+        #: Calling the object calls the generated function itself: Python looks ``__call__`` up
+        #: on the class, and this property hands back ``self._fn`` (through a C-level getter),
+        #: so a call costs no wrapper frame and no repacking of ``*args`` / ``**kwargs``. The
+        #: generated function checks the arguments (positional or by name; a missing or extra
+        #: one is a ``TypeError``) exactly as before.
+        __call__ = property(operator.attrgetter("_fn"))
 
     @property
     def exprs(self) -> list[Any]:

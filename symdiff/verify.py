@@ -85,10 +85,12 @@ NUMPY_NAMES = frozenset(
 )
 PARAM_METHODS = frozenset({"astype", "shape"})
 #: Tensor modules (those that embed this helper to check argument shapes) may also use ``@``,
-#: ``.T``, basic indexing by literals (``x[1:3]``, ``_t0[:, None]``), ``_t0[1:3] = ...``,
-#: ``_n_dim, _d_dim = ...`` and identifier-like strings (argument and dimension names).
+#: ``.T``, ``.ndim`` of a parameter, basic indexing by literals (``x[1:3]``, ``_t0[:, None]``),
+#: ``_t0[1:3] = ...``, ``_n_dim, _d_dim = ...``, identifier-like strings (argument and dimension
+#: names) and one kind of ``if``: the inline shape test (see :func:`_check_shape_test`).
 TENSOR_HELPER = "_check_shapes"
 TENSOR_ATTRIBUTES = frozenset({"T"})
+TENSOR_PARAM_ATTRIBUTES = frozenset({"ndim"})
 KEYWORDS = frozenset({"dtype", "copy", "axis", "keepdims"})
 #: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
 _INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")
@@ -209,8 +211,73 @@ def _check_function(
             checker.visit(statement.value)
         elif isinstance(statement, ast.Return) and statement.value is not None:
             checker.visit(statement.value)
+        elif isinstance(statement, ast.If) and tensor:
+            _check_shape_test(statement, checker)
         else:
             raise _refuse(statement, f"unexpected {type(statement).__name__} statement")
+
+
+def _check_shape_test(statement: ast.If, checker: _ExpressionChecker) -> None:
+    """The inline shape test of a tensor function, and nothing else::
+
+        if X.ndim != 2 or w.shape != X.shape[1:] or X.shape[0] < 3:
+            _check_shapes(...)
+
+    The test is one comparison or an ``or`` of comparisons (``!=``, ``<``) between
+    ``<param>.ndim``, ``<param>.shape``, ``<param>.shape[<int or slice of ints>]``, generated
+    names and int constants or tuples of them; the body is one call of ``_check_shapes``
+    (its arguments checked like any expression); there is no ``else``.
+    """
+    test = statement.test
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        comparisons = test.values
+    else:
+        comparisons = [test]
+    for comparison in comparisons:
+        if not isinstance(comparison, ast.Compare) or not all(
+            isinstance(op, ast.NotEq | ast.Lt) for op in comparison.ops
+        ):
+            raise _refuse(statement, "unexpected test in if statement")
+        for operand in (comparison.left, *comparison.comparators):
+            if not _shape_operand(operand, checker):
+                raise _refuse(statement, "unexpected operand in the shape test")
+    body = statement.body
+    call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Expr) else None
+    if statement.orelse or not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == TENSOR_HELPER
+    ):
+        raise _refuse(statement, f"an if statement may only call {TENSOR_HELPER}")
+    checker.visit(call)
+
+
+def _shape_operand(node: ast.AST, checker: _ExpressionChecker) -> bool:
+    """``X.ndim``, ``X.shape``, ``X.shape[1]``, ``X.shape[1:]``, ``_n_dim``, ``3``, ``(3, 2)``."""
+    if isinstance(node, ast.Subscript):
+        item = node.slice
+        plain = _literal_int(item) or (
+            isinstance(item, ast.Slice)
+            and all(p is None or _literal_int(p) for p in (item.lower, item.upper, item.step))
+        )
+        owner = node.value
+        return (
+            plain
+            and isinstance(owner, ast.Attribute)
+            and owner.attr == "shape"
+            and _shape_operand(owner, checker)
+        )
+    if isinstance(node, ast.Attribute):
+        return (
+            node.attr in ("ndim", "shape")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in checker.params
+        )
+    if isinstance(node, ast.Tuple):
+        return all(_literal_int(item) for item in node.elts)
+    if isinstance(node, ast.Name):
+        return checker._is_internal(node) and node.id not in _MODULE_NAMES
+    return _literal_int(node)
 
 
 class _ExpressionChecker:
@@ -240,7 +307,7 @@ class _ExpressionChecker:
         if isinstance(node, ast.Tuple) and node.elts and all(
             self._is_internal(e) for e in node.elts
         ):
-            return  # ``_n_dim, _d_dim = _check_shapes(...)`` (tensor dimensions)
+            return  # ``_n_dim, _d_dim = X.shape`` (tensor dimensions)
         raise _refuse(node, "unexpected assignment target")
 
     def _is_internal(self, node: ast.AST) -> bool:
@@ -299,6 +366,10 @@ class _ExpressionChecker:
             return []
         if self.tensor and node.attr in TENSOR_ATTRIBUTES and (
             (isinstance(owner, ast.Name) and owner.id in self.params) or self._is_internal(owner)
+        ):
+            return []
+        if self.tensor and node.attr in TENSOR_PARAM_ATTRIBUTES and (
+            isinstance(owner, ast.Name) and owner.id in self.params
         ):
             return []
         raise _refuse(node, f"unexpected attribute {node.attr!r}")

@@ -2,12 +2,23 @@
 
 The module has the scalar layer's shape: a header naming what it was generated from, ``import
 numpy as _np``, the runtime helpers it calls (always ``_check_shapes``, which checks the
-arguments against their declared shapes and binds the named dimensions), and one function whose
-docstring lists the arguments with their shapes.
+arguments against their declared shapes), and one function whose docstring lists the arguments
+with their shapes.
+
+The function checks its arguments with an inline test of their ``ndim`` and ``shape`` (a few
+tuple comparisons, much cheaper than a call) and calls ``_check_shapes`` only when that test
+fails, so that a wrong shape still raises its clear ``ValueError``::
+
+    if X.ndim != 2 or w.shape != X.shape[1:] or y.shape != X.shape[:1]:
+        _check_shapes(('X', 'w', 'y'), (X, w, y), (('n', 'd'), ('d',), ('n',)), ())
+
+Then it binds the named dimensions its statements use, from the shapes of the arguments where
+they first appear (``_n_dim, _d_dim = X.shape``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import sympy as sp
@@ -19,32 +30,128 @@ from .ir import Node, topological
 from .shapes import dims_of
 
 
-def _check_line(program: Program) -> tuple[str, str]:
-    """The call of ``_check_shapes`` binding every named dimension of the arguments."""
-    dims: list[str] = []
+def _check_call(program: Program) -> str:
+    """The call of ``_check_shapes`` that checks every argument and raises the clear error."""
     specs = []
     for p in program.params:
-        spec = []
-        for d in program.shapes[p]:
-            if isinstance(d, int):
-                spec.append(str(d))
-            else:
-                spec.append(repr(d.name))
-                if d.name not in dims:
-                    dims.append(d.name)
+        spec = [str(d) if isinstance(d, int) else repr(d.name) for d in program.shapes[p]]
         specs.append(f"({spec[0]},)" if len(spec) == 1 else f"({', '.join(spec)})")
     names = ", ".join(repr(p) for p in program.params)
     arrays = ", ".join(program.params)
     needs = ", ".join(f"({d.name!r}, {n})" for d, n in sorted(program.needs.items(), key=str))
     one = "," if len(program.params) == 1 else ""
-    call = (
+    return (
         f"_check_shapes(({names}{one}), ({arrays}{one}), ({', '.join(specs)}{one}), "
         f"({needs}{',' if len(program.needs) == 1 else ''}))"
     )
-    if not dims:
-        return "_sizes", call
-    targets = ", ".join(f"_{d}_dim" for d in dims)
-    return (f"({targets},)" if len(dims) == 1 else targets), call
+
+
+def _shape_slice(param: str, start: int, stop: int, rank: int) -> str:
+    """``X.shape``, ``X.shape[1:]``, ``X.shape[:1]`` or ``X.shape[1:3]``."""
+    if start == 0 and stop == rank:
+        return f"{param}.shape"
+    if stop == rank:
+        return f"{param}.shape[{start}:]"
+    return f"{param}.shape[:{stop}]" if start == 0 else f"{param}.shape[{start}:{stop}]"
+
+
+def _fast_test(program: Program) -> tuple[list[str], dict[str, tuple[str, int]]]:
+    """The inline test that is true when some argument does not have its declared shape.
+
+    Returns the test, as groups of comparisons to join by ``or`` (one group per parameter, then
+    the least sizes), and, for every named dimension, the argument and axis where it first
+    appears. Comparisons are ordered so that every ``P.shape[i]`` is read only after the rank
+    of ``P`` has been checked (``or`` short-circuits): a parameter is checked whole against a
+    run of the shape of an earlier, checked one (``w.shape != X.shape[1:]``) or against a
+    tuple of fixed sizes, else by its ``ndim`` and then axis by axis against where each named
+    dimension first appeared. The least sizes that literal indices need come last. The test
+    is false exactly when ``_check_shapes`` would accept the arguments.
+    """
+    first: dict[str, tuple[str, int]] = {}
+    checked: list[str] = []
+    groups: list[str] = []
+    for p in program.params:
+        tests: list[str] = []
+        shape = program.shapes[p]
+        rank = len(shape)
+        run = _matching_run(program, checked, shape) if shape else None
+        if run is not None:
+            tests.append(f"{p}.shape != {run}")
+        elif shape and all(isinstance(d, int) for d in shape):
+            items = ", ".join(str(d) for d in shape)
+            tests.append(f"{p}.shape != ({items}{',' if rank == 1 else ''})")
+        else:
+            tests.append(f"{p}.ndim != {rank}")
+            for axis, dim in enumerate(shape):
+                if isinstance(dim, int):
+                    tests.append(f"{p}.shape[{axis}] != {dim}")
+                elif dim.name in first:
+                    owner, where = first[dim.name]
+                    tests.append(f"{p}.shape[{axis}] != {owner}.shape[{where}]")
+                else:
+                    first[dim.name] = (p, axis)
+        for axis, dim in enumerate(shape):  # after a whole match: where its dimensions appear
+            if not isinstance(dim, int):
+                first.setdefault(dim.name, (p, axis))
+        checked.append(p)
+        groups.append(" or ".join(tests))
+    least = [
+        f"{first[dim.name][0]}.shape[{first[dim.name][1]}] < {n}"
+        for dim, n in sorted(program.needs.items(), key=str)
+    ]
+    return groups + ([" or ".join(least)] if least else []), first
+
+
+def _if_check(program: Program, groups: list[str]) -> str:
+    """The ``if`` statement (one prelude line, or several when long) that calls
+    ``_check_shapes`` when the inline test fails."""
+    call = f"\n        {_check_call(program)}"
+    line = f"if {' or '.join(groups)}:"
+    if len(line) <= 95:
+        return line + call
+    inner = "\n        or ".join(groups)
+    return f"if (\n        {inner}\n    ):" + call
+
+
+def _matching_run(program: Program, checked: list[str], shape: tuple) -> str | None:
+    """``Q.shape[a:b]`` for an already checked parameter ``Q`` whose axes ``a:b`` are declared
+    as ``shape`` (the same named dimensions and fixed sizes, in order), or None."""
+    for q in checked:
+        declared = program.shapes[q]
+        for start in range(len(declared) - len(shape) + 1):
+            if all(_same(a, b) for a, b in zip(declared[start:], shape, strict=False)):
+                return _shape_slice(q, start, start + len(shape), len(declared))
+    return None
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, int) or isinstance(b, int):
+        return isinstance(a, int) and isinstance(b, int) and a == b
+    return a.name == b.name  # type: ignore[attr-defined]
+
+
+def _bind_dims(
+    program: Program, first: dict[str, tuple[str, int]], used: str
+) -> list[tuple[str, str]]:
+    """Assignments of the named dimensions that ``used`` (the function's code) refers to, each
+    read from the argument where it first appears (whose shape the test has checked)."""
+    wanted = [d for d in first if re.search(rf"(?<!\w)_{re.escape(d)}_dim(?!\w)", used)]
+    lines: list[tuple[str, str]] = []
+    for p in program.params:
+        mine = [d for d in wanted if first[d][0] == p]
+        if not mine:
+            continue
+        shape = program.shapes[p]
+        names = [None if isinstance(d, int) else d.name for d in shape]
+        if None not in names and len(set(names)) == len(names):  # (n, d): unpack the shape
+            targets = [f"_{name}_dim" for name in names]
+            lines.append(
+                (f"({targets[0]},)" if len(targets) == 1 else ", ".join(targets), f"{p}.shape")
+            )
+        else:  # fixed sizes or a repeated dimension: index the shape
+            lines.append((f"_{p}_shape", f"{p}.shape"))
+            lines += [(f"_{d}_dim", f"_{p}_shape[{first[d][1]}]") for d in mine]
+    return lines
 
 
 def _prelude(program: Program) -> list[str]:
@@ -58,13 +165,19 @@ def _prelude(program: Program) -> list[str]:
 def emit_module(program: Program) -> str:
     """The full text of the generated module for ``program``."""
     statements, used = emit_statements(program)
-    check = [_check_line(program)] if program.params else []
+    prelude = _prelude(program)
+    binds: list[tuple[str, str]] = []
+    if program.params:
+        groups, first = _fast_test(program)
+        prelude.append(_if_check(program, groups))
+        code = "\n".join([*(f"{t} = {c}" for t, c in statements), program.result])
+        binds = _bind_dims(program, first, code)
     helpers = helper_source(sorted(used | {"_check_shapes"} if program.params else used))
     return render_module(
         program,
         helpers=helpers,
-        prelude=_prelude(program),
-        assignments=[*check, *statements],
+        prelude=prelude,
+        assignments=[*binds, *statements],
         outputs=[],
         result=program.result,
     )

@@ -75,6 +75,11 @@ def _float_literal(number: sp.Rational) -> str:
 CHUNK = 64
 
 
+def _negative(term: sp.Expr) -> bool:
+    """Whether ``term`` prints with a leading minus sign (``-y``, ``-2*x``)."""
+    return term.could_extract_minus_sign()
+
+
 def _chunks(func, args: list) -> list[sp.Expr]:
     """``args`` in unevaluated groups of at most :data:`CHUNK`, order kept."""
     return [func(*args[i : i + CHUNK], evaluate=False) for i in range(0, len(args), CHUNK)]
@@ -92,9 +97,15 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
     # -- long sums and products ---------------------------------------------------------
     def _print_Add(self, expr, order=None):
         terms = self._as_ordered_terms(expr, order=order)
-        if len(terms) <= CHUNK:
-            return super()._print_Add(expr, order=order)
-        return " + ".join(f"({self._print(group)})" for group in _chunks(sp.Add, terms))
+        if len(terms) > CHUNK:
+            return " + ".join(f"({self._print(group)})" for group in _chunks(sp.Add, terms))
+        if terms and _negative(terms[0]):
+            # ``x - y`` rather than ``-y + x``: NumPy would spend a whole pass on the negation.
+            first = next((i for i, t in enumerate(terms) if not _negative(t)), None)
+            if first is not None:
+                terms = [terms[first], *terms[:first], *terms[first + 1 :]]
+                return super()._print_Add(sp.Add(*terms, evaluate=False), order="none")
+        return super()._print_Add(expr, order=order)
 
     def _print_Mul(self, expr):
         if len(expr.args) <= CHUNK:

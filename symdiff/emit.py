@@ -100,7 +100,12 @@ def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter)
     elif vector:
         lines.append(f"{vector[0]} = {VECTOR}")
     shapes = [*arrays, *vector]
-    lines.append(f"_shape = _np.broadcast_shapes({', '.join(p + '.shape' for p in shapes)})")
+    if len(shapes) == 1:
+        lines.append(f"_shape = {shapes[0]}.shape")
+    elif shapes:
+        lines.append(f"_shape = {printer.helper_call('_common_shape', *shapes)}")
+    else:
+        lines.append("_shape = ()")
     return lines
 
 

@@ -166,3 +166,17 @@ def test_generated_module_has_the_formulas_function_and_stays_standalone(tmp_pat
     exec(compile(path.read_text(), str(path), "exec"), namespace)
     x = np.linspace(0, 1, 50000)
     np.testing.assert_array_equal(namespace["grad_f"](x, 2.0)[0], g(x, 2.0)[0])
+
+
+@pytest.mark.parametrize("text", EXPRESSIONS)
+def test_a_single_point_gives_the_numbers_of_an_array_of_points(text):
+    # At one point the formulas run on NumPy scalars (quicker than 0-d arrays); their power
+    # function may round the last bit differently from the array loop's (x**3), nothing more.
+    rng = np.random.default_rng(8)
+    xs, ys = rng.normal(size=20), rng.normal(size=20)
+    g = sd.value_and_grad(text, wrt=["x", "y"])
+    value, (dx, dy) = g(xs, ys)
+    for i in range(20):
+        v, (a, b) = g(float(xs[i]), float(ys[i]))
+        assert v.shape == a.shape == b.shape == () and a.dtype == np.float64
+        np.testing.assert_allclose([v, a, b], [value[i], dx[i], dy[i]], rtol=4e-16, atol=0)

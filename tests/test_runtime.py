@@ -462,6 +462,7 @@ def _call_examples():
         "_polygamma": ((2, x), _polygamma(2, x)),
         "_argmax_share": ((x, x, 1.0), _argmax_share(x, x, 1.0)),
         "_sigmoid": ((x,), _sigmoid(x)),
+        "_common_shape": ((x, x[:, None], np.asarray(1.0)), (6, 6)),
         "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),
         "_as_vector": ((x[:2], 2), _as_vector(x[:2], 2)),
         "_check_shapes": ((("x",), (x,), (("n",),), (("n", 2),)), (6,)),
@@ -574,3 +575,13 @@ def test_helper_refers_only_to_allowed_names(name):
     assert helpers_used == set(HELPER_DEPENDENCIES[name]), "HELPER_DEPENDENCIES out of date"
     allowed = {"_np", "_math"} | set(HELPER_DEPENDENCIES[name]) | builtin_names
     assert used <= allowed, f"{name} refers to {sorted(used - allowed)}"
+
+
+def test_common_shape_is_numpy_broadcasting():
+    from symdiff.runtime import _common_shape
+
+    for shapes in [[(3,), (3,)], [(), (4, 1), (5,)], [(2, 1, 3), (4, 1)], [(0,), (1,)]]:
+        arrays = [np.zeros(s) for s in shapes]
+        assert _common_shape(*arrays) == np.broadcast_shapes(*shapes)
+    with pytest.raises(ValueError):
+        _common_shape(np.zeros(3), np.zeros(4))

@@ -21,9 +21,13 @@ def _in_blocks(formulas, inputs, shape, dtype):
     operations either way, so the results are the same. Short arrays (under 32768 elements or
     4 rows) are computed in one go. ``formulas`` returns an array or nested tuples of arrays,
     each of shape ``leading axes + block shape``; the full arrays are allocated after the first
-    block, with its dtypes.
+    block, with its dtypes. At a single point (``shape == ()``) the inputs are passed as NumPy
+    scalars, whose arithmetic costs a fraction of that of 0-d arrays (the scalar power function
+    may round the last bit differently from the array loop's).
     """
-    rows = shape[0] if shape else 0
+    if not shape:  # one point: NumPy scalars are several times quicker than 0-d arrays
+        return formulas(*(a[()] for a in inputs), shape, dtype)
+    rows = shape[0]
     row_size = 1
     for size in shape[1:]:
         row_size *= size
@@ -62,7 +66,7 @@ def f():
     Returns the value, of the broadcast shape.
     """
     _dtype = _np.result_type(1.0)
-    _shape = _np.broadcast_shapes()
+    _shape = ()
     return _in_blocks(_formulas, (), _shape, _dtype)
 
 

@@ -4,6 +4,15 @@
 import numpy as _np
 
 
+def _common_shape(*arrays):
+    """The broadcast shape of ``arrays``; quick when they all have one shape (the usual call)."""
+    shape = arrays[0].shape
+    for array in arrays:
+        if array.shape != shape:
+            return _np.broadcast_shapes(*(a.shape for a in arrays))
+    return shape
+
+
 def _in_blocks(formulas, inputs, shape, dtype):
     """``formulas(*inputs, shape, dtype)``, computed in blocks of about 8192 elements.
 
@@ -13,9 +22,13 @@ def _in_blocks(formulas, inputs, shape, dtype):
     operations either way, so the results are the same. Short arrays (under 32768 elements or
     4 rows) are computed in one go. ``formulas`` returns an array or nested tuples of arrays,
     each of shape ``leading axes + block shape``; the full arrays are allocated after the first
-    block, with its dtypes.
+    block, with its dtypes. At a single point (``shape == ()``) the inputs are passed as NumPy
+    scalars, whose arithmetic costs a fraction of that of 0-d arrays (the scalar power function
+    may round the last bit differently from the array loop's).
     """
-    rows = shape[0] if shape else 0
+    if not shape:  # one point: NumPy scalars are several times quicker than 0-d arrays
+        return formulas(*(a[()] for a in inputs), shape, dtype)
+    rows = shape[0]
     row_size = 1
     for size in shape[1:]:
         row_size *= size
@@ -58,7 +71,7 @@ def hessian_f(x, y):
     _dtype = _np.result_type(x, y, 1.0)
     x = x.astype(_dtype, copy=False)
     y = y.astype(_dtype, copy=False)
-    _shape = _np.broadcast_shapes(x.shape, y.shape)
+    _shape = _common_shape(x, y)
     return _in_blocks(_formulas, (x, y), _shape, _dtype)
 
 

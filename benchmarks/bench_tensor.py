@@ -7,7 +7,8 @@ hand-written NumPy version (lower is better; 1.00 = as fast as hand-written):
 * the logistic-regression gradient ``sum(log(1 + exp(-y * (X @ w))))`` for X of (2000, 100)
   and (10000, 500) (target <= 1.1x);
 * its Hessian (closed form ``X.T @ (X * s(1 - s)[:, None])``), also against
-  ``torch.autograd.functional.hessian`` when PyTorch is installed;
+  ``torch.autograd.functional.hessian`` and ``jax.jit(jax.hessian(...))`` (CPU, float64) when
+  installed (``pip install ".[bench]"``); the gradient also against ``jax.jit(jax.grad(...))``;
 * the gradient of a 2-layer MLP (batch 256, 64-128-10, tanh, softmax cross-entropy) against
   hand-written backpropagation (target <= 1.2x).
 
@@ -86,10 +87,13 @@ def bench_logistic(n: int, d: int, repeat: int, rng: np.random.Generator) -> lis
     hess = sd.hessian(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
     np.testing.assert_allclose(grad(X, w, y), hand_logistic_grad(X, w, y), rtol=1e-9)
     np.testing.assert_allclose(hess(X, w, y), hand_logistic_hessian(X, w, y), rtol=1e-9)
-    rows = compare(f"logistic grad X({n}, {d})",
-                   [("hand-written NumPy", hand_logistic_grad), ("symdiff", grad)],
-                   (X, w, y), repeat)
+    grad_peers = [("hand-written NumPy", hand_logistic_grad), ("symdiff", grad)]
     peers = [("hand-written NumPy", hand_logistic_hessian), ("symdiff", hess)]
+    if importlib.util.find_spec("jax") is not None:
+        jax_grad, jax_hessian = _jax_logistic(X, w, y)
+        grad_peers.append(("jax.jit(grad)", jax_grad))
+        peers.append(("jax.jit(hessian)", jax_hessian))
+    rows = compare(f"logistic grad X({n}, {d})", grad_peers, (X, w, y), repeat)
     if importlib.util.find_spec("torch") is not None:
         import torch
 
@@ -104,6 +108,26 @@ def bench_logistic(n: int, d: int, repeat: int, rng: np.random.Generator) -> lis
         peers.append(("torch.autograd hessian", torch_hessian))
     return rows + compare(f"logistic Hessian X({n}, {d})", peers, (X, w, y),
                           max(3, repeat // 10))
+
+
+def _jax_logistic(X, w, y) -> tuple[Callable, Callable]:
+    """``jax.jit`` of JAX's gradient and Hessian of the same loss, checked against NumPy; the
+    timed calls include moving the result back to NumPy (``np.asarray``), as a user would."""
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+
+    def loss(u, X, y):
+        return jnp.sum(jnp.logaddexp(0.0, -y * (X @ u)))
+
+    grad, hess = jax.jit(jax.grad(loss)), jax.jit(jax.hessian(loss))
+    np.testing.assert_allclose(np.asarray(grad(w, X, y)), hand_logistic_grad(X, w, y), rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(hess(w, X, y)), hand_logistic_hessian(X, w, y),
+                               rtol=1e-9)
+    Xj, yj = jnp.asarray(X), jnp.asarray(y)  # on the device once, like the NumPy arrays
+    return (lambda X, w, y: np.asarray(grad(w, Xj, yj)),
+            lambda X, w, y: np.asarray(hess(w, Xj, yj)))
 
 
 def bench_mlp(repeat: int, rng: np.random.Generator) -> list[str]:

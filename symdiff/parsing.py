@@ -86,8 +86,9 @@ Limits (``LIMITS``)
 ``max_milliseconds`` (1,000) and ``max_microseconds_per_char`` (50)
     a last-resort time budget for building the expression, checked between nodes: one second
     plus 50 microseconds per character of input (so 6 s at the 100,000-character limit, for
-    legal inputs of 1,000 variables); exceeding it is a ``ParseError``. The limits above keep
-    every single step far below it.
+    legal inputs of 1,000 variables), counted in CPU time of the parsing thread so that a busy
+    machine does not refuse a legal input; exceeding it is a ``ParseError``. The limits above
+    keep every single step far below it.
 
 Every limit is checked before the expensive step it guards, so a rejection takes milliseconds
 (the time budget aside) and never surfaces as ``RecursionError`` or ``MemoryError``.
@@ -697,7 +698,8 @@ class _Builder:
     def __init__(self, src: _Source):
         self.src = src
         self.symbols: dict[str, sp.Symbol] = {}
-        self.deadline = time.perf_counter() + _budget_seconds(len(src.original))
+        # CPU time of this thread: a busy machine must not cut off a legal input.
+        self.deadline = time.thread_time() + _budget_seconds(len(src.original))
         self.built: set[int] = set()  # ids of the nodes built so far
         self.constant_depth: dict[int, int] = {}  # node id -> nesting, for numeric values
 
@@ -712,7 +714,7 @@ class _Builder:
         handler = self._HANDLERS.get(type(node))
         if handler is None:
             self.fail(_CONSTRUCTS.get(type(node), f"{type(node).__name__} is not supported"), node)
-        if time.perf_counter() > self.deadline:
+        if time.thread_time() > self.deadline:
             self.fail(
                 "expression is too expensive to evaluate exactly "
                 f"(over {_budget_seconds(len(self.src.original)) * 1000:.0f} ms, "

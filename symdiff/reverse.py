@@ -96,6 +96,8 @@ def _local_partials(func, children: tuple[sp.Expr, ...], value: sp.Expr) -> tupl
         return (b, a)
     if func is sp.Pow:
         base, exponent = children
+        if not exponent.free_symbols:  # x**2: no partial by the constant exponent to build
+            return (exponent * base ** (exponent - 1), sp.S.Zero)
         return (exponent * base ** (exponent - 1), value * sp.log(base))
     rule = rule_for(func)
     if rule is None:

@@ -24,11 +24,54 @@ SIMPLIFY_MAX_OPS = 80
 #: Prefix of generated temporaries. User names start with a letter, so they never collide.
 TEMP_PREFIX = "_t"
 
-_u = sp.Wild("u")
-_c = sp.Wild("c", properties=[lambda k: not k.has(sp.exp)])
-_softplus_opt = ReplaceOptim(sp.log(1 + sp.exp(_u)), softplus(_u))
-_sigmoid_opt = ReplaceOptim(1 / (1 + sp.exp(-_u)), sigmoid(_u))
-_sigmoid_ratio_opt = ReplaceOptim(_c * sp.exp(_u) / (sp.exp(_u) + 1), _c * sigmoid(_u))
+# The rewrites test the tree's structure directly: a Wild pattern is tried at every node and
+# made the log-sum-exp of 1,000 variables spend seconds here.
+
+
+def _one_plus_exp(expr: sp.Expr) -> sp.Expr | None:
+    """``u`` when ``expr`` is ``1 + exp(u)``, else None."""
+    if expr.is_Add and len(expr.args) == 2 and sp.S.One in expr.args:
+        other = expr.args[1] if expr.args[0] == sp.S.One else expr.args[0]
+        if isinstance(other, sp.exp):
+            return other.args[0]
+    return None
+
+
+def _is_softplus(expr: sp.Expr) -> bool:
+    return isinstance(expr, sp.log) and _one_plus_exp(expr.args[0]) is not None
+
+
+def _reciprocal_one_plus_exp(expr: sp.Expr) -> sp.Expr | None:
+    """``u`` when ``expr`` is ``1/(1 + exp(u))``, else None."""
+    if expr.is_Pow and expr.exp == sp.S.NegativeOne:
+        return _one_plus_exp(expr.base)
+    return None
+
+
+def _sigmoid_ratio_parts(expr: sp.Expr) -> tuple[sp.Expr, list[sp.Expr]] | None:
+    """``(u, other factors)`` when ``expr`` is ``c*exp(u)/(1 + exp(u))`` with no exp in ``c``."""
+    if not expr.is_Mul:
+        return None
+    for factor in expr.args:
+        u = _reciprocal_one_plus_exp(factor)
+        if u is None or sp.exp(u) not in expr.args:
+            continue
+        numerator = sp.exp(u)
+        others = [a for a in expr.args if a is not factor and a != numerator]
+        if len(others) == len(expr.args) - 2 and not any(o.has(sp.exp) for o in others):
+            return u, others
+    return None
+
+
+_softplus_opt = ReplaceOptim(_is_softplus, lambda e: softplus(_one_plus_exp(e.args[0])))
+_sigmoid_opt = ReplaceOptim(
+    lambda e: _reciprocal_one_plus_exp(e) is not None,
+    lambda e: sigmoid(-_reciprocal_one_plus_exp(e)),
+)
+_sigmoid_ratio_opt = ReplaceOptim(
+    lambda e: _sigmoid_ratio_parts(e) is not None,
+    lambda e: sp.Mul(*_sigmoid_ratio_parts(e)[1], sigmoid(_sigmoid_ratio_parts(e)[0])),
+)
 _log1p_opt = ReplaceOptim(
     lambda e: isinstance(e, sp.log) and e.args[0].is_Add and sp.S.One in e.args[0].args,
     lambda e: log1p(e.args[0] - 1),

@@ -76,7 +76,7 @@ class _Parser(Literals, Values):
                      if not isinstance(d, int) for s in d.free_symbols}
         self.names: set[str] = set()
         self.constant: set[int] = set()
-        self.deadline = time.perf_counter() + scalar.LIMITS.get("max_milliseconds", 1000) / 1000
+        self.deadline = time.thread_time() + scalar.LIMITS.get("max_milliseconds", 1000) / 1000
 
     # -- errors ------------------------------------------------------------------------------------
     def fail(self, message: str, node: ast.AST | int) -> NoReturn:
@@ -111,7 +111,7 @@ class _Parser(Literals, Values):
                 self.constant.add(id(node))
 
     def build(self, node: ast.AST) -> Elem:
-        if time.perf_counter() > self.deadline:
+        if time.thread_time() > self.deadline:
             self.fail("expression is too expensive to build (limit max_milliseconds)", node)
         if isinstance(node, ast.expr) and id(node) in self.constant:
             return self.scalar_constant(node)

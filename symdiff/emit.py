@@ -120,7 +120,11 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
 
     lines: list[str] = []
-    result_text = _result_lines(program, reduced, printer, lines)
+    reads: list[sp.Expr | None] = []
+    result_text = _result_lines(program, reduced, printer, lines, reads)
+    if len(assignments) > INTERLEAVE_MIN:
+        lines = _interleave(assignments, printed_assignments, lines, reads)
+        printed_assignments = []
     prelude = _prelude(program.params, program.vector, printer)
     printer.helpers.add(BLOCKS_HELPER)
     helpers = helper_source(sorted(printer.helpers))
@@ -174,16 +178,24 @@ def render_module(
 
 
 def _result_lines(
-    program: Program, reduced: Sequence[sp.Expr], printer: CodePrinter, lines: list[str]
+    program: Program,
+    reduced: Sequence[sp.Expr],
+    printer: CodePrinter,
+    lines: list[str],
+    reads: list[sp.Expr | None],
 ) -> str:
-    """Append the statements that build the outputs; return the ``return`` expression."""
+    """Append the statements that build the outputs, and to ``reads`` the expression each one
+    reads (None for ``_out``'s allocation and mirrored entries); return the ``return`` text."""
     result = program.result
     if isinstance(result, ArrayResult):
         lines.append(f"_out = _np.empty({_tuple(result.dims)} + _shape, dtype=_dtype)")
+        reads.append(None)
         for index, k in result.entries.items():
             lines.append(f"_out[{_index(index)}] = {printer.doprint(reduced[k])}")
+            reads.append(reduced[k])
         for index, source in result.mirrors.items():
             lines.append(f"_out[{_index(index)}] = _out[{_index(source)}]")
+            reads.append(None)
         return "_out"
     seen: set[sp.Expr] = set()
     for name, expr in zip(program.output_names, reduced, strict=True):
@@ -192,7 +204,58 @@ def _result_lines(
             code = f"_np.copy({code})"  # never hand out an input array or the same array twice
         seen.add(expr)
         lines.append(f"{name} = {printer.helper_call('_as_output', code, '_shape', '_dtype')}")
+        reads.append(expr)
     return _structure(result, program.output_names)
+
+
+#: Programs with more temporaries than this are emitted in an order that bounds memory
+#: (:func:`_interleave`); smaller ones keep the plain layout: temporaries, then outputs.
+INTERLEAVE_MIN = 64
+
+
+def _interleave(
+    assignments: Sequence[tuple[sp.Symbol, sp.Expr]],
+    printed: Sequence[tuple[str, str]],
+    outputs: Sequence[str],
+    reads: Sequence[sp.Expr | None],
+) -> list[str]:
+    """Assignments and output statements in one list that keeps few arrays alive: each output
+    right after the last temporary it reads, and ``del`` of each temporary after its last read.
+
+    The gradient of a product of 1,000 variables has 2,000 temporaries; computed all before the
+    outputs, they are all alive at once (16 MB for 1,000 points) and the code is memory-bound.
+    """
+    position = {symbol: i for i, (symbol, _) in enumerate(assignments)}
+    head: list[str] = []
+    tail: list[str] = []
+    placed: dict[int, list[tuple[str, set[sp.Symbol]]]] = {}
+    for line, expr in zip(outputs, reads, strict=True):
+        if expr is None:
+            (head if line.startswith("_out = ") else tail).append(line)
+            continue
+        used = {s for s in expr.free_symbols if s in position}
+        where = max((position[s] for s in used), default=-1)
+        if where < 0:
+            head.append(line)
+        else:
+            placed.setdefault(where, []).append((line, used))
+    statements: list[tuple[str, set[sp.Symbol]]] = [(line, set()) for line in head]
+    for i, ((_, value), (target, code)) in enumerate(zip(assignments, printed, strict=True)):
+        statements.append((f"{target} = {code}", {s for s in value.free_symbols if s in position}))
+        statements.extend(placed.get(i, []))
+    last_read: dict[sp.Symbol, int] = {}
+    for k, (_, used) in enumerate(statements):
+        for symbol in used:
+            last_read[symbol] = k
+    dead_after: dict[int, list[str]] = {}
+    for symbol, k in last_read.items():
+        dead_after.setdefault(k, []).append(symbol.name)
+    lines: list[str] = []
+    for k, (line, _) in enumerate(statements):
+        lines.append(line)
+        if k in dead_after:
+            lines.append("del " + ", ".join(sorted(dead_after[k])))
+    return lines + tail
 
 
 def _imports(helpers: str) -> list[str]:

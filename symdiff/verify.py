@@ -211,6 +211,15 @@ def _check_function(
             checker.visit(statement.value)
         elif isinstance(statement, ast.Return) and statement.value is not None:
             checker.visit(statement.value)
+        elif isinstance(statement, ast.Delete) and all(
+            isinstance(t, ast.Name)
+            and _INTERNAL.match(t.id)
+            and t.id not in helpers
+            and t.id not in _MODULE_NAMES
+            and t.id not in params
+            for t in statement.targets
+        ):
+            pass  # ``del _t3, _t7``: temporaries freed after their last read
         elif isinstance(statement, ast.If) and tensor:
             _check_shape_test(statement, checker)
         else:

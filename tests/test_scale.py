@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -180,3 +181,21 @@ def test_sums_beyond_what_python_parses_in_one_chain_are_printed_in_groups():
     assert f(**dict.fromkeys(names, 2.0)) == 1000 * (4 + 8 + 16 + 32)
     g = sd.grad("*".join(names[:200]), wrt=names[:3])
     assert np.allclose(g(**dict.fromkeys(names[:200], 1.01)), 1.01**199)
+
+
+def test_large_programs_free_each_temporary_after_its_last_read():
+    names = _names(100)
+    g = sd.grad("*".join(names), wrt=names, mode="reverse")
+    body = g.source.split("def _formulas")[1]
+    assert "del _t" in body
+    lines = body.splitlines()
+    for k, line in enumerate(lines):  # nothing is read after it is deleted
+        if line.strip().startswith("del "):
+            for name in line.strip()[4:].split(", "):
+                used = re.compile(rf"(?<![A-Za-z0-9_]){name}(?![A-Za-z0-9_])")
+                assert not any(used.search(later) for later in lines[k + 1 :]), name
+    x = np.linspace(0.5, 1.5, 100)
+    grads = np.array(g(**dict(zip(names, x, strict=True))))
+    np.testing.assert_allclose(grads, np.prod(x) / x, rtol=1e-12)
+    small = sd.grad("*".join(names[:10]), wrt=names[:10], mode="reverse").source
+    assert "del " not in small  # short programs keep the plain layout

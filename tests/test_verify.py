@@ -121,3 +121,20 @@ def test_titles_print_long_sums_briefly_and_short_ones_in_full():
     assert brief_text(sum(x)) == "x0 + x1 + x10 + x11 + ...(36 more terms)"
     assert brief_text(x[0] + x[1] * x[2]) == "x0 + x1*x2"
     assert "more terms" in sd.grad(" + ".join(map(str, x))).source.splitlines()[0]
+
+
+@pytest.mark.parametrize(
+    "statement, ok",
+    [("del _t0", True), ("del _t0, _t1", True), ("del x", False), ("del _np", False),
+     ("del _t0[0]", False), ("del _as_output", False)],
+)
+def test_only_temporaries_may_be_deleted(statement, ok):
+    source = (
+        "import numpy as _np\n\n\ndef f(x):\n    x = _np.asarray(x)\n"
+        f"    _t0 = x*2\n    _t1 = x*3\n    _t2 = _t0 + _t1\n    {statement}\n    return _t2\n"
+    )
+    if ok:
+        check_module(source)
+    else:
+        with pytest.raises(VerificationError):
+            check_module(source)

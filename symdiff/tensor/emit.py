@@ -26,7 +26,7 @@ from ..functions import sigmoid
 from ..printer import CodePrinter
 from ..simplify import stable_forms
 from .ir import VIEWS, Node, arg_symbol, format_axes, format_index, topological
-from .shapes import Dim, Shape
+from .shapes import Dim, Shape, same_shape
 
 _PLACEHOLDER = re.compile(r"\b_s(\d+)\b")
 
@@ -99,6 +99,16 @@ class _Emitter:
         self.composed: dict[int, sp.Expr] = {}
         self.lines: list[tuple[str, str | sp.Expr]] = []
         self.counter = 0
+        self.shapes: dict[str, Shape] = {}  # code of a non-composed node -> its shape
+        # lines printed as ``target + value`` (scatters accumulated into a buffer)
+        self.accumulate: set[int] = set()
+        self.nodes = {(n.op, tuple(id(a) for a in n.args), n.attrs): n for n in self.order}
+        self.deferred: dict[str, Node] = {}  # placeholder -> scatter not yet placed
+        self.gathered = {
+            id(n) for n in self.order
+            if n.op == "scatter" and id(n) not in self.outputs and self.uses[id(n)] == 1
+            and self.users[id(n)][0].op == "map"
+        }
 
     # -- decisions ---------------------------------------------------------------------------------
     def _inline(self, node: Node) -> bool:
@@ -109,7 +119,8 @@ class _Emitter:
         if node.op == "map":
             users = self.users.get(id(node), [])
             return (
-                id(node) not in self.outputs and len(users) == 1 and users[0].op == "map"
+                id(node) not in self.outputs and len(users) == 1
+                and (users[0].op == "map" or id(users[0]) in self.gathered)
             )
         return False
 
@@ -124,19 +135,31 @@ class _Emitter:
     # -- printing ----------------------------------------------------------------------------------
     def run(self) -> list[tuple[str, str]]:
         for node in self.order:
-            if self._inline(node):
-                if node.op == "map":
-                    self.composed[id(node)] = self._compose(node)
-                else:
-                    self.code[id(node)] = self._expression(node)
-                continue
-            target = self._target(node)
-            self.code[id(node)] = target
-            self._statement(node, target)
+            self._visit(node)
         for name, node in self.program.outputs:
             if self.code[id(node)] != name:
                 self.lines.append((name, self._fresh(node)))
         return self._finish()
+
+    def _visit(self, node: Node) -> None:
+        if id(node) in self.code or id(node) in self.composed:
+            return  # emitted ahead (the parts of a logsumexp)
+        if self._inline(node):
+            if node.op == "map":
+                self.composed[id(node)] = self._compose(node)
+            else:
+                self.code[id(node)] = self._expression(node)
+                self.shapes[self.code[id(node)]] = node.shape
+            return
+        if id(node) in self.gathered:  # placed by the sum that uses it (``_accumulate``)
+            name = f"_z{len(self.deferred)}"
+            self.code[id(node)] = name
+            self.deferred[name] = node
+            return
+        target = self._target(node)
+        self.code[id(node)] = target
+        self.shapes[target] = node.shape
+        self._statement(node, target)
 
     def _fresh(self, node: Node) -> str:
         """A new array for an output that is a parameter, a view or shared."""
@@ -146,12 +169,18 @@ class _Emitter:
 
     def _compose(self, node: Node) -> sp.Expr:
         (expr,) = node.attrs
-        values = {}
-        for i, arg in enumerate(node.args):
-            inner = self.composed.get(id(arg))
-            values[arg_symbol(i)] = inner if inner is not None else sp.Symbol(self.code[id(arg)])
+        values = {arg_symbol(i): self._operand(arg) for i, arg in enumerate(node.args)}
         expr = expr.xreplace(values)
         return expr.xreplace(_dim_locals(expr))
+
+    def _operand(self, node: Node) -> sp.Expr:
+        """A node as a term of an elementwise expression."""
+        inner = self.composed.get(id(node))
+        if inner is not None:
+            return inner
+        if node.op == "fill":
+            return node.attrs[0].xreplace(_dim_locals(node.attrs[0]))
+        return sp.Symbol(self.code[id(node)])
 
     def _expression(self, node: Node) -> str:
         """Code of an inline (non-elementwise) node."""
@@ -182,7 +211,7 @@ class _Emitter:
     def _statement(self, node: Node, target: str) -> None:
         op = node.op
         if op == "map":
-            self.lines.append((target, self._compose(node)))
+            self._accumulate(node, target, self._compose(node))
             return
         c = [self.code[id(a)] for a in node.args]
         if op in VIEWS or op == "fill":
@@ -206,11 +235,8 @@ class _Emitter:
                                        "keepdims=True)"))
         elif op == "scatter":
             self.lines.append((target, f"_np.zeros({shape_code(node.shape)}, dtype=_dtype)"))
-            (g,) = node.args
-            value = self._expression(g)[len("_np.full("):] if g.op == "fill" else c[0]
-            if g.op == "fill":
-                value = self.printer.doprint(g.attrs[0].xreplace(_dim_locals(g.attrs[0])))
-            self.lines.append((f"{target}[{format_index(node.attrs[0])}]", value))
+            self.lines.append((f"{target}[{format_index(node.attrs[0])}]",
+                               self._operand(node.args[0])))
         elif op == "repeat":
             repeats, axis = node.attrs
             self.lines.append((target, f"_np.repeat({c[0]}, {dim_code(repeats)}, axis={axis})"))
@@ -224,6 +250,76 @@ class _Emitter:
         else:  # pragma: no cover
             raise AssertionError(op)
 
+    def _accumulate(self, node: Node, target: str, expr: sp.Expr) -> None:
+        """The line of an elementwise ``node``; scatters it adds (``c*_z0`` terms of ``expr``,
+        each used nowhere else) go into one buffer, slice by slice::
+
+            _x_bar = 2*x                       # the other terms (or zeros)
+            _x_bar[:-1] = _x_bar[:-1] - x[1:]
+            _x_bar[1:] = _x_bar[1:] - x[:-1]
+
+        A scatter used any other way is built on its own first (zeros, then the slice set)."""
+        found = sorted((s.name for s in expr.free_symbols if s.name in self.deferred),
+                       key=lambda name: int(name[2:]))
+        if not found:
+            self.lines.append((target, expr))
+            return
+        terms = sp.Add.make_args(expr)
+        placed: dict[str, sp.Expr] = {}
+        for name in found:
+            symbol = sp.Symbol(name)
+            mine = [t for t in terms if t.has(symbol)]
+            coeff, rest = mine[0].as_coeff_Mul()
+            if (len(mine) == 1 and rest == symbol and coeff.is_Number
+                    and self.deferred[name].shape == node.shape):
+                placed[name] = coeff
+            else:
+                expr = expr.xreplace({symbol: sp.Symbol(self._materialize(name))})
+        if not placed:
+            self.lines.append((target, expr))
+            return
+        dense = sp.Add(*(t for t in sp.Add.make_args(expr)
+                         if not (t.free_symbols & {sp.Symbol(n) for n in placed})))
+        self.lines.append((target, self._buffer(dense, node.shape)))
+        slices: dict[str, sp.Expr] = {}
+        for name, coeff in placed.items():
+            scatter = self.deferred.pop(name)
+            where = f"{target}[{format_index(scatter.attrs[0])}]"
+            slices[where] = slices.get(where, 0) + coeff * self._operand(scatter.args[0])
+        for i, (where, value) in enumerate(slices.items()):
+            if i or dense != 0:
+                self.accumulate.add(len(self.lines))
+            self.lines.append((where, value))
+
+    def _materialize(self, name: str) -> str:
+        """Build a deferred scatter as its own array (zeros, then the slice set)."""
+        scatter = self.deferred.pop(name)
+        target = f"_s{self.counter}"
+        self.counter += 1
+        self.shapes[target] = scatter.shape
+        self._statement(scatter, target)
+        return target
+
+    def _buffer(self, dense: sp.Expr, shape: Shape) -> str:
+        """A new array of ``shape`` holding ``dense`` (written as text, so no shared
+        subexpression is ever taken from the buffer, which is updated in place)."""
+        if dense == 0:
+            return f"_np.zeros({shape_code(shape)}, dtype=_dtype)"
+        if all(_is_dim(s) for s in dense.free_symbols):
+            value = self.printer.doprint(dense)
+            return f"_np.full({shape_code(shape)}, {value}, dtype=_dtype)"
+        code = self.printer.doprint(_cheap_sigmoid(stable_forms(dense)))
+        if dense.is_Symbol:
+            return f"_np.copy({code})" if self._full(dense, shape) else (
+                f"_np.zeros({shape_code(shape)}, dtype=_dtype) + {code}")
+        if any(self._full(s, shape) for s in dense.free_symbols):
+            return code  # arithmetic on a full-shape array: a new array
+        return f"_np.zeros({shape_code(shape)}, dtype=_dtype) + {code}"
+
+    def _full(self, symbol: sp.Symbol, shape: Shape) -> bool:
+        known = self.shapes.get(symbol.name)
+        return known is not None and same_shape(known, shape)
+
     def _reduce(self, op: str, code: str, node: Node) -> str:
         axes, keepdims = node.attrs
         if not keepdims and len(axes) == node.args[0].ndim:
@@ -233,6 +329,16 @@ class _Emitter:
 
     def _logsumexp(self, node: Node, code: str, target: str) -> None:
         axes, keepdims = node.attrs
+        parts = self._lse_parts(node)
+        if parts is not None:  # the gradient's nodes are there: log(sum(e)) + max
+            for part in parts:
+                self._visit(part)
+            peak, total = (self.code[id(p)] for p in (parts[0], parts[2]))
+            value = f"_np.log({total}) + {peak}"
+            if not keepdims and len(axes) < node.args[0].ndim:
+                value = f"_np.squeeze({value}, axis={format_axes(axes)})"
+            self.lines.append((target, value))
+            return
         peak = f"_s{self.counter}"
         self.counter += 1
         full = len(axes) == node.args[0].ndim and not keepdims
@@ -244,6 +350,30 @@ class _Emitter:
         self.lines.append(
             (target, f"_np.log(_np.sum(_np.exp({code} - {peak}){axis}{keep})) + {back}")
         )
+
+    def _print(self, value: sp.Expr, onto: str) -> str:
+        """``value`` as code, added to ``onto`` (``_b[1:] + v``, ``_b[1:] - v``) if given."""
+        if not onto:
+            return self.printer.doprint(value)
+        sign = "+"
+        if not value.is_Add and value.could_extract_minus_sign():
+            sign, value = "-", -value
+        code = self.printer.doprint(value)
+        return f"{onto} {sign} ({code})" if value.is_Add else f"{onto} {sign} {code}"
+
+    def _lse_parts(self, node: Node) -> tuple[Node, Node, Node] | None:
+        """The nodes ``max(A)``, ``e = exp(A - max(A))`` and ``sum(e)`` of the logsumexp
+        ``node`` (built by its VJP, :func:`~symdiff.tensor.vjp.lse_parts`), if the program has
+        them all."""
+        (a,) = node.args
+        axes, keepdims = node.attrs
+        keep = keepdims or len(axes) < a.ndim
+        peak = self.nodes.get(("max", (id(a),), (axes, keep)))
+        if peak is None:
+            return None
+        e = self.nodes.get(("map", (id(a), id(peak)), (sp.exp(arg_symbol(0) - arg_symbol(1)),)))
+        total = e and self.nodes.get(("sum", (id(e),), (axes, keep)))
+        return None if total is None else (peak, e, total)
 
     # -- shared subexpressions and names ---------------------------------------------------------
     def _finish(self) -> list[tuple[str, str]]:
@@ -264,7 +394,8 @@ class _Emitter:
                 printed.append((target, value))
                 continue
             value = reduced[i]
-            if value in pending:  # the line is a shared subexpression: it takes the line's name
+            if value in pending and target.isidentifier():
+                # the line is a shared subexpression: it takes the line's name
                 expr = pending.pop(value)
                 rename = {value: sp.Symbol(target)}
                 pending = {k: e.xreplace(rename) for k, e in pending.items()}
@@ -278,8 +409,12 @@ class _Emitter:
                 (k.name, self.printer.doprint(e)) for k, e in pending.items() if k in needed
             ]
             pending = {k: e for k, e in pending.items() if k not in needed}
-            printed.append((target, self.printer.doprint(value)))
+            printed.append((target, self._print(value, target if i in self.accumulate else "")))
         return _renumber(printed, aliases)
+
+
+def _is_dim(symbol: sp.Basic) -> bool:
+    return symbol.name.startswith("_") and symbol.name.endswith("_dim")
 
 
 #: ``sigmoid(u)`` is emitted as ``1/(1 + exp(min(-u, SIGMOID_CLIP)))``: one ``exp``, which never

@@ -15,7 +15,8 @@ there). A contribution may have the *broadcast* shape of the node; the backward 
 * ``mean``: the same divided by the number of elements averaged
 * ``max``/``min`` (seed 001): ``g`` to the elements equal to the result; ties **split evenly**
   (``1/k`` to each of ``k`` tied elements), unlike ``torch.max(x, dim)`` which picks one
-* ``logsumexp``: ``g * softmax``; ``softmax``: ``s * (g - sum(g * s, axis))``
+* ``logsumexp``: ``g * e / sum(e)`` with ``e = exp(a - max(a))`` (``g * softmax``);
+  ``softmax``: ``s * (g - sum(g * s, axis))``
 * ``transpose`` (seed 001): transpose ``g`` by ``argsort(perm)``
 * ``reshape`` / ``expand`` (seed 001): reshape ``g`` back
 * indexing / slicing (seed 001): ``g`` scattered into zeros of the operand's shape
@@ -96,9 +97,22 @@ def _extremum(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
 def _logsumexp(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
     (a,) = node.args
     axes, keepdims = node.attrs
-    kept = node if keepdims else b.expand(node, axes)
-    grad = g if keepdims else b.expand(g, axes)
-    return (b.map(_G * sp.exp(_X - arg_symbol(2)), [grad, a, kept]),)
+    weights, total = lse_parts(b, node)
+    grad = g if keepdims or len(axes) == a.ndim else b.expand(g, axes)
+    return (b.map(_G * _X / arg_symbol(2), [grad, weights, total]),)
+
+
+def lse_parts(b: Builder, node: Node) -> tuple[Node, Node]:
+    """``e = exp(A - max(A))`` and ``sum(e)`` over the axes of the logsumexp ``node``: its
+    gradient is ``G * e / sum(e)`` (one ``exp``, never overflowing), and the emitter computes
+    the value as ``log(sum(e)) + max(A)`` from the same nodes when both are needed. The
+    reductions keep their axes unless they reduce everything (scalars broadcast anyway)."""
+    (a,) = node.args
+    axes, keepdims = node.attrs
+    keep = keepdims or len(axes) < a.ndim
+    peak = b.reduce_axes("max", a, axes, keep)
+    weights = b.map(sp.exp(_G - _X), [a, peak])
+    return weights, b.reduce_axes("sum", weights, axes, keep)
 
 
 def _softmax(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
@@ -165,7 +179,8 @@ TENSOR_VJPS: dict[str, VJPRule] = {
                    "A_bar = G where A equals the max, split evenly among ties", _extremum),
     "min": VJPRule("min with ties split",
                    "A_bar = G where A equals the min, split evenly among ties", _extremum),
-    "logsumexp": VJPRule("logsumexp", "A_bar = G * softmax(A) = G * exp(A - logsumexp(A))",
+    "logsumexp": VJPRule("logsumexp",
+                         "A_bar = G * e / sum(e) with e = exp(A - max(A)) (= G * softmax(A))",
                          _logsumexp),
     "softmax": VJPRule("softmax", "A_bar = s * (G - sum(G * s, axis)) with s = softmax(A)",
                        _softmax),

@@ -71,3 +71,25 @@ def reference_value(expr: sp.Expr, point: dict[sp.Symbol, float], digits: int = 
     expr = expr.replace(sp.DiracDelta, lambda *args: sp.S.Zero)
     value = sp.N(expr.subs(point), digits)
     return float(value)
+
+
+def reset_memory() -> None:
+    """Forget every function held in memory (the store, both layers' memos, the warm index),
+    keeping what is on disk: the next request behaves as in a fresh process."""
+    from symdiff import build, cache, warm
+    from symdiff.tensor import build as tensor_build
+
+    cache.reset_store()
+    build.clear_memo()
+    tensor_build.clear_memo()
+    warm.forget()
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """A fresh cache directory for this test (and a fresh in-process state)."""
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(directory))
+    reset_memory()
+    yield directory
+    reset_memory()

@@ -16,26 +16,7 @@ import pytest
 import symdiff as sd
 from symdiff import cache, render, warm
 
-from .conftest import ROOT
-
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    """A fresh cache directory for this test (and a fresh in-process state)."""
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(directory))
-    _reset()
-    yield directory
-    _reset()
-
-
-def _reset():
-    """Forget everything held in memory (the store, memos), keeping what is on disk."""
-    cache.reset_store()
-    from symdiff import build
-
-    build.clear_memo()
-    warm.forget()
+from .conftest import ROOT, reset_memory
 
 
 def _entries(directory: pathlib.Path, namespace: str) -> list[pathlib.Path]:
@@ -116,7 +97,7 @@ def test_truncated_entry_is_rebuilt(cache_dir):
     expected = sd.grad("exp(x)*y", wrt="x")(1.0, 2.0)
     entry = _only_module_entry(cache_dir)
     entry.write_bytes(entry.read_bytes()[:200])
-    _reset()
+    reset_memory()
     assert sd.grad("exp(x)*y", wrt="x")(1.0, 2.0) == expected
     assert "def grad_f" in _only_module_entry(cache_dir).read_text()
 
@@ -128,7 +109,7 @@ def test_edited_entry_is_rebuilt_and_its_code_never_runs(cache_dir, tmp_path):
     header, body = entry.read_text().split("\n", 1)
     payload = f"open({str(canary)!r}, 'w').write('ran')\n"
     entry.write_text(header + "\n" + payload + body)  # checksum in the header no longer matches
-    _reset()
+    reset_memory()
     g = sd.grad("exp(x)*y", wrt="x")
     assert g(1.0, 2.0) == pytest.approx(2 * np.e)
     assert not canary.exists()
@@ -139,7 +120,7 @@ def test_edited_entry_is_rebuilt_and_its_code_never_runs(cache_dir, tmp_path):
 def test_index_pointing_at_a_missing_module_is_rebuilt(cache_dir):
     sd.grad("x**3", wrt="x")
     _only_module_entry(cache_dir).unlink()
-    _reset()
+    reset_memory()
     assert sd.grad("x**3", wrt="x")(2.0) == 12.0
 
 
@@ -153,7 +134,7 @@ def test_unusable_cache_dir_warns_once_and_still_works(tmp_path, monkeypatch, la
         directory.mkdir()
         directory.chmod(0o777)
     monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(directory))
-    _reset()
+    reset_memory()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         assert sd.grad("x*y", wrt="y")(3.0, 1.0) == 3.0
@@ -161,16 +142,16 @@ def test_unusable_cache_dir_warns_once_and_still_works(tmp_path, monkeypatch, la
     relevant = [w for w in caught if issubclass(w.category, cache.SymdiffCacheWarning)]
     assert len(relevant) == 1
     assert sd.cache_info()["kind"] == "memory" and sd.cache_info()["reason"]
-    _reset()
+    reset_memory()
 
 
 def test_disabled_cache_writes_nothing(cache_dir, monkeypatch):
     monkeypatch.setenv("SYMDIFF_DISABLE_CACHE", "1")
-    _reset()
+    reset_memory()
     sd.grad("x**4", wrt="x")
     assert not cache_dir.exists() or not _entries(cache_dir, "module")
     monkeypatch.delenv("SYMDIFF_DISABLE_CACHE")
-    _reset()
+    reset_memory()
     sd.grad("x**4", wrt="x", cache=False)
     assert not _entries(cache_dir, "module")
 
@@ -205,13 +186,13 @@ def test_two_versions_share_a_cache_dir_without_mixing(cache_dir, monkeypatch):
     """Another symdiff version (or template set) keys its entries apart; each loads its own."""
     old = sd.grad("x**2*y", wrt="x")
     monkeypatch.setattr(warm, "fingerprint", lambda: "symdiff=9.9;templates=other")
-    _reset()
+    reset_memory()
     new = sd.grad("x**2*y", wrt="x")
     assert new.key != old.key
     assert len(_entries(cache_dir, "module")) == 2
     assert new(3.0, 2.0) == old(3.0, 2.0) == 12.0
     monkeypatch.undo()
-    _reset()
+    reset_memory()
     assert sd.grad("x**2*y", wrt="x").key == old.key
 
 

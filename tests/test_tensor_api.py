@@ -15,14 +15,7 @@ import symdiff as sd
 from symdiff.runtime import _check_shapes
 from symdiff.verify import check_module
 
-LOGISTIC = "sum(log(1 + exp(-y * (X @ w))))"
-LOGISTIC_SHAPES = {"X": ("n", "d"), "y": ("n",), "w": ("d",)}
-MLP = (
-    "mean(logsumexp(tanh(X @ W1 + b1) @ W2 + b2, axis=1)"
-    " - sum(Y * (tanh(X @ W1 + b1) @ W2 + b2), axis=1))"
-)
-MLP_SHAPES = {"X": ("n", "d"), "Y": ("n", "k"), "W1": ("d", "h"), "b1": ("h",),
-              "W2": ("h", "k"), "b2": ("k",)}
+from .tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES
 
 
 def logistic_data(n=40, d=5, seed=0):

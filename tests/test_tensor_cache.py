@@ -14,30 +14,12 @@ import pytest
 
 import symdiff as sd
 from symdiff import cache, warm
-from symdiff.tensor import build as tensor_build
 from symdiff.tensor import warm as tensor_warm
 
-from .conftest import ROOT
+from .conftest import ROOT, reset_memory
 
 LOGISTIC = "sum(log(1 + exp(-y * (X @ w))))"
 SHAPES = {"X": ("n", "d"), "y": ("n",), "w": ("d",)}
-
-
-@pytest.fixture
-def cache_dir(tmp_path, monkeypatch):
-    """A fresh cache directory for this test (and a fresh in-process state)."""
-    directory = tmp_path / "cache"
-    monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(directory))
-    _reset()
-    yield directory
-    _reset()
-
-
-def _reset():
-    """Forget everything held in memory (the store, memos), keeping what is on disk."""
-    cache.reset_store()
-    tensor_build.clear_memo()
-    warm.forget()
 
 
 def _entries(directory: pathlib.Path, namespace: str) -> list[pathlib.Path]:
@@ -112,7 +94,7 @@ def test_every_builder_is_cached_on_disk_and_reloads_equal(cache_dir, builder):
     f = builder(expr, shapes=SHAPES, **kwargs)
     assert f.key is not None
     assert len(_entries(cache_dir, "module")) == 1
-    _reset()
+    reset_memory()
     again = builder(expr, shapes=SHAPES, **kwargs)
     assert again is not f
     assert again.source == f.source
@@ -155,7 +137,7 @@ def test_truncated_entry_is_rebuilt(cache_dir):
     expected = sd.grad(LOGISTIC, wrt="w", shapes=SHAPES)(X, w, y)
     entry = _only_module_entry(cache_dir)
     entry.write_bytes(entry.read_bytes()[:300])
-    _reset()
+    reset_memory()
     np.testing.assert_array_equal(sd.grad(LOGISTIC, wrt="w", shapes=SHAPES)(X, w, y), expected)
     assert "def grad_f" in _only_module_entry(cache_dir).read_text()
 
@@ -182,7 +164,7 @@ def test_corrupted_entry_is_rebuilt_and_its_code_never_runs(cache_dir, tmp_path,
         header, body = entry.read_text().split("\n", 1)
         entry.write_text(header + "\n" + body.replace("    _t0 = ", payload + "    _t0 = ", 1))
     assert "canary" in entry.read_text()
-    _reset()
+    reset_memory()
     g = sd.grad(LOGISTIC, wrt="w", shapes=SHAPES)
     X, w, y = _data()
     np.testing.assert_allclose(g(X, w, y), -X.T @ (y / (1 + np.exp(y * (X @ w)))), rtol=1e-12)
@@ -194,7 +176,7 @@ def test_corrupted_entry_is_rebuilt_and_its_code_never_runs(cache_dir, tmp_path,
 def test_index_pointing_at_a_missing_module_is_rebuilt(cache_dir):
     sd.grad(LOGISTIC, wrt="w", shapes=SHAPES)
     _only_module_entry(cache_dir).unlink()
-    _reset()
+    reset_memory()
     assert sd.grad(LOGISTIC, wrt="w", shapes=SHAPES)(*_data()).shape == (3,)
     assert len(_entries(cache_dir, "module")) == 1
 
@@ -204,7 +186,7 @@ def test_an_entry_for_other_arguments_is_not_loaded(cache_dir):
     sd.grad(LOGISTIC, wrt="w", shapes=SHAPES)
     entry = _only_module_entry(cache_dir)
     other = sd.grad("sum(a * b)", wrt="a", shapes={"a": ("k",), "b": ("k",)}, cache=False)
-    _reset()
+    reset_memory()
     store = cache.open_store()
     store.put("module", entry.stem, other.source)
     g = sd.grad(LOGISTIC, wrt="w", shapes=SHAPES)
@@ -229,7 +211,7 @@ def test_clear_cache_forgets_tensor_functions(cache_dir):
 
 def test_a_loaded_function_pickles_and_derives_its_exprs_lazily(cache_dir):
     g = sd.grad(LOGISTIC, wrt="w", shapes=SHAPES)
-    _reset()
+    reset_memory()
     loaded = sd.grad(LOGISTIC, wrt="w", shapes=SHAPES)
     assert callable(loaded._exprs)  # not derived on load
     copy = pickle.loads(pickle.dumps(loaded))
@@ -297,7 +279,7 @@ def _logistic(X, w, y):
 
 def test_a_traced_function_loaded_from_disk_derives_its_exprs_lazily(cache_dir):
     g = sd.hessian(_logistic, wrt="w", shapes=SHAPES)
-    _reset()
+    reset_memory()
     loaded = sd.hessian(_logistic, wrt="w", shapes=SHAPES)
     assert loaded is not g and loaded.source == g.source
     assert callable(loaded._exprs)

@@ -185,11 +185,12 @@ def _result_lines(
     reads: list[sp.Expr | None],
 ) -> str:
     """Append the statements that build the outputs, and to ``reads`` the expression each one
-    reads (None for ``_out``'s allocation and mirrored entries); return the ``return`` text."""
+    reads (zero for ``_out``'s allocation, which reads nothing; None for a mirrored entry, which
+    must follow every other); return the ``return`` text."""
     result = program.result
     if isinstance(result, ArrayResult):
         lines.append(f"_out = _np.empty({_tuple(result.dims)} + _shape, dtype=_dtype)")
-        reads.append(None)
+        reads.append(sp.S.Zero)
         for index, k in result.entries.items():
             lines.append(f"_out[{_index(index)}] = {printer.doprint(reduced[k])}")
             reads.append(reduced[k])
@@ -231,7 +232,7 @@ def _interleave(
     placed: dict[int, list[tuple[str, set[sp.Symbol]]]] = {}
     for line, expr in zip(outputs, reads, strict=True):
         if expr is None:
-            (head if line.startswith("_out = ") else tail).append(line)
+            tail.append(line)
             continue
         used = {s for s in expr.free_symbols if s in position}
         where = max((position[s] for s in used), default=-1)

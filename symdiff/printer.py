@@ -30,17 +30,13 @@ class _OrderedTerms:
         return super()._as_ordered_terms(expr, order=order)  # type: ignore[misc]
 
 
-class _TextPrinter(_OrderedTerms, StrPrinter):
-    """SymPy's plain text (``sstr``), with large sums in stored order."""
+#: Terms of a long sum that :func:`brief_text` shows.
+BRIEF_TERMS = 4
 
 
-def plain_text(expr: sp.Basic) -> str:
-    """``expr`` as SymPy's plain text, quickly even for sums of thousands of terms."""
-    return _TextPrinter().doprint(expr)
-
-
-class _BriefPrinter(_TextPrinter):
-    """Plain text with long sums cut to their first terms and a count of the rest."""
+class _BriefPrinter(_OrderedTerms, StrPrinter):
+    """SymPy's plain text (``sstr``) with long sums cut to their first terms and a count of the
+    rest (and, through :class:`_OrderedTerms`, never sorting a large sum)."""
 
     def _as_ordered_terms(self, expr, order=None):
         terms = super()._as_ordered_terms(expr, order=order)
@@ -49,13 +45,10 @@ class _BriefPrinter(_TextPrinter):
         return [*terms[:BRIEF_TERMS], sp.Symbol(f"...({len(terms) - BRIEF_TERMS} more terms)")]
 
 
-#: Terms of a long sum that :func:`brief_text` shows.
-BRIEF_TERMS = 4
-
-
 def brief_text(expr: sp.Basic) -> str:
     """``expr`` as plain text for titles and comments: a long sum shows its first terms only."""
     return _BriefPrinter().doprint(expr)
+
 
 #: Integers from here on are printed as float literals: NumPy cannot take larger Python ints
 #: (it would make object arrays), and a float holds them only approximately anyway.

@@ -68,10 +68,14 @@ _sigmoid_opt = ReplaceOptim(
     lambda e: _reciprocal_one_plus_exp(e) is not None,
     lambda e: sigmoid(-_reciprocal_one_plus_exp(e)),
 )
-_sigmoid_ratio_opt = ReplaceOptim(
-    lambda e: _sigmoid_ratio_parts(e) is not None,
-    lambda e: sp.Mul(*_sigmoid_ratio_parts(e)[1], sigmoid(_sigmoid_ratio_parts(e)[0])),
-)
+
+
+def _sigmoid_ratio(expr: sp.Mul) -> sp.Expr:
+    u, others = _sigmoid_ratio_parts(expr)  # type: ignore[misc]
+    return sp.Mul(*others, sigmoid(u))
+
+
+_sigmoid_ratio_opt = ReplaceOptim(lambda e: _sigmoid_ratio_parts(e) is not None, _sigmoid_ratio)
 _log1p_opt = ReplaceOptim(
     lambda e: isinstance(e, sp.log) and e.args[0].is_Add and sp.S.One in e.args[0].args,
     lambda e: log1p(e.args[0] - 1),

@@ -194,7 +194,8 @@ def hvp(
 
     Emitted as forward mode over the reverse-mode gradient, so it costs a small multiple of the
     gradient for any number of variables (no n-by-n Hessian is formed). With a single ``wrt``
-    name, ``_v`` and the result have no leading axis.
+    name, ``_v`` and the result have no leading axis. With ``shapes=``, ``wrt`` is one array
+    variable and ``_v`` (the last argument) and the result have its shape.
     """
     options = Options(simplify, cse, mode, cache)
     return _compiled("hvp", expr, wrt, options, shapes)
@@ -316,14 +317,13 @@ class Objective:
         return np.asarray(self._hessian(**kwargs), dtype=float).reshape(n, -1)
 
     def hessp(self, x: Any, p: Any) -> np.ndarray:
-        """The Hessian at ``x`` times the vector ``p`` (scalar variables: without forming the
-        Hessian; a vector variable: through the dense Hessian, which the tensor layer builds)."""
+        """The Hessian at ``x`` times the vector ``p``, without forming the Hessian."""
         direction = np.asarray(p, dtype=float).reshape(-1)
-        if self._vector:
-            return self.hess(x) @ direction
         if self._hvp is None:
-            self._hvp = hvp(self._expr, list(self.wrt))
-        direction = direction.reshape(len(self.wrt))
+            target = self.wrt[0] if self._vector else list(self.wrt)
+            self._hvp = hvp(self._expr, target, shapes=self._shapes)
+        if not self._vector:
+            direction = direction.reshape(len(self.wrt))
         return np.asarray(self._hvp(**self._kwargs(x), _v=direction), dtype=float)
 
 

@@ -359,7 +359,9 @@ class _ExpressionChecker:
         raise _refuse(node, f"unexpected name {name!r}")
 
     def visit_Constant(self, node: ast.Constant) -> list[ast.AST]:
-        if self.tensor and type(node.value) is str and _PARAM.match(node.value):
+        if self.tensor and type(node.value) is str and (
+            _PARAM.match(node.value) or node.value == VECTOR
+        ):
             return []  # a parameter or dimension name, for the messages of ``_check_shapes``
         if type(node.value) not in (int, float, bool):
             raise _refuse(node, f"unexpected constant {node.value!r}")

@@ -342,7 +342,3 @@ def test_tensor_modules_need_the_shape_check_helper_for_tensor_syntax():
     with pytest.raises(sd.SymdiffError):  # without the helper, '@' and '.T' are refused
         check_module(source[:start] + source[end:])
 
-
-def test_hvp_with_shapes_is_a_clear_error():
-    with pytest.raises(sd.UnsupportedError, match="hvp is not available for tensor"):
-        sd.hvp("sum(x ** 3)", wrt="x", shapes={"x": (3,)})

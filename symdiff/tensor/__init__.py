@@ -24,7 +24,7 @@ Pipeline (each a small module, imports pointing down the list)::
     warm        the raw-request index of the disk cache (no SymPy)
 
 Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``jacobian``,
-``hessian``):
+``hessian``, ``hvp``):
 
 * Every variable of the expression needs a shape; ``()`` declares a scalar. A variable without
   one is a ``ShapeError``; shapes given for names that do not occur are ignored (one mapping can
@@ -36,7 +36,9 @@ Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``ja
 * Results: ``grad`` -> an array of the variable's shape (a tuple for a list of names, or for
   ``wrt=None``: every variable, sorted); ``hessian`` -> ``S + S`` (a tuple of tuples of blocks
   ``S_i + S_j`` for a list); ``jacobian(expr)`` -> ``O + S`` (output shape, then variable shape,
-  as ``jax.jacobian``); ``jacobian([e1, ..., em])`` -> ``(m,) + O + S`` for same-shaped outputs.
+  as ``jax.jacobian``); ``jacobian([e1, ..., em])`` -> ``(m,) + O + S`` for same-shaped outputs;
+  ``hvp`` (one ``wrt`` variable) takes a last argument ``_v`` of shape ``S`` and returns
+  ``H @ _v`` of shape ``S``, without forming the ``S + S`` Hessian.
 * Modes: gradients are reverse mode (``"auto"``, ``"reverse"``); ``mode="forward"`` pushes one
   tangent per entry of the variable instead. Jacobians are forward mode (``"reverse"`` is an
   ``UnsupportedError``); Hessians are forward over reverse in every mode.

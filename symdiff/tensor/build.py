@@ -16,6 +16,9 @@ What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expressio
   the same shape, ``(m,) + O + S``. Forward mode (``mode="reverse"`` is refused);
 * ``hessian``: shape ``S + S`` (for a list of names, a tuple of tuples of blocks
   ``S_i + S_j``), forward over reverse: the gradient graph, differentiated by forward mode.
+* ``hvp``: one ``wrt`` variable; the last argument ``_v`` is a direction of shape ``S`` and the
+  result ``H @ _v`` has shape ``S``: forward mode over the gradient graph with that one
+  direction as its seed, so no ``S + S`` Hessian is formed.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ from .shapes import Shape, dims_of, format_shape, parse_shapes
 from .walk import backward, forward
 
 _MEMO: dict[str, CompiledFunction] = {}
+DIRECTION = "_v"  # the direction parameter of a Hessian-vector product, last argument
 
 
 @dataclass
@@ -142,6 +146,13 @@ def request_for(kind: str, exprs: object, wrt: object, options: Options,
                 raise ShapeError(f"wrt name {w!r} has no shape: add it to shapes=")
     wrt_names = wrt_names or ()
     params = tuple(sorted(set(names) | set(wrt_names)))
+    if kind == "hvp":
+        if len(wrt_names) != 1:
+            raise UnsupportedError(
+                "a tensor hvp takes one wrt variable (the direction _v has its shape); "
+                f"got {len(wrt_names)}: put the variables in one array, or use hessian")
+        parsed_shapes = {**parsed_shapes, DIRECTION: parsed_shapes[wrt_names[0]]}
+        params += (DIRECTION,)
     return _Request(kind, texts, many, wrt_names, single, options, parsed_shapes, b, roots,
                     params)
 
@@ -186,6 +197,9 @@ def _graph_exprs(kind: str, roots: Sequence[Node], many: bool, wrt: tuple[str, .
                                   node.shape)
     new_roots = [copies[id(r)] for r in roots]
     params = tuple(sorted(set(variables(new_roots)) | set(wrt)))
+    if kind == "hvp":
+        params += (DIRECTION,)
+        shapes = {**shapes, DIRECTION: shapes[wrt[0]]}
     request = _Request(kind, [""] * len(roots), many, wrt, single, options, shapes, b,
                        new_roots, params)
     return _exprs(_plan(request))
@@ -335,10 +349,24 @@ def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
                  f"Hessian with respect to ({_names(vars_)})", "forward over reverse")
 
 
+def _plan_hvp(b, roots, many, vars_, single, options) -> _Plan:
+    root = _scalar_root(roots, "hvp")
+    (var,) = vars_
+    (grad,) = backward(b, root, vars_, options.simplify)
+    direction = b.var(DIRECTION, var.shape)
+    seed = b.expand(direction, (len(var.shape),))  # one direction: _v[..., None]
+    (tangent,) = forward(b, [grad], var, options.simplify, seed=seed)
+    return _Plan([(f"_{var.name}_hvp", b.reshape(tangent, var.shape))], f"_{var.name}_hvp",
+                 f"the Hessian with respect to {var.name} times _v, of shape "
+                 f"{format_shape(var.shape)}",
+                 f"Hessian-vector product with respect to ({var.name})", "forward over reverse")
+
+
 _PLANNERS = {
     "value": _plan_value,
     "grad": _plan_grad,
     "value_and_grad": _plan_value_and_grad,
     "jacobian": _plan_jacobian,
     "hessian": _plan_hessian,
+    "hvp": _plan_hvp,
 }

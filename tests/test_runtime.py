@@ -489,6 +489,25 @@ def test_sigmoid_is_accurate_in_both_tails_without_overflow(dtype):
     assert np.isnan(_sigmoid(np.nan))
 
 
+@pytest.mark.parametrize(
+    "x",
+    [np.linspace(-800, 800, 41), np.linspace(-50, 50, 12, dtype=np.float32).reshape(3, 4),
+     np.arange(-3, 4), 2.5, np.float64(-3.0), np.asarray(1.5)],
+    ids=["float64", "float32 2-d", "int", "float", "numpy scalar", "0-d"],
+)
+def test_sigmoid_in_place_path_is_bit_identical_to_the_formula(x):
+    """Arrays of floats finish in place (no temporaries); everything else takes the formula.
+    Both give exactly ``1 / (1 + exp(-x))``, the input is never modified, and the result has
+    the formula's type and dtype."""
+    before = np.array(x, copy=True)
+    with np.errstate(over="ignore"):
+        want = 1.0 / (1.0 + np.exp(-np.asarray(x)))
+    got = _sigmoid(x)
+    assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.asarray(x), before)
+
+
 def _assert_same_structure(got, ref):
     if isinstance(ref, tuple) and any(isinstance(r, tuple | np.ndarray) for r in ref):
         assert isinstance(got, tuple) and len(got) == len(ref)

@@ -75,8 +75,13 @@ def _sigmoid(x):
     the quotient is ``0``, the true value rounded (only subnormal results are lost), and the
     overflow warning is silenced. Float dtypes are kept; ``nan`` gives ``nan``.
     """
+    e = -_np.asarray(x)
     with _np.errstate(over="ignore"):
-        return 1.0 / (1.0 + _np.exp(-_np.asarray(x)))
+        if e.ndim and e.dtype.kind == "f":  # an array of floats: the rest in place, no temporaries
+            _np.exp(e, out=e)
+            e += 1.0
+            return _np.reciprocal(e, out=e)
+        return 1.0 / (1.0 + _np.exp(e))
 
 
 def value_and_grad_f(w, y):

@@ -10,6 +10,11 @@ Commands (``symdiff COMMAND --help`` shows the options and examples of each)::
     symdiff derive EXPR [--wrt x] [--latex]  the numbered derivation steps
     symdiff cache dir|info|clear             the on-disk cache of generated modules
 
+Every command that builds a function, and ``derive``, takes ``--shapes "X=n,d;y=n;w=d"`` to make
+variables arrays (the ``shapes=`` of the Python API): ``;``-separated ``NAME=DIMS`` entries, the
+dimensions comma-separated names or non-negative ints, and nothing after ``=`` for a scalar
+(``s=``). See :func:`parse_shapes_option`.
+
 Exit codes: 0 success; 1 unexpected internal error (or stdout closed early, as in
 ``symdiff grad ... | head -1``); 2 bad input (a usage error or any ``symdiff.SymdiffError``),
 reported as one line on stderr without a traceback; 130 interrupted. Set ``SYMDIFF_DEBUG=1`` to
@@ -22,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -49,6 +55,65 @@ def _wrt_list(text: str) -> list[str]:
     if any(not name for name in names):
         raise argparse.ArgumentTypeError(f"empty name in {text!r}; write names as x,y")
     return names
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: Longest integer dimension accepted as text (the API bounds the value itself).
+_MAX_DIGITS = 20
+
+
+def parse_shapes_option(text: str) -> dict[str, tuple[int | str, ...]]:
+    """Parse ``--shapes "X=n,d;y=n;w=3;s="`` into ``{"X": ("n", "d"), "y": ("n",), ...}``.
+
+    Entries are separated by ``;`` and written ``NAME=DIMS``; the dimensions are separated by
+    ``,`` and each is a name (``n``) or a non-negative int (``3``); nothing after ``=`` declares
+    a scalar. Spaces around the parts, parentheses around the dimensions (``X=(n, d)``) and a
+    trailing ``;`` or ``,`` are allowed. Raises :class:`~symdiff.SymdiffError` naming the bad
+    part (the command line reports it in one line, exit code 2); names and sizes are then
+    checked by the builder like ``shapes=`` in Python.
+    """
+    shapes: dict[str, tuple[int | str, ...]] = {}
+    entries = [entry.strip() for entry in text.split(";")]
+    if entries and not entries[-1]:
+        entries.pop()  # a trailing ";"
+    if not entries:
+        raise SymdiffError('--shapes: no NAME=DIMS entry; write e.g. --shapes "X=n,d;y=n;s="')
+    for entry in entries:
+        if not entry:
+            raise SymdiffError(f"--shapes: empty entry in {text!r}; separate entries by one ;")
+        name, equals, dims_text = (part.strip() for part in entry.partition("="))
+        if not equals:
+            raise SymdiffError(
+                f"--shapes: {entry!r} is not NAME=DIMS; write e.g. X=n,d (a scalar: s=)"
+            )
+        if not _IDENTIFIER.fullmatch(name):
+            raise SymdiffError(f"--shapes: {name!r} in {entry!r} is not a variable name")
+        if name in shapes:
+            raise SymdiffError(f"--shapes: {name!r} is declared twice")
+        if dims_text.startswith("(") and dims_text.endswith(")"):
+            dims_text = dims_text[1:-1].strip()
+        dims = [dim.strip() for dim in dims_text.split(",")] if dims_text else []
+        if dims and not dims[-1] and len(dims) > 1:
+            dims.pop()  # a trailing "," as in Python's (n,)
+        shape: list[int | str] = []
+        for dim in dims:
+            if dim.isascii() and dim.isdigit() and len(dim) <= _MAX_DIGITS:
+                shape.append(int(dim))
+            elif _IDENTIFIER.fullmatch(dim):
+                shape.append(dim)
+            else:
+                raise SymdiffError(
+                    f"--shapes: dimension {dim!r} of {name!r} must be a name (n) or a "
+                    "non-negative int (3)"
+                )
+        shapes[name] = tuple(shape)
+    return shapes
+
+
+def _shapes(args: argparse.Namespace) -> dict[str, Any]:
+    """``{"shapes": ...}`` when ``--shapes`` was given, else nothing (the scalar layer)."""
+    text = getattr(args, "shapes", None)
+    return {} if text is None else {"shapes": parse_shapes_option(text)}
 
 
 def _emit(text: str) -> None:
@@ -93,6 +158,7 @@ def _builder_options(args: argparse.Namespace) -> dict[str, Any]:
         "cse": not args.no_cse,
         "mode": args.mode,
         "cache": not args.no_cache,
+        **_shapes(args),
     }
 
 
@@ -149,7 +215,7 @@ def _cmd_derive(args: argparse.Namespace) -> int:
     """``symdiff derive``: the numbered steps, as text or LaTeX."""
     import symdiff as sd
 
-    derivation = sd.derive(args.expr, wrt=args.wrt, simplify=not args.no_simplify)
+    derivation = sd.derive(args.expr, wrt=args.wrt, simplify=not args.no_simplify, **_shapes(args))
     _emit(derivation._repr_latex_() if args.latex else str(derivation))
     return EXIT_OK
 
@@ -216,12 +282,18 @@ WRT_HELP = (
     "--wrt x gives the one-element form, as wrt=['x'] in Python"
 )
 
+SHAPES_HELP = (
+    'make variables arrays, as shapes= in Python: ";"-separated NAME=DIMS entries, DIMS '
+    'comma-separated dimension names or ints, nothing for a scalar, e.g. "X=n,d;y=n;w=3;s="'
+)
+
 MAIN_EPILOG = """\
 examples:
   symdiff grad "sin(x)*exp(y)/(1 + x**2)"        gradient wrt every variable
   symdiff grad "sin(x)*y" --wrt x,y -o grad_f.py  save the module
   symdiff derive "sin(x)/x" --wrt x               the quotient rule, step by step
   symdiff hessian "100*(y - x**2)**2 + (1 - x)**2" --wrt x,y
+  symdiff grad "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
   symdiff cache info
   symdiff grad --wrt x -- "-x**2 + y"             "--" before an EXPR starting with "-"
 
@@ -236,29 +308,37 @@ examples:
   symdiff grad "sin(x)*y" --wrt y,x       the partials in this order
   symdiff grad "x**2 + y" --wrt x         a list of one name (the call returns a 1-tuple)
   symdiff grad "log(1 + exp(x))" --no-simplify -o grad_f.py
+  symdiff grad "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
+                                          arrays: X of shape (n, d), y (n,), w (d,)
 """,
     "value-and-grad": """\
 examples:
   symdiff value-and-grad "x**2 * y" --wrt x,y
+  symdiff value-and-grad "sum((X @ w - y)**2)" --wrt w --shapes "X=n,3;y=n;w=3"
 """,
     "hessian": """\
 examples:
   symdiff hessian "100*(y - x**2)**2 + (1 - x)**2" --wrt x,y
+  symdiff hessian "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
 """,
     "jacobian": """\
 examples:
   symdiff jacobian "x*y" "sin(x) + y" --wrt x,y
+  symdiff jacobian "A @ x" --wrt x --shapes "A=m,n;x=n"
 """,
     "compile": """\
 examples:
   symdiff compile "sin(x)*exp(y)"
   symdiff compile "x**2 + 1" -o f.py
+  symdiff compile "sum(X @ w) + s" --shapes "X=n,3;w=3;s="   s is a scalar
 """,
     "derive": """\
 examples:
   symdiff derive "sin(x)/x"               one variable: --wrt may be omitted
   symdiff derive "x**2 * y" --wrt x
   symdiff derive "exp(-x**2)" --latex     aligned equations for LaTeX / Jupyter
+  symdiff derive "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
+                                          the matrix-calculus steps of the backward walk
 """,
     "cache": """\
 examples:
@@ -290,9 +370,14 @@ def _add_builder_options(parser: argparse.ArgumentParser) -> None:
         help="differentiation mode (default: auto)",
     )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    _add_shapes(parser)
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="write the module to FILE instead of stdout"
     )
+
+
+def _add_shapes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shapes", metavar='"X=n,d;y=n"', help=SHAPES_HELP)
 
 
 def _add_expr(parser: argparse.ArgumentParser) -> None:
@@ -327,6 +412,7 @@ def _args_derive(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
     parser.add_argument("--no-simplify", action="store_true", help="keep the result as derived")
+    _add_shapes(parser)
 
 
 def _args_cache(parser: argparse.ArgumentParser) -> None:

@@ -1,0 +1,173 @@
+"""``CompiledFunction.explain()`` for tensor functions (built with ``shapes=``): each gradient
+output line paired with the matrix-calculus steps of the backward walk that produced it."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import symdiff as sd
+from symdiff.compiled import CompiledFunction
+from symdiff.explain import declared_shapes
+
+from .conftest import reset_memory
+
+LOGISTIC = "sum(log(1 + exp(-y * (X @ w))))"
+SHAPES = {"X": ("n", "d"), "y": ("n",), "w": ("d",)}
+
+
+def _source_line(source: str, prefix: str) -> str:
+    (line,) = [ln.strip() for ln in source.splitlines() if ln.strip().startswith(prefix)]
+    return line
+
+
+def test_logistic_loss_pairs_the_output_line_with_the_matmul_and_sum_rules():
+    g = sd.grad(LOGISTIC, wrt="w", shapes=SHAPES, cache=False)
+    text = g.explain()
+    lines = text.splitlines()
+    assert lines[0] == "grad_f(X, w, y): grad with respect to w; shapes X (n, d), w (d,), y (n,)"
+    output = _source_line(g.source, "_w_bar = ")
+    assert output.startswith("_w_bar = X.T @ ")
+    assert f"{output}    <- rule tree:" in lines
+    start = lines.index(f"{output}    <- rule tree:")
+    body = lines[start + 1 :]
+    # the temporaries the output line uses, as in the source, then the derivation
+    assert body[0].startswith("  where _t0 = X @ w")
+    derivation = sd.derive(LOGISTIC, wrt="w", shapes=SHAPES)
+    assert "\n".join(body).endswith(
+        "\n".join("  " + ln for ln in derivation.text("key").splitlines())
+    )
+    assert "[sum (broadcast back)] f = sum(z2)" in text
+    assert "[matmul] z1 = X @ w: w_bar = X.T @ z1_bar" in text
+    assert "[elementwise chain]" in text and "[softplus]" in text
+    assert "d/dw [sum(softplus(-(X @ w)*y))] = X.T @ (-y*sigmoid(-(X @ w)*y))" in text
+
+
+def test_verbose_all_shows_the_leaf_steps():
+    g = sd.grad(LOGISTIC, wrt="w", shapes=SHAPES, cache=False)
+    assert "[variable]" not in g.explain()
+    assert "[variable] d/dz1 [z1] = 1" in g.explain(verbose="all")
+
+
+def test_two_wrt_names_each_get_their_line_and_steps():
+    vg = sd.value_and_grad(LOGISTIC, wrt=["w", "y"], shapes=SHAPES, cache=False)
+    text = vg.explain()
+    assert text.splitlines()[0].startswith(
+        "value_and_grad_f(X, w, y): value_and_grad with respect to (w, y); shapes "
+    )
+    w_line = _source_line(vg.source, "_w_bar = ")
+    y_line = _source_line(vg.source, "_y_bar = ")
+    w_at = text.index(f"{w_line}    <- rule tree:")
+    y_at = text.index(f"{y_line}    <- rule tree:")
+    assert w_at < text.index("d/dw [") < y_at < text.index("d/dy [")
+    assert "[matmul] z1 = X @ w: w_bar = X.T @ z1_bar" in text[w_at:y_at]
+    # y enters only through the elementwise product: no matmul rule in its steps
+    assert "[matmul]" not in text[y_at:]
+    assert "y_bar = -z1*sigmoid(-y*z1)" in text[y_at:]
+    assert "_value = " not in text  # the value has no rule tree, as in the scalar path
+
+
+def test_grad_with_a_list_of_names_and_forward_mode():
+    g = sd.grad(LOGISTIC, wrt=["w"], shapes=SHAPES, mode="forward", cache=False)
+    text = g.explain()
+    assert "with respect to (w)" in text.splitlines()[0]
+    assert "emitted in forward mode" in text
+    assert f"{_source_line(g.source, '_w_bar = ')}    <- rule tree:" in text
+    assert "[matmul]" in text
+
+
+def test_int_and_scalar_shapes_are_read_back():
+    shapes = {"s": (), "w": (3,), "X": ("n", 3)}
+    g = sd.grad("sum(s * (X @ w))", wrt="s", shapes=shapes, cache=False)
+    text = g.explain()
+    assert text.splitlines()[0].endswith("shapes X (n, 3), s (), w (3,)")
+    assert "_s_bar = " in text and "d/ds [" in text
+    assert "[unbroadcast]" in text
+
+
+@pytest.mark.parametrize(
+    "builder, expr, kind",
+    [
+        (sd.hessian, LOGISTIC, "hessian"),
+        (sd.jacobian, "X @ w", "jacobian"),
+        (sd.compile, LOGISTIC, "value"),
+    ],
+)
+def test_other_kinds_have_no_rule_tree_and_list_what_they_compute(builder, expr, kind):
+    kwargs = {} if builder is sd.compile else {"wrt": "w"}
+    f = builder(expr, shapes=SHAPES, cache=False, **kwargs)
+    lines = f.explain().splitlines()
+    assert lines[0].startswith(f"{f.signature}: {kind}")
+    assert f"no rule tree for kind {kind!r}" in lines[1]
+    shapes = [tuple(e.shape) for e in f.exprs]
+    assert lines[2:] == [
+        f"  {e}   (shape {'(' + ', '.join(map(str, s)) + (',)' if len(s) == 1 else ')')})"
+        for e, s in zip(f.exprs, shapes, strict=True)
+    ]
+
+
+def test_scalar_functions_explain_as_before():
+    text = sd.grad("sin(x)*y", wrt=["x", "y"], cache=False).explain()
+    assert "shapes" not in text
+    assert "_d_x = " in text and "[trigonometric]" in text
+
+
+def test_a_traced_function_explains_from_its_header():
+    def loss(X, y, w):
+        return np.sum(np.log(1 + np.exp(-y * (X @ w))))
+
+    text = sd.grad(loss, wrt="w", shapes=SHAPES, cache=False).explain()
+    assert "[matmul] z1 = X @ w" in text and "_w_bar = " in text
+
+
+def test_shapes_argument_when_the_docstring_cannot_be_read():
+    g = sd.grad(LOGISTIC, wrt="w", shapes=SHAPES, cache=False)
+    bare = CompiledFunction(
+        source=g.source.replace("Arguments (in this order, or by name): ", "Args: "),
+        name=g.name,
+        args=g.args,
+        wrt=g.wrt,
+        exprs=[],
+        kind=g.kind,
+    )
+    assert declared_shapes(bare) is None
+    assert bare.explain(shapes=SHAPES).splitlines()[1:] == g.explain().splitlines()[1:]
+
+
+def test_a_shortened_header_asks_for_expr():
+    long_expr = LOGISTIC + "".join(f" + {k}*sum(w*w)" for k in range(2, 30))
+    g = sd.grad(long_expr, wrt="w", shapes=SHAPES, cache=False)
+    with pytest.raises(sd.SymdiffError, match="pass expr="):
+        g.explain()
+    text = g.explain(expr=long_expr)
+    assert "[matmul]" in text and "_w_bar = " in text
+
+
+def test_a_cached_reload_explains_identically(cache_dir, monkeypatch):
+    g = sd.grad(LOGISTIC, wrt=["w", "y"], shapes=SHAPES)
+    assert g.key is not None
+    expected = g.explain()
+    reset_memory()
+
+    from symdiff.tensor import build
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("derived again")
+
+    monkeypatch.setattr(build, "_build", refuse)
+    again = sd.grad(LOGISTIC, wrt=["w", "y"], shapes=SHAPES)
+    assert again is not g and again.source == g.source
+    assert again.explain() == expected
+    assert pickle.loads(pickle.dumps(again)).explain() == expected
+    # a function built from the cached source alone (as the disk cache loads it)
+    loaded = CompiledFunction(
+        source=again.source,
+        name=again.name,
+        args=again.args,
+        wrt=again.wrt,
+        exprs=[],
+        kind=again.kind,
+    )
+    assert loaded.explain() == expected

@@ -5,6 +5,7 @@ Commands (``symdiff COMMAND --help`` shows the options and examples of each)::
     symdiff grad EXPR [--wrt x,y]            the gradient module (source) on stdout
     symdiff value-and-grad EXPR [--wrt x,y]  value and gradient, sharing subexpressions
     symdiff hessian EXPR [--wrt x,y]         the Hessian module
+    symdiff hvp EXPR [--wrt x,y]             the Hessian-vector product module (last arg _v)
     symdiff jacobian EXPR [EXPR ...] [--wrt x,y]
     symdiff compile EXPR                     the expression itself, compiled
     symdiff derive EXPR [--wrt x] [--latex]  the numbered derivation steps
@@ -197,6 +198,13 @@ def _cmd_hessian(args: argparse.Namespace) -> int:
     return _output(sd.hessian(args.expr, wrt=args.wrt, **_builder_options(args)), args)
 
 
+def _cmd_hvp(args: argparse.Namespace) -> int:
+    """``symdiff hvp``: the Hessian-vector product module."""
+    import symdiff as sd
+
+    return _output(sd.hvp(args.expr, wrt=args.wrt, **_builder_options(args)), args)
+
+
 def _cmd_jacobian(args: argparse.Namespace) -> int:
     """``symdiff jacobian``: the Jacobian module of several expressions."""
     import symdiff as sd
@@ -321,6 +329,11 @@ examples:
   symdiff hessian "100*(y - x**2)**2 + (1 - x)**2" --wrt x,y
   symdiff hessian "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
 """,
+    "hvp": """\
+examples:
+  symdiff hvp "100*(y - x**2)**2 + (1 - x)**2" --wrt x,y     call as hvp_f(x, y, _v)
+  symdiff hvp "sum(100*(x[1:] - x[:-1]**2)**2)" --wrt x --shapes "x=n"
+""",
     "jacobian": """\
 examples:
   symdiff jacobian "x*y" "sin(x) + y" --wrt x,y
@@ -352,6 +365,7 @@ HELPS = {
     "grad": "print the gradient module",
     "value-and-grad": "print a module computing the value and the gradient",
     "hessian": "print the Hessian module",
+    "hvp": "print the Hessian-vector product module (the direction _v is the last argument)",
     "jacobian": "print the Jacobian module of several expressions",
     "compile": "print the module computing the expression itself",
     "derive": "print the derivation, one rule a line",
@@ -424,6 +438,7 @@ COMMANDS: dict[str, tuple[Handler, Callable[[argparse.ArgumentParser], None]]] =
     "grad": (_cmd_grad, _args_differentiate),
     "value-and-grad": (_cmd_value_and_grad, _args_differentiate),
     "hessian": (_cmd_hessian, _args_differentiate),
+    "hvp": (_cmd_hvp, _args_differentiate),
     "jacobian": (_cmd_jacobian, _args_jacobian),
     "compile": (_cmd_compile, _args_compile),
     "derive": (_cmd_derive, _args_derive),

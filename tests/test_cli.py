@@ -18,7 +18,9 @@ from symdiff import cli
 from symdiff.cli import main
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-COMMANDS = ["grad", "value-and-grad", "hessian", "jacobian", "compile", "derive", "cache"]
+COMMANDS = [
+    "grad", "value-and-grad", "hessian", "hvp", "jacobian", "compile", "derive", "cache"
+]
 
 
 @pytest.fixture(autouse=True)
@@ -129,6 +131,13 @@ def test_hessian(capsys):
     assert code == 0
     h = load(out, "hessian_f")(2.0, 3.0)
     np.testing.assert_allclose(h, [[6.0, 4.0], [4.0, 0.0]])
+
+
+def test_hvp_takes_the_direction_last(capsys):
+    code, out, _ = run(capsys, "hvp", "x**2 * y", "--wrt", "x,y")
+    assert code == 0
+    product = load(out, "hvp_f")(2.0, 3.0, np.array([1.0, -1.0]))
+    np.testing.assert_allclose(product, [6.0 - 4.0, 4.0])
 
 
 def test_jacobian_takes_several_expressions(capsys):

@@ -87,6 +87,7 @@ def test_grad_with_shapes_prints_a_tensor_module_with_the_right_numbers(capsys):
         (["grad", LOGISTIC, "--wrt", "w"], "grad_f", (3,)),
         (["value-and-grad", LOGISTIC, "--wrt", "w"], "value_and_grad_f", (3,)),
         (["hessian", LOGISTIC, "--wrt", "w"], "hessian_f", (3, 3)),
+        (["hvp", LOGISTIC, "--wrt", "w"], "hvp_f", (3,)),
         (["jacobian", "X @ w", "--wrt", "w"], "jacobian_f", (1, 6, 3)),
         (["compile", LOGISTIC], "f", ()),
     ],
@@ -99,7 +100,7 @@ def test_every_builder_command_takes_shapes(capsys, argv, name, shape):
     result = fn(
         **{
             k: v
-            for k, v in {"X": X, "y": y, "w": w}.items()
+            for k, v in {"X": X, "y": y, "w": w, "_v": np.ones(3)}.items()
             if k in fn.__code__.co_varnames[: fn.__code__.co_argcount]
         }
     )

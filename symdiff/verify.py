@@ -66,6 +66,7 @@ NUMPY_NAMES = frozenset(
         "min",
         "minimum",
         "pi",
+        "prod",
         "repeat",
         "reshape",
         "result_type",

@@ -26,8 +26,8 @@ A0, A1 = arg_symbol(0), arg_symbol(1)
 
 
 def test_every_differentiable_op_has_one_vjp_and_one_jvp():
-    ops = {"map", "matmul", "sum", "mean", "max", "min", "logsumexp", "softmax", "share",
-           *VIEWS, "scatter", "repeat"}
+    ops = {"map", "matmul", "sum", "mean", "max", "min", "logsumexp", "prod", "prod_others",
+           "softmax", "share", *VIEWS, "scatter", "repeat"}
     assert set(TENSOR_VJPS) == ops
     assert set(TENSOR_JVPS) == ops
 

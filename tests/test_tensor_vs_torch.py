@@ -98,3 +98,16 @@ def test_max_ties_split_evenly_like_torch_amax_not_like_torch_max_along_a_dim(to
     np.testing.assert_allclose(ours, amax)
     (one,) = torch_grads(torch, lambda X: torch.max(X, dim=1).values.sum(), {"X": X}, ["X"])
     assert one.sum(axis=1).tolist() == [1.0, 1.0] and not np.allclose(ours, one)
+
+
+def test_prod_with_zeros_like_torch(torch):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(4, 5))
+    X[1, 2] = 0.0  # one zero in a row: it gets the product of the rest
+    X[2, [0, 3]] = 0.0  # two zeros: the row's gradient is 0
+    values = {"X": X, "c": rng.normal(size=4)}
+    compare(torch, "sum(prod(X, axis=1) * c)", {"X": ("n", "d"), "c": ("n",)}, values, ["X"],
+            lambda X, c: torch.sum(torch.prod(X, dim=1) * c))
+    theirs = torch.autograd.functional.hessian(lambda v: torch.prod(v), torch.tensor(X[1]))
+    ours = sd.hessian("prod(x)", wrt="x", shapes={"x": ("n",)})(X[1])
+    np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-10, atol=1e-12)

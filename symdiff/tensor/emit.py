@@ -218,8 +218,10 @@ class _Emitter:
             self.lines.append((target, self._expression(node)))
         elif op == "matmul":
             self.lines.append((target, f"{c[0]} @ {c[1]}"))
-        elif op in ("sum", "mean", "max", "min"):
+        elif op in ("sum", "mean", "max", "min", "prod"):
             self.lines.append((target, self._reduce(op, c[0], node)))
+        elif op == "prod_others":
+            self._prod_others(node, c[0], target)
         elif op == "logsumexp":
             self._logsumexp(node, c[0], target)
         elif op == "softmax":
@@ -326,6 +328,29 @@ class _Emitter:
             return f"_np.{op}({code})"
         keep = ", keepdims=True" if keepdims else ""
         return f"_np.{op}({code}, axis={format_axes(axes)}{keep})"
+
+    def _prod_others(self, node: Node, code: str, target: str) -> None:
+        """The product of the other elements along the axes, without dividing by zero::
+
+            _t0 = _np.where(x == 0, 1, x)                             # zeros replaced by 1
+            _t1 = _np.sum(x == 0, axis=0, keepdims=True) - (x == 0)   # zeros among the others
+            _t1 = _np.where(_t1 == 0, _np.prod(_t0, axis=0, keepdims=True) / _t0, 0)
+
+        (no zero among the others: the product of the nonzero elements over this one's, which
+        is exact for the one zero too; a zero among the others: 0)."""
+        (axes,) = node.attrs
+        axis = f"axis={format_axes(axes)}, keepdims=True"
+        if not code.isidentifier():
+            name = f"_s{self.counter}"
+            self.counter += 1
+            self.lines.append((name, code))
+            code = name
+        nonzero = f"_s{self.counter}"
+        self.counter += 1
+        self.lines.append((nonzero, f"_np.where({code} == 0, 1, {code})"))
+        self.lines.append((target, f"_np.sum({code} == 0, {axis}) - ({code} == 0)"))
+        self.lines.append((target, f"_np.where({target} == 0, _np.prod({nonzero}, {axis}) / "
+                                   f"{nonzero}, 0)"))
 
     def _logsumexp(self, node: Node, code: str, target: str) -> None:
         axes, keepdims = node.attrs

@@ -25,7 +25,8 @@ from .shapes import Shape, format_dim, format_shape
 
 #: Operations printed as a call or a postfix, which never need parentheses around them.
 _ATOMIC = frozenset({
-    "var", "eye", "sum", "mean", "max", "min", "logsumexp", "softmax", "share", "reshape",
+    "var", "eye", "sum", "mean", "max", "min", "logsumexp", "prod", "prod_others", "softmax",
+    "share", "reshape",
     "broadcast", "scatter", "repeat", "stack", "index", "expand", "transpose",
 })
 _NUMBER_ODOT = re.compile(r"(\d)\s*\\odot\s")
@@ -167,7 +168,8 @@ _TEXT: dict[str, Callable[[Node, list[str], list[str]], str]] = {
     "eye": lambda n, a, r: f"eye({format_dim(n.shape[-1])})",
     "map": _map_text,
     "matmul": lambda n, a, r: f"{a[0]} @ {a[1]}",
-    **dict.fromkeys(("sum", "mean", "max", "min", "logsumexp"), _reduction_text),
+    **dict.fromkeys(("sum", "mean", "max", "min", "logsumexp", "prod"), _reduction_text),
+    "prod_others": lambda n, a, r: f"prod_others({r[0]}, axis={format_axes(n.attrs[0])})",
     "softmax": lambda n, a, r: f"softmax({r[0]}, axis={n.attrs[0]})",
     "share": lambda n, a, r: (
         f"ties_{n.attrs[0]}({r[0]}, {r[1]}, axis={format_axes(n.attrs[1])})"
@@ -246,7 +248,11 @@ _LATEX: dict[str, Callable[[Node, list[str], list[str]], str]] = {
     "eye": lambda n, a, r: rf"I_{{{sp.latex(sp.sympify(n.shape[-1]))}}}",
     "map": _map_latex,
     "matmul": lambda n, a, r: f"{a[0]} {a[1]}",
-    **dict.fromkeys(("sum", "mean", "max", "min", "logsumexp"), _reduction_latex),
+    **dict.fromkeys(("sum", "mean", "max", "min", "logsumexp", "prod"), _reduction_latex),
+    "prod_others": lambda n, a, r: (
+        rf"\operatorname{{prod}}_{{\text{{others}}}}\left({r[0]}, "
+        rf"\text{{axis}}={format_axes(n.attrs[0])}\right)"
+    ),
     "softmax": lambda n, a, r: _call_latex("softmax", r[0], rf"\text{{axis}}={n.attrs[0]}"),
     "share": lambda n, a, r: (
         rf"\operatorname{{ties}}_{{\text{{{n.attrs[0]}}}}}\left({r[0]}, {r[1]}\right)"

@@ -13,8 +13,11 @@ fill       a constant array of the node's shape [value: SymPy number or dimensio
 eye        the identity seed of forward mode: shape ``S + (size(S),)`` []
 map        an elementwise SymPy expression of the args, which broadcast [expr in ``_a0, _a1..``]
 matmul     ``a @ b`` []
-sum, mean, max, min, logsumexp
+sum, mean, max, min, logsumexp, prod
            reductions [axes (sorted, positive), keepdims]
+prod_others
+           per element, the product of the other elements along the axes (the gradient of
+           ``prod``, zero-safe: no division) [axes]
 softmax    ``exp(a) / sum(exp(a))`` along one axis [axis]
 share      gradient share of a max/min with ties split evenly: args ``(a, m)`` with ``m`` the
            reduced value kept to ``a``'s rank [kind ("max"/"min"), axes]

@@ -21,6 +21,7 @@ from ..errors import UnsupportedError
 from .elementwise import partial
 from .ir import Node, arg_symbol
 from .ops import Builder
+from .vjp import others_dot
 
 Tangents = Sequence[Node | None]
 JVP = Callable[[Builder, Node, Tangents, bool], Node | None]
@@ -85,6 +86,10 @@ def _reduction(b: Builder, node: Node, tangents: Tangents, simplify: bool) -> No
         return b.reduce_axes("sum", t, axes, keepdims)
     if node.op == "mean":
         return b.reduce_axes("mean", t, axes, keepdims)
+    if node.op == "prod":  # sum(prod_others(a) * t): no division by zero
+        others = _last(b, b.prod_others(a, axes))
+        return b.reduce_axes("sum", b.map(arg_symbol(0) * arg_symbol(1), [others, t]), axes,
+                             keepdims)
     kept = node if keepdims else b.expand(node, axes)
     if node.op == "logsumexp":
         weight = sp.exp(arg_symbol(0) - arg_symbol(1)) * arg_symbol(2)
@@ -93,6 +98,11 @@ def _reduction(b: Builder, node: Node, tangents: Tangents, simplify: bool) -> No
         share = b.share(node.op, a, kept, axes)
         weighted = b.map(arg_symbol(0) * arg_symbol(1), [_last(b, share), t])
     return b.reduce_axes("sum", weighted, axes, keepdims)
+
+
+def _prod_others(b: Builder, node: Node, tangents: Tangents, simplify: bool) -> Node | None:
+    (t,) = tangents
+    return others_dot(b, node.args[0], node.attrs[0], t)
 
 
 def _softmax(b: Builder, node: Node, tangents: Tangents, simplify: bool) -> Node | None:
@@ -149,6 +159,8 @@ TENSOR_JVPS: dict[str, JVP] = {
     "max": _reduction,
     "min": _reduction,
     "logsumexp": _reduction,
+    "prod": _reduction,
+    "prod_others": _prod_others,
     "softmax": _softmax,
     "share": _zero,  # piecewise constant
     "transpose": _transpose,

@@ -34,7 +34,7 @@ from .shapes import (
     unbroadcast_axes,
 )
 
-REDUCTIONS = ("sum", "mean", "max", "min", "logsumexp")
+REDUCTIONS = ("sum", "mean", "max", "min", "logsumexp", "prod")
 _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
 
 
@@ -109,7 +109,7 @@ class Builder(Graph):
     # -- reductions --------------------------------------------------------------------------------
     def reduce(self, kind: str, a: Node, axis: Any = None, keepdims: bool = False,
                where: str = "") -> Node:
-        """``kind`` (sum, mean, max, min, logsumexp) over ``axis`` (None: all axes)."""
+        """``kind`` (sum, mean, max, min, logsumexp, prod) over ``axis`` (None: all axes)."""
         axes = normalize_axes(kind, axis, a.ndim, where)
         return self.reduce_axes(kind, a, axes, keepdims)
 
@@ -122,6 +122,12 @@ class Builder(Graph):
             return a
         found = simplify.reduction(self, kind, a, axes, keepdims, shape)
         return found if found is not None else self.node(kind, (a,), (axes, keepdims), shape)
+
+    def prod_others(self, a: Node, axes: tuple[int, ...]) -> Node:
+        """Per element of ``a``, the product of the *other* elements along ``axes`` (the
+        gradient of ``prod(a, axes)``), computed without dividing by zero (see
+        :data:`symdiff.tensor.vjp.TENSOR_VJPS`)."""
+        return self.node("prod_others", (a,), (axes,), a.shape)
 
     def softmax(self, a: Node, axis: Any = -1, where: str = "") -> Node:
         """``exp(a) / sum(exp(a), axis)`` (emitted in the stable shifted form)."""

@@ -10,8 +10,8 @@ parser whole, so every limit on constants applies. The rest is translated node b
   ``max(a, b)``, ...) are elementwise with NumPy broadcasting; a chain of them becomes one
   ``map`` node whose SymPy expression the scalar rule table differentiates;
 * ``a @ b``, ``a.T``, ``a[i]``, ``a[:, j]``, ``a[1:3]`` (integer literals only);
-* ``sum``/``mean``/``max``/``min``/``logsumexp(a, axis=k, keepdims=False)`` (``axis`` an int or a
-  tuple; omitted: every axis), ``softmax(a, axis=-1)``, ``transpose(a, perm)``,
+* ``sum``/``mean``/``max``/``min``/``logsumexp``/``prod(a, axis=k, keepdims=False)`` (``axis``
+  an int or a tuple; omitted: every axis), ``softmax(a, axis=-1)``, ``transpose(a, perm)``,
   ``reshape(a, shape)`` (entries: ints, ``-1``, dimension names and products of them),
   ``repeat(a, n, axis=k)``.
 
@@ -39,7 +39,7 @@ from .ops import Builder
 from .shapes import Shape, broadcast
 from .values import Elem, Values
 
-REDUCTIONS = frozenset({"sum", "mean", "max", "min", "logsumexp"})
+REDUCTIONS = frozenset({"sum", "mean", "max", "min", "logsumexp", "prod"})
 TENSOR_FUNCTIONS = REDUCTIONS | {"softmax", "transpose", "reshape", "repeat"}
 _CONSTANTS = frozenset({"pi", "e"})
 _ELEMENTWISE: dict[type[ast.operator], tuple[str, Callable[[Any, Any], Any]]] = {

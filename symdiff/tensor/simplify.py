@@ -6,9 +6,10 @@ or None to build the operation as asked. The rules:
 * a transpose of a transpose is one transpose (none if the permutations cancel), and the
   transpose of an identity or a constant is itself;
 * a reshape of a reshape is one reshape, a reshape to the same shape is nothing;
-* a sum (or mean, max, min) of a constant is a constant; a sum of a broadcast is the sum of the
-  smaller array times the number of copies (so gradients of broadcasts stay small); a
-  reduction of a transpose reduces the untransposed array;
+* a sum (or mean, max, min, logsumexp, prod) of a constant is a constant (a product only
+  when small and exact); a sum of a broadcast is the sum of the smaller array times the
+  number of copies (so gradients of broadcasts stay small); a reduction of a transpose
+  reduces the untransposed array;
 * an elementwise operation absorbs broadcasts of its operands (NumPy broadcasts anyway),
   and multiplications by ones vanish when constants are substituted into it;
 * ``A @ I`` and ``I @ B`` (the forward-mode seed) are ``A`` and ``B``; a product over a
@@ -99,6 +100,8 @@ def reduction(
             return b.fill(value * count, shape)
         if kind == "logsumexp":
             return b.fill(value + sp.log(count), shape)
+        if kind == "prod":
+            return _prod_of_fill(b, value, count, shape)
         return b.fill(value, shape)
     if a.op == "broadcast" and kind in ("sum", "mean"):
         return _sum_of_broadcast(b, kind, a, axes, keepdims, shape)
@@ -109,6 +112,21 @@ def reduction(
             return b.transpose(inner, perm)
         left = [p for p in perm if p not in {perm[i] for i in axes}]
         return b.transpose(inner, tuple(sorted(left).index(p) for p in left))
+    return None
+
+
+def _prod_of_fill(b: Builder, value: sp.Basic, count: object, shape: Shape) -> Node | None:
+    """``value ** count`` when it is small and exact (ones, zeros over named dimensions, a
+    power of a few factors); otherwise None (``prod`` of the constant array is emitted)."""
+    if value == 1:
+        return b.fill(1, shape)
+    if isinstance(count, int) and count <= 64:
+        power = sp.sympify(value) ** count
+        small = not power.is_Rational or max(len(str(abs(power.p))), len(str(power.q))) <= 30
+        if small:
+            return b.fill(power, shape)
+    if value == 0 and sp.sympify(count).is_positive:
+        return b.fill(0, shape)
     return None
 
 

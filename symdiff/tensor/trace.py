@@ -13,12 +13,13 @@ and the string and the function give the same code::
 Recorded: ``+ - * / **`` and unary ``-``, ``@`` (and ``np.matmul``, ``np.dot``), ``.T``,
 indexing by ints, slices, ``None`` and ``...`` (``x[:, 0]``, ``x[1:3]``, ``s[:, None]``), the
 NumPy ufuncs of :data:`symdiff.trace.UFUNCS` (``np.exp``, ``np.log``, ``np.tanh``,
-``np.maximum``, comparisons ...), ``np.sum``/``np.mean``/``np.max``/``np.min`` (and the methods
-``.sum()`` ...) with ``axis=`` and ``keepdims=``, ``np.transpose``/``.transpose()``,
-``np.reshape``/``.reshape()``, ``np.repeat``/``.repeat()``, ``np.expand_dims``, ``np.squeeze``,
-``np.where``, ``np.clip``, :mod:`symdiff.math` (``sd.math.sigmoid``, ``sd.math.relu``, ...,
-``sd.math.logsumexp``, ``sd.math.softmax``). ``x.shape`` gives the declared dimensions (ints, or
-SymPy symbols for named ones, usable as numbers: ``np.sum(z) / X.shape[0]``).
+``np.maximum``, comparisons ...), ``np.sum``/``np.mean``/``np.max``/``np.min``/``np.prod``
+(and the methods ``.sum()`` ...) with ``axis=`` and ``keepdims=``,
+``np.transpose``/``.transpose()``, ``np.reshape``/``.reshape()``, ``np.repeat``/``.repeat()``,
+``np.expand_dims``, ``np.squeeze``, ``np.where``, ``np.clip``, :mod:`symdiff.math`
+(``sd.math.sigmoid``, ``sd.math.relu``, ..., ``sd.math.logsumexp``, ``sd.math.softmax``).
+``x.shape`` gives the declared dimensions (ints, or SymPy symbols for named ones, usable as
+numbers: ``np.sum(z) / X.shape[0]``).
 
 Anything else is an :class:`~symdiff.errors.UnsupportedError` naming it: Python ``if`` on a
 traced value (use ``np.where``), ``float(x)``, iteration, a constant NumPy array combined with a

@@ -187,6 +187,10 @@ class TracedTensor(_Traced):
         """``np.min`` along ``axis`` (the gradient is split evenly among ties)."""
         return self._tracer.reduce("min", self, axis, keepdims, **extra)
 
+    def prod(self, axis: Any = None, keepdims: bool = False, **extra: Any) -> TracedTensor:
+        """``np.prod`` along ``axis``."""
+        return self._tracer.reduce("prod", self, axis, keepdims, **extra)
+
     def transpose(self, *axes: Any) -> TracedTensor:
         """Axes permuted (``x.transpose(1, 0)`` or ``x.transpose((1, 0))``)."""
         perm = axes[0] if len(axes) == 1 and isinstance(axes[0], tuple | list) else axes
@@ -261,6 +265,7 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.amax: _reduction("max"),
     np.min: _reduction("min"),
     np.amin: _reduction("min"),
+    np.prod: _reduction("prod"),
     np.transpose: lambda tracer, a, axes=None: tracer.transpose(a, axes),
     np.reshape: _np_reshape,
     np.repeat: lambda tracer, a, repeats, axis=None: tracer.repeat(a, repeats, axis),

@@ -15,6 +15,12 @@ there). A contribution may have the *broadcast* shape of the node; the backward 
 * ``mean``: the same divided by the number of elements averaged
 * ``max``/``min`` (seed 001): ``g`` to the elements equal to the result; ties **split evenly**
   (``1/k`` to each of ``k`` tied elements), unlike ``torch.max(x, dim)`` which picks one
+* ``prod``: ``g * (product of the other elements)``, the ``prod_others`` node. Never
+  ``g * prod(a) / a``, which is nan where an element is 0: with ``c`` the number of zeros among
+  the *other* elements along the axes, it is ``prod(nonzero) / a`` where ``c == 0`` (zeros
+  replaced by 1, so a lone zero gets the product of the rest) and ``0`` where ``c >= 1``;
+  ``prod_others`` itself (Hessians) has ``a_bar_k = sum over i != k of g_i * (product of the
+  elements other than i and k)``, zero-safe the same way (:func:`others_dot`)
 * ``logsumexp``: ``g * e / sum(e)`` with ``e = exp(a - max(a))`` (``g * softmax``);
   ``softmax``: ``s * (g - sum(g * s, axis))``
 * ``transpose`` (seed 001): transpose ``g`` by ``argsort(perm)``
@@ -92,6 +98,55 @@ def _extremum(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
     kept = node if keepdims else b.expand(node, axes)
     share = b.share(node.op, a, kept, axes)
     return (b.map(_G * _X, [g if keepdims else b.expand(g, axes), share]),)
+
+
+def _prod(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (a,) = node.args
+    axes, keepdims = node.attrs
+    others = b.prod_others(a, axes)
+    return (b.map(_G * _X, [g if keepdims else b.expand(g, axes), others]),)
+
+
+def _prod_others(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
+    (a,) = node.args
+    (axes,) = node.attrs
+    return (others_dot(b, a, axes, g),)
+
+
+def others_dot(b: Builder, a: Node, axes: tuple[int, ...], t: Node) -> Node:
+    """``u_i = sum over k != i of t_k * prod_{j != i, k} a_j`` along ``axes``: the derivative of
+    the product of the others (``prod_others``) in direction ``t``, and, the matrix being
+    symmetric, its vector-Jacobian product with ``t``. ``t`` has ``a``'s shape, or that shape
+    plus a trailing batch axis (forward mode).
+
+    With ``z`` marking the zeros of ``a``, ``a1 = where(a == 0, 1, a)``, ``p = prod(a1)`` and
+    ``c = sum(z) - z`` (zeros among the others of each element), all along ``axes``::
+
+        u = p / a1 * where(c == 0, sum(t / a1) - t / a1,      # no zero among the others
+                     where(c == 1, sum(z * t) - z * t, 0))     # one: only its t counts
+
+    (``z * t`` as ``where(a == 0, t, 0)``, so float32 stays float32).
+
+    No division by zero, exact at any number of zeros."""
+    batched = t.ndim == a.ndim + 1
+
+    def lift(n: Node) -> Node:
+        return b.expand(n, (n.ndim,)) if batched else n
+
+    x = arg_symbol(0)
+    zero = b.map(sp.Piecewise((1, sp.Eq(x, 0)), (0, True)), [a])  # only compared: ints are fine
+    nonzero = b.map(sp.Piecewise((1, sp.Eq(x, 0)), (x, True)), [a])
+    count = b.reduce_axes("sum", zero, axes, True)
+    p = b.reduce_axes("prod", nonzero, axes, True)
+    scaled = b.reduce_axes("sum", b.map(x / _X, [t, lift(nonzero)]), axes, True)
+    t_zero = b.map(sp.Piecewise((x, sp.Eq(_X, 0)), (0, True)), [t, lift(a)])  # t's dtype
+    at_zeros = b.reduce_axes("sum", t_zero, axes, True)
+    p_, a1, s, tt, c, z, tz, tzi = (arg_symbol(i) for i in range(8))
+    others = c - z
+    expr = p_ / a1 * sp.Piecewise((s - tt / a1, sp.Eq(others, 0)),
+                                  (tz - tzi, sp.Eq(others, 1)), (0, True))
+    return b.map(expr, [lift(p), lift(nonzero), scaled, t, lift(count), lift(zero), at_zeros,
+                        t_zero])
 
 
 def _logsumexp(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
@@ -182,6 +237,13 @@ TENSOR_VJPS: dict[str, VJPRule] = {
     "logsumexp": VJPRule("logsumexp",
                          "A_bar = G * e / sum(e) with e = exp(A - max(A)) (= G * softmax(A))",
                          _logsumexp),
+    "prod": VJPRule("prod (product of the others)",
+                    "A_bar = G * (product of the other elements along the axes): prod(A)/A "
+                    "without dividing by zero (a lone zero gets the product of the rest, the "
+                    "elements beside it 0; two or more zeros: all 0)", _prod),
+    "prod_others": VJPRule("product of the others",
+                           "A_bar_k = sum over i != k of G_i * (product of the elements other "
+                           "than i and k), zero-safe", _prod_others),
     "softmax": VJPRule("softmax", "A_bar = s * (G - sum(G * s, axis)) with s = softmax(A)",
                        _softmax),
     "share": VJPRule("tie share", "piecewise constant: no gradient", _none),

@@ -91,6 +91,8 @@ PARAM_METHODS = frozenset({"astype", "shape"})
 #: names) and one kind of ``if``: the inline shape test (see :func:`_check_shape_test`).
 TENSOR_HELPER = "_check_shapes"
 TENSOR_ATTRIBUTES = frozenset({"T"})
+#: Reductions called as methods of an argument or a generated name (``x.sum(axis=0)``).
+TENSOR_METHODS = frozenset({"sum", "mean", "max", "min", "prod"})
 TENSOR_PARAM_ATTRIBUTES = frozenset({"ndim"})
 KEYWORDS = frozenset({"dtype", "copy", "axis", "keepdims"})
 #: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
@@ -368,7 +370,7 @@ class _ExpressionChecker:
             raise _refuse(node, f"unexpected constant {node.value!r}")
         return []
 
-    def visit_Attribute(self, node: ast.Attribute) -> list[ast.AST]:
+    def visit_Attribute(self, node: ast.Attribute, callee: bool = False) -> list[ast.AST]:
         owner = node.value
         if isinstance(owner, ast.Name) and owner.id == "_np" and node.attr in NUMPY_NAMES:
             return []
@@ -380,6 +382,9 @@ class _ExpressionChecker:
             (isinstance(owner, ast.Name) and owner.id in self.params) or self._is_internal(owner)
         ):
             return []
+        if callee and self.tensor and node.attr in TENSOR_METHODS and isinstance(owner, ast.Name)\
+                and (owner.id in self.params or self._is_internal(owner)):
+            return []  # called: ``x.sum(axis=0)``
         if self.tensor and node.attr in TENSOR_PARAM_ATTRIBUTES and (
             isinstance(owner, ast.Name) and owner.id in self.params
         ):
@@ -402,7 +407,7 @@ class _ExpressionChecker:
         if isinstance(func, ast.Name) and func.id in self.helpers:
             pass
         elif isinstance(func, ast.Attribute):
-            self.visit_Attribute(func)
+            self.visit_Attribute(func, callee=True)
         else:
             raise _refuse(node, "unexpected call")
         for item in node.keywords:

@@ -220,24 +220,39 @@ def test_hvp_and_jacobian_through_prod():
 def test_emitted_gradient_reads_as_the_product_of_the_others():
     source = sd.grad("prod(x)", wrt="x", shapes={"x": ("n",)}).source
     body = source[source.index("def grad_f"):]
-    assert "_np.prod(" in body and "_np.where(x == 0, 1, x)" in body
+    assert ".prod(axis=0, keepdims=True)" in body and "x == 0" in body and ", 1, x)" in body
     assert "/ x" not in body and "/x" not in body  # never divides by the input itself
     check_module(source)
     value = sd.compile("prod(X, axis=1, keepdims=True)", shapes={"X": ("n", "d")}).source
-    assert "_np.prod(X, axis=1, keepdims=True)" in value
-    assert "_np.prod(X)" in sd.compile("prod(X)", shapes={"X": ("n", "d")}).source
+    assert "X.prod(axis=1, keepdims=True)" in value
+    assert "X.prod()" in sd.compile("prod(X)", shapes={"X": ("n", "d")}).source
 
 
 def test_verifier_accepts_prod_only_as_it_accepts_sum():
     source = sd.compile("prod(X, axis=1)", shapes={"X": ("n", "d")}).source
     check_module(source)
+    for good in ("_np.prod(X, axis=1)", "X.sum(axis=1)", "_np.prod(X + 1, axis=1)"):
+        check_module(source.replace("X.prod(axis=1)", good))
     for bad in ("_np.prod(X, axis=1, initial=0)", "_np.prod(X, axis=1, where=X)",
-                "_np.prod.__call__(X)"):
+                "_np.prod.__call__(X)", "X.prod(axis=1, initial=0)", "X.prod(axis=1, out=X)"):
         with pytest.raises(VerificationError):
-            check_module(source.replace("_np.prod(X, axis=1)", bad))
+            check_module(source.replace("X.prod(axis=1)", bad))
         with pytest.raises(VerificationError):
-            check_module(source.replace("_np.prod(X, axis=1)",
-                                        bad.replace("_np.prod", "_np.sum")))
+            check_module(source.replace("X.prod(axis=1)",
+                                        bad.replace("prod", "sum")))
+
+
+@pytest.mark.parametrize("bad", [
+    "X.prod",  # a bound method, not called
+    "(X + 1).prod(axis=1)",  # methods only of names
+    "X.tofile('f')", "X.dump('f')", "X.__class__", "X.prod.__self__",
+    "_check_shapes.sum()",  # a helper is not an array
+    "X.T.sum(axis=1)",
+])
+def test_verifier_refuses_other_methods_and_owners(bad):
+    source = sd.compile("prod(X, axis=1)", shapes={"X": ("n", "d")}).source
+    with pytest.raises(VerificationError):
+        check_module(source.replace("X.prod(axis=1)", bad))
 
 
 def traced_rows(X, c):

@@ -226,15 +226,15 @@ class _Emitter:
             self._logsumexp(node, c[0], target)
         elif op == "softmax":
             (axis,) = node.attrs
-            self.lines.append((target, f"_np.exp({c[0]} - _np.max({c[0]}, axis={axis}, "
-                                       "keepdims=True))"))
-            self.lines.append((target, f"{target} / _np.sum({target}, axis={axis}, "
-                                       "keepdims=True)"))
+            peak = reduce_code("max", c[0], f"axis={axis}, keepdims=True")
+            self.lines.append((target, f"_np.exp({c[0]} - {peak})"))
+            total = reduce_code("sum", target, f"axis={axis}, keepdims=True")
+            self.lines.append((target, f"{target} / {total}"))
         elif op == "share":
             _, axes = node.attrs
             self.lines.append((target, f"_np.asarray({c[0]} == {c[1]}, dtype=_dtype)"))
-            self.lines.append((target, f"{target} / _np.sum({target}, axis={format_axes(axes)}, "
-                                       "keepdims=True)"))
+            total = reduce_code("sum", target, f"axis={format_axes(axes)}, keepdims=True")
+            self.lines.append((target, f"{target} / {total}"))
         elif op == "scatter":
             self.lines.append((target, f"_np.zeros({shape_code(node.shape)}, dtype=_dtype)"))
             self.lines.append((f"{target}[{format_index(node.attrs[0])}]",
@@ -325,32 +325,29 @@ class _Emitter:
     def _reduce(self, op: str, code: str, node: Node) -> str:
         axes, keepdims = node.attrs
         if not keepdims and len(axes) == node.args[0].ndim:
-            return f"_np.{op}({code})"
+            return reduce_code(op, code, "")
         keep = ", keepdims=True" if keepdims else ""
-        return f"_np.{op}({code}, axis={format_axes(axes)}{keep})"
+        return reduce_code(op, code, f"axis={format_axes(axes)}{keep}")
 
     def _prod_others(self, node: Node, code: str, target: str) -> None:
         """The product of the other elements along the axes, without dividing by zero::
 
-            _t0 = _np.where(x == 0, 1, x)                             # zeros replaced by 1
-            _t1 = _np.sum(x == 0, axis=0, keepdims=True) - (x == 0)   # zeros among the others
-            _t1 = _np.where(_t1 == 0, _np.prod(_t0, axis=0, keepdims=True) / _t0, 0)
+            _s0 = x == 0                                   # the zeros
+            _s1 = _np.where(_s0, 1, x)                     # zeros replaced by 1
+            _t0 = _s0.sum(axis=0, keepdims=True) - _s0     # zeros among the others
+            _t0 = _np.where(_t0 == 0, _s1.prod(axis=0, keepdims=True) / _s1, 0)
 
         (no zero among the others: the product of the nonzero elements over this one's, which
         is exact for the one zero too; a zero among the others: 0)."""
         (axes,) = node.attrs
         axis = f"axis={format_axes(axes)}, keepdims=True"
-        if not code.isidentifier():
-            name = f"_s{self.counter}"
-            self.counter += 1
-            self.lines.append((name, code))
-            code = name
-        nonzero = f"_s{self.counter}"
-        self.counter += 1
-        self.lines.append((nonzero, f"_np.where({code} == 0, 1, {code})"))
-        self.lines.append((target, f"_np.sum({code} == 0, {axis}) - ({code} == 0)"))
-        self.lines.append((target, f"_np.where({target} == 0, _np.prod({nonzero}, {axis}) / "
-                                   f"{nonzero}, 0)"))
+        zeros, nonzero = f"_s{self.counter}", f"_s{self.counter + 1}"
+        self.counter += 2
+        self.lines.append((zeros, f"{code} == 0"))
+        self.lines.append((nonzero, f"_np.where({zeros}, 1, {code})"))
+        self.lines.append((target, f"{reduce_code('sum', zeros, axis)} - {zeros}"))
+        self.lines.append((target, f"_np.where({target} == 0, {reduce_code('prod', nonzero, axis)}"
+                                   f" / {nonzero}, 0)"))
 
     def _logsumexp(self, node: Node, code: str, target: str) -> None:
         axes, keepdims = node.attrs
@@ -369,8 +366,8 @@ class _Emitter:
         full = len(axes) == node.args[0].ndim and not keepdims
         axis = "" if full else f", axis={format_axes(axes)}"
         keep = ", keepdims=True" if keepdims else ""
-        self.lines.append((peak, f"_np.max({code}" + ("" if full else f"{axis}, keepdims=True")
-                           + ")"))
+        self.lines.append((peak, reduce_code("max", code, "" if full else
+                                             f"{axis[2:]}, keepdims=True")))
         back = peak if full or keepdims else f"_np.squeeze({peak}{axis})"
         self.lines.append(
             (target, f"_np.log(_np.sum(_np.exp({code} - {peak}){axis}{keep})) + {back}")
@@ -501,3 +498,13 @@ def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str]]:
     emitter = _Emitter(program)
     statements = emitter.run()
     return statements, set(emitter.printer.helpers)
+
+
+def reduce_code(op: str, code: str, arguments: str) -> str:
+    """A reduction of ``code``: the array method (``x.sum(axis=0)``) when ``code`` is a name
+    (an argument or a temporary, always an array or a NumPy scalar here), which skips the
+    Python wrapper of ``_np.sum`` (about 1 us a call, most of the cost on small arrays); else
+    the function (``_np.sum(x == 0, axis=0)``). Both compute the same reduction."""
+    if code.isidentifier():
+        return f"{code}.{op}({arguments})"
+    return f"_np.{op}({code}{', ' if arguments else ''}{arguments})"

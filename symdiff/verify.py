@@ -212,6 +212,14 @@ def _check_function(
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             checker.target(statement.targets[0])
             checker.visit(statement.value)
+        elif (
+            tensor
+            and isinstance(statement, ast.AugAssign)
+            and isinstance(statement.op, ast.Add | ast.Sub)
+            and isinstance(statement.target, ast.Subscript)
+        ):
+            checker.target(statement.target)  # ``_x_bar[1:] += ...``: a slice of a generated array
+            checker.visit(statement.value)
         elif isinstance(statement, ast.Return) and statement.value is not None:
             checker.visit(statement.value)
         elif isinstance(statement, ast.Delete) and all(

@@ -25,8 +25,8 @@ def test_slice_adjoints_accumulate_in_place():
     g = sd.grad("sum(x**2) - sum(x[1:]*x[:-1])", wrt="x", shapes={"x": X}, cache=False)
     lines = [line.strip() for line in body(g.source).splitlines()]
     assert "_x_bar = 2*x" in lines
-    assert "_x_bar[:-1] = _x_bar[:-1] - x[1:]" in lines
-    assert "_x_bar[1:] = _x_bar[1:] - x[:-1]" in lines
+    assert "_x_bar[:-1] -= x[1:]" in lines  # in place: no temporary, no copy back
+    assert "_x_bar[1:] -= x[:-1]" in lines
     assert "_np.zeros" not in body(g.source)
     x = np.arange(1.0, 7.0)
     np.testing.assert_allclose(g(x), 2 * x - np.r_[x[1:], 0] - np.r_[0, x[:-1]])
@@ -36,7 +36,7 @@ def test_rosenbrock_scatters_into_one_zeros_buffer():
     expr = "sum(100*(x[1:] - x[:-1]**2)**2 + (1 - x[:-1])**2)"
     g = sd.grad(expr, wrt="x", shapes={"x": X}, cache=False)
     assert body(g.source).count("_np.zeros") == 1
-    assert "_x_bar[1:] = _x_bar[1:] + " in g.source
+    assert "_x_bar[1:] += " in g.source
     x = np.random.default_rng(1).standard_normal(7)
     f = sd.compile(expr, shapes={"x": X}, cache=False)
     np.testing.assert_allclose(g(x), central(f, x), rtol=1e-6, atol=1e-6)
@@ -66,6 +66,18 @@ def test_accumulated_gradients_match_central_differences(expr, shapes):
         np.testing.assert_array_equal(args[k], before[k])
     want = central(lambda a: f(**{**args, names[0]: a}), first)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def test_verifier_takes_only_slice_additions_in_place():
+    from symdiff.verify import VerificationError, check_module
+
+    source = sd.grad("sum(x**2) - sum(x[1:]*x[:-1])", wrt="x", shapes={"x": X},
+                     cache=False).source
+    check_module(source)
+    for bad in ("_x_bar[1:] *= x[:-1]", "_x_bar += x", "x[1:] -= x[:-1]",
+                "_x_bar[1:] -= _np.save('f', x)", "_x_bar[x] -= x"):
+        with pytest.raises(VerificationError):
+            check_module(source.replace("_x_bar[1:] -= x[:-1]", bad))
 
 
 def test_logsumexp_gradient_is_one_exp_and_stable():

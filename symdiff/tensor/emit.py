@@ -257,8 +257,8 @@ class _Emitter:
         each used nowhere else) go into one buffer, slice by slice::
 
             _x_bar = 2*x                       # the other terms (or zeros)
-            _x_bar[:-1] = _x_bar[:-1] - x[1:]
-            _x_bar[1:] = _x_bar[1:] - x[:-1]
+            _x_bar[:-1] -= x[1:]               # in place: no temporary, no copy back
+            _x_bar[1:] -= x[:-1]
 
         A scatter used any other way is built on its own first (zeros, then the slice set)."""
         found = sorted((s.name for s in expr.free_symbols if s.name in self.deferred),
@@ -373,15 +373,13 @@ class _Emitter:
             (target, f"_np.log(_np.sum(_np.exp({code} - {peak}){axis}{keep})) + {back}")
         )
 
-    def _print(self, value: sp.Expr, onto: str) -> str:
-        """``value`` as code, added to ``onto`` (``_b[1:] + v``, ``_b[1:] - v``) if given."""
-        if not onto:
-            return self.printer.doprint(value)
+    def _add_onto(self, target: str, value: sp.Expr) -> tuple[str, str]:
+        """``target += value`` (or ``-=``) as a statement ``("target +=", code)``: NumPy adds
+        into the slice in place, with no temporary and no copy back."""
         sign = "+"
         if not value.is_Add and value.could_extract_minus_sign():
             sign, value = "-", -value
-        code = self.printer.doprint(value)
-        return f"{onto} {sign} ({code})" if value.is_Add else f"{onto} {sign} {code}"
+        return f"{target} {sign}=", self.printer.doprint(value)
 
     def _lse_parts(self, node: Node) -> tuple[Node, Node, Node] | None:
         """The nodes ``max(A)``, ``e = exp(A - max(A))`` and ``sum(e)`` of the logsumexp
@@ -431,7 +429,10 @@ class _Emitter:
                 (k.name, self.printer.doprint(e)) for k, e in pending.items() if k in needed
             ]
             pending = {k: e for k, e in pending.items() if k not in needed}
-            printed.append((target, self._print(value, target if i in self.accumulate else "")))
+            if i in self.accumulate:
+                printed.append(self._add_onto(target, value))
+            else:
+                printed.append((target, self.printer.doprint(value)))
         return _renumber(printed, aliases)
 
 

@@ -30,6 +30,14 @@ OPS = [
     ("matmul-vector-matrix", "sum(tanh(a @ B))", {"a": ("k",), "B": ("k", "m")}, ["a", "B"]),
     ("matmul-vector-vector", "(a @ b)**2", {"a": ("k",), "b": ("k",)}, ["a", "b"]),
     ("matmul-batched", "sum(cos(A @ B))", {"A": (2, "n", "k"), "B": ("k", "m")}, ["A", "B"]),
+    ("matmul-batched-both", "sum(sin(A @ B))", {"A": (2, "n", "k"), "B": (2, "k", "m")},
+     ["A", "B"]),
+    ("matmul-batched-broadcast", "sum(sin(A @ B) ** 2)",
+     {"A": (3, 1, "n", "k"), "B": (2, "k", "m")}, ["A", "B"]),
+    ("matmul-matrix-stack", "sum(tanh(A @ B))", {"A": ("n", "k"), "B": (2, "k", "m")},
+     ["A", "B"]),
+    ("matmul-stack-vector", "sum(exp(A @ b))", {"A": (2, "n", "k"), "b": ("k",)}, ["A", "b"]),
+    ("matmul-vector-stack", "sum(exp(a @ B))", {"a": ("k",), "B": (2, "k", "m")}, ["a", "B"]),
     ("sum-all", "sum(X)**2", {"X": ("n", "d")}, ["X"]),
     ("sum-axis", "sum(sum(X, axis=0)**2)", {"X": ("n", "d")}, ["X"]),
     ("sum-axes-keepdims", "sum(sum(T, axis=(0, 2), keepdims=True) * T)",
@@ -114,8 +122,6 @@ def test_gradient_matches_central_differences(expr, shapes, wrt):
 @pytest.mark.parametrize(("expr", "shapes", "wrt"), [row[1:] for row in OPS],
                          ids=[row[0] for row in OPS])
 def test_forward_mode_agrees_with_reverse_mode(expr, shapes, wrt):
-    if "@" in expr and "A" in shapes and len(shapes["A"]) > 2:
-        pytest.skip("forward mode through a batched matmul is not supported yet")
     rng = np.random.default_rng(7)
     values = random_values(shapes, rng)
     reverse = sd.grad(expr, wrt=wrt, shapes=shapes)
@@ -123,6 +129,35 @@ def test_forward_mode_agrees_with_reverse_mode(expr, shapes, wrt):
     args = {k: values[k] for k in reverse.args}
     for r, f in zip(reverse(**args), forward(**args), strict=True):
         np.testing.assert_allclose(f, r, rtol=1e-10, atol=1e-12)
+
+
+BATCHED = [row for row in OPS if row[0].startswith("matmul-") and any(
+    len(shape) > 2 for shape in row[2].values())]
+
+
+@pytest.mark.parametrize(("expr", "shapes", "wrt"), [row[1:] for row in BATCHED],
+                         ids=[row[0] for row in BATCHED])
+def test_hessian_through_a_batched_matmul_matches_central_differences(expr, shapes, wrt):
+    """Forward over reverse through stacks of matrices (the tangent axis moved in front of
+    the matrix axes): each Hessian block against central differences of the gradient."""
+    values = random_values(shapes, np.random.default_rng(5))
+    grad = sd.grad(expr, wrt=wrt, shapes=shapes)
+    hess = sd.hessian(expr, wrt=wrt, shapes=shapes)
+    args = {k: values[k] for k in hess.args}
+    blocks = hess(**args)
+    h = 1e-6
+    for j, name in enumerate(wrt):
+        x = values[name]
+        for index in np.ndindex(x.shape):
+            up, down = x.copy(), x.copy()
+            up[index] += h
+            down[index] -= h
+            ahead = grad(**{**args, name: up})
+            behind = grad(**{**args, name: down})
+            for i in range(len(wrt)):
+                numeric = (ahead[i] - behind[i]) / (2 * h)
+                block = blocks[i][j]
+                np.testing.assert_allclose(block[(..., *index)], numeric, rtol=1e-5, atol=1e-6)
 
 
 def test_value_matches_numpy():

@@ -17,7 +17,6 @@ from collections.abc import Callable, Sequence
 
 import sympy as sp
 
-from ..errors import UnsupportedError
 from .elementwise import partial
 from .ir import Node, arg_symbol
 from .ops import Builder
@@ -46,28 +45,54 @@ def _map(b: Builder, node: Node, tangents: Tangents, simplify: bool) -> Node | N
 
 
 def _matmul(b: Builder, node: Node, tangents: Tangents, simplify: bool) -> Node | None:
+    """``dx @ y + x @ dy`` with the batch axis ``D`` of each tangent moved out of the way of
+    ``@``: in front of the matrix axes when both operands are matrices (stacks of them too,
+    broadcasting their leading axes), or behind the contracted axis when one is a vector::
+
+        x (.., n, k), y (.., k, m):  tx as (.., D, n, k) @ y[.., None, :, :] -> (.., n, m, D)
+        x (k,),       y (.., k, m):  swap(y) (.., m, k) @ tx (k, D)          -> (.., m, D)
+        x (.., n, k), y (k,):        y @ tx (.., n, k, D)                    -> (.., n, D)
+    """
     x, y = node.args
     tx, ty = tangents
-    if x.ndim > 2 or y.ndim > 2:
-        raise UnsupportedError("forward mode (jacobian, hessian) through a batched matmul "
-                               "(more than 2 axes) is not supported yet")
     terms = []
     if tx is not None:
-        if x.ndim == 1:  # (k, D): y @ tx or y.T @ tx
-            terms.append(b.matmul(y if y.ndim == 1 else b.transpose(y), tx))
-        elif y.ndim == 1:  # (n, k, D) -> (n, D)
+        if x.ndim == 1:  # (k, D): y.T @ tx, y's last two axes swapped
+            terms.append(b.matmul(y if y.ndim == 1 else _swap_last(b, y, 0), tx))
+        elif y.ndim == 1:  # (.., n, k, D) -> (.., n, D): y contracts axis -2
             terms.append(b.matmul(y, tx))
-        else:  # (n, k, D) -> (n, m, D)
-            moved = b.matmul(b.transpose(tx, (0, 2, 1)), y)
-            terms.append(b.transpose(moved, (0, 2, 1)))
+        else:
+            terms.append(_batched(b, tx, y, left=True))
     if ty is not None:
-        if y.ndim == 1:  # (k, D) -> x @ ty
+        if y.ndim == 1:  # (k, D) -> (.., n, D)
             terms.append(b.matmul(x, ty))
-        elif x.ndim == 1:  # (k, m, D) -> (m, D)
-            terms.append(b.matmul(x, b.transpose(ty, (1, 0, 2))))
-        else:  # (k, m, D) -> (n, m, D)
-            terms.append(b.transpose(b.matmul(x, b.transpose(ty, (1, 0, 2))), (1, 0, 2)))
+        elif x.ndim == 1:  # (.., k, m, D) -> (.., m, k, D), contracted over k -> (.., m, D)
+            terms.append(b.matmul(x, _swap_last(b, ty, 1)))
+        else:
+            terms.append(_batched(b, ty, x, left=False))
     return _add(b, terms)
+
+
+def _swap_last(b: Builder, a: Node, skip: int) -> Node:
+    """``a`` with the two axes before its last ``skip`` axes swapped (``skip=0``: ``.T`` of a
+    stack of matrices)."""
+    perm = list(range(a.ndim))
+    i, j = a.ndim - 2 - skip, a.ndim - 1 - skip
+    perm[i], perm[j] = perm[j], perm[i]
+    return b.transpose(a, tuple(perm))
+
+
+def _batched(b: Builder, t: Node, other: Node, left: bool) -> Node:
+    """The tangent ``t`` (a matrix operand's shape plus ``D``) times the other matrix operand:
+    ``D`` moved in front of the matrix axes, the other operand given a size-1 axis there when
+    it is a stack (so its batch axes line up), the product's ``D`` moved back last."""
+    n = t.ndim
+    front = b.transpose(t, (*range(n - 3), n - 1, n - 3, n - 2))  # (.., D, r, c)
+    if other.ndim > 2:
+        other = b.expand(other, (other.ndim - 2,))
+    product = b.matmul(front, other) if left else b.matmul(other, front)
+    m = product.ndim
+    return b.transpose(product, (*range(m - 3), m - 2, m - 1, m - 3))
 
 
 def _add(b: Builder, terms: list[Node]) -> Node | None:

@@ -62,7 +62,11 @@ def _matmul(b: Builder, node: Node, g: Node, simplify: bool) -> Contributions:
     if x.ndim == 1 and y.ndim == 1:  # a . b: scalar G
         return b.map(_G * _X, [g, y]), b.map(_G * _X, [g, x])
     if x.ndim == 1:  # a @ B -> (..., m): da = B @ G, dB = a[:, None] * G
-        return b.matmul(y, g), b.map(_G * _X, [b.expand(g, (g.ndim - 1,)), b.expand(x, (1,))])
+        dy = b.map(_G * _X, [b.expand(g, (g.ndim - 1,)), b.expand(x, (1,))])
+        if y.ndim == 2:
+            return b.matmul(y, g), dy
+        column = b.matmul(y, b.expand(g, (g.ndim,)))  # a stack: (..., k, 1), summed back later
+        return b.reshape(column, column.shape[:-1]), dy
     if y.ndim == 1:  # A @ b -> (..., n): dA = G[..., None] * b, db = A.T @ G
         dx = b.map(_G * _X, [b.expand(g, (g.ndim,)), y])
         if x.ndim == 2:

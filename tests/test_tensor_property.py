@@ -1,0 +1,82 @@
+"""Property tests of the tensor layer over random shapes: ``@`` between vectors, matrices and
+stacks of matrices (with broadcast stack axes), elementwise broadcasting and reductions, each
+gradient against central differences and forward mode against reverse mode."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import symdiff as sd
+
+
+def central(f, args, name, h=1e-6):
+    x = args[name]
+    out = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[index] += h
+        down[index] -= h
+        out[index] = (f(**{**args, name: up}) - f(**{**args, name: down})) / (2 * h)
+    return out
+
+
+@st.composite
+def matmul_shapes(draw):
+    """Shapes of A and B for A @ B: each a vector, a matrix or a stack (1 or 2 stack axes,
+    sizes 1 or 2 so that stacks broadcast against each other)."""
+    k, n, m = draw(st.integers(1, 3)), draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    a_rank, b_rank = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    stack = st.lists(st.sampled_from([1, 2]), min_size=0, max_size=2)
+    a = (k,) if a_rank == 1 else (*draw(stack)[: a_rank - 2], n, k)
+    b = (k,) if b_rank == 1 else (*draw(stack)[: b_rank - 2], k, m)
+    return a, b
+
+
+FUNCTIONS = ["sin({})", "({})**2", "tanh({})", "exp({}/4)"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(shapes=matmul_shapes(), outer=st.sampled_from(FUNCTIONS), seed=st.integers(0, 2**16))
+def test_matmul_gradients_of_every_rank_match_central_differences(shapes, outer, seed):
+    a_shape, b_shape = shapes
+    expr = f"sum({outer.format('A @ B')})"
+    declared = {"A": a_shape, "B": b_shape}
+    rng = np.random.default_rng(seed)
+    args = {"A": rng.normal(size=a_shape), "B": rng.normal(size=b_shape)}
+    f = sd.compile(expr, shapes=declared)
+    reverse = sd.grad(expr, wrt=["A", "B"], shapes=declared)(**args)
+    forward = sd.grad(expr, wrt=["A", "B"], shapes=declared, mode="forward")(**args)
+    for name, r, fw in zip(["A", "B"], reverse, forward, strict=True):
+        assert r.shape == args[name].shape
+        np.testing.assert_allclose(r, central(f, args, name), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(fw, r, rtol=1e-10, atol=1e-12)
+
+
+@st.composite
+def broadcast_pair(draw):
+    """Two shapes that broadcast: a full shape and one with some axes dropped or set to 1."""
+    full = tuple(draw(st.lists(st.integers(1, 3), min_size=1, max_size=3)))
+    lead = draw(st.integers(0, len(full) - 1))
+    other = tuple(1 if draw(st.booleans()) else d for d in full[lead:])
+    return full, other
+
+
+@settings(max_examples=60, deadline=None)
+@given(shapes=broadcast_pair(), axis=st.sampled_from([None, 0, -1]),
+       reduction=st.sampled_from(["sum", "mean", "max", "logsumexp", "prod"]),
+       seed=st.integers(0, 2**16))
+def test_broadcast_and_reductions_match_central_differences(shapes, axis, reduction, seed):
+    x_shape, y_shape = shapes
+    inner = f"{reduction}(x * y + sin(y), axis={axis})" if axis is not None else \
+        f"{reduction}(x * y + sin(y))"
+    expr = f"sum(exp({inner} / 3))"
+    declared = {"x": x_shape, "y": y_shape}
+    rng = np.random.default_rng(seed)
+    args = {"x": rng.normal(size=x_shape), "y": rng.normal(size=y_shape)}
+    f = sd.compile(expr, shapes=declared)
+    reverse = sd.grad(expr, wrt=["x", "y"], shapes=declared)(**args)
+    forward = sd.grad(expr, wrt=["x", "y"], shapes=declared, mode="forward")(**args)
+    for name, r, fw in zip(["x", "y"], reverse, forward, strict=True):
+        assert r.shape == args[name].shape
+        np.testing.assert_allclose(r, central(f, args, name), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(fw, r, rtol=1e-9, atol=1e-12)

@@ -121,29 +121,28 @@ def test_int_dimensions_and_a_scalar(capsys):
     np.testing.assert_allclose(dw, 2.0 * X.sum(axis=0))
 
 
-def test_shapes_reach_the_builder(capsys, monkeypatch):
+def spy_on(monkeypatch, builder: str) -> dict[str, Any]:
+    """Record the options the command line passes to ``sd.<builder>``."""
     seen: dict[str, Any] = {}
-    real = sd.hessian
+    real = getattr(sd, builder)
 
     def spy(expr, wrt=None, **options):
         seen.update(options)
         return real(expr, wrt, **options)
 
-    monkeypatch.setattr(sd, "hessian", spy)
+    monkeypatch.setattr(sd, builder, spy)
+    return seen
+
+
+def test_shapes_reach_the_builder(capsys, monkeypatch):
+    seen = spy_on(monkeypatch, "hessian")
     code, _, _ = run(capsys, "hessian", LOGISTIC, "--wrt", "w", "--shapes", "X=n,3;y=n;w=3")
     assert code == 0
     assert seen["shapes"] == {"X": ("n", 3), "y": ("n",), "w": (3,)}
 
 
 def test_without_shapes_the_builder_gets_no_shapes(capsys, monkeypatch):
-    seen: dict[str, Any] = {}
-    real = sd.grad
-
-    def spy(expr, wrt=None, **options):
-        seen.update(options)
-        return real(expr, wrt, **options)
-
-    monkeypatch.setattr(sd, "grad", spy)
+    seen = spy_on(monkeypatch, "grad")
     assert run(capsys, "grad", "x*y")[0] == 0
     assert "shapes" not in seen
 

@@ -1,0 +1,456 @@
+"""The builder: translates an allow-listed ``ast`` tree into SymPy, node by node, checking every
+limit and refusing every construct outside the grammar."""
+
+from __future__ import annotations
+
+import ast
+import math
+import time
+from collections.abc import Callable
+from typing import ClassVar, NoReturn
+
+import sympy as sp
+
+from ..errors import ParseError, SymdiffError
+from .functions import _CONSTANTS, _FUNCTION_TABLE, _GROWING, _Function
+from .limits import LIMITS, _budget_seconds
+from .names import check_identifier
+from .sizes import (
+    _NON_FINITE,
+    _exact_float,
+    _log10_abs,
+    _log10_int,
+    _nesting,
+    _numerically_real,
+    _rational_digits,
+    _root_digits,
+    _value_depth,
+)
+from .source import _Source
+from .syntax import _BIN_NOTES, _BIN_SYMBOLS, _CHAINS, _COMPARISONS, _CONSTRUCTS, _UNARY_SYMBOLS
+
+# Runs of + - or * / up to this long are combined left to right, exactly as Python would.
+_SEQUENTIAL_RUN = 32
+
+
+class _Builder:
+    """Translates an allow-listed ``ast`` tree into SymPy, one handler per node type."""
+
+    _HANDLERS: ClassVar[dict[type[ast.AST], Callable[[_Builder, ast.AST], sp.Expr]]]
+
+    def __init__(self, src: _Source):
+        self.src = src
+        self.symbols: dict[str, sp.Symbol] = {}
+        # CPU time of this thread: a busy machine must not cut off a legal input.
+        self.deadline = time.thread_time() + _budget_seconds(len(src.original))
+        self.built: set[int] = set()  # ids of the nodes built so far
+        self.constant_depth: dict[int, int] = {}  # node id -> nesting, for numeric values
+
+    # -- helpers -------------------------------------------------------------------------
+
+    def fail(self, message: str, node: ast.AST | int) -> NoReturn:
+        position = node if isinstance(node, int) else self.src.position(node)
+        raise self.src.error(message, position)
+
+    def build(self, node: ast.AST) -> sp.Expr:
+        """Build ``node`` (dispatching on its type) and check the value it stands for."""
+        handler = self._HANDLERS.get(type(node))
+        if handler is None:
+            self.fail(_CONSTRUCTS.get(type(node), f"{type(node).__name__} is not supported"), node)
+        if time.thread_time() > self.deadline:
+            self.fail(
+                "expression is too expensive to evaluate exactly "
+                f"(over {_budget_seconds(len(self.src.original)) * 1000:.0f} ms, "
+                "limit max_milliseconds plus max_microseconds_per_char)",
+                node,
+            )
+        try:
+            value = handler(self, node)
+            self.check_value(value, node)
+            self.record(node, value)
+        except SymdiffError:
+            raise
+        except (RecursionError, MemoryError):
+            self.fail("expression is too complex to evaluate", node)
+        except (ArithmeticError, ValueError, TypeError) as exc:
+            self.fail(f"cannot evaluate this: {exc}", node)
+        return value
+
+    def check_size(self, value: sp.Basic, node: ast.AST) -> None:
+        """Refuse exact rationals (the value or its direct arguments) with too many digits."""
+        for part in (value, *value.args):
+            if part.is_Rational and _rational_digits(part) > LIMITS["max_constant_digits"]:
+                self.fail(
+                    f"constant has more than {LIMITS['max_constant_digits']} digits "
+                    "(limit max_constant_digits)",
+                    node,
+                )
+
+    def check_value(self, value: sp.Basic, node: ast.AST) -> None:
+        """Refuse oversized exact numbers and constants that are not finite real numbers."""
+        if value.is_Symbol:
+            return
+        self.check_size(value, node)
+        if not isinstance(value, sp.Expr):
+            return
+        shown = " ".join(self.src.segment(node).split())
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        if value.has(*_NON_FINITE):
+            if value.is_number:
+                self.fail(f"{shown} is not a finite real number", node)
+            self.fail(f"{shown} is infinite or undefined for some values (SymPy: {value})", node)
+        if value.is_number and not value.is_Rational:
+            real = value.is_extended_real
+            if real is False or (real is None and not _numerically_real(value)):
+                self.fail(f"{shown} is not a finite real number", node)
+
+    def operand_depths(self, node: ast.AST) -> tuple[bool, int]:
+        """Whether every built operand of ``node`` is a number, and their deepest nesting."""
+        every, deepest = True, 0
+        stack = list(ast.iter_child_nodes(node))
+        while stack:
+            child = stack.pop()
+            if id(child) not in self.built:  # keywords, comparisons, runs of + or *
+                stack.extend(ast.iter_child_nodes(child))
+                continue
+            depth = self.constant_depth.get(id(child))
+            if depth is None:
+                every = False
+            else:
+                deepest = max(deepest, depth)
+        return every, deepest
+
+    def record(self, node: ast.AST, value: sp.Expr) -> None:
+        self.built.add(id(node))
+        if value.is_Rational or value.is_Symbol:
+            depth = 0 if value.is_Rational else None
+        elif value.is_number:
+            every, deepest = self.operand_depths(node)
+            # A constant made from variables that cancelled, e.g. (x + c) - x: measure it.
+            depth = _nesting(node) + deepest if every else _value_depth(value)
+        else:
+            depth = None
+        if depth is not None:
+            self.constant_depth[id(node)] = depth
+
+    def guard(self, node: ast.AST) -> None:
+        """Refuse to let SymPy evaluate a deeply nested constant (exponential time in SymPy)."""
+        every, deepest = self.operand_depths(node)
+        limit = LIMITS["max_constant_depth"]
+        if every and deepest + _nesting(node) > limit:
+            self.fail(
+                f"constant sub-expression is nested more than {limit} functions deep "
+                "(limit max_constant_depth; SymPy's exact evaluation would take too long)",
+                node,
+            )
+
+    def check_growth(self, name: str, func: object, arg: sp.Expr, node: ast.AST) -> None:
+        """Refuse ``exp``-like functions of numbers too large to keep exact."""
+        if func in _GROWING and arg.is_number:
+            limit = LIMITS["max_exponent"]
+            if _log10_abs(arg) > math.log10(limit):
+                self.fail(
+                    f"the argument of {name}() is larger than {limit} (limit max_exponent)", node
+                )
+
+    def check_power(self, base: sp.Expr, exponent: sp.Expr, node: ast.BinOp) -> None:
+        """Bound a power whose base and exponent are both numbers before SymPy folds it."""
+        if not (base.is_number and exponent.is_number):
+            return
+        limit, max_digits = LIMITS["max_exponent"], LIMITS["max_constant_digits"]
+        where = self.src.find_between(node.left, node.right, "**")
+        size = _log10_abs(exponent)
+        if size > math.log10(limit):
+            self.fail(f"exponent is larger than {limit} (limit max_exponent)", where)
+        magnitude = 10.0**size
+        if base.is_Rational:
+            if base.p == 0 or abs(base.p) == base.q:  # 0, 1 and -1 stay small
+                return
+            digits = max(_log10_int(abs(int(base.p))), _log10_int(int(base.q)))
+        else:
+            rationals = [abs(_log10_abs(r)) for r in base.atoms(sp.Rational) if r != 0]
+            digits = max([abs(_log10_abs(base)), *rationals])
+        if magnitude * digits > max_digits:
+            self.fail(
+                f"the power has more than {max_digits} digits (limit max_constant_digits)", where
+            )
+
+    def symbol(self, name: str, node: ast.AST) -> sp.Symbol:
+        sym = self.symbols.get(name)
+        if sym is None:
+            try:
+                check_identifier(name)
+            except ParseError as exc:
+                self.fail(exc.reason, node)
+            if len(self.symbols) >= LIMITS["max_names"]:
+                self.fail(
+                    f"more than {LIMITS['max_names']} distinct variable names (limit max_names)",
+                    node,
+                )
+            sym = self.symbols[name] = sp.Symbol(name, real=True)
+        return sym
+
+    # -- leaves --------------------------------------------------------------------------
+
+    def visit_Name(self, node: ast.Name) -> sp.Expr:
+        name = node.id
+        if name in _CONSTANTS:
+            return _CONSTANTS[name]
+        if name in _FUNCTION_TABLE:
+            self.fail(f"{name!r} is a function; call it as {name}(...)", node)
+        return self.symbol(name, node)
+
+    def visit_Constant(self, node: ast.Constant) -> sp.Expr:
+        value = node.value
+        if isinstance(value, bool) or value is None:
+            self.fail(f"{value} is not supported", node)
+        if isinstance(value, int):
+            if abs(value) >= 10 ** LIMITS["max_int_digits"]:
+                self.fail(f"integer has more than {LIMITS['max_int_digits']} digits", node)
+            return sp.Integer(value)
+        if isinstance(value, float):
+            exact = _exact_float(self.src.segment(node))
+            if exact is None:
+                self.fail(
+                    f"number is too large or too small to keep exactly "
+                    f"(limit max_constant_digits = {LIMITS['max_constant_digits']})",
+                    node,
+                )
+            return exact
+        if isinstance(value, complex):
+            self.fail("complex numbers are not supported", node)
+        if value is Ellipsis:
+            self.fail("'...' is not supported", node)
+        kind = "bytes literals" if isinstance(value, bytes) else "string literals"
+        self.fail(f"{kind} are not supported", node)
+
+    # -- operators -----------------------------------------------------------------------
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> sp.Expr:
+        if isinstance(node.op, ast.USub):
+            return -self.build(node.operand)
+        if isinstance(node.op, ast.UAdd):
+            return self.build(node.operand)
+        symbol = _UNARY_SYMBOLS.get(type(node.op), type(node.op).__name__)
+        self.fail(f"operator {symbol!r} is not supported", node)
+
+    def visit_BinOp(self, node: ast.BinOp) -> sp.Expr:
+        kind = _CHAINS.get(type(node.op))
+        if kind is None:
+            self.check_operator(node)
+            base, exponent = self.build(node.left), self.build(node.right)
+            self.guard(node)
+            self.check_power(base, exponent, node)
+            return sp.Pow(base, exponent)
+        # A left-leaning run of same-precedence operators is built iteratively.
+        run: list[ast.BinOp] = []
+        left: ast.AST = node
+        while isinstance(left, ast.BinOp) and _CHAINS.get(type(left.op)) == kind:
+            run.append(left)
+            left = left.left
+        run.reverse()
+        if kind == "additive":
+            return self.add_run(left, run)
+        return self.multiply_run(node, left, run)
+
+    def check_operator(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.Pow | ast.Add | ast.Sub | ast.Mult | ast.Div):
+            return
+        symbol = _BIN_SYMBOLS.get(type(node.op), type(node.op).__name__)
+        note = _BIN_NOTES.get(type(node.op), "")
+        self.fail(f"operator {symbol!r} is not supported{note}", self.operator_position(node))
+
+    def operator_position(self, node: ast.BinOp) -> int:
+        symbol = _BIN_SYMBOLS.get(type(node.op), "")
+        return self.src.find_between(node.left, node.right, symbol)
+
+    def add_run(self, first: ast.AST, run: list[ast.BinOp]) -> sp.Expr:
+        """``a + b - c ...``, combined like :meth:`multiply_run`."""
+        operands = [(first, self.build(first))]
+        for item in run:
+            term = self.build(item.right)
+            operands.append((item, -term if isinstance(item.op, ast.Sub) else term))
+        if len(operands) <= _SEQUENTIAL_RUN:
+            total = operands[0][1]
+            for item, term in operands[1:]:
+                total = total + term
+                self.check_size(total, item)
+            return total
+        terms: list[sp.Expr] = []
+        constant = sp.Integer(0)
+        for item, term in operands:
+            if term.is_Rational:
+                constant += term
+                self.check_size(constant, item)
+            else:
+                terms.append(term)
+        return sp.Add(*terms, constant)
+
+    def multiply_run(self, node: ast.BinOp, first: ast.AST, run: list[ast.BinOp]) -> sp.Expr:
+        """``a * b / c ...``: left to right as Python would (SymPy's canonical form depends on
+        the order: ``2*(x + y)*x`` is ``x*(2*x + 2*y)``), or in one ``Mul`` for long runs, which
+        SymPy would otherwise re-flatten at every step. Guards SymPy's merging of numeric roots
+        (``sqrt(a)*sqrt(b)`` becomes ``sqrt(a*b)``, whose square factors it then searches for).
+        """
+        operands: list[tuple[ast.AST, sp.Expr]] = [(first, self.build(first))]
+        for item in run:
+            self.check_operator(item)
+            factor = self.build(item.right)
+            if isinstance(item.op, ast.Div):
+                if factor.is_zero:
+                    self.fail("division by zero", self.operator_position(item))
+                factor = sp.Pow(factor, -1)
+            operands.append((item, factor))
+        self.guard(node)
+        root_digits = 0
+        for item, factor in operands:
+            root_digits += _root_digits(factor)
+            if root_digits > LIMITS["max_constant_digits"]:
+                self.fail(
+                    "the numbers under roots in this product have more than "
+                    f"{LIMITS['max_constant_digits']} digits together (limit max_constant_digits)",
+                    item,
+                )
+        if len(operands) <= _SEQUENTIAL_RUN:
+            product = operands[0][1]
+            for item, factor in operands[1:]:
+                product = product * factor
+                self.check_size(product, item)
+        else:
+            factors: list[sp.Expr] = []
+            coefficient = sp.Integer(1)
+            for item, factor in operands:
+                if factor.is_Rational:
+                    coefficient *= factor
+                    self.check_size(coefficient, item)
+                else:
+                    factors.append(factor)
+            product = sp.Mul(coefficient, *factors)
+        if product.is_number and not product.is_Rational:
+            # Bound the magnitude so that later numeric comparisons (Max, where, assumptions)
+            # never need huge precision, e.g. sin(exp(1000)*exp(1000)*...).
+            limit = LIMITS["max_constant_digits"]
+            if _log10_abs(product) > limit:
+                self.fail(f"constant is larger than 10**{limit} (limit max_constant_digits)", node)
+        return product
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> sp.Expr:
+        word = "and" if isinstance(node.op, ast.And) else "or"
+        self.fail(f"{word!r} is not supported (where() takes a single comparison)", node)
+
+    def visit_Compare(self, node: ast.Compare) -> sp.Expr:
+        self.comparison(node)  # raises with the most specific message
+        self.fail("comparisons are only allowed as the condition of where(cond, a, b)", node)
+
+    def comparison(self, node: ast.Compare) -> sp.Basic:
+        """Build a single ``<``, ``<=``, ``>`` or ``>=`` comparison."""
+        left = node.left
+        for op, right in zip(node.ops, node.comparators, strict=True):
+            symbol, build = _COMPARISONS.get(type(op), (type(op).__name__, None))
+            if build is None:
+                self.fail(
+                    f"comparison {symbol!r} is not supported; use < <= > >= inside where()",
+                    self.src.find_between(left, right, symbol.split()[0]),
+                )
+            left = right
+        if len(node.ops) > 1:
+            self.fail(
+                "chained comparisons such as 'a < b < c' are not supported; nest where() instead",
+                node,
+            )
+        _, build = _COMPARISONS[type(node.ops[0])]
+        assert build is not None
+        left_value, right_value = self.build(node.left), self.build(node.comparators[0])
+        self.guard(node)
+        return build(left_value, right_value)
+
+    # -- calls ---------------------------------------------------------------------------
+
+    def visit_Call(self, node: ast.Call) -> sp.Expr:
+        func = node.func
+        if not isinstance(func, ast.Name):
+            what = "method calls ('a.f(...)')" if isinstance(func, ast.Attribute) else "calls"
+            self.fail(f"{what} are not supported; only calls of a function name", node)
+        name = func.id
+        if name in _CONSTANTS:
+            self.fail(f"{name!r} is a constant, not a function", func)
+        spec = _FUNCTION_TABLE.get(name)
+        if spec is None:
+            self.fail(f"unknown function {name!r}", func)
+        for arg in node.args:
+            if isinstance(arg, ast.Starred):
+                self.fail("starred arguments ('*a') are not supported", arg)
+        base = self.keyword_base(name, node)
+        given = len(node.args) + (base is not None)
+        too_many = spec.max_args is not None and given > spec.max_args
+        if len(node.args) < spec.min_args or too_many:
+            self.fail(f"{name}() takes {spec.usage} ({given} given)", func)
+        if name == "where":
+            return self.where(node, spec)
+        if spec.max_args is None and len(node.args) > LIMITS["max_args"]:
+            self.fail(
+                f"{name}() has more than {LIMITS['max_args']} arguments (limit max_args)", node
+            )
+        args = [self.build(arg) for arg in node.args]
+        if base is not None:
+            args.append(self.build(base))
+        if len(args) == 2 and spec is _FUNCTION_TABLE["log"]:
+            self.check_log_base(args[1], base if base is not None else node.args[1])
+        if spec.max_args is None:
+            self.check_argument_count(spec, args, node)
+        self.guard(node)
+        self.check_growth(name, spec.build, args[0], node)
+        return spec.build(*args)
+
+    def check_argument_count(self, spec: _Function, args: list[sp.Expr], node: ast.Call) -> None:
+        """Bound min/max arguments, counting those of nested min/max SymPy would merge."""
+        merged = sum(len(a.args) if isinstance(a, spec.build) else 1 for a in args)
+        limit = LIMITS["max_args"]
+        if merged > limit:
+            name = getattr(node.func, "id", "function")
+            self.fail(f"{name}() has more than {limit} arguments (limit max_args)", node)
+
+    def keyword_base(self, name: str, node: ast.Call) -> ast.AST | None:
+        """The ``base=`` keyword of ``log``; any other keyword is an error."""
+        base = None
+        for kw in node.keywords:
+            if kw.arg is None:
+                self.fail("keyword unpacking ('**kwargs') is not supported", kw.value)
+            if _FUNCTION_TABLE[name] is not _FUNCTION_TABLE["log"]:
+                self.fail(f"{name}() takes no keyword arguments (got {kw.arg!r})", kw)
+            if kw.arg != "base":
+                self.fail(f"{name}() got an unexpected keyword argument {kw.arg!r}", kw)
+            if base is not None or len(node.args) > 1:
+                self.fail(f"{name}() got multiple values for 'base'", kw)
+            base = kw.value
+        return base
+
+    def check_log_base(self, base: sp.Expr, node: ast.AST) -> None:
+        if base.is_number and (base.is_positive is False or base == 1):
+            self.fail("the base of log must be a positive number other than 1", node)
+
+    def where(self, node: ast.Call, spec: _Function) -> sp.Expr:
+        cond_node, yes_node, no_node = node.args
+        if not isinstance(cond_node, ast.Compare):
+            self.fail("the first argument of where() must be a comparison (< <= > >=)", cond_node)
+        cond = self.comparison(cond_node)
+        if cond.has(sp.Piecewise):  # SymPy would solve it as a set: exponential time
+            self.fail(
+                "a where() inside the condition of a where() is not supported; "
+                "nest where() in the values instead",
+                cond_node,
+            )
+        yes, no = self.build(yes_node), self.build(no_node)
+        self.guard(node)
+        return spec.build(cond, yes, no)
+
+
+_Builder._HANDLERS = {
+    ast.Name: _Builder.visit_Name,
+    ast.Constant: _Builder.visit_Constant,
+    ast.UnaryOp: _Builder.visit_UnaryOp,
+    ast.BinOp: _Builder.visit_BinOp,
+    ast.BoolOp: _Builder.visit_BoolOp,
+    ast.Compare: _Builder.visit_Compare,
+    ast.Call: _Builder.visit_Call,
+}

@@ -1,0 +1,110 @@
+"""The entry point: :func:`parse` reads a string, a SymPy expression or a Python number."""
+
+from __future__ import annotations
+
+import ast
+import math
+import numbers
+import warnings
+from fractions import Fraction
+
+import sympy as sp
+
+from ..errors import ParseError, UnsupportedError
+from .builder import _Builder
+from .limits import LIMITS, PARSER_RECURSION_LIMIT, _recursion_limit
+from .names import check_identifier
+from .sizes import _NON_FINITE, _numerically_real, _short_expr
+from .source import _check_tree, _scan, _syntax_error
+
+
+def parse(source: str | sp.Expr | int | float) -> sp.Expr:
+    """Parse ``source`` into a SymPy expression whose symbols are all real.
+
+    ``source`` may be a string (see the module docstring for the grammar and ``LIMITS``), a
+    SymPy expression (every symbol name is validated with :func:`check_identifier` and the
+    symbol replaced by ``Symbol(name, real=True)``), or a Python ``int``/``float`` (floats
+    become the exact rational of their ``repr``). Raises :class:`~symdiff.errors.ParseError`
+    (with ``text`` and a 0-based ``position`` for strings) on anything else.
+    """
+    if isinstance(source, str):
+        return _parse_text(source)
+    if isinstance(source, sp.Basic):
+        return _from_sympy(source)
+    if isinstance(source, bool):
+        raise ParseError(f"expected an expression, not the bool {source}")
+    if isinstance(source, numbers.Integral):
+        value = int(source)
+        if abs(value) >= 10 ** LIMITS["max_int_digits"]:
+            raise ParseError(f"integer has more than {LIMITS['max_int_digits']} digits")
+        return sp.Integer(value)
+    if isinstance(source, numbers.Real):
+        value = float(source)
+        if not math.isfinite(value):
+            raise ParseError(f"{value} is not a finite real number")
+        exact = Fraction(repr(value))
+        return sp.Rational(exact.numerator, exact.denominator)
+    raise ParseError(
+        "expected a string, a SymPy expression or a number, "
+        f"not {type(source).__module__}.{type(source).__qualname__}"
+    )
+
+
+def _parse_text(text: str) -> sp.Expr:
+    limit = LIMITS["max_length"]
+    if len(text) > limit:
+        raise ParseError(
+            f"expression is longer than {limit} characters (limit max_length)", text, limit
+        )
+    if not text.strip():
+        raise ParseError("empty expression", text, 0)
+    src = _scan(text)
+    try:
+        # Python's parser warns about things like "1x" (SyntaxWarning) on stderr; those inputs
+        # are refused or read on our own terms, so the warning would only confuse.
+        with _recursion_limit(PARSER_RECURSION_LIMIT), warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(src.transformed, mode="eval")
+    except SyntaxError as exc:
+        raise _syntax_error(exc, src) from None
+    except (RecursionError, MemoryError, ValueError, OverflowError):
+        raise src.error(
+            "expression is too deeply nested or too long for Python's parser "
+            "(too many operators in a row)",
+            0,
+        ) from None
+    if isinstance(tree.body, ast.Tuple) and not tree.body.elts:  # only comments, or "()"
+        raise src.error("empty expression", 0)
+    _check_tree(tree, src)
+    builder = _Builder(src)
+    try:
+        return builder.build(tree.body)
+    except RecursionError:
+        raise src.error("expression is too complex to evaluate", 0) from None
+
+
+def _from_sympy(expr: sp.Basic) -> sp.Expr:
+    if not isinstance(expr, sp.Expr):
+        raise ParseError(f"expected a SymPy expression, not {type(expr).__name__}")
+    replacements: dict[sp.Basic, sp.Basic] = {}
+    for sym in expr.atoms(sp.Symbol):
+        if type(sym) is not sp.Symbol:
+            raise ParseError(f"{type(sym).__name__} {sym} is not supported; use sympy.Symbol")
+        check_identifier(sym.name, "symbol name")
+        replacements[sym] = sp.Symbol(sym.name, real=True)
+    for free in expr.free_symbols:
+        if not isinstance(free, sp.Symbol):
+            raise UnsupportedError(f"{type(free).__name__} {free} is not supported")
+    undefined = expr.atoms(sp.core.function.AppliedUndef)
+    if undefined:
+        raise UnsupportedError(
+            f"undefined function {type(next(iter(undefined))).__name__}() is not supported"
+        )
+    if expr.has(*_NON_FINITE, sp.I):
+        raise ParseError(f"{_short_expr(expr)} contains a value that is not a finite real number")
+    result = expr.xreplace(replacements)
+    if result.is_number and not result.is_Rational:
+        real = result.is_extended_real
+        if real is False or (real is None and not _numerically_real(result)):
+            raise ParseError(f"{_short_expr(result)} is not a finite real number")
+    return result

@@ -1,0 +1,83 @@
+"""Variable names: :func:`check_identifier` (what a symdiff variable may be called) and
+:func:`check_wrt` (an explicit ``wrt``), with the helpers that quote names in messages."""
+
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Sequence
+
+import sympy as sp
+
+from ..errors import ParseError, SymdiffError
+from .limits import LIMITS
+
+_IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+
+def check_identifier(name: object, what: str = "variable name") -> str:
+    """Return ``name`` if it is a valid symdiff variable name, else raise :class:`ParseError`.
+
+    A valid name is an ASCII identifier ``[A-Za-z][A-Za-z0-9_]*`` that is not a Python keyword
+    (soft keywords such as ``match`` or ``type`` are fine). Names starting with ``_``, and so
+    every dunder, are refused. ``what`` names the role of the value in the message, e.g.
+    ``"wrt name"``. The check is purely lexical: ``"sin"`` or ``"e"`` pass (they can be the
+    names of SymPy symbols), although a string expression reads them as a function/constant.
+    """
+    if not isinstance(name, str):
+        raise ParseError(f"{what} must be a string, not {type(name).__name__}")
+    if len(name) > LIMITS["max_name_length"]:
+        raise ParseError(
+            f"{what} {_shorten(name)} is longer than {LIMITS['max_name_length']} characters "
+            "(limit max_name_length)",
+            name if len(name) <= 200 else None,
+            LIMITS["max_name_length"],
+        )
+    if _IDENTIFIER.match(name) and not keyword.iskeyword(name):
+        return name
+    shown = _shorten(name)
+    if not name:
+        raise ParseError(f"{what} must not be empty", name, 0)
+    if keyword.iskeyword(name):
+        raise ParseError(f"{what} {shown} is a Python keyword", name, 0)
+    first = name[0]
+    if not ("A" <= first <= "Z" or "a" <= first <= "z"):
+        why = "names starting with '_' are reserved" if first == "_" else f"not {first!r}"
+        raise ParseError(f"{what} {shown} must start with an ASCII letter ({why})", name, 0)
+    bad = next(i for i, ch in enumerate(name) if not (ch.isascii() and (ch.isalnum() or ch == "_")))
+    raise ParseError(
+        f"{what} {shown} contains {_describe_char(name[bad])}; use ASCII letters, digits and '_'",
+        name,
+        bad,
+    )
+
+
+def check_wrt(wrt: object) -> tuple[tuple[str, ...], bool]:
+    """Validate an explicit ``wrt``: a name, or an ordered, non-empty list of distinct names.
+
+    Returns the names and whether a single name (not a list) was given. SymPy symbols stand for
+    their names. A set has no order and is refused, as is anything else.
+    """
+    if isinstance(wrt, str | sp.Symbol):
+        return (check_identifier(str(wrt), "wrt name"),), True
+    if isinstance(wrt, set | frozenset | dict):
+        raise SymdiffError("wrt must be a name or an ordered list of names, not a set (no order)")
+    if not isinstance(wrt, Sequence):
+        raise SymdiffError(f"wrt must be a name or a list of names, not {type(wrt).__name__}")
+    names = tuple(
+        check_identifier(str(w) if isinstance(w, sp.Symbol) else w, "wrt name") for w in wrt
+    )
+    if not names:
+        raise SymdiffError("wrt is empty: give at least one variable name")
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise SymdiffError(f"duplicate wrt name(s): {', '.join(duplicates)}")
+    return names, False
+
+
+def _shorten(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[:limit] + "...")
+
+
+def _describe_char(ch: str) -> str:
+    return f"the character {ch!r} (U+{ord(ch):04X})"

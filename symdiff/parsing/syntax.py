@@ -1,0 +1,79 @@
+"""How Python syntax is described and grouped: the messages for refused constructs, operator and
+comparison spellings, and which binary operators form one left-associative chain."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+import sympy as sp
+
+_CONSTRUCTS: dict[type[ast.AST], str] = {
+    ast.Attribute: "attribute access ('a.b') is not supported",
+    ast.Subscript: "subscripts ('a[i]') are not supported (they need tensor shapes)",
+    ast.Slice: "slices are not supported",
+    ast.Lambda: "lambda expressions are not supported",
+    ast.ListComp: "list comprehensions are not supported",
+    ast.SetComp: "set comprehensions are not supported",
+    ast.DictComp: "dict comprehensions are not supported",
+    ast.GeneratorExp: "generator expressions are not supported",
+    ast.Starred: "starred expressions ('*a') are not supported",
+    ast.JoinedStr: "f-strings are not supported",
+    ast.FormattedValue: "f-strings are not supported",
+    ast.NamedExpr: "assignment expressions (':=') are not supported",
+    ast.IfExp: "conditional expressions ('a if c else b') are not supported; use where(c, a, b)",
+    ast.Dict: "dicts are not supported",
+    ast.List: "lists are not supported",
+    ast.Tuple: "tuples are not supported; write a single expression",
+    ast.Set: "sets are not supported",
+    ast.Await: "'await' is not supported",
+    ast.Yield: "'yield' is not supported",
+    ast.YieldFrom: "'yield from' is not supported",
+}
+
+_BIN_SYMBOLS: dict[type[ast.operator], str] = {
+    ast.Add: "+",
+    ast.Sub: "-",
+    ast.Mult: "*",
+    ast.Div: "/",
+    ast.Pow: "**",
+    ast.FloorDiv: "//",
+    ast.Mod: "%",
+    ast.MatMult: "@",
+    ast.LShift: "<<",
+    ast.RShift: ">>",
+    ast.BitOr: "|",
+    ast.BitAnd: "&",
+    ast.BitXor: "^",
+}
+_BIN_NOTES: dict[type[ast.operator], str] = {
+    ast.MatMult: " (matrix products need tensor shapes, which are not supported yet)",
+    ast.FloorDiv: " (use '/')",
+}
+_CHAINS: dict[type[ast.operator], str] = {
+    ast.Add: "additive",
+    ast.Sub: "additive",
+    ast.Mult: "multiplicative",
+    ast.Div: "multiplicative",
+    ast.FloorDiv: "multiplicative",
+    ast.Mod: "multiplicative",
+    ast.MatMult: "multiplicative",
+}
+_COMPARISONS: dict[type[ast.cmpop], tuple[str, Callable[..., sp.Basic] | None]] = {
+    ast.Lt: ("<", sp.Lt),
+    ast.LtE: ("<=", sp.Le),
+    ast.Gt: (">", sp.Gt),
+    ast.GtE: (">=", sp.Ge),
+    ast.Eq: ("==", None),
+    ast.NotEq: ("!=", None),
+    ast.Is: ("is", None),
+    ast.IsNot: ("is not", None),
+    ast.In: ("in", None),
+    ast.NotIn: ("not in", None),
+}
+_UNARY_SYMBOLS: dict[type[ast.unaryop], str] = {
+    ast.USub: "-",
+    ast.UAdd: "+",
+    ast.Not: "not",
+    ast.Invert: "~",
+}

@@ -19,7 +19,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import symdiff.cache as cache
+import symdiff.cache.disk as disk
+import symdiff.cache.files as files
 from symdiff.cache import (
     DEFAULT_MAX_MB,
     FORMAT_VERSION,
@@ -206,14 +207,14 @@ def test_bad_entry_replaced_meanwhile_is_not_deleted(cache_dir, monkeypatch):
     """A reader that saw a bad file must not delete the good one a writer put there since."""
     store = open_store()
     path = plant(cache_dir, "module", K1, CORRUPTIONS["edited"])
-    real = cache._read_entry
+    real = disk._read_entry
 
     def read_then_writer_replaces(p):
         result = real(p)
         DiskStore(cache_dir, MB).put("module", K1, "good = 1\n")
         return result
 
-    monkeypatch.setattr(cache, "_read_entry", read_then_writer_replaces)
+    monkeypatch.setattr(disk, "_read_entry", read_then_writer_replaces)
     assert store.get("module", K1) is None
     monkeypatch.undo()
     monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(cache_dir))
@@ -303,7 +304,7 @@ def test_stale_temp_file_is_ignored_and_cleaned(cache_dir):
     shard = entry_path(cache_dir, "module", K1).parent
     stale = shard / ".tmp-abandoned.part"
     stale.write_bytes(make_entry(BODY)[:10])
-    old = time.time() - cache.STALE_TEMP_SECONDS - 60
+    old = time.time() - disk.STALE_TEMP_SECONDS - 60
     os.utime(stale, (old, old))
     fresh = shard / ".tmp-in-progress.part"
     fresh.write_bytes(b"being written")
@@ -345,7 +346,7 @@ def test_writer_killed_mid_write_leaves_nothing_half_written(cache_dir):
     for path in entries:  # every complete file verifies: never half a file under the final name
         assert store.get("module", path.stem) == expected[path.stem]
     for path in temp_files(cache_dir):  # what the killed writers left behind, if anything
-        old = time.time() - cache.STALE_TEMP_SECONDS - 60
+        old = time.time() - disk.STALE_TEMP_SECONDS - 60
         os.utime(path, (old, old))
     store.prune()
     assert temp_files(cache_dir) == []
@@ -405,7 +406,7 @@ def test_existing_root_that_cannot_be_written(cache_dir, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(cache.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(files.tempfile, "mkstemp", refuse)
     store, record = open_recording()
     assert_memory_fallback(store, record, "not writable")
 
@@ -470,7 +471,7 @@ def test_disk_full_during_put(failing, cache_dir, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    target = cache.tempfile if failing == "mkstemp" else cache.os
+    target = files.tempfile if failing == "mkstemp" else files.os
     monkeypatch.setattr(target, failing, full)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
@@ -517,7 +518,7 @@ def test_lru_eviction_under_small_cap(cache_dir):
 def test_busy_lock_skips_eviction(cache_dir, monkeypatch):
     import filelock
 
-    monkeypatch.setattr(cache, "LOCK_TIMEOUT", 0.05)
+    monkeypatch.setattr(disk, "LOCK_TIMEOUT", 0.05)
     store = DiskStore(cache_dir, 3000)
     text = "# " + "z" * 900 + "\n"
     holder = filelock.FileLock(str(cache_dir / f"v{FORMAT_VERSION}" / ".lock"))
@@ -535,9 +536,9 @@ def test_busy_lock_skips_eviction(cache_dir, monkeypatch):
 def test_running_estimate_does_not_scan_every_put(cache_dir, monkeypatch):
     store = DiskStore(cache_dir, 10 * MB)
     scans = []
-    real = cache._walk
-    monkeypatch.setattr(cache, "_walk", lambda top: scans.append(top) or real(top))
-    for i in range(cache.SCAN_EVERY_PUTS):
+    real = disk._walk
+    monkeypatch.setattr(disk, "_walk", lambda top: scans.append(top) or real(top))
+    for i in range(disk.SCAN_EVERY_PUTS):
         store.put("module", cache_key(str(i)), "s = 1\n")
     assert len(scans) == 1  # the first put measures the tree, the rest only count
 

@@ -36,6 +36,8 @@ def test_wheel_contains_the_templates(tmp_path):
     for template in ("module.py.jinja", "function.py.jinja", "_macros.jinja"):
         assert f"symdiff/templates/{template}" in names
     assert "symdiff/py.typed" in names
+    for package in ("cache", "parsing", "tensor"):  # subpackages travel too
+        assert f"symdiff/{package}/__init__.py" in names
 
 
 @pytest.mark.skipif(

@@ -9,6 +9,8 @@ hand-written NumPy version (lower is better; 1.00 = as fast as hand-written):
 * its Hessian (closed form ``X.T @ (X * s(1 - s)[:, None])``), also against
   ``torch.autograd.functional.hessian`` and ``jax.jit(jax.hessian(...))`` (CPU, float64) when
   installed (``pip install ".[bench]"``); the gradient also against ``jax.jit(jax.grad(...))``;
+* its Hessian-vector product (``sd.hvp``, forward over reverse with one direction) against the
+  hand-written ``X.T @ (s(1 - s) * (X @ v))`` and against forming the Hessian first;
 * the gradient of a 2-layer MLP (batch 256, 64-128-10, tanh, softmax cross-entropy) against
   hand-written backpropagation (target <= 1.2x).
 
@@ -48,6 +50,12 @@ def hand_logistic_grad(X, w, y):
 def hand_logistic_hessian(X, w, y):
     s = 1.0 / (1.0 + np.exp(-y * (X @ w)))
     return X.T @ (X * (s * (1.0 - s))[:, None])
+
+
+def hand_logistic_hvp(X, w, y, v):
+    """The Hessian times ``v`` without forming it: ``X.T @ (s(1 - s) * (X @ v))``."""
+    s = 1.0 / (1.0 + np.exp(-y * (X @ w)))
+    return X.T @ (s * (1.0 - s) * (X @ v))
 
 
 def hand_mlp_grad(W1, W2, X, Y, b1, b2):
@@ -112,8 +120,13 @@ def bench_logistic(n: int, d: int, repeat: int, rng: np.random.Generator) -> lis
             )
 
         peers.append(("torch.autograd hessian", torch_hessian))
-    return rows + compare(f"logistic Hessian X({n}, {d})", peers, (X, w, y),
-                          max(3, repeat // 10))
+    rows += compare(f"logistic Hessian X({n}, {d})", peers, (X, w, y), max(3, repeat // 10))
+    hvp = sd.hvp(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
+    v = rng.normal(size=d)
+    np.testing.assert_allclose(hvp(X, w, y, v), hand_logistic_hvp(X, w, y, v), rtol=1e-9)
+    hvp_peers = [("hand-written NumPy", hand_logistic_hvp), ("symdiff", hvp),
+                 ("Hessian @ v (symdiff)", lambda X, w, y, v: hess(X, w, y) @ v)]
+    return rows + compare(f"logistic hvp X({n}, {d})", hvp_peers, (X, w, y, v), repeat)
 
 
 def _jax_logistic(X, w, y) -> tuple[Callable, Callable]:

@@ -548,6 +548,25 @@ def _sigmoid(x):
         return 1.0 / (1.0 + _np.exp(e))
 
 
+def _prod_others(x, axes):
+    """Per element of the array ``x``, the product of the *other* elements along ``axes``
+    (a tuple): the gradient of ``prod(x, axes)``, without dividing by zero.
+
+    When no product along the axes is zero (so ``x`` has no zero) it is ``prod(x) / x``: two
+    passes. Otherwise zeros are replaced by 1 and counted: where another element along the
+    axes is zero the result is 0, else the product of the nonzero elements over this one's (a
+    lone zero gets the product of the rest). Where both branches apply they compute the same
+    numbers (a product that underflows to 0 takes the second). Keeps a float dtype.
+    """
+    product = x.prod(axis=axes, keepdims=True)
+    if product.all():
+        return product / x
+    zero = x == 0
+    nonzero = _np.where(zero, 1, x)
+    others = zero.sum(axis=axes, keepdims=True) - zero
+    return _np.where(others == 0, nonzero.prod(axis=axes, keepdims=True) / nonzero, 0)
+
+
 def _check_shapes(names, arrays, shapes, needs):
     """Check the arguments of a tensor function against their declared shapes.
 
@@ -597,6 +616,7 @@ HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_as_vector": (),
     "_argmax_share": (),
     "_sigmoid": (),
+    "_prod_others": (),
     "_erf": (),
     "_gamma": ("_sinpi",),
     "_loggamma": (),

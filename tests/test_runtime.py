@@ -28,6 +28,7 @@ from symdiff.runtime import (
     _gamma,
     _loggamma,
     _polygamma,
+    _prod_others,
     _sigmoid,
     _sinpi,
     helper_source,
@@ -462,11 +463,38 @@ def _call_examples():
         "_polygamma": ((2, x), _polygamma(2, x)),
         "_argmax_share": ((x, x, 1.0), _argmax_share(x, x, 1.0)),
         "_sigmoid": ((x,), _sigmoid(x)),
+        "_prod_others": ((x, (0,)), _prod_others(x, (0,))),
         "_common_shape": ((x, x[:, None], np.asarray(1.0)), (6, 6)),
         "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),
         "_as_vector": ((x[:2], 2), _as_vector(x[:2], 2)),
         "_check_shapes": ((("x",), (x,), (("n",),), (("n", 2),)), (6,)),
     }
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("zeros", [0, 1, 2])
+def test_prod_others_branches_agree_with_the_product_of_the_others(dtype, zeros):
+    """The fast branch (no zero anywhere) and the zero-counting one both give the product of
+    the other elements along the axes, column by column."""
+    rng = np.random.default_rng(zeros)
+    x = rng.uniform(0.5, 2.0, size=(4, 3)).astype(dtype)
+    x[:zeros, 1] = 0  # column 1 gets `zeros` zeros; the other columns none
+    got = _prod_others(x, (0,))
+    want = np.array([[np.prod(np.delete(x[:, j], i)) for j in range(3)] for i in range(4)])
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps)
+    everything = _prod_others(x, (0, 1))
+    flat = x.ravel()
+    want_all = [np.prod(np.delete(flat, k)) for k in range(flat.size)]
+    np.testing.assert_allclose(everything.ravel(), want_all, rtol=16 * np.finfo(dtype).eps)
+
+
+def test_prod_others_when_the_product_underflows_without_zeros():
+    x = np.array([1e-200, 1e-200, 1e150])  # prod underflows to 0, but no element is 0
+    assert _prod_others(x, (0,)).tolist() == [0.0, 0.0, 0.0]  # the same as prod(x) / x
+    assert np.prod(x) == 0
+    with np.errstate(all="raise"):
+        _prod_others(np.array([[0.0, 2.0], [3.0, 0.0]]), (0, 1))
 
 
 def test_as_vector_checks_the_leading_axis():

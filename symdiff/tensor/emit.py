@@ -330,24 +330,12 @@ class _Emitter:
         return reduce_code(op, code, f"axis={format_axes(axes)}{keep}")
 
     def _prod_others(self, node: Node, code: str, target: str) -> None:
-        """The product of the other elements along the axes, without dividing by zero::
-
-            _s0 = x == 0                                   # the zeros
-            _s1 = _np.where(_s0, 1, x)                     # zeros replaced by 1
-            _t0 = _s0.sum(axis=0, keepdims=True) - _s0     # zeros among the others
-            _t0 = _np.where(_t0 == 0, _s1.prod(axis=0, keepdims=True) / _s1, 0)
-
-        (no zero among the others: the product of the nonzero elements over this one's, which
-        is exact for the one zero too; a zero among the others: 0)."""
+        """The product of the other elements along the axes, without dividing by zero: the
+        runtime helper ``_prod_others`` (``prod(x) / x`` when ``x`` has no zero, else zeros
+        counted; see :mod:`symdiff.runtime`)."""
         (axes,) = node.attrs
-        axis = f"axis={format_axes(axes)}, keepdims=True"
-        zeros, nonzero = f"_s{self.counter}", f"_s{self.counter + 1}"
-        self.counter += 2
-        self.lines.append((zeros, f"{code} == 0"))
-        self.lines.append((nonzero, f"_np.where({zeros}, 1, {code})"))
-        self.lines.append((target, f"{reduce_code('sum', zeros, axis)} - {zeros}"))
-        self.lines.append((target, f"_np.where({target} == 0, {reduce_code('prod', nonzero, axis)}"
-                                   f" / {nonzero}, 0)"))
+        self.printer.helpers.add("_prod_others")
+        self.lines.append((target, f"_prod_others({code}, {format_axes(axes)})"))
 
     def _logsumexp(self, node: Node, code: str, target: str) -> None:
         axes, keepdims = node.attrs

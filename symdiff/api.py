@@ -195,7 +195,8 @@ def hvp(
     Emitted as forward mode over the reverse-mode gradient, so it costs a small multiple of the
     gradient for any number of variables (no n-by-n Hessian is formed). With a single ``wrt``
     name, ``_v`` and the result have no leading axis. With ``shapes=``, ``wrt`` is one array
-    variable and ``_v`` (the last argument) and the result have its shape.
+    variable and ``_v`` (the last argument) and the result have its shape; the tensor layer
+    emits it as the gradient of ``sum(grad * _v)`` (reverse over reverse).
     """
     options = Options(simplify, cse, mode, cache)
     return _compiled("hvp", expr, wrt, options, shapes)

@@ -1,6 +1,6 @@
-"""Hessian-vector products of tensor expressions (``sd.hvp(..., shapes=)``): forward mode over
-the gradient graph with one direction, checked against the dense Hessian and against central
-differences of the gradient."""
+"""Hessian-vector products of tensor expressions (``sd.hvp(..., shapes=)``): the gradient of
+``sum(grad * _v)`` (reverse over reverse), checked against the dense Hessian (forward over
+reverse) and against central differences of the gradient."""
 
 import importlib.util
 import subprocess
@@ -11,6 +11,7 @@ import pytest
 
 import symdiff as sd
 from tests.tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES
+from tests.test_tensor_ops import OPS, random_values
 
 RNG = np.random.default_rng(11)
 
@@ -54,11 +55,27 @@ def test_hvp_matches_central_differences_of_the_gradient(name, expr, wrt, shapes
     np.testing.assert_allclose(product, numeric, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize(("expr", "shapes", "wrt"), [row[1:] for row in OPS],
+                         ids=[row[0] for row in OPS])
+def test_hvp_of_every_operation_is_the_hessian_times_the_direction(expr, shapes, wrt):
+    """Reverse over reverse needs the VJP of every node a gradient graph contains (scatters,
+    tie shares, broadcasts, products of the others...): the seeds' whole operation table."""
+    values = random_values(shapes, np.random.default_rng(9))
+    name = wrt[0]
+    v = np.random.default_rng(10).normal(size=values[name].shape)
+    h = sd.hvp(expr, wrt=name, shapes=shapes)
+    product = h(**{k: values[k] for k in h.args if k != "_v"}, _v=v)
+    hess = sd.hessian(expr, wrt=name, shapes=shapes)
+    dense = hess(**{k: values[k] for k in hess.args})
+    expected = (dense.reshape(v.size, v.size) @ v.reshape(-1)).reshape(v.shape)
+    np.testing.assert_allclose(product, expected, rtol=1e-9, atol=1e-10)
+
+
 def test_hvp_reads_like_the_closed_form_and_forms_no_hessian():
     source = sd.hvp(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES).source
     body = source[source.index("def hvp_f"):]
     assert "X.T @" in body and "X @ _v" in body
-    assert "_np.eye" not in body  # one direction, not the identity seed of a Hessian
+    assert "_np.eye" not in body and "None]" not in body  # no tangent axis, no identity seed
     assert body.count("@") == 3  # X @ w, X @ _v, X.T @ (...): no d-by-d matrix
 
 

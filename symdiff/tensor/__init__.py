@@ -41,7 +41,8 @@ Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``ja
   ``H @ _v`` of shape ``S``, without forming the ``S + S`` Hessian.
 * Modes: gradients are reverse mode (``"auto"``, ``"reverse"``); ``mode="forward"`` pushes one
   tangent per entry of the variable instead. Jacobians are forward mode (``"reverse"`` is an
-  ``UnsupportedError``); Hessians are forward over reverse in every mode.
+  ``UnsupportedError``); Hessians are forward over reverse and Hessian-vector products reverse
+  over reverse (the gradient of ``sum(grad * _v)``), in every mode.
 * ``max``/``min`` (reductions, and elementwise ``max(a, b)``) split the gradient evenly among
   tied elements, as the seeds prefer, ``torch.amax`` and ``jnp.max`` do; ``torch.max(x, dim)``
   gives it all to one index instead. ``relu'(0) = 0``, ``abs'(0) = 0`` as in the scalar layer.

@@ -17,8 +17,9 @@ What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expressio
 * ``hessian``: shape ``S + S`` (for a list of names, a tuple of tuples of blocks
   ``S_i + S_j``), forward over reverse: the gradient graph, differentiated by forward mode.
 * ``hvp``: one ``wrt`` variable; the last argument ``_v`` is a direction of shape ``S`` and the
-  result ``H @ _v`` has shape ``S``: forward mode over the gradient graph with that one
-  direction as its seed, so no ``S + S`` Hessian is formed.
+  result ``H @ _v`` has shape ``S``: the gradient of ``sum(grad * _v)`` (reverse over reverse),
+  so no ``S + S`` Hessian is formed and every array keeps its own shape (a forward sweep of one
+  direction would carry a size-1 tangent axis through the code).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from ..parsing import check_wrt
 from ..warm import load_cached, module_key
 from .emit import Program
 from .formula import TensorFormula
-from .ir import Node, describe, serialize, topological, variables
+from .ir import Node, arg_symbol, describe, serialize, topological, variables
 from .module import emit_module, used_dims
 from .ops import Builder
 from .parse import parse_tensor
@@ -354,12 +355,14 @@ def _plan_hvp(b, roots, many, vars_, single, options) -> _Plan:
     (var,) = vars_
     (grad,) = backward(b, root, vars_, options.simplify)
     direction = b.var(DIRECTION, var.shape)
-    seed = b.expand(direction, (len(var.shape),))  # one direction: _v[..., None]
-    (tangent,) = forward(b, [grad], var, options.simplify, seed=seed)
-    return _Plan([(f"_{var.name}_hvp", b.reshape(tangent, var.shape))], f"_{var.name}_hvp",
+    axes = tuple(range(var.ndim))
+    along = b.reduce_axes("sum", b.map(arg_symbol(0) * arg_symbol(1), [grad, direction]), axes,
+                          False)  # the directional derivative grad . _v, a scalar
+    (product,) = backward(b, along, vars_, options.simplify)
+    return _Plan([(f"_{var.name}_hvp", product)], f"_{var.name}_hvp",
                  f"the Hessian with respect to {var.name} times _v, of shape "
                  f"{format_shape(var.shape)}",
-                 f"Hessian-vector product with respect to ({var.name})", "forward over reverse")
+                 f"Hessian-vector product with respect to ({var.name})", "reverse over reverse")
 
 
 _PLANNERS = {

@@ -109,15 +109,11 @@ def _add(b: Builder, items: list[Node]) -> Node:
 
 
 def forward(
-    b: Builder, roots: Sequence[Node], var: Node, simplify: bool = True,
-    seed: Node | None = None,
+    b: Builder, roots: Sequence[Node], var: Node, simplify: bool = True
 ) -> list[Node]:
     """Tangents of ``roots`` with ``var`` seeded by the identity: each of shape
-    ``root.shape + (size(var.shape),)``, the Jacobian of the root with ``var`` flattened.
-
-    ``seed`` (of shape ``var.shape + (D,)``) replaces the identity: ``D`` given directions,
-    e.g. one direction ``v[..., None]`` for a Hessian-vector product."""
-    seed = b.eye(var.shape) if seed is None else seed
+    ``root.shape + (size(var.shape),)``, the Jacobian of the root with ``var`` flattened."""
+    seed = b.eye(var.shape)
     tangents: dict[int, Node] = {id(var): seed}
     for node in topological(roots):
         if node.op in ("var", "fill", "eye"):

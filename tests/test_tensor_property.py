@@ -70,3 +70,56 @@ def test_broadcast_and_reductions_match_central_differences(shapes, axis, reduct
     rng = np.random.default_rng(seed)
     args = {"x": rng.normal(size=x_shape), "y": rng.normal(size=y_shape)}
     assert_gradients(expr, declared, args, forward_rtol=1e-9)
+
+
+
+@st.composite
+def view_chain(draw, shape):
+    """A chain of one to three view operations on an array of ``shape`` (slices with steps,
+    negative indices, transposes, reshapes, repeats, sums keeping dims), in the input
+    language, and the shape it ends with."""
+    shape = list(shape)
+    text = "x"
+    for _ in range(draw(st.integers(1, 3))):
+        kind = draw(st.sampled_from(["slice", "transpose", "reshape", "repeat", "sum", "index"]))
+        axis = draw(st.integers(0, len(shape) - 1))
+        parts = [":"] * len(shape)
+        if kind == "slice" and shape[axis] >= 2:
+            start = draw(st.integers(0, shape[axis] - 1))
+            stop = draw(st.integers(start + 1, shape[axis]))
+            step = draw(st.sampled_from([1, 2]))
+            parts[axis] = f"{start}:{stop}:{step}"
+            text = f"({text})[{', '.join(parts)}]"
+            shape[axis] = len(range(start, stop, step))
+        elif kind == "transpose" and len(shape) >= 2:
+            perm = tuple(draw(st.permutations(list(range(len(shape))))))
+            text = f"transpose({text}, {perm})"
+            shape = [shape[p] for p in perm]
+        elif kind == "reshape":
+            size = int(np.prod(shape))
+            text = f"reshape({text}, ({size},))"
+            shape = [size]
+        elif kind == "repeat":
+            text = f"repeat({text}, 2, axis={axis})"
+            shape[axis] *= 2
+        elif kind == "sum" and len(shape) >= 2:
+            text = f"sum({text}, axis={axis}, keepdims=True)"
+            shape[axis] = 1
+        elif kind == "index" and len(shape) >= 2:
+            parts[axis] = str(draw(st.integers(-shape[axis], shape[axis] - 1)))
+            text = f"({text})[{', '.join(parts)}]"
+            del shape[axis]
+    return text, tuple(shape)
+
+
+@settings(max_examples=80, deadline=None)
+@given(data=st.data(), seed=st.integers(0, 2**16))
+def test_chains_of_view_operations_match_central_differences(data, seed):
+    """Slices (with steps and negative indices), transposes, reshapes, repeats and sums in
+    random chains, the chain used twice (a branch): gradients against central differences,
+    forward mode against reverse mode."""
+    shape = tuple(data.draw(st.lists(st.integers(2, 4), min_size=1, max_size=3)))
+    text, _ = data.draw(view_chain(shape))
+    expr = f"sum(sin({text}) * {text})"
+    args = {"x": np.random.default_rng(seed).normal(size=shape)}
+    assert_gradients(expr, {"x": shape}, args, forward_rtol=1e-9)

@@ -123,11 +123,17 @@ def test_hvp_source_is_deterministic_across_processes():
                                      cache=False).source.strip()
 
 
-def test_hvp_loaded_from_the_disk_cache_is_the_same(cache_dir):
+def test_hvp_loaded_from_the_disk_cache_is_the_same(cache_dir, monkeypatch):
     first = sd.hvp(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
+    from symdiff.tensor import build
     from tests.conftest import reset_memory
 
     reset_memory()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("derived again instead of loading the cached module")
+
+    monkeypatch.setattr(build, "_build", refuse)
     second = sd.hvp(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
     assert second.source == first.source
     assert second.args == first.args

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
+from tests.tensor_cases import central_gradient
 
 # (id, expression, shapes, wrt)
 OPS = [
@@ -86,18 +87,6 @@ def random_values(shapes, rng, sizes=None):
         name: rng.normal(size=tuple(sizes[d] if isinstance(d, str) else d for d in shape))
         for name, shape in shapes.items()
     }
-
-
-def central_gradient(f, values, name, h=1e-6):
-    """Central differences of the scalar ``f`` in every entry of ``values[name]``."""
-    x = values[name]
-    out = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[index] += h
-        down[index] -= h
-        out[index] = (f(**{**values, name: up}) - f(**{**values, name: down})) / (2 * h)
-    return out
 
 
 def assert_gradient_matches(expr, shapes, wrt, values, rtol=1e-6):

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import symdiff as sd
-from tests.test_tensor_ops import central_gradient
+from tests.tensor_cases import central_gradient
 
 
 def assert_gradients(expr, declared, args, forward_rtol):

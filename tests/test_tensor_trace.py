@@ -7,7 +7,7 @@ import pytest
 
 import symdiff as sd
 
-from .tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES
+from .tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES, central_gradient
 
 
 def logistic(X, w, y):
@@ -56,17 +56,6 @@ def test_traced_mlp_gives_the_string_forms_code():
     assert _body(traced.source) == _body(sd.grad(MLP, wrt=wrt, shapes=MLP_SHAPES).source)
 
 
-def _numeric_grad(f, args: dict, name: str, h: float = 1e-6) -> np.ndarray:
-    x = args[name]
-    out = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        plus, minus = x.copy(), x.copy()
-        plus[i] += h
-        minus[i] -= h
-        out[i] = (f(**{**args, name: plus}) - f(**{**args, name: minus})) / (2 * h)
-    return out
-
-
 def _ops(x, s):
     return (
         np.sum(x[:, 0] * s)
@@ -95,8 +84,8 @@ def test_many_operations_trace_to_the_right_gradient():
     args = {"x": rng.normal(size=(5, 3)), "s": rng.normal(size=5)}
     assert f(**args) == pytest.approx(_ops(**args), rel=1e-12)  # the function runs on arrays too
     dx, ds = g(**args)
-    np.testing.assert_allclose(dx, _numeric_grad(_ops, args, "x"), rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(ds, _numeric_grad(_ops, args, "s"), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(dx, central_gradient(_ops, args, "x"), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(ds, central_gradient(_ops, args, "s"), rtol=1e-6, atol=1e-7)
 
 
 def test_every_parameter_is_an_argument_and_wrt_none_means_all():

@@ -146,16 +146,22 @@ def request_for(kind: str, exprs: object, wrt: object, options: Options,
             if w not in parsed_shapes:
                 raise ShapeError(f"wrt name {w!r} has no shape: add it to shapes=")
     wrt_names = wrt_names or ()
-    params = tuple(sorted(set(names) | set(wrt_names)))
     if kind == "hvp":
         if len(wrt_names) != 1:
             raise UnsupportedError(
                 "a tensor hvp takes one wrt variable (the direction _v has its shape); "
                 f"got {len(wrt_names)}: put the variables in one array, or use hessian")
         parsed_shapes = {**parsed_shapes, DIRECTION: parsed_shapes[wrt_names[0]]}
-        params += (DIRECTION,)
+    params = _parameters(kind, names, wrt_names)
     return _Request(kind, texts, many, wrt_names, single, options, parsed_shapes, b, roots,
                     params)
+
+
+def _parameters(kind: str, names, wrt: Sequence[str]) -> tuple[str, ...]:
+    """The generated function's parameters: every variable and wrt name, sorted, then the
+    direction ``_v`` of a Hessian-vector product."""
+    params = tuple(sorted(set(names) | set(wrt)))
+    return params + ((DIRECTION,) if kind == "hvp" else ())
 
 
 def build_tensor(
@@ -197,10 +203,7 @@ def _graph_exprs(kind: str, roots: Sequence[Node], many: bool, wrt: tuple[str, .
         copies[id(node)] = b.node(node.op, [copies[id(a)] for a in node.args], node.attrs,
                                   node.shape)
     new_roots = [copies[id(r)] for r in roots]
-    params = tuple(sorted(set(variables(new_roots)) | set(wrt)))
-    if kind == "hvp":
-        params += (DIRECTION,)
-        shapes = {**shapes, DIRECTION: shapes[wrt[0]]}
+    params = _parameters(kind, variables(new_roots), wrt)  # shapes already hold the direction's
     request = _Request(kind, [""] * len(roots), many, wrt, single, options, shapes, b,
                        new_roots, params)
     return _exprs(_plan(request))

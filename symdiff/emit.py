@@ -148,6 +148,7 @@ def render_module(
     outputs: Sequence[str],
     result: str,
     block_inputs: Sequence[str] | None = None,
+    constants: Sequence[str] = (),
 ) -> str:
     """Render ``module.py.jinja``: every text that came from an expression goes through
     :func:`safe_comment` here, in one place, for the scalar and the tensor layer alike.
@@ -155,6 +156,8 @@ def render_module(
     With ``block_inputs`` (elementwise programs), the formulas go into a second function,
     ``_formulas(*block_inputs, _shape, _dtype)``, which the public one calls through the
     ``_in_blocks`` helper so that long arrays are computed in cache-sized blocks.
+    ``constants`` are module-level assignments printed after the imports (each one must be on
+    :data:`symdiff.verify.CONSTANTS`).
     """
     return render(
         "module.py.jinja",
@@ -165,6 +168,7 @@ def render_module(
         mode=program.mode,
         key=program.key,
         imports=_imports(helpers),
+        constants=list(constants),
         helpers=[helpers.rstrip("\n")] if helpers else [],
         name=program.name,
         params=list(program.params),

@@ -523,6 +523,15 @@ def _common_shape(*arrays):
     return shape
 
 
+def _float_arrays(*arrays):
+    """``arrays`` as NumPy arrays of one float dtype: the promoted dtype of all of them with
+    ``1.0``, so integers and bools give float64 and float32 stays float32. The slow path of a
+    tensor function's argument prelude, taken unless every argument is a float64 ndarray."""
+    arrays = [_np.asarray(a) for a in arrays]
+    dtype = _np.result_type(*arrays, 1.0)
+    return tuple(a.astype(dtype, copy=False) for a in arrays)
+
+
 def _as_vector(v, n):
     """``v`` as an array whose first axis has the ``n`` components of a direction vector."""
     v = _np.asarray(v)
@@ -614,6 +623,7 @@ HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_common_shape": (),
     "_in_blocks": (),
     "_as_vector": (),
+    "_float_arrays": (),
     "_argmax_share": (),
     "_sigmoid": (),
     "_prod_others": (),

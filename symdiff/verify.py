@@ -25,6 +25,8 @@ FUNCTION_NAMES = frozenset(
 #: through the ``_in_blocks`` helper. Its parameters are generated names too.
 FORMULAS = "_formulas"
 IMPORTS = {("numpy", "_np"), ("math", "_math")}
+#: The module-level constants a generated module may define, each exactly as written here.
+CONSTANTS = ('_FLOAT64 = _np.dtype("float64")',)
 _MODULE_NAMES = frozenset(alias for _, alias in IMPORTS)
 NUMPY_NAMES = frozenset(
     {
@@ -84,7 +86,7 @@ NUMPY_NAMES = frozenset(
         "zeros",
     }
 )
-PARAM_METHODS = frozenset({"astype", "shape"})
+PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
 #: Tensor modules (those that embed this helper to check argument shapes) may also use ``@``,
 #: ``.T``, ``.ndim`` of a parameter, basic indexing by literals (``x[1:3]``, ``_t0[:, None]``),
 #: ``_t0[1:3] = ...``, ``_n_dim, _d_dim = ...``, identifier-like strings (argument and dimension
@@ -147,6 +149,11 @@ def trusted_helpers() -> dict[str, str]:
     return {n.name: ast.dump(n) for n in tree.body if isinstance(n, ast.FunctionDef)}
 
 
+@functools.cache
+def _constant_dumps() -> frozenset[str]:
+    return frozenset(ast.dump(ast.parse(text).body[0]) for text in CONSTANTS)
+
+
 def check_module(source: str) -> None:
     """Raise :class:`VerificationError` unless ``source`` has the shape of a generated module."""
     try:
@@ -166,6 +173,8 @@ def check_module(source: str) -> None:
         elif isinstance(node, ast.FunctionDef):
             if trusted_helpers().get(node.name) != ast.dump(node):
                 raise _refuse(node, f"helper {node.name!r} is not symdiff's own")
+        elif isinstance(node, ast.Assign) and ast.dump(node) in _constant_dumps():
+            pass
         else:
             raise _refuse(node, f"unexpected {type(node).__name__} at module level")
     if len(functions) != 1 or len(formulas) > 1:
@@ -231,6 +240,8 @@ def _check_function(
             for t in statement.targets
         ):
             pass  # ``del _t3, _t7``: temporaries freed after their last read
+        elif isinstance(statement, ast.If) and tensor and _converts(statement):
+            _check_dtype_test(statement, checker)
         elif isinstance(statement, ast.If) and tensor:
             _check_shape_test(statement, checker)
         else:
@@ -270,6 +281,66 @@ def _check_shape_test(statement: ast.If, checker: _ExpressionChecker) -> None:
     ):
         raise _refuse(statement, f"an if statement may only call {TENSOR_HELPER}")
     checker.visit(call)
+
+
+def _converts(statement: ast.If) -> bool:
+    """Whether ``statement`` has the body of the dtype test (an assignment, not a call)."""
+    return len(statement.body) == 1 and isinstance(statement.body[0], ast.Assign)
+
+
+def _check_dtype_test(statement: ast.If, checker: _ExpressionChecker) -> None:
+    """The argument prelude of a tensor function, and nothing else::
+
+        if x.__class__ is not _np.ndarray or x.dtype is not _FLOAT64 or ...:
+            x, y = _float_arrays(x, y)
+
+    The test is an ``or`` of ``is not`` comparisons, each of ``<param>.__class__`` with
+    ``_np.ndarray`` or of ``<param>.dtype`` with ``_FLOAT64``; the body assigns the
+    parameters (a tuple of names) from one call of ``_float_arrays`` on parameters; no ``else``.
+    """
+    test = statement.test
+    comparisons = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) \
+        else [test]
+    for comparison in comparisons:
+        if not (
+            isinstance(comparison, ast.Compare)
+            and len(comparison.ops) == 1
+            and isinstance(comparison.ops[0], ast.IsNot)
+            and _dtype_operands(comparison.left, comparison.comparators[0], checker.params)
+        ):
+            raise _refuse(statement, "unexpected test in the argument prelude")
+    assign = statement.body[0]
+    target, value = assign.targets, assign.value
+    if statement.orelse or not (
+        len(target) == 1
+        and isinstance(target[0], ast.Tuple)
+        and all(isinstance(t, ast.Name) and t.id in checker.params for t in target[0].elts)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "_float_arrays"
+        and "_float_arrays" in checker.helpers
+        and not value.keywords
+        and all(isinstance(a, ast.Name) and a.id in checker.params for a in value.args)
+    ):
+        raise _refuse(statement, "an argument prelude may only call _float_arrays")
+
+
+def _dtype_operands(left: ast.AST, right: ast.AST, params: set[str]) -> bool:
+    """``p.__class__`` with ``_np.ndarray``, or ``p.dtype`` with ``_FLOAT64``."""
+    if not (
+        isinstance(left, ast.Attribute)
+        and isinstance(left.value, ast.Name)
+        and left.value.id in params
+    ):
+        return False
+    if left.attr == "__class__":
+        return (
+            isinstance(right, ast.Attribute)
+            and isinstance(right.value, ast.Name)
+            and right.value.id == "_np"
+            and right.attr == "ndarray"
+        )
+    return left.attr == "dtype" and isinstance(right, ast.Name) and right.id == "_FLOAT64"
 
 
 def _shape_operand(node: ast.AST, checker: _ExpressionChecker) -> bool:

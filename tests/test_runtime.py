@@ -25,6 +25,7 @@ from symdiff.runtime import (
     _as_output,
     _as_vector,
     _erf,
+    _float_arrays,
     _gamma,
     _loggamma,
     _polygamma,
@@ -467,8 +468,32 @@ def _call_examples():
         "_common_shape": ((x, x[:, None], np.asarray(1.0)), (6, 6)),
         "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),
         "_as_vector": ((x[:2], 2), _as_vector(x[:2], 2)),
+        "_float_arrays": (
+            ([1, 2], x.astype(np.float32)),
+            (np.array([1.0, 2.0]), x.astype(np.float32).astype(np.float64)),
+        ),
         "_check_shapes": ((("x",), (x,), (("n",),), (("n", 2),)), (6,)),
     }
+
+
+@pytest.mark.parametrize(
+    ("arrays", "dtype"),
+    [
+        ((np.arange(3), True), np.float64),  # ints and bools promote to float64
+        ((np.ones(2, np.float32), np.float32(2.0)), np.float32),  # float32 stays float32
+        ((np.ones(2, np.float32), np.ones(2)), np.float64),
+        (([1.5, 2.0],), np.float64),  # lists become arrays
+        ((np.ones(2, ">f8"),), np.float64),  # byte-swapped arrays come out native
+    ],
+)
+def test_float_arrays_promotes_every_argument_to_one_float_dtype(arrays, dtype):
+    """The slow path of a tensor function's prelude: one dtype for all, never an integer one."""
+    got = _float_arrays(*arrays)
+    assert len(got) == len(arrays)
+    for array, original in zip(got, arrays, strict=True):
+        assert type(array) is np.ndarray and array.dtype == np.dtype(dtype)
+        assert array.dtype.isnative
+        np.testing.assert_array_equal(array, np.asarray(original, dtype=dtype))
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -262,7 +262,7 @@ def test_logistic_gradient_reads_like_what_a_person_writes():
     lines = [line.strip() for line in body.splitlines()[1:] if line.strip()]
     assert lines == [
         "_t0 = X @ w",
-        "_t1 = -y/(_np.exp(_np.minimum(88, _t0*y)) + 1)",  # sigmoid(-_t0*y), overflow-free
+        "_t1 = -y/(_np.exp(_np.minimum(88.0, _t0*y)) + 1.0)",  # sigmoid(-_t0*y), overflow-free
         "_w_bar = X.T @ _t1",
         "return _w_bar",
     ]

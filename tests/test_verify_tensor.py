@@ -22,8 +22,10 @@ SCALAR = sd.grad("sin(x)*exp(y)", wrt=["x", "y"], cache=False).source
 def _with_check(block: str, source: str = SOURCE) -> str:
     """``source`` with its ``if ...: _check_shapes(...)`` replaced by ``block`` (indented)."""
     lines = source.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("    if "))
-    assert lines[start + 1].strip().startswith("_check_shapes((")
+    start = next(
+        i for i, line in enumerate(lines)
+        if line.startswith("    if ") and lines[i + 1].strip().startswith("_check_shapes((")
+    )
     new = ["    " + line for line in block.strip("\n").splitlines()]
     return "\n".join(lines[:start] + new + lines[start + 2 :]) + "\n"
 
@@ -211,3 +213,100 @@ def test_calls_bind_arguments_like_the_generated_function():
     with pytest.raises(TypeError, match="multiple values for argument 'x'"):
         g(2.0, x=3.0)
     assert callable(g)
+
+
+# -- the argument prelude: float64 ndarrays pass two identity tests, the rest is converted ------
+PRELUDE = (
+    "    if (\n"
+    "        X.__class__ is not _np.ndarray or X.dtype is not _FLOAT64\n"
+    "        or w.__class__ is not _np.ndarray or w.dtype is not _FLOAT64\n"
+    "        or y.__class__ is not _np.ndarray or y.dtype is not _FLOAT64\n"
+    "    ):\n"
+    "        X, w, y = _float_arrays(X, w, y)\n"
+)
+
+
+def _with_prelude(block: str) -> str:
+    assert PRELUDE in SOURCE
+    new = "".join("    " + line + "\n" for line in block.strip("\n").splitlines())
+    return SOURCE.replace(PRELUDE, new, 1)
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "if X.__class__ is not _np.ndarray:\n    X, w, y = _float_arrays(X, w, y)",
+        "if y.dtype is not _FLOAT64 or X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X)",
+    ],
+)
+def test_valid_preludes_pass(block):
+    check_module(_with_prelude(block))
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        "if X.__class__ is _np.ndarray:\n    X, w, y = _float_arrays(X, w, y)",
+        "if X.__class__ is not _np.exp:\n    X, w, y = _float_arrays(X, w, y)",
+        "if X.__class__ is not _np.ndarray or X.dtype is not _np:\n    (X,) = _float_arrays(X)",
+        "if X.dtype is not _float_arrays(X):\n    (X,) = _float_arrays(X)",
+        "if X.shape is not _FLOAT64:\n    (X,) = _float_arrays(X)",
+        "if _t0.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X)",
+        "if X.dtype is not _FLOAT64 and w.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X)",
+        "if X.dtype is not _FLOAT64:\n    (X,) = _np.exp(X)",
+        "if X.dtype is not _FLOAT64:\n    (_t9,) = _float_arrays(X)",
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(_t0)",
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X, copy=True)",
+        "if X.dtype is not _FLOAT64:\n    X = _float_arrays(X)",
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X)\nelse:\n    _t9 = X",
+    ],
+)
+def test_tampered_preludes_are_refused(block):
+    with pytest.raises(VerificationError):
+        check_module(_with_prelude(block))
+
+
+@pytest.mark.parametrize(
+    "constant",
+    ['_FLOAT64 = _np.dtype("float32")', "_FLOAT64 = _np.exp(1.0)", '_t9 = _np.dtype("float64")'],
+)
+def test_only_the_one_module_constant_is_allowed(constant):
+    line = '_FLOAT64 = _np.dtype("float64")'
+    assert line in SOURCE
+    with pytest.raises(VerificationError):
+        check_module(SOURCE.replace(line, constant, 1))
+
+
+def test_scalar_modules_may_not_use_the_prelude_test():
+    marker = "    x = _np.asarray(x)\n"
+    line = "    if x.dtype is not _FLOAT64:\n        (x,) = _float_arrays(x)\n"
+    with pytest.raises(VerificationError):
+        check_module(SCALAR.replace(marker, marker + line, 1))
+
+
+class _Subclass(np.ndarray):
+    pass
+
+
+@pytest.mark.parametrize(
+    "convert",
+    [
+        lambda a: a.astype(np.float32),
+        lambda a: a.astype(">f8"),  # byte-swapped: not the float64 singleton, converted
+        lambda a: a.tolist(),
+        lambda a: a.view(_Subclass),  # an ndarray subclass: converted to ndarray
+    ],
+)
+def test_arguments_off_the_fast_path_give_the_same_gradient(convert):
+    """Anything but a float64 ndarray takes ``_float_arrays``: same numbers (float32 rounded),
+    a plain float ndarray out, float32 kept."""
+    g = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES, cache=False)
+    rng = np.random.default_rng(3)
+    X, w, y = rng.normal(size=(6, 3)), rng.normal(size=3), rng.choice([-1.0, 1.0], size=6)
+    want = g(X, w, y)
+    args = [convert(a) for a in (X, w, y)]
+    got = g(*args)
+    assert type(got) is np.ndarray and got.dtype.isnative
+    as_float32 = isinstance(args[0], np.ndarray) and args[0].dtype == np.float32
+    assert got.dtype == (np.float32 if as_float32 else np.float64)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if as_float32 else 1e-15)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..functions import sigmoid
-from ..printer import CodePrinter
+from ..printer import ArrayCodePrinter, CodePrinter
 from ..simplify import stable_forms
 from .ir import VIEWS, Node, arg_symbol, format_axes, format_index, topological
 from .shapes import Dim, Shape, same_shape
@@ -82,7 +82,7 @@ class _Emitter:
 
     def __init__(self, program: Program):
         self.program = program
-        self.printer = CodePrinter()
+        self.printer = ArrayCodePrinter()
         self.roots = [node for _, node in program.outputs]
         self.order = topological(self.roots)
         self.uses: dict[int, int] = {}

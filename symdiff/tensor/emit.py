@@ -387,7 +387,7 @@ class _Emitter:
     def _finish(self) -> list[tuple[str, str]]:
         exprs = [(i, value) for i, (_, value) in enumerate(self.lines)
                  if isinstance(value, sp.Basic)]
-        forms = [_cheap_sigmoid(stable_forms(value)) for _, value in exprs]
+        forms = [_factored(_cheap_sigmoid(stable_forms(value))) for _, value in exprs]
         shared: list[tuple[sp.Symbol, sp.Expr]] = []
         if self.program.cse and forms:
             names = (sp.Symbol(f"_s{k}") for k in range(self.counter, self.counter + 10**6))
@@ -497,3 +497,9 @@ def reduce_code(op: str, code: str, arguments: str) -> str:
     if code.isidentifier():
         return f"{code}.{op}({arguments})"
     return f"_np.{op}({code}{', ' if arguments else ''}{arguments})"
+
+
+def _factored(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with common factors of sums taken out (``200*a - 200*b`` -> ``200*(a - b)``), so
+    that the sums left are found again elsewhere by CSE and each costs one pass."""
+    return sp.factor_terms(expr) if isinstance(expr, sp.Expr) else expr

@@ -129,6 +129,11 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
     def _print_Integer(self, expr: sp.Integer) -> str:
         return str(expr.p) if abs(expr.p) < EXACT_INT_LIMIT else _float_literal(expr)
 
+    def _print_ComplexInfinity(self, expr: sp.Expr) -> str:
+        """``zoo`` (e.g. ``log(0)`` in the derivative of ``0**y``) has no real value: nan, what
+        SymPy's own derivative evaluates to there."""
+        return "_np.nan"
+
     def _print_Rational(self, expr: sp.Rational) -> str:
         if max(abs(expr.p), expr.q) >= EXACT_INT_LIMIT:
             return _float_literal(expr)

@@ -53,6 +53,7 @@ NUMPY_NAMES = frozenset(
         "full",
         "heaviside",
         "hypot",
+        "inf",
         "log",
         "log10",
         "log1p",
@@ -67,6 +68,7 @@ NUMPY_NAMES = frozenset(
         "mean",
         "min",
         "minimum",
+        "nan",
         "pi",
         "prod",
         "repeat",
@@ -93,8 +95,8 @@ PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
 #: names) and one kind of ``if``: the inline shape test (see :func:`_check_shape_test`).
 TENSOR_HELPER = "_check_shapes"
 TENSOR_ATTRIBUTES = frozenset({"T"})
-#: Reductions called as methods of an argument or a generated name (``x.sum(axis=0)``).
-TENSOR_METHODS = frozenset({"sum", "mean", "max", "min", "prod"})
+#: Ufuncs whose ``reduce`` tensor code calls (``_np.add.reduce(x, axis=0)``).
+REDUCING_UFUNCS = frozenset({"add", "maximum", "minimum", "multiply"})
 TENSOR_PARAM_ATTRIBUTES = frozenset({"ndim"})
 KEYWORDS = frozenset({"dtype", "copy", "axis", "keepdims"})
 #: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
@@ -131,6 +133,11 @@ def _literal_int(node: ast.AST) -> bool:
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         node = node.operand
     return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _all_axes(item: ast.keyword) -> bool:
+    """``axis=None``: a reduction over every axis (``None`` is no other constant's value)."""
+    return item.arg == "axis" and isinstance(item.value, ast.Constant) and item.value.value is None
 
 
 class VerificationError(SymdiffError):
@@ -436,8 +443,10 @@ class _ExpressionChecker:
 
     def visit_Name(self, node: ast.Name) -> list[ast.AST]:
         name = node.id
-        if name in self.params or (_INTERNAL.match(name) and name not in self.helpers):
-            return []
+        if name in self.params or (
+            _INTERNAL.match(name) and name not in self.helpers and name not in _MODULE_NAMES
+        ):
+            return []  # (``_np`` itself is only ever the owner of an allowed attribute)
         raise _refuse(node, f"unexpected name {name!r}")
 
     def visit_Constant(self, node: ast.Constant) -> list[ast.AST]:
@@ -461,9 +470,16 @@ class _ExpressionChecker:
             (isinstance(owner, ast.Name) and owner.id in self.params) or self._is_internal(owner)
         ):
             return []
-        if callee and self.tensor and node.attr in TENSOR_METHODS and isinstance(owner, ast.Name)\
-                and (owner.id in self.params or self._is_internal(owner)):
-            return []  # called: ``x.sum(axis=0)``
+        if (
+            callee
+            and self.tensor
+            and node.attr == "reduce"
+            and isinstance(owner, ast.Attribute)
+            and owner.attr in REDUCING_UFUNCS
+            and isinstance(owner.value, ast.Name)
+            and owner.value.id == "_np"
+        ):
+            return []  # called: ``_np.add.reduce(x, axis=0)``
         if self.tensor and node.attr in TENSOR_PARAM_ATTRIBUTES and (
             isinstance(owner, ast.Name) and owner.id in self.params
         ):
@@ -492,4 +508,4 @@ class _ExpressionChecker:
         for item in node.keywords:
             if item.arg not in KEYWORDS:
                 raise _refuse(item, f"unexpected keyword {item.arg!r}")
-        return [*node.args, *(item.value for item in node.keywords)]
+        return [*node.args, *(item.value for item in node.keywords if not _all_axes(item))]

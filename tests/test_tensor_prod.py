@@ -225,35 +225,42 @@ def test_emitted_gradient_reads_as_the_product_of_the_others():
     assert "product.all()" in helper and "_np.where(zero, 1, x)" in helper
     check_module(source)
     value = sd.compile("prod(X, axis=1, keepdims=True)", shapes={"X": ("n", "d")}).source
-    assert "X.prod(axis=1, keepdims=True)" in value
-    assert "X.prod()" in sd.compile("prod(X)", shapes={"X": ("n", "d")}).source
+    assert "_np.multiply.reduce(X, axis=1, keepdims=True)" in value
+    whole = sd.compile("prod(X)", shapes={"X": ("n", "d")}).source
+    assert "_np.multiply.reduce(X, axis=None)" in whole  # reduce's own default is axis=0
+
+
+REDUCED = "_np.multiply.reduce(X, axis=1)"
 
 
 def test_verifier_accepts_prod_only_as_it_accepts_sum():
     source = sd.compile("prod(X, axis=1)", shapes={"X": ("n", "d")}).source
     check_module(source)
-    for good in ("_np.prod(X, axis=1)", "X.sum(axis=1)", "_np.prod(X + 1, axis=1)"):
-        check_module(source.replace("X.prod(axis=1)", good))
+    for good in ("_np.prod(X, axis=1)", "_np.add.reduce(X, axis=1)", "_np.prod(X + 1, axis=1)",
+                 "_np.maximum.reduce(X + 1, axis=None)", "_np.minimum.reduce(_t0, axis=(0, 1))"):
+        check_module(source.replace(REDUCED, good))
     for bad in ("_np.prod(X, axis=1, initial=0)", "_np.prod(X, axis=1, where=X)",
-                "_np.prod.__call__(X)", "X.prod(axis=1, initial=0)", "X.prod(axis=1, out=X)"):
+                "_np.prod.__call__(X)", "_np.multiply.reduce(X, axis=1, initial=0)",
+                "_np.multiply.reduce(X, axis=1, out=X)", "_np.multiply.reduce(X, dtype=None)"):
         with pytest.raises(VerificationError):
-            check_module(source.replace("X.prod(axis=1)", bad))
+            check_module(source.replace(REDUCED, bad))
         with pytest.raises(VerificationError):
-            check_module(source.replace("X.prod(axis=1)",
-                                        bad.replace("prod", "sum")))
+            check_module(source.replace(REDUCED, bad.replace("prod", "sum")))
 
 
 @pytest.mark.parametrize("bad", [
-    "X.prod",  # a bound method, not called
-    "(X + 1).prod(axis=1)",  # methods only of names
+    "_np.multiply.reduce",  # a bound method, not called
+    "_np.multiply",  # a ufunc, not called
+    "X.prod(axis=1)", "X.sum(axis=1)",  # array methods are not emitted
     "X.tofile('f')", "X.dump('f')", "X.__class__", "X.prod.__self__",
-    "_check_shapes.sum()",  # a helper is not an array
-    "X.T.sum(axis=1)",
+    "_np.multiply.accumulate(X)", "_np.multiply.at(X, 0, 2.0)", "_np.divide.reduce(X)",
+    "_np.multiply.reduce.__self__", "_check_shapes.reduce(X)", "X.reduce(X)",
+    "_np.add.reduce(X, axis=_np)",
 ])
 def test_verifier_refuses_other_methods_and_owners(bad):
     source = sd.compile("prod(X, axis=1)", shapes={"X": ("n", "d")}).source
     with pytest.raises(VerificationError):
-        check_module(source.replace("X.prod(axis=1)", bad))
+        check_module(source.replace(REDUCED, bad))
 
 
 def traced_rows(X, c):

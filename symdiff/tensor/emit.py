@@ -325,9 +325,18 @@ class _Emitter:
     def _reduce(self, op: str, code: str, node: Node) -> str:
         axes, keepdims = node.attrs
         if not keepdims and len(axes) == node.args[0].ndim:
-            return reduce_code(op, code, "")
-        keep = ", keepdims=True" if keepdims else ""
-        return reduce_code(op, code, f"axis={format_axes(axes)}{keep}")
+            arguments = ""
+        else:
+            arguments = f"axis={format_axes(axes)}{', keepdims=True' if keepdims else ''}"
+        if op != "mean":
+            return reduce_code(op, code, arguments)
+        # the sum over the count, as NumPy's mean computes it (its Python wrapper costs ~1 us)
+        shape = node.args[0].shape
+        count = sp.Mul(*(sp.sympify(shape[a]) for a in axes))
+        text = dim_code(count)
+        if not (count.is_Integer or count.is_Symbol):
+            text = f"({text})"
+        return f"{reduce_code('sum', code, arguments)}/{text}"
 
     def _prod_others(self, node: Node, code: str, target: str) -> None:
         """The product of the other elements along the axes, without dividing by zero: the
@@ -358,7 +367,8 @@ class _Emitter:
                                              f"{axis[2:]}, keepdims=True")))
         back = peak if full or keepdims else f"_np.squeeze({peak}{axis})"
         self.lines.append(
-            (target, f"_np.log(_np.sum(_np.exp({code} - {peak}){axis}{keep})) + {back}")
+            (target, f"_np.log(_np.add.reduce(_np.exp({code} - {peak}), "
+                     f"{axis[2:] or 'axis=None'}{keep})) + {back}")
         )
 
     def _add_onto(self, target: str, value: sp.Expr) -> tuple[str, str]:
@@ -489,14 +499,16 @@ def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str]]:
     return statements, set(emitter.printer.helpers)
 
 
+#: The ufunc whose ``reduce`` each reduction is.
+REDUCING_UFUNCS = {"sum": "add", "max": "maximum", "min": "minimum", "prod": "multiply"}
+
+
 def reduce_code(op: str, code: str, arguments: str) -> str:
-    """A reduction of ``code``: the array method (``x.sum(axis=0)``) when ``code`` is a name
-    (an argument or a temporary, always an array or a NumPy scalar here), which skips the
-    Python wrapper of ``_np.sum`` (about 1 us a call, most of the cost on small arrays); else
-    the function (``_np.sum(x == 0, axis=0)``). Both compute the same reduction."""
-    if code.isidentifier():
-        return f"{code}.{op}({arguments})"
-    return f"_np.{op}({code}{', ' if arguments else ''}{arguments})"
+    """A reduction of ``code`` as the ufunc's own ``reduce`` (``_np.add.reduce(x, axis=0)``):
+    ``_np.sum`` and ``x.sum()`` are Python wrappers around exactly this call, which cost
+    0.06-1 us each, most of a reduction's time on small arrays. ``arguments`` ("" for all
+    axes, which ``reduce`` must be told: its default is ``axis=0``) are passed on."""
+    return f"_np.{REDUCING_UFUNCS[op]}.reduce({code}, {arguments or 'axis=None'})"
 
 
 def _factored(expr: sp.Expr) -> sp.Expr:

@@ -415,6 +415,15 @@ class _ExpressionChecker:
             and node.id not in self.helpers
         )
 
+    def _writable(self, node: ast.AST) -> bool:
+        """A generated array that code may write into: an internal name, not a helper, not a
+        module, not a parameter (the caller's arrays are never written)."""
+        return (
+            self._is_internal(node)
+            and node.id not in _MODULE_NAMES  # type: ignore[attr-defined]
+            and node.id not in self.params  # type: ignore[attr-defined]
+        )
+
     def _is_out_index(self, node: ast.Subscript, owners: tuple[str, ...] = ("_out",)) -> bool:
         """``_out[i, j]`` (or, to read, ``_v[i]``) with constant integer indices."""
         index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
@@ -506,6 +515,8 @@ class _ExpressionChecker:
         else:
             raise _refuse(node, "unexpected call")
         for item in node.keywords:
+            if item.arg == "out" and self.tensor and self._writable(item.value):
+                continue  # ``_np.exp(_t1, out=_t1)``: in place, into a generated array
             if item.arg not in KEYWORDS:
                 raise _refuse(item, f"unexpected keyword {item.arg!r}")
         return [*node.args, *(item.value for item in node.keywords if not _all_axes(item))]

@@ -218,3 +218,39 @@ def test_max_and_min_reductions_over_several_axes():
     want[1, 0, 1] = 1.0
     want[:, 1, :] = 0.25  # a four-way tie in the second slice
     np.testing.assert_allclose(g(T=T), want, rtol=0, atol=1e-15)
+
+
+def _arrays(result):
+    if isinstance(result, tuple):
+        for item in result:
+            yield from _arrays(item)
+    else:
+        yield np.asarray(result)
+
+
+@pytest.mark.parametrize(("expr", "shapes", "wrt"), [row[1:] for row in OPS],
+                         ids=[row[0] for row in OPS])
+def test_generated_code_never_writes_into_or_returns_the_arguments(expr, shapes, wrt):
+    """The emitted code updates buffers in place (``_x_bar[1:] -= ...``, ``out=``): every one
+    must be its own array, never an argument or a view of one, in every kind of function."""
+    rng = np.random.default_rng(11)
+    values = random_values(shapes, rng)
+    built = [
+        sd.compile(expr, shapes=shapes),
+        sd.grad(expr, wrt=wrt, shapes=shapes),
+        sd.grad(expr, wrt=wrt, shapes=shapes, mode="forward"),
+        sd.value_and_grad(expr, wrt=wrt, shapes=shapes),
+        sd.hessian(expr, wrt=wrt[0], shapes=shapes),
+        sd.hvp(expr, wrt=wrt[0], shapes=shapes),
+    ]
+    for f in built:
+        args = {k: values[k] for k in f.args if k in values}
+        if "_v" in f.args:
+            args["_v"] = rng.normal(size=values[wrt[0]].shape)
+        before = {k: v.copy() for k, v in args.items()}
+        result = f(**args)
+        for name, array in args.items():
+            np.testing.assert_array_equal(array, before[name], err_msg=f"{f!r} wrote {name}")
+        for out in _arrays(result):
+            for name, array in args.items():
+                assert not np.shares_memory(out, array), f"{f!r} returned a view of {name}"

@@ -310,3 +310,36 @@ def test_arguments_off_the_fast_path_give_the_same_gradient(convert):
     as_float32 = isinstance(args[0], np.ndarray) and args[0].dtype == np.float32
     assert got.dtype == (np.float32 if as_float32 else np.float64)
     np.testing.assert_allclose(got, want, rtol=1e-5 if as_float32 else 1e-15)
+
+
+# -- in place: ``_np.exp(_t1, out=_t1)`` writes into a generated array, never an argument -------
+IN_PLACE = sd.grad("logsumexp(x)", wrt="x", shapes={"x": ("n",)}, cache=False).source
+IN_PLACE_LINE = "_t1 = _np.exp(_t1, out=_t1)"
+
+
+def test_a_function_applied_in_place_passes():
+    assert IN_PLACE_LINE in IN_PLACE
+    check_module(IN_PLACE)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "_t1 = _np.exp(x, out=x)",  # the caller's array
+        "_t1 = _np.exp(_t1, out=_np)",
+        "_t1 = _np.exp(_t1, out=_float_arrays)",
+        "_t1 = _np.exp(_t1, out=_t1[0])",
+        "_t1 = _np.exp(_t1, out=(_t1,))",
+        "_t1 = _np.exp(_t1, where=_t1)",
+    ],
+)
+def test_writing_anywhere_else_is_refused(line):
+    with pytest.raises(VerificationError):
+        check_module(IN_PLACE.replace(IN_PLACE_LINE, line, 1))
+
+
+def test_scalar_modules_may_not_write_in_place():
+    line = "    _t9 = _np.exp(x, out=_t9)\n"
+    marker = "    x = _np.asarray(x)\n"
+    with pytest.raises(VerificationError):
+        check_module(SCALAR.replace(marker, marker + line, 1))

@@ -429,9 +429,38 @@ class _Emitter:
             pending = {k: e for k, e in pending.items() if k not in needed}
             if i in self.accumulate:
                 printed.append(self._add_onto(target, value))
+            elif self._in_place(target, value):
+                printed.append((target, self.printer.doprint(value.args[0])))
+                ufunc = IN_PLACE_UFUNCS[value.func]
+                printed.append((target, f"_np.{ufunc}({target}, out={target})"))
             else:
                 printed.append((target, self.printer.doprint(value)))
         return _renumber(printed, aliases)
+
+    def _in_place(self, target: str, value: sp.Expr) -> bool:
+        """Whether ``target = f(arithmetic)`` can apply the ufunc ``f`` in place: the
+        arithmetic makes a new array of the target's (non-scalar) shape, which ``f`` then
+        overwrites (``out=``) instead of allocating another: on long arrays, each new array
+        costs a page fault per 4 KB."""
+        if value.func not in IN_PLACE_UFUNCS or len(value.args) != 1:
+            return False
+        (arg,) = value.args
+        shape = self.shapes.get(target)
+        return (
+            target.isidentifier()
+            and shape is not None
+            and len(shape) > 0
+            and isinstance(arg, sp.Add | sp.Mul | sp.Pow)
+            and any(not _is_dim(s) for s in arg.free_symbols)
+        )
+
+
+#: Elementwise functions applied in place to a new array (see ``_Emitter._in_place``), with the
+#: ufunc each one prints as.
+IN_PLACE_UFUNCS = {
+    sp.exp: "exp", sp.log: "log", sp.sin: "sin", sp.cos: "cos", sp.tan: "tan",
+    sp.sinh: "sinh", sp.cosh: "cosh", sp.tanh: "tanh", sp.Abs: "abs",
+}
 
 
 def _is_dim(symbol: sp.Basic) -> bool:

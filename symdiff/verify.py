@@ -1,11 +1,11 @@
 """Defence in depth: check a generated module's syntax tree before it is ever executed.
 
 The templates can only produce a narrow shape of module: ``import numpy as _np`` (and
-``import math as _math``), helper functions copied verbatim from :mod:`symdiff.runtime`, and one
-function whose body assigns arithmetic on its parameters and NumPy calls to temporaries and
-returns them. :func:`check_module` accepts exactly that and refuses anything else (an unexpected
-statement, name, attribute or call), so neither a bug nor a tampered cache entry can run
-arbitrary code. Standard library only.
+``import math as _math``), the module constants in :data:`CONSTANTS`, helper functions copied
+verbatim from :mod:`symdiff.runtime`, and one function whose body assigns arithmetic on its
+parameters and NumPy calls to temporaries and returns them. :func:`check_module` accepts
+exactly that and refuses anything else (an unexpected statement, name, attribute or call), so
+neither a bug nor a tampered cache entry can run arbitrary code. Standard library only.
 """
 
 from __future__ import annotations
@@ -92,7 +92,9 @@ PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
 #: Tensor modules (those that embed this helper to check argument shapes) may also use ``@``,
 #: ``.T``, ``.ndim`` of a parameter, basic indexing by literals (``x[1:3]``, ``_t0[:, None]``),
 #: ``_t0[1:3] = ...``, ``_n_dim, _d_dim = ...``, identifier-like strings (argument and dimension
-#: names) and one kind of ``if``: the inline shape test (see :func:`_check_shape_test`).
+#: names), ``_np.add.reduce(...)`` and the other reductions, ``out=`` into a generated name, and
+#: two kinds of ``if``: the argument prelude (see :func:`_check_dtype_test`) and the inline shape
+#: test (see :func:`_check_shape_test`).
 TENSOR_HELPER = "_check_shapes"
 TENSOR_ATTRIBUTES = frozenset({"T"})
 #: Ufuncs whose ``reduce`` tensor code calls (``_np.add.reduce(x, axis=0)``).

@@ -228,6 +228,10 @@ def test_emitted_gradient_reads_as_the_product_of_the_others():
     assert "_np.multiply.reduce(X, axis=1, keepdims=True)" in value
     whole = sd.compile("prod(X)", shapes={"X": ("n", "d")}).source
     assert "_np.multiply.reduce(X, axis=None)" in whole  # reduce's own default is axis=0
+    vector = sd.compile("prod(x)", shapes={"x": ("n",)}).source
+    assert "_np.multiply.reduce(x)\n" in vector  # one axis: the default is all of them
+    x = np.array([1.5, -2.0, 3.0])
+    assert sd.compile("prod(x)", shapes={"x": ("n",)})(x) == np.prod(x)
 
 
 REDUCED = "_np.multiply.reduce(X, axis=1)"

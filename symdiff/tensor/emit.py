@@ -5,10 +5,13 @@ Which nodes get a line of their own:
 * variables are the function's parameters; constants are printed where they are used;
 * views (``.T``, ``x[:, None]``, slices, reshapes, ``broadcast_to``) are printed inline;
 * an elementwise node used only by another elementwise node is composed into it, so a chain
-  of elementwise operations is one NumPy expression (printed by the scalar layer's
-  :class:`~symdiff.printer.CodePrinter`, in stable forms such as ``logaddexp``);
-* everything else (matmul, reductions, softmax, ...) is a temporary ``_t0, _t1, ...``;
-  common subexpressions of the elementwise lines are shared through SymPy's ``cse``.
+  of elementwise operations is one NumPy expression (printed by
+  :class:`~symdiff.printer.ArrayCodePrinter`, in stable forms such as ``logaddexp``); a
+  function of such an expression is applied in place (``_t1 = x - _t0``, then
+  ``_t1 = _np.exp(_t1, out=_t1)``);
+* everything else (matmul, reductions as ``_np.add.reduce(...)``, softmax, ...) is a temporary
+  ``_t0, _t1, ...``; common subexpressions of the elementwise lines are shared through SymPy's
+  ``cse``, after common factors of sums are taken out.
 
 Gradients are named ``_<name>_bar``, the value ``_value``. Temporaries are numbered in order of
 definition, so the same request always gives byte-identical source.
@@ -328,15 +331,16 @@ class _Emitter:
             arguments = ""
         else:
             arguments = f"axis={format_axes(axes)}{', keepdims=True' if keepdims else ''}"
+        ndim = node.args[0].ndim
         if op != "mean":
-            return reduce_code(op, code, arguments)
+            return reduce_code(op, code, arguments, ndim)
         # the sum over the count, as NumPy's mean computes it (its Python wrapper costs ~1 us)
         shape = node.args[0].shape
         count = sp.Mul(*(sp.sympify(shape[a]) for a in axes))
         text = dim_code(count)
         if not (count.is_Integer or count.is_Symbol):
             text = f"({text})"
-        return f"{reduce_code('sum', code, arguments)}/{text}"
+        return f"{reduce_code('sum', code, arguments, ndim)}/{text}"
 
     def _prod_others(self, node: Node, code: str, target: str) -> None:
         """The product of the other elements along the axes, without dividing by zero: the
@@ -363,13 +367,12 @@ class _Emitter:
         full = len(axes) == node.args[0].ndim and not keepdims
         axis = "" if full else f", axis={format_axes(axes)}"
         keep = ", keepdims=True" if keepdims else ""
+        ndim = node.args[0].ndim
         self.lines.append((peak, reduce_code("max", code, "" if full else
-                                             f"{axis[2:]}, keepdims=True")))
+                                             f"{axis[2:]}, keepdims=True", ndim)))
         back = peak if full or keepdims else f"_np.squeeze({peak}{axis})"
-        self.lines.append(
-            (target, f"_np.log(_np.add.reduce(_np.exp({code} - {peak}), "
-                     f"{axis[2:] or 'axis=None'}{keep})) + {back}")
-        )
+        total = reduce_code("sum", f"_np.exp({code} - {peak})", f"{axis[2:]}{keep}", ndim)
+        self.lines.append((target, f"_np.log({total}) + {back}"))
 
     def _add_onto(self, target: str, value: sp.Expr) -> tuple[str, str]:
         """``target += value`` (or ``-=``) as a statement ``("target +=", code)``: NumPy adds
@@ -532,12 +535,15 @@ def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str]]:
 REDUCING_UFUNCS = {"sum": "add", "max": "maximum", "min": "minimum", "prod": "multiply"}
 
 
-def reduce_code(op: str, code: str, arguments: str) -> str:
+def reduce_code(op: str, code: str, arguments: str, ndim: int | None = None) -> str:
     """A reduction of ``code`` as the ufunc's own ``reduce`` (``_np.add.reduce(x, axis=0)``):
     ``_np.sum`` and ``x.sum()`` are Python wrappers around exactly this call, which cost
-    0.06-1 us each, most of a reduction's time on small arrays. ``arguments`` ("" for all
-    axes, which ``reduce`` must be told: its default is ``axis=0``) are passed on."""
-    return f"_np.{REDUCING_UFUNCS[op]}.reduce({code}, {arguments or 'axis=None'})"
+    0.06-1 us each, most of a reduction's time on small arrays. ``arguments`` are passed on;
+    "" means all axes, which ``reduce`` must be told (``axis=None``: its default is
+    ``axis=0``) unless ``code`` is known to have one axis (``ndim == 1``)."""
+    if not arguments and ndim != 1:
+        arguments = "axis=None"
+    return f"_np.{REDUCING_UFUNCS[op]}.reduce({code}{', ' if arguments else ''}{arguments})"
 
 
 def _factored(expr: sp.Expr) -> sp.Expr:

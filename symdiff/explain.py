@@ -184,9 +184,11 @@ def names(wrt: str | Sequence[str]) -> str:
 
 
 def _assignment(source: str, name: str) -> str | None:
-    """The stripped line of ``source`` that assigns ``name`` (``_d_x = ...``), if any."""
+    """The stripped line of ``source`` that assigns ``name`` (``_d_x = ...``) last, if any (an
+    array computed in place, ``_x_bar = _np.exp(_x_bar, out=_x_bar)``, is assigned twice)."""
     prefix = f"{name} = "
-    return next((ln.strip() for ln in source.splitlines() if ln.strip().startswith(prefix)), None)
+    lines = [ln.strip() for ln in source.splitlines() if ln.strip().startswith(prefix)]
+    return lines[-1] if lines else None
 
 
 _ARGUMENTS = "Arguments (in this order, or by name): "
@@ -251,20 +253,21 @@ _NOT_SHOWN = frozenset({"_dtype", "_shape", "_np"})
 def _temporaries(source: str, line: str) -> list[str]:
     """The assignments of generated temporaries that ``line`` uses, directly or not, in the
     order of the source, as ``  where _t0 = ...`` lines (empty if it uses none)."""
-    assigned: dict[str, tuple[int, str]] = {}
+    assigned: dict[str, list[tuple[int, str]]] = {}  # a name computed in place has two lines
     for i, text in enumerate(source.splitlines()):
         stripped = text.strip()
         match = re.match(r"(_[A-Za-z]\w*) = ", stripped)
         if match and text.startswith("    ") and match.group(1) not in _NOT_SHOWN:
-            assigned.setdefault(match.group(1), (i, stripped))
+            assigned.setdefault(match.group(1), []).append((i, stripped))
     rhs = line.split(" = ", 1)[1] if " = " in line else line
-    needed: dict[str, tuple[int, str]] = {}
+    needed: dict[str, list[tuple[int, str]]] = {}
     todo = [n for n in _TEMP.findall(rhs) if n in assigned]
     while todo:
         name = todo.pop()
         if name in needed:
             continue
-        needed[name] = assigned[name]
-        todo += [n for n in _TEMP.findall(assigned[name][1].split(" = ", 1)[1]) if n in assigned]
-    ordered = [text for _, text in sorted(needed.values())]
+        needed[name] = [(i, text) for i, text in assigned[name] if text != line]
+        for _, text in needed[name]:
+            todo += [n for n in _TEMP.findall(text.split(" = ", 1)[1]) if n in assigned]
+    ordered = [text for _, text in sorted(pair for pairs in needed.values() for pair in pairs)]
     return [("  where " if i == 0 else "        ") + text for i, text in enumerate(ordered)]

@@ -171,3 +171,15 @@ def test_a_cached_reload_explains_identically(cache_dir, monkeypatch):
         kind=again.kind,
     )
     assert loaded.explain() == expected
+
+
+def test_a_temporary_computed_in_place_shows_both_of_its_lines():
+    """``_t1 = x - _t0`` then ``_t1 = _np.exp(_t1, out=_t1)``: the where-list must not stop at
+    the first line, which alone would read as if ``_t1`` were ``x - _t0``."""
+    g = sd.grad("logsumexp(x)", wrt="x", shapes={"x": ("n",)}, cache=False)
+    text = g.explain()
+    assert "_t1 = x - _t0\n        _t1 = _np.exp(_t1, out=_t1)\n" in text
+    output = sd.grad("sum(cosh(x + y))", wrt="x", shapes={"x": ("n",), "y": ("n",)}, cache=False)
+    text = output.explain()
+    head = "_x_bar = _np.sinh(_x_bar, out=_x_bar)    <- rule tree:\n"
+    assert head + "  where _x_bar = x + y\n" in text

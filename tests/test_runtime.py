@@ -544,21 +544,36 @@ def test_sigmoid_is_accurate_in_both_tails_without_overflow(dtype):
 
 @pytest.mark.parametrize(
     "x",
-    [np.linspace(-800, 800, 41), np.linspace(-50, 50, 12, dtype=np.float32).reshape(3, 4),
+    [np.linspace(-700, 700, 41), np.linspace(-50, 50, 12, dtype=np.float32).reshape(3, 4),
      np.arange(-3, 4), 2.5, np.float64(-3.0), np.asarray(1.5)],
     ids=["float64", "float32 2-d", "int", "float", "numpy scalar", "0-d"],
 )
-def test_sigmoid_in_place_path_is_bit_identical_to_the_formula(x):
-    """Arrays of floats finish in place (no temporaries); everything else takes the formula.
-    Both give exactly ``1 / (1 + exp(-x))``, the input is never modified, and the result has
-    the formula's type and dtype."""
+def test_sigmoid_is_exactly_e_over_one_plus_e_where_exp_is_finite(x):
+    """Arrays finish in place (the quotient written into ``exp(x)``); everything gives exactly
+    ``e / (e + 1)``, the input is never modified, and the result has the formula's type and
+    dtype."""
     before = np.array(x, copy=True)
-    with np.errstate(over="ignore"):
-        want = 1.0 / (1.0 + np.exp(-np.asarray(x)))
+    e = np.exp(x)
+    want = e / (e + 1.0)
     got = _sigmoid(x)
     assert type(got) is type(want) and np.asarray(got).dtype == np.asarray(want).dtype
     np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(np.asarray(x), before)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sigmoid_falls_back_where_exp_overflows_or_the_input_is_infinite(dtype):
+    """``exp(800)`` overflows and ``exp(inf)/exp(inf)`` is nan: those blocks take
+    ``1/(1 + exp(-x))`` instead, silently, and every element is right."""
+    x = np.array([-np.inf, -800.0, -3.0, 0.0, 3.0, 800.0, np.inf, np.nan], dtype=dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _sigmoid(x)
+    with np.errstate(over="ignore"):
+        want = 1.0 / (1.0 + np.exp(-x))
+    assert got.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=2 * np.finfo(dtype).eps, atol=0)
+    assert _sigmoid(np.float64(800.0)) == 1.0 and _sigmoid(np.inf) == 1.0
 
 
 def _assert_same_structure(got, ref):

@@ -70,18 +70,23 @@ def _in_blocks(formulas, inputs, shape, dtype):
 def _sigmoid(x):
     """Logistic function ``1 / (1 + exp(-x))``: one ``exp``, accurate in both tails.
 
-    For ``x`` very negative, ``exp(-x)`` is large but exact to rounding, so the quotient keeps
-    full relative precision; where it overflows (``x < -709`` in float64, ``-88`` in float32)
-    the quotient is ``0``, the true value rounded (only subnormal results are lost), and the
-    overflow warning is silenced. Float dtypes are kept; ``nan`` gives ``nan``.
+    It is computed as ``e / (1 + e)`` with ``e = exp(x)``: three passes over an array, the
+    quotient written into ``e``. For ``x`` very negative ``e`` is tiny but exact to rounding and
+    the quotient keeps full relative precision; for ``x`` large it is 1 to rounding. Where
+    ``exp(x)`` overflows (``x > 709`` in float64, ``88`` in float32) or ``x`` is ``+inf`` (the
+    quotient ``inf/inf``), the floating-point error is caught and the call falls back to
+    ``1 / (1 + exp(-x))``, whose ``exp`` may overflow harmlessly (that warning is silenced):
+    the same values to a few ulp. Float dtypes are kept; ``nan`` gives ``nan``.
     """
-    e = -_np.asarray(x)
-    with _np.errstate(over="ignore"):
-        if e.ndim and e.dtype.kind == "f":  # an array of floats: the rest in place, no temporaries
-            _np.exp(e, out=e)
-            e += 1.0
-            return _np.reciprocal(e, out=e)
-        return 1.0 / (1.0 + _np.exp(e))
+    try:
+        with _np.errstate(over="raise", invalid="raise"):
+            e = _np.exp(x)
+            if e.ndim:  # a new array: the quotient goes into it
+                return _np.divide(e, e + 1.0, out=e)
+            return e / (e + 1.0)
+    except FloatingPointError:
+        with _np.errstate(over="ignore"):
+            return 1.0 / (1.0 + _np.exp(-_np.asarray(x)))
 
 
 def value_and_grad_f(w, y):

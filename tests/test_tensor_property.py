@@ -3,7 +3,7 @@ stacks of matrices (with broadcast stack axes), elementwise broadcasting and red
 gradient against central differences and forward mode against reverse mode."""
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import symdiff as sd
@@ -16,9 +16,11 @@ def assert_gradients(expr, declared, args, forward_rtol):
     f = sd.compile(expr, shapes=declared)
     reverse = sd.grad(expr, wrt=names, shapes=declared)(**args)
     forward = sd.grad(expr, wrt=names, shapes=declared, mode="forward")(**args)
+    # central differences of f carry a rounding error of about |f| eps / h = |f| 2e-10
+    atol = 1e-6 + 1e-9 * abs(float(f(**args)))
     for name, r, fw in zip(names, reverse, forward, strict=True):
         assert r.shape == args[name].shape
-        np.testing.assert_allclose(r, central_gradient(f, args, name), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(r, central_gradient(f, args, name), rtol=1e-5, atol=atol)
         np.testing.assert_allclose(fw, r, rtol=forward_rtol, atol=1e-12)
 
 
@@ -61,6 +63,8 @@ def broadcast_pair(draw):
 @given(shapes=broadcast_pair(), axis=st.sampled_from([None, 0, -1]),
        reduction=st.sampled_from(["sum", "mean", "max", "logsumexp", "prod"]),
        seed=st.integers(0, 2**16))
+# f is 2.6e5 here, so central differences are off by ~4e-6 in entries of size 1e-3 (a CI run)
+@example(shapes=((1, 2, 3), (2, 1)), axis=-1, reduction="prod", seed=3)
 def test_broadcast_and_reductions_match_central_differences(shapes, axis, reduction, seed):
     x_shape, y_shape = shapes
     inner = f"{reduction}(x * y + sin(y), axis={axis})" if axis is not None else \

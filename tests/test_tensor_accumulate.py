@@ -16,7 +16,7 @@ def body(source: str) -> str:
 def test_slice_adjoints_accumulate_in_place():
     g = sd.grad("sum(x**2) - sum(x[1:]*x[:-1])", wrt="x", shapes={"x": X}, cache=False)
     lines = [line.strip() for line in body(g.source).splitlines()]
-    assert "_x_bar = x + x" in lines  # 2*x, as one array-array add
+    assert "_x_bar = 2.0*x" in lines  # a float literal: NumPy takes it quicker than an int
     assert "_x_bar[:-1] -= x[1:]" in lines  # in place: no temporary, no copy back
     assert "_x_bar[1:] -= x[:-1]" in lines
     assert "_np.zeros" not in body(g.source)

@@ -245,7 +245,7 @@ class ArrayCodePrinter(CodePrinter):
         base, exp = expr.args
         if exp == 2:
             return f"{self.parenthesize(base, PRECEDENCE['Pow'], strict=True)}**2"
-        if exp.is_number and exp.is_negative and exp != -sp.S.Half:
+        if exp.is_number and exp.is_negative:
             return "1.0/" + self.parenthesize(sp.Pow(base, -exp), PRECEDENCE["Mul"], strict=True)
         return super()._print_Pow(expr, rational)
 

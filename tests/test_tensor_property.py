@@ -10,8 +10,11 @@ import symdiff as sd
 from tests.tensor_cases import central_gradient
 
 
-def assert_gradients(expr, declared, args, forward_rtol):
-    """Reverse mode against central differences, forward mode against reverse mode."""
+def assert_gradients(expr, declared, seed, forward_rtol):
+    """At normal random arrays of the ``declared`` shapes (from ``seed``): reverse mode against
+    central differences, forward mode against reverse mode."""
+    rng = np.random.default_rng(seed)
+    args = {name: rng.normal(size=shape) for name, shape in declared.items()}
     names = list(declared)
     f = sd.compile(expr, shapes=declared)
     reverse = sd.grad(expr, wrt=names, shapes=declared)(**args)
@@ -44,10 +47,7 @@ FUNCTIONS = ["sin({})", "({})**2", "tanh({})", "exp({}/4)"]
 def test_matmul_gradients_of_every_rank_match_central_differences(shapes, outer, seed):
     a_shape, b_shape = shapes
     expr = f"sum({outer.format('A @ B')})"
-    declared = {"A": a_shape, "B": b_shape}
-    rng = np.random.default_rng(seed)
-    args = {"A": rng.normal(size=a_shape), "B": rng.normal(size=b_shape)}
-    assert_gradients(expr, declared, args, forward_rtol=1e-10)
+    assert_gradients(expr, {"A": a_shape, "B": b_shape}, seed, forward_rtol=1e-10)
 
 
 @st.composite
@@ -70,10 +70,7 @@ def test_broadcast_and_reductions_match_central_differences(shapes, axis, reduct
     inner = f"{reduction}(x * y + sin(y), axis={axis})" if axis is not None else \
         f"{reduction}(x * y + sin(y))"
     expr = f"sum(exp({inner} / 3))"
-    declared = {"x": x_shape, "y": y_shape}
-    rng = np.random.default_rng(seed)
-    args = {"x": rng.normal(size=x_shape), "y": rng.normal(size=y_shape)}
-    assert_gradients(expr, declared, args, forward_rtol=1e-9)
+    assert_gradients(expr, {"x": x_shape, "y": y_shape}, seed, forward_rtol=1e-9)
 
 
 
@@ -125,5 +122,4 @@ def test_chains_of_view_operations_match_central_differences(data, seed):
     shape = tuple(data.draw(st.lists(st.integers(2, 4), min_size=1, max_size=3)))
     text, _ = data.draw(view_chain(shape))
     expr = f"sum(sin({text}) * {text})"
-    args = {"x": np.random.default_rng(seed).normal(size=shape)}
-    assert_gradients(expr, {"x": shape}, args, forward_rtol=1e-9)
+    assert_gradients(expr, {"x": shape}, seed, forward_rtol=1e-9)

@@ -2,7 +2,10 @@
 
 ``sd.graph(expr, at={...})`` builds the graph from the same linearisation as
 :func:`symdiff.reverse.reverse_program` (one node per distinct subexpression, local partials from
-the rule table), so the picture is exactly what the generated code computes. With ``at`` every
+the rule table), so the picture is what the generated code computes, with one difference for
+the reader: subtraction and division are drawn as written, as ``-`` and ``/`` nodes with their
+own local rules, where SymPy (and the generated code) has ``a + (-1)*b`` and ``a * b**-1``; see
+:class:`_AsWritten` for ``a - b - c``, ``-x``, ``1/x`` and ``x*y/(z*w)``. With ``at`` every
 node gets its forward value and, after a backward pass seeded with 1 at the output, its gradient
 (adjoint) d output / d node. A node used by more than one parent is a *branch* (the seeds' fan-out):
 its gradient is the sum of what its parents send back.
@@ -28,6 +31,91 @@ from .render import render
 from .reverse import _Linearizer
 
 _OPERATORS = {sp.Add: "+", sp.Mul: "*", sp.Pow: "**", sp.Piecewise: "where"}
+
+
+class _AsWritten(_Linearizer):
+    """The reverse-mode linearisation, with subtraction and division drawn as they are written.
+
+    SymPy stores ``a - b`` as ``a + (-1)*b`` and ``a / b`` as ``a * b**-1``; a student who wrote
+    ``x - y`` should see a ``-`` node, not a multiply by a constant -1. So:
+
+    - an Add with negated terms (a negative coefficient: ``-y``, ``-2*y``, ``-1``) is the sum of
+      its other terms minus each negated one in turn: ``a - b`` is a ``-`` node of (a, b) with local
+      partials 1 and -1, ``a - b - c`` is ``(a - b) - c`` and ``a + b - c`` is ``(a + b) - c``;
+      with no positive term the first negated term leads: ``-x - y`` is ``(-x) - y``;
+    - a Mul with factors of negative numeric power (or a fraction coefficient) is one ``/`` node,
+      numerator / denominator, with local partials 1/b and -a/b**2: ``x*y/(z*w)`` is
+      ``(x*y) / (w*z)``, ``x/2`` is ``x / 2``, ``-x/y`` is ``(-x) / y``;
+    - a lone ``b**-1`` is ``1 / b`` (``1/x``), other negative powers stay powers (``x**-2``, as
+      SymPy prints it), and a symbolic exponent stays a power (``b**(-y)``);
+    - a Mul with coefficient exactly -1 and no denominator is a unary ``-`` (local partial -1):
+      ``-x`` and ``-(x*y)``; other coefficients stay products (``-2*x``).
+
+    Values and gradients are those of the plain linearisation; only the nodes differ. Each such
+    node's label is kept in ``labels`` (symbol -> ``"-"`` or ``"/"``).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.labels: dict[sp.Expr, str] = {}
+
+    def __call__(self, expr: sp.Expr) -> sp.Expr:
+        if expr not in self._seen and expr.free_symbols and not expr.is_Atom:
+            result = self._as_written(expr)
+            if result is not None:
+                self._seen[expr] = result
+                return result
+        return super().__call__(expr)
+
+    def _as_written(self, expr: sp.Expr) -> sp.Expr | None:
+        if isinstance(expr, sp.Add):
+            return self._subtraction(expr)
+        if isinstance(expr, sp.Pow) and expr.exp == -1:
+            return self._division(sp.S.One, expr.base)
+        if not isinstance(expr, sp.Mul):
+            return None
+        numerator, denominator = [], []
+        for factor in expr.args:
+            if factor.is_Pow and factor.exp.is_Number and factor.exp.is_negative:
+                denominator.append(factor.base**-factor.exp)
+            elif factor.is_Rational and factor.q != 1:
+                numerator.append(sp.Integer(factor.p))
+                denominator.append(sp.Integer(factor.q))
+            else:
+                numerator.append(factor)
+        if denominator:
+            return self._division(sp.Mul(*numerator), sp.Mul(*denominator))
+        if expr.args[0] == -1:
+            operand = self(sp.Mul(*expr.args[1:]))
+            return self._labelled("-", -operand, (operand,), (sp.S.NegativeOne,))
+        return None
+
+    def _subtraction(self, expr: sp.Add) -> sp.Expr | None:
+        terms = expr.as_ordered_terms()  # as SymPy prints them
+        negated = [t for t in terms if t.as_coeff_Mul()[0].is_negative]
+        if not negated:
+            return None
+        positive = [t for t in terms if t not in negated]
+        so_far = sp.Add(*positive) if positive else negated.pop(0)
+        left = self(so_far)
+        for term in negated:
+            so_far = so_far + term
+            right = self(-term)
+            if so_far not in self._seen:  # (a - b) seen before: reuse its node
+                self._seen[so_far] = self._labelled(
+                    "-", left - right, (left, right), (sp.S.One, sp.S.NegativeOne)
+                )
+            left = self._seen[so_far]
+        return left
+
+    def _division(self, numerator: sp.Expr, denominator: sp.Expr) -> sp.Expr:
+        a, b = self(numerator), self(denominator)
+        return self._labelled("/", a / b, (a, b), (1 / b, -a / b**2))
+
+    def _labelled(self, label: str, value, children, partials) -> sp.Symbol:
+        symbol = self._add(value, children, partials)
+        self.labels[symbol] = label
+        return symbol
 
 
 @dataclass
@@ -315,10 +403,17 @@ def graph(expr: object, at: Mapping[object, float] | None = None, wrt: object = 
     ``at`` maps every variable name to a number: then each node carries its forward value and
     its gradient d output / d node. ``wrt`` (default: every variable) names the inputs whose
     gradients :attr:`Graph.gradient` and :meth:`Graph.reverse_table` report.
+
+    Subtraction and division are nodes of their own, as written: ``a - b`` is a ``-`` node
+    (local partials 1, -1) and ``a / b`` a ``/`` node (1/b, -a/b**2). ``a - b - c`` is
+    ``(a - b) - c``; ``a + b - c`` is ``(a + b) - c`` (the positive terms added first);
+    ``x*y/(z*w)`` is one ``/`` of the products ``x*y`` and ``w*z``; ``1/x`` is ``1 / x``;
+    ``-x`` (and ``-(x*y)``) is a unary ``-`` with partial -1, while ``-2*x`` stays a product and
+    ``x**-2`` a power, as SymPy prints them.
     """
     e = expression(expr)
     names = wrt_names(wrt, [e])[0] if (wrt is not None or e.free_symbols) else ()
-    linear = _Linearizer()
+    linear = _AsWritten()
     root_symbol = linear(e)
     full: dict[sp.Expr, sp.Expr] = {}
     ids: dict[sp.Expr, str] = {}
@@ -336,7 +431,9 @@ def graph(expr: object, at: Mapping[object, float] | None = None, wrt: object = 
             add(c, sp.sstr(c), "constant", text=sp.sstr(c))
     for n in linear.nodes:
         full[n.symbol] = n.value.xreplace(full)
-        label = _OPERATORS.get(type(n.value), type(n.value).__name__.lower())
+        label = linear.labels.get(n.symbol) or _OPERATORS.get(
+            type(n.value), type(n.value).__name__.lower()
+        )
         add(n.symbol, label, "operation", (ids[c] for c in n.children), sp.sstr(full[n.symbol]))
     result = Graph(nodes, ids[root_symbol], tuple(names))
     uses: dict[str, int] = {}

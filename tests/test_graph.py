@@ -153,6 +153,114 @@ def test_wrt_selects_reported_inputs():
     assert sd.graph("x", at={"x": 1}, wrt=["x", "w"]).gradient == {"x": 1, "w": 0}
 
 
+# -- subtraction and division as written --------------------------------------------------------
+AS_WRITTEN = [
+    ("x - y", {"x": 2, "y": 3}),
+    ("x/y", {"x": 2, "y": 4}),
+    ("a - b - c", {"a": 1.5, "b": -2, "c": 0.25}),
+    ("a + b - c", {"a": 1.5, "b": -2, "c": 0.25}),
+    ("-x - y", {"x": 0.5, "y": 2}),
+    ("-x", {"x": 0.5}),
+    ("1/x", {"x": 0.5}),
+    ("-x/y", {"x": 1.5, "y": -0.5}),
+    ("x*y/(z*w)", {"x": 1.5, "y": -2, "z": 0.5, "w": 3}),
+    ("x/2 - 3", {"x": 1.5}),
+    ("x - 2*y", {"x": 1.5, "y": 0.25}),
+    ("1 - x/y", {"x": 1.5, "y": 0.25}),
+    ("x*y - x*y/z", {"x": 1.5, "y": 0.25, "z": 2}),
+    ("sin(x)*exp(y)/(1 + x**2)", {"x": 0.4, "y": -0.2}),
+    ("log(x)*sqrt(y) - tanh(x*y)", {"x": 2.0, "y": 3.0}),
+    ("exp(-x)*y/(x - y)", {"x": 2.0, "y": 3.0}),
+]
+
+
+def node_reference(expr: str, child: GraphNode, at: dict[str, float]) -> float:
+    """d output / d ``child`` by ``sympy.diff``: the child's subexpression replaced by a symbol."""
+    e = sd.parse(expr)
+    point = {s: at[s.name] for s in e.free_symbols}
+    if child.kind == "input":
+        return float(sp.diff(e, sd.parse(child.expr)).subs(point))
+    u = sp.Symbol("u_node", real=True)
+    replaced = e.subs(sd.parse(child.expr), u)
+    assert u in replaced.free_symbols, (expr, child.expr)  # else the reference would be 0
+    return float(sp.diff(replaced, u).subs({**point, u: child.value}))
+
+
+@pytest.mark.parametrize(("expr", "at"), AS_WRITTEN)
+def test_minus_and_divide_nodes_send_back_sympy_adjoints(expr, at):
+    g = sd.graph(expr, at=at)
+    value, grads = reference(expr, at)
+    assert g.value == pytest.approx(value)
+    assert g.gradient == pytest.approx(grads)
+    assert g.reverse_table().result == pytest.approx(grads)
+    for name in at:
+        assert g.forward_table(name).result[name] == pytest.approx(grads[name])
+    index = g._index()
+    written = [n for n in g.nodes if n.label in ("-", "/")]
+    assert written, expr
+    for n in written:
+        kids = [index[c] for c in n.children]
+        values = [k.value for k in kids]
+        if n.label == "/":
+            a, b = values
+            assert n.value == pytest.approx(a / b)
+            expected = [1 / b, -a / b**2]
+        elif len(kids) == 2:
+            assert n.value == pytest.approx(values[0] - values[1])
+            expected = [1, -1]
+        else:
+            assert n.value == pytest.approx(-values[0])
+            expected = [-1]
+        for kid, partial, want in zip(kids, n.partials, expected, strict=True):
+            if kid.kind == "constant":
+                assert partial is None
+                continue
+            assert partial == pytest.approx(want), (expr, n.label, kid.expr)
+            assert kid.grad == pytest.approx(node_reference(expr, kid, at)), (expr, kid.expr)
+    # no hidden multiply by -1 or power -1 left where the user wrote - or /
+    assert not any(n.kind == "constant" and n.value == -1 for n in g.nodes)
+    assert not any(n.label == "**" and index[n.children[1]].value == -1 for n in g.nodes)
+
+
+@pytest.mark.parametrize(
+    ("expr", "tree"),
+    [
+        ("x - y", ["- x - y", "  x", "  y"]),
+        ("x/y", ["/ x/y", "  x", "  y"]),
+        ("a - b - c", ["- a - b - c", "  - a - b", "    a", "    b", "  c"]),
+        ("a + b - c", ["- a + b - c", "  + a + b", "    a", "    b", "  c"]),
+        ("-x - y", ["- -x - y", "  - -x", "    x", "  y"]),
+        ("-x", ["- -x", "  x"]),
+        ("1/x", ["/ 1/x", "  1", "  x"]),
+        ("x*y/(z*w)", ["/ x*y/(w*z)", "  * x*y", "    x", "    y", "  * w*z", "    w", "    z"]),
+        ("-2*x", ["* -2*x", "  -2", "  x"]),
+        ("x**-2", ["** x**(-2)", "  x", "  -2"]),
+    ],
+)
+def test_as_written_structure(expr, tree):
+    # each tree line without its id: label and expression, indented by depth (a leaf: its name)
+    lines = [
+        re.sub(r"\[n\d+\] (\S+)  (.*)", r"\1 \2", ln) for ln in sd.graph(expr).tree().split("\n")
+    ]
+    lines = [re.sub(r"^(\s*)(\S+) \2$", r"\1\2", ln) for ln in lines if ln]
+    assert lines == tree
+
+
+def test_minus_and_divide_in_every_view():
+    for expr, op, partials in [("x - y", "-", ("1", "-1")), ("x / y", "/", ("0.25", "-0.125"))]:
+        g = sd.graph(expr, at={"x": 2, "y": 4})
+        assert g.node(g.root).label == op
+        assert [n.label for n in g.nodes] == ["x", "y", op]
+        dot = g.to_dot()
+        assert f'n2 [label="{op}\\n' in dot
+        edges = [ln for ln in dot.splitlines() if " -> " in ln]
+        assert [re.search(r'label="([^"]*)"', ln).group(1) for ln in edges] == list(partials)
+        assert g.tree().startswith(f"[n2] {op}  ")
+        assert g.reverse_table().rows[0]["op"] == op
+        assert g.forward_table("x").rows[-1]["op"] == op
+        assert op in [t.text for t in ET.fromstring(g.to_svg()).iter(f"{SVG}text")]
+
+
 # -- views ---------------------------------------------------------------------------------------
 def test_to_dot_one_line_per_node_and_edge():
     g = sd.graph(SEED, at=SEED_AT)

@@ -294,15 +294,130 @@ def test_svg_escapes_hostile_label():
         [
             GraphNode("n0", hostile, "input", expr=hostile, value=1.0, grad=2.0),
             GraphNode("n1", "sin", "operation", ("n0",), "sin(x)", 0.5, 1.0, False, (0.3,)),
+            GraphNode("n2", hostile, "operation", ("n1", "n0"), hostile, 1, 1, False, (1.0, -1.0)),
         ],
-        "n1",
+        "n2",
     )
     svg = g.to_svg()
     assert "<script" not in svg and '&"' not in svg and "& " not in svg
     assert "&lt;script&gt;" in svg
     root = ET.fromstring(svg)
     assert hostile in [t.text for t in root.iter(f"{SVG}text")]
-    assert hostile in root.find(f"{SVG}g/{SVG}title").text
+    nodes = [el for el in root.iter(f"{SVG}g") if el.get("class", "").startswith("node")]
+    assert nodes[0].find(f"{SVG}title").text == f"n0: {hostile}"
+    edges = [el for el in root.iter(f"{SVG}g") if el.get("class") == "edge"]
+    titles = [el.find(f"{SVG}title").text for el in edges]
+    assert titles == [
+        f"d(sin(x)) / d({hostile}) = 0.3",
+        f"d({hostile}) / d(sin(x)) = 1",
+        f"d({hostile}) / d({hostile}) = -1",
+    ]
+    # only our own elements: nothing the labels could have injected
+    assert {el.tag.removeprefix(SVG) for el in root.iter()} == {
+        "svg",
+        "defs",
+        "marker",
+        "path",
+        "style",
+        "g",
+        "title",
+        "ellipse",
+        "rect",
+        "text",
+    }
+
+
+def test_hostile_variable_names_are_refused():
+    for name in ["a<b", 'x"y', "</text>", "a&b"]:
+        with pytest.raises(sd.SymdiffError):
+            sd.graph(sp.Symbol(name) - sp.Symbol("y"), at={name: 1, "y": 2})
+
+
+def edge_labels(svg: str) -> list[tuple[str, str, tuple[float, float, float, float]]]:
+    """Each edge label of an SVG picture: its text, its title and its box."""
+    root = ET.fromstring(svg)
+    out = []
+    for el in root.iter(f"{SVG}g"):
+        if el.get("class") == "edge-label":
+            r = el.find(f"{SVG}rect")
+            x, y, w, h = (float(r.get(k)) for k in ("x", "y", "width", "height"))
+            out.append(
+                (el.find(f"{SVG}text").text, el.find(f"{SVG}title").text, (x, y, x + w, y + h))
+            )
+    return out
+
+
+def node_boxes(svg: str) -> list[tuple[float, float, float, float]]:
+    root = ET.fromstring(svg)
+    boxes = []
+    for el in root.iter(f"{SVG}g"):
+        if el.get("class", "").startswith("node"):
+            if (r := el.find(f"{SVG}rect")) is not None:
+                x, y, w, h = (float(r.get(k)) for k in ("x", "y", "width", "height"))
+                boxes.append((x, y, x + w, y + h))
+            else:
+                e = el.find(f"{SVG}ellipse")
+                cx, cy, rx, ry = (float(e.get(k)) for k in ("cx", "cy", "rx", "ry"))
+                boxes.append((cx - rx, cy - ry, cx + rx, cy + ry))
+    return boxes
+
+
+def overlaps(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+SVG_CASES = [
+    ("sin(x)*exp(y)/(1 + x**2)", {"x": 0.4, "y": -0.2}),
+    ("x - y", {"x": 2, "y": 3}),
+    ("x/y", {"x": 2, "y": 4}),
+    ("(x*y + sin(x))**2", {"x": 0.7, "y": 1.3}),
+    (SEED, SEED_AT),
+    ("(x + y)*(x - y)", {"x": 2, "y": 3}),
+    ("log(x)*sqrt(y) - tanh(x*y)", {"x": 2.0, "y": 3.0}),
+    ("x*y/(z*w) - 1/x", {"x": 1, "y": 2, "z": 3, "w": 4}),
+    ("x/y + y/(1 + x**2)", {"x": 1.5, "y": 0.7}),
+    ("max(x, y, z)", {"x": 1, "y": 1, "z": 1}),
+    ("where(x > 0, x**2, 3*x)", {"x": -1.0}),
+]
+
+
+@pytest.mark.parametrize(("expr", "at"), SVG_CASES)
+def test_svg_edges_carry_their_local_partials(expr, at):
+    g = sd.graph(expr, at=at)
+    svg = g.to_svg()
+    labels = edge_labels(svg)
+    index = g._index()
+    carried = [e for e in g.edges if e.partial is not None]
+    assert len(labels) == len(carried)  # every edge but those from constants
+    assert len(carried) == len([e for e in g.edges if index[e.source].kind != "constant"])
+    assert [text for text, _, _ in labels] == [num(e.partial) for e in carried]
+    for (text, title, _), e in zip(labels, carried, strict=True):
+        assert title == f"d({index[e.target].expr}) / d({index[e.source].expr}) = {text}"
+    assert f'label="{labels[0][0]}"' in g.to_dot()
+    # legible: no label on another label or on a node, and all inside the picture
+    boxes = [box for _, _, box in labels]
+    for i, box in enumerate(boxes):
+        assert not any(overlaps(box, other) for other in boxes[i + 1 :]), (expr, labels[i])
+        assert not any(overlaps(box, node) for node in node_boxes(svg)), (expr, labels[i])
+    root = ET.fromstring(svg)
+    left, top, width, height = map(float, root.get("viewBox").split())
+    everything = boxes + node_boxes(svg)
+    assert all(b[0] >= left and b[2] <= left + width and b[3] <= top + height for b in everything)
+
+
+def test_svg_without_point_has_no_edge_labels():
+    svg = sd.graph("x - y/z").to_svg()
+    assert edge_labels(svg) == []
+    root = ET.fromstring(svg)
+    titles = [
+        el.find(f"{SVG}title").text for el in root.iter(f"{SVG}g") if el.get("class") == "edge"
+    ]
+    assert sorted(titles) == [
+        "d(x - y/z) / d(x)",
+        "d(x - y/z) / d(y/z)",
+        "d(y/z) / d(y)",
+        "d(y/z) / d(z)",
+    ]
 
 
 # -- inputs --------------------------------------------------------------------------------------

@@ -153,6 +153,114 @@ def test_wrt_selects_reported_inputs():
     assert sd.graph("x", at={"x": 1}, wrt=["x", "w"]).gradient == {"x": 1, "w": 0}
 
 
+# -- subtraction and division as written --------------------------------------------------------
+AS_WRITTEN = [
+    ("x - y", {"x": 2, "y": 3}),
+    ("x/y", {"x": 2, "y": 4}),
+    ("a - b - c", {"a": 1.5, "b": -2, "c": 0.25}),
+    ("a + b - c", {"a": 1.5, "b": -2, "c": 0.25}),
+    ("-x - y", {"x": 0.5, "y": 2}),
+    ("-x", {"x": 0.5}),
+    ("1/x", {"x": 0.5}),
+    ("-x/y", {"x": 1.5, "y": -0.5}),
+    ("x*y/(z*w)", {"x": 1.5, "y": -2, "z": 0.5, "w": 3}),
+    ("x/2 - 3", {"x": 1.5}),
+    ("x - 2*y", {"x": 1.5, "y": 0.25}),
+    ("1 - x/y", {"x": 1.5, "y": 0.25}),
+    ("x*y - x*y/z", {"x": 1.5, "y": 0.25, "z": 2}),
+    ("sin(x)*exp(y)/(1 + x**2)", {"x": 0.4, "y": -0.2}),
+    ("log(x)*sqrt(y) - tanh(x*y)", {"x": 2.0, "y": 3.0}),
+    ("exp(-x)*y/(x - y)", {"x": 2.0, "y": 3.0}),
+]
+
+
+def node_reference(expr: str, child: GraphNode, at: dict[str, float]) -> float:
+    """d output / d ``child`` by ``sympy.diff``: the child's subexpression replaced by a symbol."""
+    e = sd.parse(expr)
+    point = {s: at[s.name] for s in e.free_symbols}
+    if child.kind == "input":
+        return float(sp.diff(e, sd.parse(child.expr)).subs(point))
+    u = sp.Symbol("u_node", real=True)
+    replaced = e.subs(sd.parse(child.expr), u)
+    assert u in replaced.free_symbols, (expr, child.expr)  # else the reference would be 0
+    return float(sp.diff(replaced, u).subs({**point, u: child.value}))
+
+
+@pytest.mark.parametrize(("expr", "at"), AS_WRITTEN)
+def test_minus_and_divide_nodes_send_back_sympy_adjoints(expr, at):
+    g = sd.graph(expr, at=at)
+    value, grads = reference(expr, at)
+    assert g.value == pytest.approx(value)
+    assert g.gradient == pytest.approx(grads)
+    assert g.reverse_table().result == pytest.approx(grads)
+    for name in at:
+        assert g.forward_table(name).result[name] == pytest.approx(grads[name])
+    index = g._index()
+    written = [n for n in g.nodes if n.label in ("-", "/")]
+    assert written, expr
+    for n in written:
+        kids = [index[c] for c in n.children]
+        values = [k.value for k in kids]
+        if n.label == "/":
+            a, b = values
+            assert n.value == pytest.approx(a / b)
+            expected = [1 / b, -a / b**2]
+        elif len(kids) == 2:
+            assert n.value == pytest.approx(values[0] - values[1])
+            expected = [1, -1]
+        else:
+            assert n.value == pytest.approx(-values[0])
+            expected = [-1]
+        for kid, partial, want in zip(kids, n.partials, expected, strict=True):
+            if kid.kind == "constant":
+                assert partial is None
+                continue
+            assert partial == pytest.approx(want), (expr, n.label, kid.expr)
+            assert kid.grad == pytest.approx(node_reference(expr, kid, at)), (expr, kid.expr)
+    # no hidden multiply by -1 or power -1 left where the user wrote - or /
+    assert not any(n.kind == "constant" and n.value == -1 for n in g.nodes)
+    assert not any(n.label == "**" and index[n.children[1]].value == -1 for n in g.nodes)
+
+
+@pytest.mark.parametrize(
+    ("expr", "tree"),
+    [
+        ("x - y", ["- x - y", "  x", "  y"]),
+        ("x/y", ["/ x/y", "  x", "  y"]),
+        ("a - b - c", ["- a - b - c", "  - a - b", "    a", "    b", "  c"]),
+        ("a + b - c", ["- a + b - c", "  + a + b", "    a", "    b", "  c"]),
+        ("-x - y", ["- -x - y", "  - -x", "    x", "  y"]),
+        ("-x", ["- -x", "  x"]),
+        ("1/x", ["/ 1/x", "  1", "  x"]),
+        ("x*y/(z*w)", ["/ x*y/(w*z)", "  * x*y", "    x", "    y", "  * w*z", "    w", "    z"]),
+        ("-2*x", ["* -2*x", "  -2", "  x"]),
+        ("x**-2", ["** x**(-2)", "  x", "  -2"]),
+    ],
+)
+def test_as_written_structure(expr, tree):
+    # each tree line without its id: label and expression, indented by depth (a leaf: its name)
+    lines = [
+        re.sub(r"\[n\d+\] (\S+)  (.*)", r"\1 \2", ln) for ln in sd.graph(expr).tree().split("\n")
+    ]
+    lines = [re.sub(r"^(\s*)(\S+) \2$", r"\1\2", ln) for ln in lines if ln]
+    assert lines == tree
+
+
+def test_minus_and_divide_in_every_view():
+    for expr, op, partials in [("x - y", "-", ("1", "-1")), ("x / y", "/", ("0.25", "-0.125"))]:
+        g = sd.graph(expr, at={"x": 2, "y": 4})
+        assert g.node(g.root).label == op
+        assert [n.label for n in g.nodes] == ["x", "y", op]
+        dot = g.to_dot()
+        assert f'n2 [label="{op}\\n' in dot
+        edges = [ln for ln in dot.splitlines() if " -> " in ln]
+        assert [re.search(r'label="([^"]*)"', ln).group(1) for ln in edges] == list(partials)
+        assert g.tree().startswith(f"[n2] {op}  ")
+        assert g.reverse_table().rows[0]["op"] == op
+        assert g.forward_table("x").rows[-1]["op"] == op
+        assert op in [t.text for t in ET.fromstring(g.to_svg()).iter(f"{SVG}text")]
+
+
 # -- views ---------------------------------------------------------------------------------------
 def test_to_dot_one_line_per_node_and_edge():
     g = sd.graph(SEED, at=SEED_AT)
@@ -186,15 +294,130 @@ def test_svg_escapes_hostile_label():
         [
             GraphNode("n0", hostile, "input", expr=hostile, value=1.0, grad=2.0),
             GraphNode("n1", "sin", "operation", ("n0",), "sin(x)", 0.5, 1.0, False, (0.3,)),
+            GraphNode("n2", hostile, "operation", ("n1", "n0"), hostile, 1, 1, False, (1.0, -1.0)),
         ],
-        "n1",
+        "n2",
     )
     svg = g.to_svg()
     assert "<script" not in svg and '&"' not in svg and "& " not in svg
     assert "&lt;script&gt;" in svg
     root = ET.fromstring(svg)
     assert hostile in [t.text for t in root.iter(f"{SVG}text")]
-    assert hostile in root.find(f"{SVG}g/{SVG}title").text
+    nodes = [el for el in root.iter(f"{SVG}g") if el.get("class", "").startswith("node")]
+    assert nodes[0].find(f"{SVG}title").text == f"n0: {hostile}"
+    edges = [el for el in root.iter(f"{SVG}g") if el.get("class") == "edge"]
+    titles = [el.find(f"{SVG}title").text for el in edges]
+    assert titles == [
+        f"d(sin(x)) / d({hostile}) = 0.3",
+        f"d({hostile}) / d(sin(x)) = 1",
+        f"d({hostile}) / d({hostile}) = -1",
+    ]
+    # only our own elements: nothing the labels could have injected
+    assert {el.tag.removeprefix(SVG) for el in root.iter()} == {
+        "svg",
+        "defs",
+        "marker",
+        "path",
+        "style",
+        "g",
+        "title",
+        "ellipse",
+        "rect",
+        "text",
+    }
+
+
+def test_hostile_variable_names_are_refused():
+    for name in ["a<b", 'x"y', "</text>", "a&b"]:
+        with pytest.raises(sd.SymdiffError):
+            sd.graph(sp.Symbol(name) - sp.Symbol("y"), at={name: 1, "y": 2})
+
+
+def edge_labels(svg: str) -> list[tuple[str, str, tuple[float, float, float, float]]]:
+    """Each edge label of an SVG picture: its text, its title and its box."""
+    root = ET.fromstring(svg)
+    out = []
+    for el in root.iter(f"{SVG}g"):
+        if el.get("class") == "edge-label":
+            r = el.find(f"{SVG}rect")
+            x, y, w, h = (float(r.get(k)) for k in ("x", "y", "width", "height"))
+            out.append(
+                (el.find(f"{SVG}text").text, el.find(f"{SVG}title").text, (x, y, x + w, y + h))
+            )
+    return out
+
+
+def node_boxes(svg: str) -> list[tuple[float, float, float, float]]:
+    root = ET.fromstring(svg)
+    boxes = []
+    for el in root.iter(f"{SVG}g"):
+        if el.get("class", "").startswith("node"):
+            if (r := el.find(f"{SVG}rect")) is not None:
+                x, y, w, h = (float(r.get(k)) for k in ("x", "y", "width", "height"))
+                boxes.append((x, y, x + w, y + h))
+            else:
+                e = el.find(f"{SVG}ellipse")
+                cx, cy, rx, ry = (float(e.get(k)) for k in ("cx", "cy", "rx", "ry"))
+                boxes.append((cx - rx, cy - ry, cx + rx, cy + ry))
+    return boxes
+
+
+def overlaps(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+SVG_CASES = [
+    ("sin(x)*exp(y)/(1 + x**2)", {"x": 0.4, "y": -0.2}),
+    ("x - y", {"x": 2, "y": 3}),
+    ("x/y", {"x": 2, "y": 4}),
+    ("(x*y + sin(x))**2", {"x": 0.7, "y": 1.3}),
+    (SEED, SEED_AT),
+    ("(x + y)*(x - y)", {"x": 2, "y": 3}),
+    ("log(x)*sqrt(y) - tanh(x*y)", {"x": 2.0, "y": 3.0}),
+    ("x*y/(z*w) - 1/x", {"x": 1, "y": 2, "z": 3, "w": 4}),
+    ("x/y + y/(1 + x**2)", {"x": 1.5, "y": 0.7}),
+    ("max(x, y, z)", {"x": 1, "y": 1, "z": 1}),
+    ("where(x > 0, x**2, 3*x)", {"x": -1.0}),
+]
+
+
+@pytest.mark.parametrize(("expr", "at"), SVG_CASES)
+def test_svg_edges_carry_their_local_partials(expr, at):
+    g = sd.graph(expr, at=at)
+    svg = g.to_svg()
+    labels = edge_labels(svg)
+    index = g._index()
+    carried = [e for e in g.edges if e.partial is not None]
+    assert len(labels) == len(carried)  # every edge but those from constants
+    assert len(carried) == len([e for e in g.edges if index[e.source].kind != "constant"])
+    assert [text for text, _, _ in labels] == [num(e.partial) for e in carried]
+    for (text, title, _), e in zip(labels, carried, strict=True):
+        assert title == f"d({index[e.target].expr}) / d({index[e.source].expr}) = {text}"
+    assert f'label="{labels[0][0]}"' in g.to_dot()
+    # legible: no label on another label or on a node, and all inside the picture
+    boxes = [box for _, _, box in labels]
+    for i, box in enumerate(boxes):
+        assert not any(overlaps(box, other) for other in boxes[i + 1 :]), (expr, labels[i])
+        assert not any(overlaps(box, node) for node in node_boxes(svg)), (expr, labels[i])
+    root = ET.fromstring(svg)
+    left, top, width, height = map(float, root.get("viewBox").split())
+    everything = boxes + node_boxes(svg)
+    assert all(b[0] >= left and b[2] <= left + width and b[3] <= top + height for b in everything)
+
+
+def test_svg_without_point_has_no_edge_labels():
+    svg = sd.graph("x - y/z").to_svg()
+    assert edge_labels(svg) == []
+    root = ET.fromstring(svg)
+    titles = [
+        el.find(f"{SVG}title").text for el in root.iter(f"{SVG}g") if el.get("class") == "edge"
+    ]
+    assert sorted(titles) == [
+        "d(x - y/z) / d(x)",
+        "d(x - y/z) / d(y/z)",
+        "d(y/z) / d(y)",
+        "d(y/z) / d(z)",
+    ]
 
 
 # -- inputs --------------------------------------------------------------------------------------

@@ -294,7 +294,8 @@ def _cmd_cache(args: argparse.Namespace) -> int:
 # -- parser --------------------------------------------------------------------------------------
 WRT_HELP = (
     "comma-separated names to differentiate with respect to, e.g. x,y (default: every "
-    "variable, sorted by name). A single name without a comma still means a list of one: "
+    "variable, sorted by name). Each must be a variable of the expression (a typo is an "
+    "error). A single name without a comma still means a list of one: "
     "--wrt x gives the one-element form, as wrt=['x'] in Python"
 )
 

@@ -13,7 +13,8 @@ What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expressio
   sweep and one backward sweep. ``mode="forward"`` pushes ``size(S)`` tangents at once instead;
 * ``value_and_grad``: ``(value, grad)``;
 * ``jacobian``: of one expression (a string), shape ``O + S``; of a list of ``m`` expressions of
-  the same shape, ``(m,) + O + S``. Forward mode (``mode="reverse"`` is refused);
+  the same shape, or a traced function returning a tuple of ``m`` such arrays,
+  ``(m,) + O + S``. Forward mode (``mode="reverse"`` is refused);
 * ``hessian``: shape ``S + S`` (for a list of names, a tuple of tuples of blocks
   ``S_i + S_j``), forward over reverse: the gradient graph, differentiated by forward mode.
 * ``hvp``: one ``wrt`` variable; the last argument ``_v`` is a direction of shape ``S`` and the

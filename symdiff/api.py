@@ -6,7 +6,8 @@ parse -> build (differentiate by the rule table, simplify, emit, load) -> Compil
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -22,12 +23,41 @@ if TYPE_CHECKING:
 
     from .steps import Derivation
 
-Expression = Union[str, "sp.Basic", int, float]
+Expression = Union[str, "sp.Basic", int, float, Callable[..., Any]]
+
+
+class _Missing:
+    """The default of a builder's expression: absent, so the builder is a decorator factory."""
+
+    def __repr__(self) -> str:
+        return "<no expression: decorator>"
+
+
+_MISSING: Any = _Missing()
+
+
+def _decorator(builder: Callable[..., CompiledFunction], **options: Any) -> Any:
+    """``@builder(wrt=..., ...)``: the builder with these options, waiting for the function."""
+
+    def decorate(fn: Callable[..., Any]) -> CompiledFunction:
+        return builder(fn, **options)
+
+    decorate.__name__ = decorate.__qualname__ = f"{builder.__name__}_decorator"
+    decorate.__doc__ = f"Apply sd.{builder.__name__}(fn, **{options!r}) to the decorated fn."
+    return decorate
 
 
 # -- inputs ------------------------------------------------------------------------------------
 def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) -> CompiledFunction:
     """The one path from a builder's arguments to its function."""
+    if kind != "jacobian" and isinstance(exprs, list | tuple):
+        name = "compile" if kind == "value" else kind
+        what = (
+            "compile each expression on its own"
+            if kind == "value"
+            else "for the derivatives of several expressions use sd.jacobian([...])"
+        )
+        raise SymdiffError(f"{name} takes one expression, not a {type(exprs).__name__}; {what}")
     if shapes is not None:
         from .tensor import build_tensor  # arrays with declared shapes: the tensor layer
 
@@ -53,7 +83,10 @@ def derive(
 ) -> Derivation:
     """Differentiate ``expr`` with respect to one variable, recording every rule applied.
 
-    ``wrt`` may be omitted when the expression has exactly one variable. The returned
+    ``wrt`` may be omitted when the expression has exactly one variable (a Python function: one
+    parameter). Unlike the builders, ``derive`` accepts a ``wrt`` that does not occur: the
+    steps show why the derivative is 0 (the constant rule), nothing is silently wrong. The
+    returned
     :class:`~symdiff.steps.Derivation` has ``result`` (simplified), ``steps`` (the rule tree and,
     if simplification changed anything, a final ``simplify`` step), and renders as text, LaTeX
     and HTML. ``verbose`` chooses what the Jupyter display shows: ``"all"`` steps or the ``"key"``
@@ -66,15 +99,20 @@ def derive(
         from .tensor.steps import derive_tensor
 
         return derive_tensor(expr, wrt, shapes, simplify, verbose)
+    import sympy as sp
+
     from .build import expression, symbol
     from .differentiate import differentiate
     from .parsing import check_identifier
     from .simplify import simplify_for_people
     from .steps import Derivation, Step
+    from .trace import parameters
 
     parsed = expression(expr)
     if wrt is None:
-        names = sorted(s.name for s in parsed.free_symbols)
+        traced = callable(expr) and not isinstance(expr, sp.Basic)
+        free = (s.name for s in parsed.free_symbols)
+        names = list(parameters(expr)) if traced else sorted(free)
         if len(names) != 1:
             raise SymdiffError(
                 f"the expression has {len(names)} variables ({', '.join(names) or 'none'}); "
@@ -92,7 +130,7 @@ def derive(
 
 # -- compiled functions ----------------------------------------------------------------------------
 def compile(
-    expr: Expression,
+    expr: Expression = _MISSING,
     *,
     simplify: bool = True,
     cse: bool = True,
@@ -100,13 +138,20 @@ def compile(
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
 ) -> CompiledFunction:
-    """Compile the expression itself into a vectorized NumPy function of its variables."""
+    """Compile the expression itself into a vectorized NumPy function of its variables.
+
+    Without ``expr`` (``@sd.compile(cse=False)``) returns a decorator with these options.
+    """
+    if expr is _MISSING:
+        return _decorator(
+            compile, simplify=simplify, cse=cse, mode=mode, cache=cache, shapes=shapes
+        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("value", expr, None, options, shapes)
 
 
 def grad(
-    expr: Expression,
+    expr: Expression = _MISSING,
     wrt: str | Sequence[str] | None = None,
     *,
     simplify: bool = True,
@@ -117,18 +162,26 @@ def grad(
 ) -> CompiledFunction:
     """The gradient of ``expr`` as a compiled function.
 
-    ``wrt=None`` differentiates with respect to every variable (sorted by name) and the call
-    returns a tuple; a list returns a tuple in that order; a single name returns one array.
+    ``wrt=None`` differentiates with respect to every variable (sorted by name; for a Python
+    function, every parameter in the ``def``'s order) and the call returns a tuple; a list
+    returns a tuple in that order; a single name returns one array. A ``wrt`` name that is not
+    a variable of ``expr`` is a :class:`~symdiff.errors.ParseError`. A Python function keeps its
+    signature (parameter order, defaults, keyword-only markers). Without ``expr``
+    (``@sd.grad(wrt="x")``) returns a decorator with these options.
     ``mode="forward"`` emits simplified symbolic partials sharing subexpressions;
     ``mode="reverse"`` emits a forward sweep and one backward sweep of adjoints (cost within a
     small factor of the function's, however many variables); ``"auto"`` picks by size.
     """
+    if expr is _MISSING:
+        return _decorator(
+            grad, wrt=wrt, simplify=simplify, cse=cse, mode=mode, cache=cache, shapes=shapes
+        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("grad", expr, wrt, options, shapes)
 
 
 def value_and_grad(
-    expr: Expression,
+    expr: Expression = _MISSING,
     wrt: str | Sequence[str] | None = None,
     *,
     simplify: bool = True,
@@ -137,13 +190,25 @@ def value_and_grad(
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
 ) -> CompiledFunction:
-    """Value and gradient together, sharing every common subexpression: ``(value, grads)``."""
+    """Value and gradient together, sharing every common subexpression: ``(value, grads)``.
+
+    Arguments and ``wrt`` as for :func:`grad`; without ``expr``, a decorator."""
+    if expr is _MISSING:
+        return _decorator(
+            value_and_grad,
+            wrt=wrt,
+            simplify=simplify,
+            cse=cse,
+            mode=mode,
+            cache=cache,
+            shapes=shapes,
+        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("value_and_grad", expr, wrt, options, shapes)
 
 
 def jacobian(
-    exprs: Sequence[Expression],
+    exprs: Sequence[Expression] | Callable[..., Any] = _MISSING,
     wrt: str | Sequence[str] | None = None,
     *,
     simplify: bool = True,
@@ -154,14 +219,20 @@ def jacobian(
 ) -> CompiledFunction:
     """The Jacobian of a list of expressions: the call returns an array ``(m, n) + shape``.
 
-    With a single ``wrt`` name the ``n`` axis is dropped: ``(m,) + shape``.
+    With a single ``wrt`` name the ``n`` axis is dropped: ``(m,) + shape``. ``exprs`` may also be
+    a Python function returning a tuple or list of values (the ``m`` rows; a single value is
+    one row), which keeps its signature as for :func:`grad`. Without ``exprs``, a decorator.
     """
+    if exprs is _MISSING:
+        return _decorator(
+            jacobian, wrt=wrt, simplify=simplify, cse=cse, mode=mode, cache=cache, shapes=shapes
+        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("jacobian", exprs, wrt, options, shapes)
 
 
 def hessian(
-    expr: Expression,
+    expr: Expression = _MISSING,
     wrt: str | Sequence[str] | None = None,
     *,
     simplify: bool = True,
@@ -173,14 +244,19 @@ def hessian(
     """The Hessian of ``expr``: the call returns an array ``(n, n) + shape`` (symmetric).
 
     With a single ``wrt`` name the call returns the second derivative itself. Hessians are
-    derived symbolically (forward over forward) in every mode.
+    derived symbolically (forward over forward) in every mode. Arguments and ``wrt`` as for
+    :func:`grad`; without ``expr``, a decorator.
     """
+    if expr is _MISSING:
+        return _decorator(
+            hessian, wrt=wrt, simplify=simplify, cse=cse, mode=mode, cache=cache, shapes=shapes
+        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("hessian", expr, wrt, options, shapes)
 
 
 def hvp(
-    expr: Expression,
+    expr: Expression = _MISSING,
     wrt: str | Sequence[str] | None = None,
     *,
     simplify: bool = True,
@@ -196,8 +272,14 @@ def hvp(
     gradient for any number of variables (no n-by-n Hessian is formed). With a single ``wrt``
     name, ``_v`` and the result have no leading axis. With ``shapes=``, ``wrt`` is one array
     variable and ``_v`` (the last argument) and the result have its shape; the tensor layer
-    emits it as the gradient of ``sum(grad * _v)`` (reverse over reverse).
+    emits it as the gradient of ``sum(grad * _v)`` (reverse over reverse). For a Python
+    function with defaults or keyword-only parameters, ``_v`` is keyword-only (it follows them).
+    Without ``expr``, a decorator.
     """
+    if expr is _MISSING:
+        return _decorator(
+            hvp, wrt=wrt, simplify=simplify, cse=cse, mode=mode, cache=cache, shapes=shapes
+        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("hvp", expr, wrt, options, shapes)
 
@@ -215,19 +297,24 @@ def check_grad(
     ``at`` maps every variable to a value or array (points are evaluated elementwise). The error
     of one partial is ``|g - fd| / max(1, |g|, |fd|)``: relative for large gradients, absolute
     below 1. The default step is ``eps**(1/3) * max(1, |x|)``, the optimum for central
-    differences.
+    differences. For a Python function, a parameter with a default may be left out of ``at``.
     """
     g = grad(expr, wrt)
     f = compile(expr)
     names = [g.wrt] if isinstance(g.wrt, str) else list(g.wrt)
     at = dict(at or {})
-    missing = [a for a in g.args if a not in at]
+    empty = inspect.Parameter.empty
+    missing = [
+        a for a in g.args if a not in at and g.__signature__.parameters[a].default is empty
+    ]
     if missing:
         raise SymdiffError(
             f"check_grad needs a value for every variable; missing: {', '.join(missing)}"
         )
     point = {k: np.asarray(v, dtype=float) for k, v in at.items() if k in g.args}
-    grads = g(**point)
+    values = (np.asarray(v, dtype=float) for v in g._values(point))  # defaults filled in
+    point = dict(zip(g.args, values, strict=True))
+    grads = _call(g, point)
     grads = [grads] if isinstance(g.wrt, str) else list(grads)
     worst = 0.0
     for name, analytic in zip(names, grads, strict=True):
@@ -235,12 +322,18 @@ def check_grad(
         h = (step if step is not None else np.finfo(float).eps ** (1 / 3)) * np.maximum(
             1.0, np.abs(x)
         )
-        plus = f(**{a: v for a, v in {**point, name: x + h}.items() if a in f.args})
-        minus = f(**{a: v for a, v in {**point, name: x - h}.items() if a in f.args})
+        plus = _call(f, {**point, name: x + h})
+        minus = _call(f, {**point, name: x - h})
         numeric = (plus - minus) / (2 * h)
         scale = np.maximum(1.0, np.maximum(np.abs(analytic), np.abs(numeric)))
         worst = max(worst, float(np.nanmax(np.abs(analytic - numeric) / scale)))
     return worst
+
+
+def _call(function: CompiledFunction, values: Mapping[str, Any]) -> Any:
+    """``function`` on ``values`` by name (extra names ignored, defaults filled), whatever the
+    kinds of its parameters (positional-only ones too)."""
+    return function._fn(*function._values(values))
 
 
 class Objective:
@@ -250,9 +343,11 @@ class Objective:
     ``hessp(x, p)`` the product ``hess(x) @ p``, ``value_and_grad(x)`` both (for ``jac=True``).
     Other variables of the expression are fixed by ``params``.
 
-    The vector is either ``n`` scalar variables (``wrt=["x", "y"]``) or, with ``shapes=``, one
-    vector variable of the tensor layer (``wrt="x"``, ``shapes={"x": ("n",)}``), which scales to
-    thousands of components without a name per component.
+    The vector is either ``n`` scalar variables (``wrt=["x", "y"]``, in that order; for a
+    Python function, a parameter with a default need not be in ``params``) or, with
+    ``shapes=``, one vector variable of the tensor layer (``wrt="x"``,
+    ``shapes={"x": ("n",)}``), which scales to thousands of components without a name per
+    component.
     """
 
     def __init__(
@@ -276,7 +371,11 @@ class Objective:
         self._value_and_grad = value_and_grad(expr, target, shapes=shapes)
         self.wrt = (names[0],) if self._vector else tuple(self._value_and_grad.wrt)
         self.params = dict(params or {})
-        unknown = sorted(set(self._value_and_grad.args) - set(self.wrt) - set(self.params))
+        signature = self._value_and_grad.__signature__.parameters
+        defaulted = {a for a, p in signature.items() if p.default is not p.empty}
+        unknown = sorted(
+            set(self._value_and_grad.args) - set(self.wrt) - set(self.params) - defaulted
+        )
         if unknown:
             raise SymdiffError(f"objective: give values for {', '.join(unknown)} in params=")
         self._expr = expr
@@ -284,18 +383,18 @@ class Objective:
         self._hvp: CompiledFunction | None = None
 
     def _kwargs(self, x: Any) -> dict[str, Any]:
+        """Every argument by name: ``x`` for the wrt variables, then ``params`` (then, in the
+        call, the function's defaults)."""
         x = np.asarray(x, dtype=float).reshape(-1)
-        args = self._value_and_grad.args
         if self._vector:
-            return {a: (x if a == self.wrt[0] else self.params[a]) for a in args}
+            return {**self.params, self.wrt[0]: x}
         if x.shape != (len(self.wrt),):
             raise SymdiffError(f"expected a vector of {len(self.wrt)} values, got shape {x.shape}")
-        values = dict(zip(self.wrt, x, strict=True))
-        return {a: (values[a] if a in values else self.params[a]) for a in args}
+        return {**self.params, **dict(zip(self.wrt, x, strict=True))}
 
     def value_and_grad(self, x: Any) -> tuple[float, np.ndarray]:
         """``(f(x), grad f(x))`` for ``minimize(..., jac=True)``."""
-        value, grads = self._value_and_grad(**self._kwargs(x))
+        value, grads = _call(self._value_and_grad, self._kwargs(x))
         if self._vector:
             return float(value), np.array(grads, dtype=float)
         return float(value), np.array([float(g) for g in grads])
@@ -315,7 +414,7 @@ class Objective:
             self._hessian = hessian(self._expr, target, shapes=self._shapes)
         kwargs = self._kwargs(x)
         n = kwargs[self.wrt[0]].size if self._vector else len(self.wrt)
-        return np.asarray(self._hessian(**kwargs), dtype=float).reshape(n, -1)
+        return np.asarray(_call(self._hessian, kwargs), dtype=float).reshape(n, -1)
 
     def hessp(self, x: Any, p: Any) -> np.ndarray:
         """The Hessian at ``x`` times the vector ``p``, without forming the Hessian."""
@@ -325,7 +424,7 @@ class Objective:
             self._hvp = hvp(self._expr, target, shapes=self._shapes)
         if not self._vector:
             direction = direction.reshape(len(self.wrt))
-        return np.asarray(self._hvp(**self._kwargs(x), _v=direction), dtype=float)
+        return np.asarray(_call(self._hvp, {**self._kwargs(x), "_v": direction}), dtype=float)
 
 
 def objective(

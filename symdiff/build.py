@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import inspect
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from . import __version__
+from .arguments import check_parameters, resolve_wrt
 from .cache import open_store
 from .compiled import CompiledFunction
 from .differentiate import differentiate
@@ -27,11 +29,18 @@ from .emit import ArrayResult, Program, Result, emit_source
 from .errors import SymdiffError
 from .forward import tangent_program
 from .options import Options
-from .parsing import check_wrt, parse
+from .parsing import FUNCTIONS, check_wrt, parse
 from .printer import brief_text
 from .reverse import inline_single_use, prune, reverse_program
 from .simplify import simplify_for_people, stable_forms
-from .trace import trace, traced_names
+from .trace import (
+    combine_signatures,
+    signature_text,
+    trace,
+    trace_function,
+    traced_name,
+    with_direction,
+)
 from .warm import load_cached, module_key
 
 log = logging.getLogger(__name__)
@@ -52,27 +61,50 @@ _MEMO: dict[str, CompiledFunction] = {}
 
 @dataclass(frozen=True)
 class Request:
-    """What to build: the kind of function, its expressions, variables and options."""
+    """What to build: the kind of function, its expressions, variables and options.
+
+    ``signature`` is a traced function's (:func:`symdiff.trace.signature`): its parameters are
+    then the arguments, in the ``def``'s order; without one (strings, SymPy) the arguments are
+    the variables sorted by name.
+    """
 
     kind: str
     exprs: tuple[sp.Expr, ...]
     wrt: tuple[str, ...]
     single: bool
     options: Options = field(default_factory=Options)
+    signature: inspect.Signature | None = None
 
     @property
     def params(self) -> tuple[str, ...]:
-        """Every variable of the expressions and every wrt name, sorted by name (then ``_v``,
-        the direction, for Hessian-vector products)."""
-        names = {s.name for e in self.exprs for s in e.free_symbols}
-        return tuple(sorted(names | set(self.wrt))) + (("_v",) if self.kind == "hvp" else ())
+        """The generated function's parameters: a traced function's parameters in its order,
+        else every variable of the expressions and every wrt name, sorted by name; then ``_v``,
+        the direction, for Hessian-vector products."""
+        if self.signature is not None:
+            names = tuple(self.signature.parameters)
+        else:
+            names = tuple(sorted(_free_names(self.exprs) | set(self.wrt)))
+        return names + ((DIRECTION,) if self.kind == "hvp" else ())
+
+    @property
+    def call_signature(self) -> inspect.Signature | None:
+        """The signature of the compiled function: the traced function's (with ``_v`` for a
+        Hessian-vector product), or None for the generated function's own."""
+        if self.signature is None or self.kind != "hvp":
+            return self.signature
+        return with_direction(self.signature, DIRECTION)
 
     def key(self) -> str:
-        """A digest of everything that determines the generated source."""
+        """A digest of everything that determines the generated source and the signature."""
         parts = [__version__, self.kind, *(sp.srepr(e, order="none") for e in self.exprs),
                  ",".join(self.wrt)]
         parts += [str(self.single), self.options.code_key()]
+        if self.signature is not None:
+            parts.append("signature" + signature_text(self.signature))
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
+
+
+DIRECTION = "_v"  # the direction parameter of a Hessian-vector product, last argument
 
 
 # -- inputs -------------------------------------------------------------------------------------
@@ -99,23 +131,53 @@ def wrt_names(wrt: object, exprs: Sequence[sp.Expr]) -> tuple[tuple[str, ...], b
     return check_wrt(wrt)
 
 
+def _is_function(item: object) -> bool:
+    return callable(item) and not isinstance(item, sp.Basic)  # a SymPy Symbol is callable
+
+
+def _items(kind: str, exprs: object) -> list[object]:
+    """The builder's expressions as a list: one, or a Jacobian's list (or one function, whose
+    values are the Jacobian's rows)."""
+    if kind != "jacobian":
+        return [exprs]
+    if _is_function(exprs):
+        return [exprs]
+    if isinstance(exprs, str | sp.Basic) or not isinstance(exprs, Sequence) or not exprs:
+        raise SymdiffError(
+            "jacobian takes a non-empty list of expressions, or a Python function returning a "
+            "tuple of values"
+        )
+    return list(exprs)
+
+
 def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Request:
     """Parse and validate a builder's inputs. Expressions are put in stable forms
-    (``log(1 + exp(u))`` -> ``softplus(u)``) so their derivatives come out stable too."""
-    many = kind == "jacobian"
-    if many and (isinstance(exprs, str | sp.Basic) or not isinstance(exprs, Sequence) or not exprs):
-        raise SymdiffError("jacobian takes a non-empty list of expressions")
-    inputs = exprs if many else [exprs]
-    parsed = tuple(stable_forms(expression(e)) for e in inputs)
-    # A traced function's parameters are arguments even where unused (with a zero gradient);
-    # for a value function, wrt only adds arguments.
-    params = {name for e in inputs for name in traced_names(e) or ()}
+    (``log(1 + exp(u))`` -> ``softplus(u)``) so their derivatives come out stable too.
+
+    The arguments and ``wrt`` are decided by :mod:`symdiff.arguments`: a traced function's
+    parameters in the ``def``'s order (used or not), else the variables sorted by name; an
+    explicit ``wrt`` name must be a variable.
+    """
+    items = _items(kind, exprs)
+    parsed: list[sp.Expr] = []
+    signatures: list[inspect.Signature] = []
+    functions: list[object] = []
+    for item in items:
+        if _is_function(item):
+            outputs, sig = trace_function(item, many=kind == "jacobian")
+            parsed += [stable_forms(parse(e)) for e in outputs]
+            signatures.append(sig)
+            functions.append(item)
+        else:
+            parsed.append(stable_forms(expression(item)))
+    signature = combine_signatures(signatures, functions) if signatures else None
+    label = traced_name(functions, len(items) == 1) if functions else ""
+    if signature is not None:
+        check_parameters(signature, _free_names(parsed), label)
     if kind == "value":
-        return Request(kind, parsed, tuple(sorted(params)), False, options)
-    if wrt is None and params:
-        wrt = sorted(params | _free_names(parsed))
-    names, single = wrt_names(wrt, parsed)
-    return Request(kind, parsed, names, single, options)
+        return Request(kind, tuple(parsed), (), False, options, signature)
+    names, single = resolve_wrt(wrt, signature, _free_names(parsed), items, FUNCTIONS, label)
+    return Request(kind, tuple(parsed), names, single, options, signature)
 
 
 @dataclass
@@ -320,8 +382,8 @@ def build(request: Request) -> CompiledFunction:
     key = request.key()
     if not request.options.cache:
         return _build(request, key, None)
-    if key in _MEMO:
-        return _MEMO[key]
+    if key in _MEMO:  # the key holds the signature; annotations may still differ
+        return _MEMO[key]._with_signature(request.call_signature)
     disk_key = module_key(key)
     compiled = load_cached(
         disk_key,
@@ -330,6 +392,7 @@ def build(request: Request) -> CompiledFunction:
         _wrt_value(request),
         request.kind,
         functools.partial(forward_exprs, request),
+        request.call_signature,
     )
     if compiled is None:
         compiled = _build(request, key, disk_key)
@@ -381,6 +444,7 @@ def _build(request: Request, key: str, disk_key: str | None) -> CompiledFunction
         exprs=exprs,
         kind=request.kind,
         key=disk_key,
+        signature=request.call_signature,
     )
 
 

@@ -132,11 +132,19 @@ def _debugging() -> bool:
     return os.environ.get(DEBUG_ENV, "").strip().lower() not in ("", "0", "false", "no", "off")
 
 
+#: A Python keyword argument named bare in a message (``say which one with wrt=``), not followed
+#: by a value: on the command line it is the option of the same name.
+_KEYWORD_HINT = re.compile(r"(?<![\w-])(wrt|shapes)=(?=$|[\s;,.:)])")
+
+
 def _error_line(exc: SymdiffError) -> str:
-    """One line for a symdiff error: its first line, and for a ParseError its position."""
+    """One line for a symdiff error: its first line, and for a ParseError its position. A hint
+    that names the API's ``wrt=`` or ``shapes=`` names the option ``--wrt`` / ``--shapes``."""
     if isinstance(exc, ParseError) and exc.position is not None:
-        return f"{_first_line(str(exc.reason))} (at position {exc.position})"
-    return _first_line(str(exc))
+        line = f"{_first_line(str(exc.reason))} (at position {exc.position})"
+    else:
+        line = _first_line(str(exc))
+    return _KEYWORD_HINT.sub(r"--\1", line)
 
 
 def _silence_stdout() -> None:
@@ -286,7 +294,8 @@ def _cmd_cache(args: argparse.Namespace) -> int:
 # -- parser --------------------------------------------------------------------------------------
 WRT_HELP = (
     "comma-separated names to differentiate with respect to, e.g. x,y (default: every "
-    "variable, sorted by name). A single name without a comma still means a list of one: "
+    "variable, sorted by name). Each must be a variable of the expression (a typo is an "
+    "error). A single name without a comma still means a list of one: "
     "--wrt x gives the one-element form, as wrt=['x'] in Python"
 )
 

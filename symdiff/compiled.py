@@ -21,6 +21,12 @@ class CompiledFunction:
     Call it with arrays, positionally in the order of :attr:`args` or by name. Inputs broadcast
     like a NumPy ufunc and every output has the broadcast shape. :attr:`source` is the module it
     runs, which imports only NumPy; :meth:`save` writes it as a standalone file.
+
+    ``signature`` (for a traced Python function: its own signature, plus ``_v`` for a
+    Hessian-vector product) is the signature callers see; its parameter names must be the
+    generated function's, in the same order. With defaults, keyword-only or positional-only
+    parameters, a call binds through it (defaults filled in here, never written into the
+    source); otherwise the generated function is called directly.
     """
 
     def __init__(
@@ -33,6 +39,7 @@ class CompiledFunction:
         exprs: Sequence[Any] | Callable[[], Sequence[Any]],
         kind: str,
         key: str | None = None,
+        signature: inspect.Signature | None = None,
     ):
         self.source = source
         self.name = name
@@ -43,13 +50,49 @@ class CompiledFunction:
         self._exprs = exprs if callable(exprs) else list(exprs)
         self.kind = kind
         self.key = key
+        self._signature = signature
         self._bind()
 
     def _bind(self) -> None:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         self._fn = load_function(self.source, self.name, f"<symdiff {self.name} {digest}>")
         self.__doc__ = self._fn.__doc__
-        self.__signature__ = inspect.signature(self._fn)
+        self._sign()
+
+    def _sign(self) -> None:
+        """Set ``__signature__`` and what a call runs: the generated function itself, or a thin
+        binding wrapper when the signature has defaults or parameters that are not plain."""
+        generated = inspect.signature(self._fn)
+        signature = self._signature
+        if signature is None:
+            self.__signature__, self._call = generated, self._fn
+            return
+        if tuple(signature.parameters) != tuple(generated.parameters):
+            raise ValueError(
+                f"signature {signature} does not name the parameters of {self.name}{generated}"
+            )
+        self.__signature__ = signature
+        self._call = self._fn if _plain(signature) else _binder(self._fn, signature)
+
+    def _with_signature(self, signature: inspect.Signature | None) -> CompiledFunction:
+        """The same generated function (not loaded again) seen through another signature."""
+        if signature == self.__signature__ or (signature is None and self._signature is None):
+            return self
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._signature = signature
+        clone._sign()
+        return clone
+
+    def _values(self, values: Mapping[str, Any]) -> list[Any]:
+        """The generated function's positional arguments from ``values`` by name, defaults filling
+        what is not given; a missing argument is a ``TypeError`` naming it."""
+        parameters = self.__signature__.parameters
+        empty = inspect.Parameter.empty
+        missing = [a for a in self.args if a not in values and parameters[a].default is empty]
+        if missing:
+            raise TypeError(f"{self.name}() missing argument(s): {', '.join(missing)}")
+        return [values[a] if a in values else parameters[a].default for a in self.args]
 
     if TYPE_CHECKING:
 
@@ -57,11 +100,13 @@ class CompiledFunction:
 
     else:
         #: Calling the object calls the generated function itself: Python looks ``__call__`` up
-        #: on the class, and this property hands back ``self._fn`` (through a C-level getter),
-        #: so a call costs no wrapper frame and no repacking of ``*args`` / ``**kwargs``. The
-        #: generated function checks the arguments (positional or by name; a missing or extra
-        #: one is a ``TypeError``) exactly as before.
-        __call__ = property(operator.attrgetter("_fn"))
+        #: on the class, and this property hands back ``self._call`` (through a C-level getter):
+        #: the generated function itself for a plain signature, so a call costs no wrapper frame
+        #: and no repacking of ``*args`` / ``**kwargs``; the generated function checks the
+        #: arguments (positional or by name; a missing or extra one is a ``TypeError``). With
+        #: defaults, keyword-only or positional-only parameters it is the wrapper of
+        #: :func:`_binder`, which binds through the signature (also a ``TypeError`` if wrong).
+        __call__ = property(operator.attrgetter("_call"))
 
     @property
     def exprs(self) -> list[Any]:
@@ -79,12 +124,13 @@ class CompiledFunction:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for transient in ("_fn", "__doc__", "__signature__"):
+        for transient in ("_fn", "_call", "__doc__", "__signature__"):
             state.pop(transient, None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.__dict__.setdefault("_signature", None)
         self._bind()
 
     # -- display -----------------------------------------------------------------------------------
@@ -132,6 +178,36 @@ class CompiledFunction:
         """Pair each generated output line with the rule tree of the derivative it computes
         (see :func:`symdiff.explain.explain`, which documents every kind, scalar and tensor)."""
         return explain.explain(self, expr, verbose, shapes)
+
+
+def _plain(signature: inspect.Signature) -> bool:
+    """Whether the generated function can be called directly for this signature: every
+    parameter positional-or-keyword, without a default (annotations do not matter)."""
+    return all(
+        p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty
+        for p in signature.parameters.values()
+    )
+
+
+def _binder(fn: Callable[..., Any], signature: inspect.Signature) -> Callable[..., Any]:
+    """A call of ``fn`` (which takes every parameter positionally, in order) through
+    ``signature``: arguments bound as Python binds them, defaults filled in."""
+    bind = signature.bind
+    count = len(signature.parameters)
+    keyword_only = inspect.Parameter.KEYWORD_ONLY
+    positional = all(p.kind is not keyword_only for p in signature.parameters.values())
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if positional and not kwargs and len(args) == count:
+            return fn(*args)
+        bound = bind(*args, **kwargs)
+        bound.apply_defaults()
+        return fn(*bound.arguments.values())
+
+    call.__name__ = call.__qualname__ = fn.__name__
+    call.__doc__ = fn.__doc__
+    call.__signature__ = signature  # type: ignore[attr-defined]
+    return call
 
 
 #: The code font of the HTML display: JupyterLab's own, else a common monospace font.

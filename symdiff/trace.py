@@ -10,6 +10,11 @@ result is the expression the function computes, ready for the same pipeline as a
 
     trace(f)   # -> (exp(y)*sin(x) + relu(x - y), ('x', 'y'))
 
+The compiled function keeps ``f``'s signature (:func:`signature`): its arguments are the
+parameters in the ``def``'s order, used or not, with their defaults and keyword-only markers;
+``*args`` and ``**kwargs`` are refused. A Jacobian may trace a function that returns a tuple or
+list of scalars (:func:`trace_function` with ``many``).
+
 What cannot be traced is an :class:`~symdiff.errors.UnsupportedError` that names it: Python
 control flow on a traced value (``if x > 0:``, ``bool(x)``; use ``where(cond, a, b)``),
 ``float(x)``/``int(x)`` and the standard library's :mod:`math` (use :mod:`symdiff.math` or
@@ -48,10 +53,17 @@ __all__ = [
     "Condition",
     "Traced",
     "apply",
+    "call_with",
+    "combine_signatures",
     "parameters",
+    "signature",
+    "signature_text",
     "trace",
+    "trace_function",
+    "traced_name",
     "traced_names",
     "where",
+    "with_direction",
 ]
 
 _NO_TRUTH = (
@@ -457,11 +469,9 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
 
 
 # -- tracing -------------------------------------------------------------------------------------
-_KINDS = {
-    inspect.Parameter.POSITIONAL_ONLY: "positional-only parameter {!r}",
-    inspect.Parameter.KEYWORD_ONLY: "keyword-only parameter {!r}",
-    inspect.Parameter.VAR_POSITIONAL: "parameter *{}",
-    inspect.Parameter.VAR_KEYWORD: "parameter **{}",
+_REFUSED_KINDS = {
+    inspect.Parameter.VAR_POSITIONAL: "*{}",
+    inspect.Parameter.VAR_KEYWORD: "**{}",
 }
 
 
@@ -470,11 +480,12 @@ def _describe(fn: object) -> str:
 
 
 def _check_parameter(parameter: inspect.Parameter, fn: object) -> str:
-    kind = _KINDS.get(parameter.kind)
+    kind = _REFUSED_KINDS.get(parameter.kind)
     if kind is not None:
         raise UnsupportedError(
-            f"cannot trace {_describe(fn)}: {kind.format(parameter.name)} is not supported; "
-            "every parameter must be an ordinary (positional-or-keyword) parameter"
+            f"cannot trace {_describe(fn)}: parameter {kind.format(parameter.name)} is not "
+            "supported; each variable of a traced function must be one named parameter "
+            "(pass the values as separate parameters, or use shapes= for an array)"
         )
     default = parameter.default
     if default is not parameter.empty and (
@@ -487,20 +498,78 @@ def _check_parameter(parameter: inspect.Parameter, fn: object) -> str:
     return check_identifier(parameter.name, "parameter name")
 
 
-def parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
-    """The names of ``fn``'s parameters, the variables of its trace, in the function's order.
+def signature(fn: Callable[..., Any]) -> inspect.Signature:
+    """``inspect.signature(fn)``, checked for tracing: the signature of the compiled function.
 
-    Only ordinary (positional-or-keyword) parameters are allowed, with numbers as defaults (a
-    default does not make a constant: the parameter is still a variable). Each name must be a
-    valid symdiff variable name (:func:`symdiff.parsing.check_identifier`).
+    Every parameter is a variable, in the function's order: positional-only, positional-or-
+    keyword and keyword-only parameters are allowed, with numbers as defaults (a default does not
+    make a constant: the parameter is still a variable, and the compiled function fills the
+    default in when the argument is left out). ``*args`` and ``**kwargs`` are refused (an
+    :class:`~symdiff.errors.UnsupportedError` naming them), and each name must be a valid symdiff
+    variable name (:func:`symdiff.parsing.check_identifier`).
     """
     try:
-        signature = inspect.signature(fn)
+        sig = inspect.signature(fn)
     except (TypeError, ValueError) as exc:
         raise UnsupportedError(
             f"cannot trace {_describe(fn)}: its parameters cannot be read ({exc})"
         ) from exc
-    return tuple(_check_parameter(p, fn) for p in signature.parameters.values())
+    for parameter in sig.parameters.values():
+        _check_parameter(parameter, fn)
+    return sig
+
+
+def parameters(fn: Callable[..., Any]) -> tuple[str, ...]:
+    """The names of ``fn``'s parameters, the variables of its trace, in the function's order
+    (see :func:`signature` for what is allowed)."""
+    return tuple(signature(fn).parameters)
+
+
+def signature_text(sig: inspect.Signature) -> str:
+    """``sig`` as text without annotations (names, kinds, defaults): what a cache key needs."""
+    bare = [p.replace(annotation=p.empty) for p in sig.parameters.values()]
+    return str(sig.replace(parameters=bare, return_annotation=sig.empty))
+
+
+def with_direction(sig: inspect.Signature, name: str) -> inspect.Signature:
+    """``sig`` with one more parameter ``name`` at the end (the direction ``_v`` of a
+    Hessian-vector product): positional when it can follow the others, else keyword-only (after
+    a parameter with a default or a keyword-only one)."""
+    params = list(sig.parameters.values())
+    positional = all(
+        p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+        for p in params
+    )
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if positional else inspect.Parameter.KEYWORD_ONLY
+    return sig.replace(parameters=[*params, inspect.Parameter(name, kind)])
+
+
+def combine_signatures(
+    signatures: list[inspect.Signature], functions: list[object]
+) -> inspect.Signature:
+    """One signature for the traced functions of a Jacobian's list: theirs if they agree, else
+    their parameters in order of first appearance, which is allowed only when every parameter
+    is positional-or-keyword without a default (otherwise an UnsupportedError)."""
+    first = signatures[0]
+    if all(sig == first for sig in signatures):
+        return first
+    params = [p for sig in signatures for p in sig.parameters.values()]
+    if any(p.kind is not p.POSITIONAL_OR_KEYWORD or p.default is not p.empty for p in params):
+        names = ", ".join(_describe(f) for f in functions)
+        raise UnsupportedError(
+            f"the functions {names} of the jacobian list have different signatures with "
+            "defaults or keyword-only/positional-only parameters; give one function that "
+            "returns a tuple of values"
+        )
+    merged = dict.fromkeys(p.name for p in params)
+    return inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in merged]
+    )
+
+
+def traced_name(functions: list[object], alone: bool) -> str:
+    """How a message names the traced function(s) of a request."""
+    return _describe(functions[0]) if alone and len(functions) == 1 else "the traced functions"
 
 
 def traced_names(expr: object) -> tuple[str, ...] | None:
@@ -511,10 +580,23 @@ def traced_names(expr: object) -> tuple[str, ...] | None:
     return None
 
 
-def _call(fn: Callable[..., Any], arguments: list[Traced]) -> object:
-    """``fn(*arguments)``; a failure that is not symdiff's own becomes an UnsupportedError."""
+def call_with(fn: Callable[..., Any], sig: inspect.Signature, values: list[Any]) -> object:
+    """``fn`` called with one value per parameter of ``sig``, in order: keyword-only ones by
+    name, the others positionally."""
+    positional, keywords = [], {}
+    for parameter, value in zip(sig.parameters.values(), values, strict=True):
+        if parameter.kind is parameter.KEYWORD_ONLY:
+            keywords[parameter.name] = value
+        else:
+            positional.append(value)
+    return fn(*positional, **keywords)
+
+
+def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Traced]) -> object:
+    """``fn`` on the traced arguments; a failure that is not symdiff's own becomes an
+    UnsupportedError."""
     try:
-        return fn(*arguments)
+        return call_with(fn, sig, arguments)
     except SymdiffError:
         raise
     except Exception as exc:
@@ -539,19 +621,40 @@ def _result(value: object, fn: object) -> sp.Expr:
     returned = (
         "None (is a return statement missing?)" if value is None else (f"a {type(value).__name__}")
     )
+    hint = " (for a function returning several values, use sd.jacobian)" if isinstance(
+        value, tuple | list
+    ) else ""
     raise UnsupportedError(
         f"{_describe(fn)} returned {returned}; a traced function must return one scalar: a number "
-        "or an expression of its parameters"
+        f"or an expression of its parameters{hint}"
     )
+
+
+def trace_function(
+    fn: Callable[..., Any], many: bool = False
+) -> tuple[tuple[sp.Expr, ...], inspect.Signature]:
+    """Run ``fn`` on symbols: the SymPy expression(s) it computes and its checked signature.
+
+    With ``many`` (a Jacobian), ``fn`` may return a non-empty tuple or list of scalars, one
+    expression each; otherwise (and for a single scalar) the result is one expression.
+    """
+    sig = signature(fn)
+    arguments = [Traced(sp.Symbol(name, real=True)) for name in sig.parameters]
+    value = _call(fn, sig, arguments)
+    if many and isinstance(value, tuple | list):
+        if not value:
+            raise UnsupportedError(f"{_describe(fn)} returned an empty {type(value).__name__}")
+        return tuple(_result(item, fn) for item in value), sig
+    return (_result(value, fn),), sig
 
 
 def trace(fn: Callable[..., Any]) -> tuple[sp.Expr, tuple[str, ...]]:
     """Run ``fn`` on symbols: the SymPy expression it computes and its parameter names.
 
-    Each parameter is a :class:`Traced` value wrapping ``Symbol(name, real=True)``; the names are
-    in the function's order. Raises :class:`~symdiff.errors.UnsupportedError` for what cannot be
-    traced (see the module docstring), naming it.
+    Each parameter is a :class:`Traced` value wrapping ``Symbol(name, real=True)`` (keyword-only
+    ones passed by name); the names are in the function's order. Raises
+    :class:`~symdiff.errors.UnsupportedError` for what cannot be traced (see the module
+    docstring), naming it.
     """
-    names = parameters(fn)
-    arguments = [Traced(sp.Symbol(name, real=True)) for name in names]
-    return _result(_call(fn, arguments), fn), names
+    (expr,), sig = trace_function(fn)
+    return expr, tuple(sig.parameters)

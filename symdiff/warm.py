@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 import logging
 import re
@@ -89,9 +90,18 @@ def raw_key(kind: str, exprs: Any, wrt: Any, options: Options) -> str | None:
 
 
 def load_cached(
-    key: str, name: str, args: Sequence[str], wrt: Any, kind: str, exprs: Callable[[], list]
+    key: str,
+    name: str,
+    args: Sequence[str],
+    wrt: Any,
+    kind: str,
+    exprs: Callable[[], list],
+    signature: inspect.Signature | None = None,
 ) -> CompiledFunction | None:
-    """The cached module ``key`` as a function, or None if absent or not what it should be."""
+    """The cached module ``key`` as a function, or None if absent or not what it should be.
+
+    ``signature`` is a traced function's (the module only holds the parameter names, in order;
+    defaults and keyword-only markers live in the signature, never in the source)."""
     source = open_store().get("module", key)
     if source is None:
         return None
@@ -102,7 +112,14 @@ def load_cached(
         return None
     try:
         return CompiledFunction(
-            source=source, name=name, args=args, wrt=wrt, exprs=exprs, kind=kind, key=key
+            source=source,
+            name=name,
+            args=args,
+            wrt=wrt,
+            exprs=exprs,
+            kind=kind,
+            key=key,
+            signature=signature,
         )
     except Exception:  # a verified entry that still fails to load is rebuilt, not raised
         log.debug("cache entry %s failed to load; rebuilding", key, exc_info=True)

@@ -64,8 +64,10 @@ def test_constant_partial_has_broadcast_shape_and_is_ones():
     assert [o.shape for o in out] == [(4, 3), (4, 3)]
 
 
-def test_wrt_name_that_does_not_occur_gives_zeros():
-    g = sd.grad("x**2", wrt=["x", "w"])
+def test_wrt_name_that_does_not_occur_is_an_error_but_one_that_cancels_gives_zeros():
+    with pytest.raises(sd.ParseError, match="'w' does not occur"):
+        sd.grad("x**2", wrt=["x", "w"])
+    g = sd.grad("x**2 + w - w", wrt=["x", "w"])  # w occurs in the text: an argument
     assert g.args == ("w", "x")
     d_x, d_w = g(w=np.ones(2), x=np.array([1.0, 3.0]))
     np.testing.assert_array_equal(d_x, [2.0, 6.0])

@@ -117,8 +117,10 @@ def test_jacobian_of_a_list_stacks_the_expressions_and_a_wrt_list_gives_a_tuple(
         sd.jacobian("x * 2", wrt="x", shapes={"x": (3,)}, mode="reverse")
 
 
-def test_a_wrt_name_that_does_not_occur_gives_zeros_of_its_shape():
-    g = sd.grad("sum(x)", wrt=["x", "z"], shapes={"x": (3,), "z": ("k", 2)})
+def test_a_wrt_name_that_does_not_occur_is_an_error_but_one_that_cancels_gives_zeros():
+    with pytest.raises(sd.ParseError, match="'z' does not occur"):
+        sd.grad("sum(x)", wrt=["x", "z"], shapes={"x": (3,), "z": ("k", 2)})
+    g = sd.grad("sum(x) + sum(z - z)", wrt=["x", "z"], shapes={"x": (3,), "z": ("k", 2)})
     _, dz = g(x=np.ones(3), z=np.ones((4, 2)))
     np.testing.assert_array_equal(dz, np.zeros((4, 2)))
     assert g.args == ("x", "z")
@@ -212,7 +214,7 @@ def test_bad_shapes_are_refused(shapes, error):
 
 @pytest.mark.parametrize(
     ("wrt", "message"),
-    [({"w"}, "not a set"), ([], "empty"), (["w", "w"], "duplicate"), ("q", "no shape"),
+    [({"w"}, "not a set"), ([], "empty"), (["w", "w"], "duplicate"), ("q", "does not occur"),
      ("1w", "must start with an ASCII letter")],
 )
 def test_bad_wrt_is_refused(wrt, message):

@@ -51,9 +51,23 @@ def test_traced_logistic_gradient_is_right():
 
 
 def test_traced_mlp_gives_the_string_forms_code():
+    def mlp_sorted(W1, W2, X, Y, b1, b2):  # the string's argument order (sorted by name)
+        return mlp(W1, b1, W2, b2, X, Y)
+
     wrt = ["W1", "b1", "W2", "b2"]
-    traced = sd.grad(mlp, wrt=wrt, shapes=MLP_SHAPES)
-    assert _body(traced.source) == _body(sd.grad(MLP, wrt=wrt, shapes=MLP_SHAPES).source)
+    text = sd.grad(MLP, wrt=wrt, shapes=MLP_SHAPES)
+    assert _body(sd.grad(mlp_sorted, wrt=wrt, shapes=MLP_SHAPES).source) == _body(text.source)
+    traced = sd.grad(mlp, wrt=wrt, shapes=MLP_SHAPES)  # the def's order: another signature
+    assert traced.args == ("W1", "b1", "W2", "b2", "X", "Y")
+    assert text.args == ("W1", "W2", "X", "Y", "b1", "b2")
+    rng = np.random.default_rng(5)
+    sizes = {"n": 5, "d": 3, "h": 4, "k": 2}
+    values = {name: rng.normal(size=tuple(sizes[d] for d in shape))
+              for name, shape in MLP_SHAPES.items()}
+    got = traced(*(values[a] for a in traced.args))
+    expected = text(*(values[a] for a in text.args))
+    for a, b in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def _ops(x, s):
@@ -90,8 +104,8 @@ def test_many_operations_trace_to_the_right_gradient():
 
 def test_every_parameter_is_an_argument_and_wrt_none_means_all():
     g = sd.grad(lambda x, unused: np.sum(x**2), shapes={"x": (3,), "unused": ("k",)})
-    assert g.args == ("unused", "x") and g.wrt == ("unused", "x")
-    d_unused, dx = g(np.ones(2), np.arange(3.0))
+    assert g.args == ("x", "unused") and g.wrt == ("x", "unused")
+    dx, d_unused = g(np.arange(3.0), np.ones(2))
     np.testing.assert_array_equal(d_unused, np.zeros(2))
     np.testing.assert_array_equal(dx, 2 * np.arange(3.0))
 

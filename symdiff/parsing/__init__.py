@@ -105,14 +105,24 @@ SymPy) <- ``entry`` (:func:`parse`). This package re-exports what the rest of sy
 from __future__ import annotations
 
 from .entry import parse as parse
+from .entry import text_names as text_names
 from .functions import FUNCTIONS as FUNCTIONS
 from .limits import LIMITS as LIMITS
 from .limits import PARSER_RECURSION_LIMIT as PARSER_RECURSION_LIMIT
 from .names import check_identifier as check_identifier
 from .names import check_wrt as check_wrt
+from .names import check_wrt_occurs as check_wrt_occurs
 from .source import _check_tree as _check_tree
 from .source import _scan as _scan
 from .source import _syntax_error as _syntax_error
 
 # _check_tree, _scan and _syntax_error: the scalar front end that symdiff.tensor.parse reuses
-__all__ = ["FUNCTIONS", "LIMITS", "check_identifier", "parse"]
+__all__ = [
+    "FUNCTIONS",
+    "LIMITS",
+    "check_identifier",
+    "check_wrt",
+    "check_wrt_occurs",
+    "parse",
+    "text_names",
+]

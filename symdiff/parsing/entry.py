@@ -12,6 +12,7 @@ import sympy as sp
 
 from ..errors import ParseError, UnsupportedError
 from .builder import _Builder
+from .functions import _CONSTANTS
 from .limits import LIMITS, PARSER_RECURSION_LIMIT, _recursion_limit
 from .names import check_identifier
 from .sizes import _NON_FINITE, _numerically_real, _short_expr
@@ -47,6 +48,26 @@ def parse(source: str | sp.Expr | int | float) -> sp.Expr:
     raise ParseError(
         "expected a string, a SymPy expression or a number, "
         f"not {type(source).__module__}.{type(source).__qualname__}"
+    )
+
+
+def text_names(text: str) -> frozenset[str]:
+    """The names a string uses as variables (every name that is neither called nor a constant),
+    including those that cancel (``x - x``). Meant for text that :func:`parse` accepted; for
+    text that does not parse, the result is empty."""
+    try:
+        src = _scan(text)
+        with _recursion_limit(PARSER_RECURSION_LIMIT), warnings.catch_warnings():
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(src.transformed, mode="eval")
+    except (ParseError, SyntaxError, RecursionError, MemoryError, ValueError, OverflowError):
+        return frozenset()
+    nodes = list(ast.walk(tree))
+    called = {id(node.func) for node in nodes if isinstance(node, ast.Call)}
+    return frozenset(
+        node.id
+        for node in nodes
+        if isinstance(node, ast.Name) and id(node) not in called and node.id not in _CONSTANTS
     )
 
 

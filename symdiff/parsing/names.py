@@ -1,11 +1,13 @@
-"""Variable names: :func:`check_identifier` (what a symdiff variable may be called) and
-:func:`check_wrt` (an explicit ``wrt``), with the helpers that quote names in messages."""
+"""Variable names: :func:`check_identifier` (what a symdiff variable may be called),
+:func:`check_wrt` (an explicit ``wrt``) and :func:`check_wrt_occurs` (each ``wrt`` name is a
+variable of the expression), with the helpers that quote names in messages."""
 
 from __future__ import annotations
 
+import difflib
 import keyword
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 
 import sympy as sp
 
@@ -73,6 +75,57 @@ def check_wrt(wrt: object) -> tuple[tuple[str, ...], bool]:
     if duplicates:
         raise SymdiffError(f"duplicate wrt name(s): {', '.join(duplicates)}")
     return names, False
+
+
+#: The constants of the expression language, as a message describes them.
+CONSTANT_NAMES = {"pi": "the constant pi", "e": "the constant e = 2.71828..."}
+
+
+def check_wrt_occurs(
+    wrt: Sequence[str],
+    known: Sequence[str],
+    *,
+    more: Callable[[], Collection[str]] | None = None,
+    functions: Collection[str] = (),
+    function: str | None = None,
+) -> None:
+    """Raise :class:`ParseError` for a ``wrt`` name that is not a variable of the expression.
+
+    ``known`` lists the variables (for a traced function, its parameters, in order; the message
+    lists them). ``more`` is asked only when a name is not among them, for names that occur in
+    the text although they cancel (``x - x`` with ``wrt="x"`` is fine and gives zeros). A
+    function name (``functions``) or a constant (``pi``, ``e``) gets its own message; any other
+    name a did-you-mean among the variables. ``function`` is the traced function's name, if any
+    (then the variables are "its parameters"). The error has no position: the name is not in
+    the text.
+    """
+    extra: Collection[str] | None = None
+    for name in wrt:
+        if name in known:
+            continue
+        if more is not None and extra is None:
+            extra = more()
+        if extra is not None and name in extra:
+            continue
+        if function is None and name in CONSTANT_NAMES:
+            raise ParseError(f"wrt name {name!r} is {CONSTANT_NAMES[name]}, not a variable")
+        if function is None and name in functions:
+            raise ParseError(
+                f"wrt name {name!r} is a function, not a variable of the expression"
+            )
+        candidates = list(dict.fromkeys([*known, *sorted(extra or ())]))
+        close = difflib.get_close_matches(name, candidates, n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        shown = ", ".join(candidates[:12]) + (", ..." if len(candidates) > 12 else "")
+        if function is not None:
+            raise ParseError(
+                f"wrt name {name!r} is not a parameter of {function} "
+                f"(its parameters: {shown or 'none'}){hint}"
+            )
+        raise ParseError(
+            f"wrt name {name!r} does not occur in the expression "
+            f"(its variables: {shown or 'none'}){hint}"
+        )
 
 
 def _shorten(text: str, limit: int = 40) -> str:

@@ -33,10 +33,13 @@ Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``ja
 * Shapes are inferred and checked when the function is built (``ShapeError`` naming the
   operation, both shapes and the text); at call time ``_check_shapes`` in the generated module
   raises ``ValueError`` naming the argument, its shape and the declared one.
-* Results: ``grad`` -> an array of the variable's shape (a tuple for a list of names, or for
-  ``wrt=None``: every variable, sorted); ``hessian`` -> ``S + S`` (a tuple of tuples of blocks
-  ``S_i + S_j`` for a list); ``jacobian(expr)`` -> ``O + S`` (output shape, then variable shape,
-  as ``jax.jacobian``); ``jacobian([e1, ..., em])`` -> ``(m,) + O + S`` for same-shaped outputs;
+* Results: ``grad`` -> an array of the variable's shape (a tuple for a list of names, in that
+  order, or for ``wrt=None``: every variable, sorted; a traced function's parameters in the
+  ``def``'s order); a ``wrt`` name that is not a variable of the expression is a
+  ``ParseError`` (one that cancels, ``x - x``, gives zeros); ``hessian`` -> ``S + S`` (a tuple
+  of tuples of blocks ``S_i + S_j`` for a list); ``jacobian(expr)`` -> ``O + S`` (output
+  shape, then variable shape, as ``jax.jacobian``); ``jacobian([e1, ..., em])`` ->
+  ``(m,) + O + S`` for same-shaped outputs;
   ``hvp`` (one ``wrt`` variable) takes a last argument ``_v`` of shape ``S`` and returns
   ``H @ _v`` of shape ``S``, without forming the ``S + S`` Hessian.
 * Modes: gradients are reverse mode (``"auto"``, ``"reverse"``); ``mode="forward"`` pushes one
@@ -55,6 +58,9 @@ Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``ja
   ``X.T @ (-y*sigmoid(-(X @ w)*y))``, plus ``.shape`` and ``.latex`` (SymPy has no expressions
   for axis reductions or slicing); ``.source`` imports only NumPy.
 * A Python function is traced on arrays of the declared shapes (:mod:`symdiff.tensor.trace`);
+  the compiled function keeps its signature (parameters in the ``def``'s order, defaults,
+  keyword-only markers; ``_v`` of ``hvp`` last, keyword-only after a default), and a traced
+  function given to ``jacobian`` may return a tuple of same-shaped arrays (the rows);
   ``sd.derive(expr, wrt=..., shapes=...)`` records the backward walk's rules as steps
   (:mod:`symdiff.tensor.steps`).
 """

@@ -13,7 +13,8 @@ What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expressio
   sweep and one backward sweep. ``mode="forward"`` pushes ``size(S)`` tangents at once instead;
 * ``value_and_grad``: ``(value, grad)``;
 * ``jacobian``: of one expression (a string), shape ``O + S``; of a list of ``m`` expressions of
-  the same shape, ``(m,) + O + S``. Forward mode (``mode="reverse"`` is refused);
+  the same shape, or a traced function returning a tuple of ``m`` such arrays,
+  ``(m,) + O + S``. Forward mode (``mode="reverse"`` is refused);
 * ``hessian``: shape ``S + S`` (for a list of names, a tuple of tuples of blocks
   ``S_i + S_j``), forward over reverse: the gradient graph, differentiated by forward mode.
 * ``hvp``: one ``wrt`` variable; the last argument ``_v`` is a direction of shape ``S`` and the
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import inspect
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,18 +35,20 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .. import __version__
+from ..arguments import check_parameters, resolve_wrt
 from ..cache import open_store
 from ..compiled import CompiledFunction
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..options import Options
-from ..parsing import check_wrt
+from ..parsing import FUNCTIONS as scalar_functions
+from ..trace import combine_signatures, signature_text, traced_name, with_direction
 from ..warm import load_cached, module_key
 from .emit import Program
 from .formula import TensorFormula
 from .ir import Node, arg_symbol, describe, serialize, topological, variables
 from .module import emit_module, used_dims
 from .ops import Builder
-from .parse import parse_tensor
+from .parse import TENSOR_FUNCTIONS, parse_tensor
 from .shapes import Shape, dims_of, format_shape, parse_shapes
 from .walk import backward, forward
 
@@ -75,6 +79,15 @@ class _Request:
     builder: Builder
     roots: list[Node]
     params: tuple[str, ...]
+    signature: inspect.Signature | None = None  # a traced function's (see symdiff.arguments)
+
+    @property
+    def call_signature(self) -> inspect.Signature | None:
+        """The compiled function's signature: the traced function's (with ``_v`` last for a
+        Hessian-vector product), or None for the generated function's own."""
+        if self.signature is None or self.kind != "hvp":
+            return self.signature
+        return with_direction(self.signature, DIRECTION)
 
     @property
     def name(self) -> str:
@@ -95,13 +108,15 @@ class _Request:
                          for t, r in zip(self.texts, self.roots, strict=True))
 
     def key(self) -> str:
-        """A digest of everything that determines the generated source."""
+        """A digest of everything that determines the generated source and the signature."""
         identity = [t if isinstance(t, str) else "traced:" + serialize([r])
                     for t, r in zip(self.texts, self.roots, strict=True)]
         parts = [__version__, "tensor", self.kind, json.dumps(identity), str(self.many),
                  json.dumps(list(self.wrt)), str(self.single), self.options.code_key()]
         parts += [f"{p}:{format_shape(self.shapes[p])}" for p in self.params]
         parts += [f"{d}>={n}" for d, n in sorted(self.builder.needs.items(), key=str)]
+        if self.signature is not None:
+            parts.append("signature" + signature_text(self.signature))
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
 
@@ -114,53 +129,74 @@ def _texts(kind: str, exprs: object) -> tuple[list[object], bool]:
     return [exprs], False
 
 
-def _root(item: object, shapes: dict[str, Shape], b: Builder) -> tuple[Node, tuple[str, ...]]:
-    """One expression (a string, or a Python function to trace) as a node of ``b``, and the
-    names that are arguments because they are a traced function's parameters."""
-    if callable(item) and not isinstance(item, sp.Basic):  # a SymPy Symbol is callable
-        from .trace import trace_tensor
-
-        return trace_tensor(item, shapes, b)
-    return parse_tensor(item, shapes, b), ()
+def _is_function(item: object) -> bool:
+    return callable(item) and not isinstance(item, sp.Basic)  # a SymPy Symbol is callable
 
 
 def request_for(kind: str, exprs: object, wrt: object, options: Options,
-             shapes: object) -> _Request:
-    """Validate and parse a builder call (no derivation yet)."""
+                shapes: object, occurs: bool = True) -> _Request:
+    """Validate and parse a builder call (no derivation yet).
+
+    The arguments and ``wrt`` follow :mod:`symdiff.arguments`: a traced function's parameters
+    in the ``def``'s order (its signature is the compiled function's), else every variable
+    sorted by name; an explicit ``wrt`` name must be a variable of the expression (a
+    ``ParseError`` otherwise; not checked with ``occurs=False``, for ``derive``) and have a
+    shape. A traced function given to ``jacobian`` may
+    return a tuple of arrays of one shape: the rows, stacked as for a list of expressions.
+    """
     if kind not in _PLANNERS:
         raise UnsupportedError(f"{kind} is not available for tensor expressions (shapes=); "
                                "use hessian, or grad of a directional derivative")
     parsed_shapes = parse_shapes(shapes)
-    texts, many = _texts(kind, exprs)
-    wrt_names, single = check_wrt(wrt) if kind != "value" and wrt is not None else (None, False)
+    items, many = _texts(kind, exprs)
     b = Builder()
-    traced = [_root(text, parsed_shapes, b) for text in texts]
-    roots = [root for root, _ in traced]
-    names = sorted(set(variables(roots)).union(*(params for _, params in traced)))
+    texts: list[object] = []
+    roots: list[Node] = []
+    signatures: list[inspect.Signature] = []
+    functions: list[object] = []
+    for item in items:
+        if _is_function(item):
+            from .trace import trace_tensor
+
+            nodes, sig, listed = trace_tensor(item, parsed_shapes, b, many=kind == "jacobian")
+            many = many or listed
+            signatures.append(sig)
+            functions.append(item)
+            texts += [item] * len(nodes)
+            roots += nodes
+        else:
+            texts.append(item)
+            roots.append(parse_tensor(item, parsed_shapes, b))
+    signature = combine_signatures(signatures, functions) if signatures else None
+    label = traced_name(functions, len(items) == 1) if functions else ""
+    found = variables(roots)
+    if signature is not None:
+        check_parameters(signature, found, label)
+    wrt_names: tuple[str, ...] = ()
+    single = False
     if kind != "value":
-        if wrt_names is None:
-            wrt_names = tuple(names)
-            if not wrt_names:
-                raise SymdiffError("the expression has no variables; give wrt= explicitly")
+        wrt_names, single = resolve_wrt(wrt, signature, found, items,
+                                        TENSOR_FUNCTIONS | scalar_functions, label, occurs)
         for w in wrt_names:
             if w not in parsed_shapes:
                 raise ShapeError(f"wrt name {w!r} has no shape: add it to shapes=")
-    wrt_names = wrt_names or ()
     if kind == "hvp":
         if len(wrt_names) != 1:
             raise UnsupportedError(
                 "a tensor hvp takes one wrt variable (the direction _v has its shape); "
                 f"got {len(wrt_names)}: put the variables in one array, or use hessian")
         parsed_shapes = {**parsed_shapes, DIRECTION: parsed_shapes[wrt_names[0]]}
-    params = _parameters(kind, names, wrt_names)
+    names = tuple(signature.parameters) if signature is not None else tuple(found)
+    params = _parameters(kind, names, wrt_names, ordered=signature is not None)
     return _Request(kind, texts, many, wrt_names, single, options, parsed_shapes, b, roots,
-                    params)
+                    params, signature)
 
 
-def _parameters(kind: str, names, wrt: Sequence[str]) -> tuple[str, ...]:
-    """The generated function's parameters: every variable and wrt name, sorted, then the
-    direction ``_v`` of a Hessian-vector product."""
-    params = tuple(sorted(set(names) | set(wrt)))
+def _parameters(kind: str, names, wrt: Sequence[str], ordered: bool = False) -> tuple[str, ...]:
+    """The generated function's parameters: a traced function's parameters in order (when
+    ``ordered``), else every variable and wrt name sorted; then the direction ``_v`` of a
+    Hessian-vector product."""
+    params = tuple(names) if ordered else tuple(sorted(set(names) | set(wrt)))
     return params + ((DIRECTION,) if kind == "hvp" else ())
 
 
@@ -174,12 +210,13 @@ def build_tensor(
     key = request.key()
     if not options.cache:
         return _build(request, key, None)
-    if key in _MEMO:
-        return _MEMO[key]
+    if key in _MEMO:  # the key holds the signature; annotations may still differ
+        return _MEMO[key]._with_signature(request.call_signature)
     disk_key = module_key(key)
     lazy = functools.partial(_graph_exprs, kind, request.roots, request.many, request.wrt,
-                             request.single, options, request.shapes)
-    compiled = load_cached(disk_key, request.name, request.params, request.wrt_value, kind, lazy)
+                             request.single, options, request.shapes, request.params)
+    compiled = load_cached(disk_key, request.name, request.params, request.wrt_value, kind, lazy,
+                           request.call_signature)
     if compiled is None:
         compiled = _build(request, key, disk_key)
         open_store().put("module", disk_key, compiled.source)
@@ -194,7 +231,8 @@ def request_exprs(kind: str, exprs: object, wrt: object, options: Options,
 
 
 def _graph_exprs(kind: str, roots: Sequence[Node], many: bool, wrt: tuple[str, ...],
-                 single: bool, options: Options, shapes: dict[str, Shape]) -> list:
+                 single: bool, options: Options, shapes: dict[str, Shape],
+                 params: tuple[str, ...]) -> list:
     """The ``.exprs`` of a parsed request (a function loaded from the disk cache): its graph
     is copied into a fresh builder and differentiated there."""
     b = Builder()
@@ -203,7 +241,6 @@ def _graph_exprs(kind: str, roots: Sequence[Node], many: bool, wrt: tuple[str, .
         copies[id(node)] = b.node(node.op, [copies[id(a)] for a in node.args], node.attrs,
                                   node.shape)
     new_roots = [copies[id(r)] for r in roots]
-    params = _parameters(kind, variables(new_roots), wrt)  # shapes already hold the direction's
     request = _Request(kind, [""] * len(roots), many, wrt, single, options, shapes, b,
                        new_roots, params)
     return _exprs(_plan(request))
@@ -266,6 +303,7 @@ def _build(request: _Request, key: str, disk_key: str | None) -> CompiledFunctio
         exprs=_exprs(plan),
         kind=request.kind,
         key=disk_key,
+        signature=request.call_signature,
     )
 
 

@@ -292,7 +292,7 @@ def derive_tensor(expr: object, wrt: str | None, shapes: object, simplify: bool 
 
     if wrt is not None and not isinstance(wrt, str):
         raise SymdiffError("derive differentiates with respect to one name; give wrt='name'")
-    request = request_for("grad", expr, wrt, Options(simplify=simplify), shapes)
+    request = request_for("grad", expr, wrt, Options(simplify=simplify), shapes, occurs=False)
     if len(request.wrt) != 1:
         raise SymdiffError(
             f"the expression has {len(request.wrt)} variables ({', '.join(request.wrt)}); "

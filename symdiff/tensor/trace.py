@@ -28,6 +28,7 @@ traced one (pass it as an argument instead), other NumPy functions.
 
 from __future__ import annotations
 
+import inspect
 import linecache
 import numbers
 import operator
@@ -262,11 +263,14 @@ def apply(name: str, *args: Any, **kwargs: Any) -> Any:
 
 
 # -- tracing -------------------------------------------------------------------------------------
-def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Builder
-                 ) -> tuple[Node, tuple[str, ...]]:
-    """Run ``fn`` on traced arrays of the declared shapes: the node of what it returns, and its
-    parameter names (every one an argument of the compiled function, used or not)."""
-    names = scalar.parameters(fn)
+def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Builder,
+                 many: bool = False) -> tuple[list[Node], inspect.Signature, bool]:
+    """Run ``fn`` on traced arrays of the declared shapes: the node(s) of what it returns, its
+    checked signature (:func:`symdiff.trace.signature`: every parameter is an argument of the
+    compiled function, used or not, in the ``def``'s order), and whether it returned a tuple or
+    list, which only ``many`` (a Jacobian) allows: one node per item."""
+    sig = scalar.signature(fn)
+    names = tuple(sig.parameters)
     missing = [n for n in names if n not in shapes]
     if missing:
         raise ShapeError(f"parameter(s) {', '.join(map(repr, missing))} of "
@@ -275,23 +279,34 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
     tracer = Tracer(builder, fn)
     arguments = [tracer.wrap(builder.var(n, shapes[n])) for n in names]
     try:
-        value = fn(*arguments)
+        value = scalar.call_with(fn, sig, arguments)
     except SymdiffError:
         raise
     except Exception as exc:
         raise UnsupportedError(
             f"tracing {tracer.name} failed: {type(exc).__name__}: {exc}"
         ) from exc
+    if many and isinstance(value, tuple | list):
+        if not value:
+            raise UnsupportedError(f"{tracer.name} returned an empty {type(value).__name__}")
+        return [_node(tracer, item) for item in value], sig, True
+    return [_node(tracer, value)], sig, False
+
+
+def _node(tracer: Tracer, value: object) -> Node:
+    """What a traced function returned, as a node."""
     if isinstance(value, TensorCondition):
         raise UnsupportedError(f"{tracer.name} returned a comparison; " + scalar._CONDITION_ONLY)
     if isinstance(value, TracedTensor):
-        return tracer.node(value), names
+        return tracer.node(value)
     if isinstance(value, numbers.Real | np.ndarray | sp.Expr) and np.ndim(value) == 0:
-        return tracer.node(value), names
+        return tracer.node(value)
     returned = "None (is a return statement missing?)" if value is None else (
         f"a {type(value).__name__}")
+    hint = (" (for a function returning several arrays, use sd.jacobian)"
+            if isinstance(value, tuple | list) else "")
     raise UnsupportedError(f"{tracer.name} returned {returned}; a traced function must return "
-                           "one array (or number) computed from its parameters")
+                           f"one array (or number) computed from its parameters{hint}")
 
 
 __all__ = ["Tracer", "apply", "trace_tensor"]

@@ -33,6 +33,12 @@ SymPy expression a user would get by typing the same formula on symbols: ``2*(x 
 combined in one ``Add``/``Mul`` call (an equal value in SymPy's flat canonical form) to keep
 sums of thousands of terms fast.
 
+Messages say what was probably meant: a misspelt function gets a did-you-mean (``sinn`` ->
+``sin``); a tensor operation (``sum``, ``mean``, ``max(a, axis=k)``, ``softmax``, ``@``,
+``a[i]``, ``.T``, ...) names ``shapes=`` with an example; implicit multiplication (``2x``,
+``x y``, ``2(x + 1)``) is refused with the fix (``2*x``) and the caret at the gap. A backslash
+is allowed only as a line continuation with more of the expression after it.
+
 Refused with a :class:`~symdiff.errors.ParseError` whose ``position`` is the 0-based offset of
 the problem in the original text: attribute access, subscripts, lambdas, comprehensions,
 strings and f-strings, ``:=``, ``a if c else b``, containers, starred arguments, keyword
@@ -97,7 +103,8 @@ Every limit is checked before the expensive step it guards, so a rejection takes
 Modules
 -------
 ``limits`` (``LIMITS``, recursion limit, time budget) <- ``names`` (variable names, ``wrt``);
-``functions`` (the function table) and ``syntax`` (operator tables, messages) <- ``source``
+``functions`` (the function table) <- ``hints`` (did-you-mean, the ``shapes=`` hint for tensor
+operations, implicit multiplication) and ``syntax`` (operator tables, messages) <- ``source``
 (scanning, syntax errors, tree checks) and ``sizes`` (number sizes) <- ``builder`` (ast to
 SymPy) <- ``entry`` (:func:`parse`). This package re-exports what the rest of symdiff uses.
 """

@@ -76,7 +76,7 @@ def _parse_text(text: str) -> sp.Expr:
     if isinstance(tree.body, ast.Tuple) and not tree.body.elts:  # only comments, or "()"
         raise src.error("empty expression", 0)
     _check_tree(tree, src)
-    builder = _Builder(src)
+    builder = _Builder(src, tree.body)
     try:
         return builder.build(tree.body)
     except RecursionError:

@@ -105,7 +105,7 @@ def test_hvp_direction_is_checked():
     np.testing.assert_array_equal(h(1.0, 2.0, [1.0, 0.0]), [4.0, 2.0])
 
 
-# -- tensor modules ----------------------------------------------------------------------------------
+# -- tensor modules ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(("value", "fragment"), NOT_NUMBERS)

@@ -54,7 +54,9 @@ sub-expression with variables that SymPy turns into ``zoo``/``nan`` on some bran
 
 SymPy input is not re-parsed: its symbols are checked and made real, and values that are not
 finite real numbers (``zoo``, ``oo``, ``nan``, ``I``) are refused; the size limits below are
-for strings.
+for strings. A symbol's name need not be an identifier (``Symbol("x_{1}")``, ``Symbol("\\alpha")``
+from code that prints LaTeX): it only must not be empty, start with ``_`` or exceed
+``max_name_length``; generated code uses a safe identifier for it (:mod:`symdiff.codenames`).
 
 Limits (``LIMITS``)
 -------------------
@@ -116,6 +118,7 @@ from .functions import FUNCTIONS as FUNCTIONS
 from .limits import LIMITS as LIMITS
 from .limits import PARSER_RECURSION_LIMIT as PARSER_RECURSION_LIMIT
 from .names import check_identifier as check_identifier
+from .names import check_symbol_name as check_symbol_name
 from .names import check_wrt as check_wrt
 from .source import _check_tree as _check_tree
 from .source import _scan as _scan

@@ -112,8 +112,10 @@ def juxtaposed(text: str, position: int) -> tuple[int, str, str] | None:
     previous: tokenize.TokenInfo | None = None
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            if token.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            if token.type not in (tokenize.NAME, tokenize.NUMBER, tokenize.OP):
                 continue
+            if token.start[0] > len(line_starts):
+                break
             offset = line_starts[token.start[0] - 1] + token.start[1]
             starts = token.type in _ENDS_OPERAND and not keyword.iskeyword(token.string)
             if (

@@ -15,9 +15,6 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.str import StrPrinter
 
-from .codenames import is_code_name
-from .errors import UnsupportedError
-
 #: Sums of more terms than this print in SymPy's stored order instead of the conventional one:
 #: sorting terms for display costs far more than deriving them (seconds for a sum of thousands
 #: of terms, and once per printed subexpression). The stored order is just as deterministic.
@@ -123,8 +120,6 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
         return f"{name}({', '.join(args)})"
 
     def _print_Symbol(self, expr: sp.Symbol) -> str:
-        if not is_code_name(expr.name):  # a name that is not an identifier never gets in
-            raise UnsupportedError(f"symbol {expr.name[:40]!r} has no code name")
         return expr.name
 
     # -- numbers -------------------------------------------------------------------------

@@ -12,7 +12,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .errors import ParseError, ShapeError, SymdiffError, UnsupportedError
+from .errors import ArgumentError, ParseError, ShapeError, SymdiffError, UnsupportedError
 
 __version__ = "0.1.0"
 
@@ -41,6 +41,7 @@ _LAZY = {
 _SUBMODULES = frozenset({"math"})
 
 __all__ = [
+    "ArgumentError",
     "ParseError",
     "ShapeError",
     "SymdiffError",

@@ -119,7 +119,10 @@ def derive(
                 "say which one with wrt="
             )
         wrt = names[0]
-    var = symbol(check_identifier(wrt if isinstance(wrt, str) else str(wrt), "wrt name"))
+    name = wrt if isinstance(wrt, str) else str(wrt)
+    if name not in {s.name for s in parsed.free_symbols}:  # SymPy's Symbol("x_{1}") passes
+        name = check_identifier(name, "wrt name")
+    var = symbol(name)
     root = differentiate(parsed, var)
     result = simplify_for_people(root.result) if simplify else root.result
     steps = [root]

@@ -23,6 +23,7 @@ import sympy as sp
 from . import __version__
 from .arguments import check_parameters, resolve_wrt
 from .cache import open_store
+from .codenames import code_names
 from .compiled import CompiledFunction
 from .differentiate import differentiate
 from .emit import ArrayResult, Program, Result, emit_source
@@ -74,16 +75,22 @@ class Request:
     single: bool
     options: Options = field(default_factory=Options)
     signature: inspect.Signature | None = None
+    #: ``(code name, original name)`` of the SymPy symbols whose names are not identifiers
+    #: (:mod:`symdiff.codenames`): the expressions and ``wrt`` use the code names.
+    aliases: tuple[tuple[str, str], ...] = ()
 
     @property
     def params(self) -> tuple[str, ...]:
         """The generated function's parameters: a traced function's parameters in its order,
-        else every variable of the expressions and every wrt name, sorted by name; then ``_v``,
-        the direction, for Hessian-vector products."""
+        else every variable of the expressions and every wrt name, sorted by (original) name;
+        then ``_v``, the direction, for Hessian-vector products."""
         if self.signature is not None:
             names = tuple(self.signature.parameters)
         else:
-            names = tuple(sorted(_free_names(self.exprs) | set(self.wrt)))
+            aliases = dict(self.aliases)
+            names = tuple(
+                sorted(_free_names(self.exprs) | set(self.wrt), key=lambda n: aliases.get(n, n))
+            )
         return names + ((DIRECTION,) if self.kind == "hvp" else ())
 
     @property
@@ -94,6 +101,11 @@ class Request:
             return self.signature
         return with_direction(self.signature, DIRECTION)
 
+    def original(self, names: Sequence[str]) -> tuple[str, ...]:
+        """``names`` (code names) as the caller named them."""
+        aliases = dict(self.aliases)
+        return tuple(aliases.get(n, n) for n in names)
+
     def key(self) -> str:
         """A digest of everything that determines the generated source and the signature."""
         parts = [__version__, self.kind, *(sp.srepr(e, order="none") for e in self.exprs),
@@ -101,6 +113,7 @@ class Request:
         parts += [str(self.single), self.options.code_key()]
         if self.signature is not None:
             parts.append("signature" + signature_text(self.signature))
+        parts += [f"{code}={original!r}" for code, original in self.aliases]
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
 
@@ -170,14 +183,49 @@ def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Req
             functions.append(item)
         else:
             parsed.append(stable_forms(expression(item)))
+    parsed_names, wrt, aliases = _with_code_names(tuple(parsed), wrt)
+    parsed = list(parsed_names)
     signature = combine_signatures(signatures, functions) if signatures else None
     label = traced_name(functions, len(items) == 1) if functions else ""
     if signature is not None:
         check_parameters(signature, _free_names(parsed), label)
     if kind == "value":
-        return Request(kind, tuple(parsed), (), False, options, signature)
+        return Request(kind, tuple(parsed), (), False, options, signature, aliases)
     names, single = resolve_wrt(wrt, signature, _free_names(parsed), items, FUNCTIONS, label)
-    return Request(kind, tuple(parsed), names, single, options, signature)
+    return Request(kind, tuple(parsed), names, single, options, signature, aliases)
+
+
+def _with_code_names(
+    exprs: tuple[sp.Expr, ...], wrt: object
+) -> tuple[tuple[sp.Expr, ...], object, tuple[tuple[str, str], ...]]:
+    """The expressions and ``wrt`` with every symbol whose name is not an identifier (SymPy
+    input such as ``Symbol("x_{1}")``) renamed to its code name, and the ``(code, original)``
+    pairs (:func:`symdiff.codenames.code_names`); unchanged when every name is an identifier."""
+    renamed = code_names(_free_names(exprs))
+    if not renamed:
+        return exprs, wrt, ()
+
+    def rename(w: object) -> object:
+        name = w.name if isinstance(w, sp.Symbol) else w
+        return renamed.get(name, w) if isinstance(name, str) else w
+
+    if wrt is None:  # every variable, sorted by the names the caller gave
+        wrt = [renamed.get(n, n) for n in sorted(_free_names(exprs))]
+    elif isinstance(wrt, str | sp.Symbol):
+        wrt = rename(wrt)
+    elif isinstance(wrt, list | tuple):
+        wrt = type(wrt)(rename(w) for w in wrt)
+    swap = {symbol(name): symbol(code) for name, code in renamed.items()}
+    exprs = tuple(e.xreplace(swap) for e in exprs)
+    return exprs, wrt, tuple(sorted((code, name) for name, code in renamed.items()))
+
+
+def _restored(request: Request, exprs: Sequence[sp.Expr]) -> list[sp.Expr]:
+    """``exprs`` (in code names) in the symbols the caller gave (for ``.exprs``)."""
+    if not request.aliases:
+        return list(exprs)
+    swap = {symbol(code): symbol(original) for code, original in request.aliases}
+    return [sp.sympify(e).xreplace(swap) for e in exprs]
 
 
 @dataclass
@@ -363,13 +411,14 @@ def _docstring(params: Sequence[str], kind: str) -> list[str]:
 
 def forward_exprs(request: Request) -> list[sp.Expr]:
     """The derivative expressions of ``request`` in closed form (what ``.exprs`` shows)."""
-    return PLANNERS[request.kind](request, "forward").outputs
+    return _restored(request, PLANNERS[request.kind](request, "forward").outputs)
 
 
 def _wrt_value(request: Request) -> str | tuple[str, ...] | None:
     if request.kind == "value":
         return None
-    return request.wrt[0] if request.single else request.wrt
+    wrt = request.original(request.wrt)
+    return wrt[0] if request.single else wrt
 
 
 def _function_name(kind: str) -> str:
@@ -388,7 +437,7 @@ def build(request: Request) -> CompiledFunction:
     compiled = load_cached(
         disk_key,
         _function_name(request.kind),
-        request.params,
+        request.original(request.params),
         _wrt_value(request),
         request.kind,
         functools.partial(forward_exprs, request),
@@ -435,11 +484,15 @@ def _build(request: Request, key: str, disk_key: str | None) -> CompiledFunction
     )
     with _phase("emission", request):
         source = emit_source(program, cse=request.options.cse)
-    exprs = plan.outputs if plan.assignments is None else functools.partial(forward_exprs, request)
+    exprs = (
+        _restored(request, plan.outputs)
+        if plan.assignments is None
+        else functools.partial(forward_exprs, request)
+    )
     return CompiledFunction(
         source=source,
         name=program.name,
-        args=request.params,
+        args=request.original(request.params),
         wrt=_wrt_value(request),
         exprs=exprs,
         kind=request.kind,

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import explain
+from .codenames import rename_keywords
 from .explain import names as _names
 from .load import load_function
 
@@ -55,7 +56,8 @@ class CompiledFunction:
 
     def _bind(self) -> None:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:16]
-        self._fn = load_function(self.source, self.name, f"<symdiff {self.name} {digest}>")
+        function = load_function(self.source, self.name, f"<symdiff {self.name} {digest}>")
+        self._fn = rename_keywords(function, self.args)  # g(**{"x_{1}": 1.0}): codenames
         self.__doc__ = self._fn.__doc__
         self._sign()
 

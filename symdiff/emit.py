@@ -19,6 +19,7 @@ from .printer import CodePrinter
 from .render import render
 from .runtime import helper_source
 from .simplify import shared_subexpressions, stable_forms
+from .verify import ERROR_CONSTANTS
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,12 @@ def safe_comment(text: str, limit: int = 160) -> str:
 
 
 def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter) -> list[str]:
-    """Inputs as arrays of one float dtype, the broadcast shape, and the direction components."""
+    """Inputs as arrays of one float dtype, the broadcast shape, and the direction components.
+
+    ``_float_dtype`` refuses (with the argument's name) anything that is not real numbers and
+    ``_common_shape`` arguments that do not broadcast together; both are one call whatever
+    the arguments, so the usual call pays only for those two calls.
+    """
     arrays = [p for p in params if p != VECTOR]
     lines = [f"{p} = _np.asarray({p})" for p in arrays]
     if len(vector) > 1:
@@ -93,7 +99,11 @@ def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter)
     elif vector:
         lines.append(f"{VECTOR} = _np.asarray({VECTOR})")
     inputs = [*arrays, VECTOR] if vector else arrays
-    lines.append(f"_dtype = _np.result_type({', '.join([*inputs, '1.0'])})")
+    if inputs:
+        dtype = printer.helper_call("_float_dtype", names_tuple(inputs), *inputs)
+        lines.append(f"_dtype = {dtype}")
+    else:
+        lines.append("_dtype = _np.result_type(1.0)")
     lines += [f"{p} = {p}.astype(_dtype, copy=False)" for p in inputs]
     if len(vector) > 1:
         lines += [f"{name} = {VECTOR}[{i}]" for i, name in enumerate(vector)]
@@ -103,10 +113,18 @@ def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter)
     if len(shapes) == 1:
         lines.append(f"_shape = {shapes[0]}.shape")
     elif shapes:
-        lines.append(f"_shape = {printer.helper_call('_common_shape', *shapes)}")
+        names = names_tuple([*arrays, *(VECTOR for _ in vector)])
+        lines.append(f"_shape = {printer.helper_call('_common_shape', names, *shapes)}")
     else:
         lines.append("_shape = ()")
     return lines
+
+
+def names_tuple(params: Sequence[str]) -> str:
+    """The tuple of argument names that the runtime helpers name in their messages (generated
+    identifiers, checked by the verifier to be parameters of the function)."""
+    inner = ", ".join(f"'{p}'" for p in params)
+    return f"({inner},)" if len(params) == 1 else f"({inner})"
 
 
 def emit_source(program: Program, *, cse: bool = True) -> str:
@@ -157,8 +175,10 @@ def render_module(
     ``_formulas(*block_inputs, _shape, _dtype)``, which the public one calls through the
     ``_in_blocks`` helper so that long arrays are computed in cache-sized blocks.
     ``constants`` are module-level assignments printed after the imports (each one must be on
-    :data:`symdiff.verify.CONSTANTS`).
+    :data:`symdiff.verify.CONSTANTS`); the error classes the helpers raise are added to them
+    (:data:`symdiff.verify.ERROR_CONSTANTS`).
     """
+    errors = [line for line in ERROR_CONSTANTS if line.split(" = ")[0] in helpers]
     return render(
         "module.py.jinja",
         version=__version__,
@@ -168,7 +188,7 @@ def render_module(
         mode=program.mode,
         key=program.key,
         imports=_imports(helpers),
-        constants=list(constants),
+        constants=[*constants, *errors],
         helpers=[helpers.rstrip("\n")] if helpers else [],
         name=program.name,
         params=list(program.params),

@@ -1,4 +1,5 @@
-"""The exceptions symdiff raises. Every one is a ``ValueError`` through ``SymdiffError``."""
+"""The exceptions symdiff raises. Every one is a ``ValueError`` through ``SymdiffError``;
+:class:`ArgumentError` is also a ``TypeError``."""
 
 from __future__ import annotations
 
@@ -30,3 +31,9 @@ class UnsupportedError(SymdiffError):
 
 class ShapeError(SymdiffError):
     """Array shapes do not fit together."""
+
+
+class ArgumentError(SymdiffError, TypeError):
+    """A compiled function was called with an argument that is not real numbers: ``None``, a
+    string, complex numbers, an object array, a datetime. Also a ``TypeError``, as Python raises
+    for an argument of the wrong type."""

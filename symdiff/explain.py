@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .codenames import code_names
 from .errors import SymdiffError
 
 if TYPE_CHECKING:
@@ -39,9 +40,16 @@ def origin(function: CompiledFunction) -> list[Any]:
         raise SymdiffError("explain: the source names no expression; pass expr=")
     text = header.split(" from: ", 1)[1]
     try:
-        return [parse(part) for part in text.split("; ")]
+        parsed = [parse(part) for part in text.split("; ")]
     except SymdiffError as error:
         raise SymdiffError(f"explain: cannot read back {text!r}; pass expr=") from error
+    renamed = code_names(function.args)  # the header has code names for SymPy's "x_{1}"
+    if renamed:
+        import sympy as sp
+
+        back = {sp.Symbol(c, real=True): sp.Symbol(o, real=True) for o, c in renamed.items()}
+        parsed = [e.xreplace(back) for e in parsed]
+    return parsed
 
 
 def explain(
@@ -85,11 +93,13 @@ def explain(
     sources = [expr] if expr is not None and function.kind != "jacobian" else expr
     exprs = list(sources) if sources is not None else origin(function)
     names = [function.wrt] if isinstance(function.wrt, str) else list(function.wrt or ())
+    renamed = code_names(function.args)
     for i, source_expr in enumerate(exprs):
         for name in names:
-            output = f"_d_{name}" if function.kind != "jacobian" else f"d(expr {i})/d({name})"
+            code = renamed.get(name, name)
+            output = f"_d_{code}" if function.kind != "jacobian" else f"d(expr {i})/d({name})"
             assigned = (
-                _assignment(function.source, f"_d_{name}") if function.kind != "jacobian" else None
+                _assignment(function.source, f"_d_{code}") if function.kind != "jacobian" else None
             )
             lines.append("")
             lines.append(f"{assigned or output}    <- rule tree:")

@@ -10,9 +10,13 @@ this package tests.
 Rules for every helper in this module (checked by ``tests/test_runtime.py``):
 
 * It is a top-level function whose name starts with an underscore and it has a docstring.
-* Its body refers only to ``_np`` (numpy), ``_math`` (the standard ``math`` module), builtins
-  and the other helpers named for it in :data:`HELPER_DEPENDENCIES`. Coefficient tables live
-  inside the function body as tuples; there are no module-level constants.
+* Its body refers only to ``_np`` (numpy), ``_math`` (the standard ``math`` module), builtins,
+  the other helpers named for it in :data:`HELPER_DEPENDENCIES` and the two error classes
+  ``_ShapeError`` and ``_ArgumentError``. A generated module binds those to ``ValueError`` and
+  ``TypeError`` (:data:`symdiff.verify.ERROR_CONSTANTS`: a saved module runs on its own) and
+  symdiff's loader rebinds them to :class:`~symdiff.errors.ShapeError` and
+  :class:`~symdiff.errors.ArgumentError` (subclasses of those). Coefficient tables live inside
+  the function body as tuples; there are no other module-level constants.
 * It is vectorised: work is done by NumPy on whole arrays (masks and ``_np.where``); Python
   loops only run over coefficients or a bounded number of recurrence steps, never over elements.
 * The special functions keep a float input's dtype (float32 in, float32 out; the arithmetic
@@ -43,6 +47,9 @@ import math as _math
 from collections.abc import Iterable
 
 import numpy as _np
+
+from .errors import ArgumentError as _ArgumentError
+from .errors import ShapeError as _ShapeError
 
 
 def _sinpi(x):
@@ -514,29 +521,92 @@ def _in_blocks(formulas, inputs, shape, dtype):
     return result
 
 
-def _common_shape(*arrays):
-    """The broadcast shape of ``arrays``; quick when they all have one shape (the usual call)."""
+def _common_shape(names, *arrays):
+    """The broadcast shape of ``arrays`` (the arguments ``names``); quick when they all have one
+    shape (the usual call). Arguments that do not broadcast together raise ``_ShapeError``
+    naming two of them and their shapes."""
     shape = arrays[0].shape
     for array in arrays:
         if array.shape != shape:
-            return _np.broadcast_shapes(*(a.shape for a in arrays))
-    return shape
+            break
+    else:
+        return shape
+    seen = []
+    for name, array in zip(names, arrays, strict=True):
+        for other, before in seen:
+            try:
+                _np.broadcast_shapes(before.shape, array.shape)
+            except ValueError:
+                raise _ShapeError(
+                    f"arguments {other!r} with shape {before.shape} and {name!r} with shape "
+                    f"{array.shape} do not broadcast together (the arguments broadcast like "
+                    "those of a NumPy ufunc)"
+                ) from None
+        seen.append((name, array))
+    return _np.broadcast_shapes(*(a.shape for a in arrays))
 
 
-def _float_arrays(*arrays):
-    """``arrays`` as NumPy arrays of one float dtype: the promoted dtype of all of them with
-    ``1.0``, so integers and bools give float64 and float32 stays float32. The slow path of a
-    tensor function's argument prelude, taken unless every argument is a float64 ndarray."""
-    arrays = [_np.asarray(a) for a in arrays]
-    dtype = _np.result_type(*arrays, 1.0)
-    return tuple(a.astype(dtype, copy=False) for a in arrays)
+def _float_dtype(names, *arrays):
+    """The float dtype a call computes in: the promoted dtype of the argument arrays with
+    ``1.0``, so integers and bools give float64 and float32 stays float32. An argument that is
+    not real numbers (None, a string, complex numbers, an object array, a datetime) raises
+    ``_ArgumentError`` naming it (``names`` are the arguments' names)."""
+    try:
+        dtype = _np.result_type(*arrays, 1.0)
+    except TypeError:  # strings, datetimes, records: no common dtype with a float
+        dtype = None
+    if dtype is not None and dtype.kind == "f":
+        return dtype
+    for name, array in zip(names, arrays, strict=True):
+        kind = array.dtype.kind
+        if kind in "biuf":
+            continue
+        hint = ""
+        if kind == "O" and array.ndim == 0 and array[()] is None:
+            what = "is None"
+        elif kind == "c":
+            what = f"is complex (dtype {array.dtype})"
+            hint = ": the functions are real; pass real and imaginary parts as separate arguments"
+        elif kind in "US":
+            what = f"is {'a string' if array.ndim == 0 else 'an array of strings'} ({array.dtype})"
+        elif kind in "Mm":
+            what = f"is a {'datetime' if kind == 'M' else 'timedelta'} ({array.dtype})"
+            hint = ": convert it to numbers first, e.g. (t - t0) / np.timedelta64(1, 's')"
+        elif kind == "O":
+            what = "has dtype object (None, ints beyond int64, Decimal, Fraction, ... inside)"
+            hint = ": convert it with np.asarray(..., dtype=float)"
+        else:
+            what = f"has dtype {array.dtype}"
+        raise _ArgumentError(
+            f"argument {name!r} {what}, not a real number or an array of them "
+            f"(float, int or bool){hint}"
+        )
+    raise _ArgumentError(f"arguments {', '.join(names)} have no common float dtype ({dtype})")
+
+
+def _float_arrays(names, *arrays):
+    """``arrays`` (the arguments ``names``) as NumPy arrays of one float dtype (see
+    ``_float_dtype``: integers and bools give float64, float32 stays float32, anything that is
+    not real numbers is refused). The slow path of a tensor function's argument prelude, taken
+    unless every argument is a float64 ndarray."""
+    converted = []
+    for name, array in zip(names, arrays, strict=True):
+        try:
+            converted.append(_np.asarray(array))
+        except ValueError as error:  # nested lists of different lengths
+            raise _ShapeError(f"argument {name!r} is not an array of one shape: {error}") from None
+    dtype = _float_dtype(names, *converted)
+    return tuple(a.astype(dtype, copy=False) for a in converted)
 
 
 def _as_vector(v, n):
     """``v`` as an array whose first axis has the ``n`` components of a direction vector."""
     v = _np.asarray(v)
     if v.ndim == 0 or v.shape[0] != n:
-        raise ValueError(f"expected a vector of {n} components along the first axis, got {v.shape}")
+        raise _ShapeError(
+            f"argument '_v' must have the {n} components of the direction along its first axis, "
+            f"got shape {v.shape}"
+        )
     return v
 
 
@@ -587,8 +657,8 @@ def _check_shapes(names, arrays, shapes, needs):
     ``shapes[i]`` declares ``arrays[i]`` (named ``names[i]``): an int is a fixed size, a string
     a named dimension, which must have one size wherever it appears. ``needs`` pairs a named
     dimension with the least size the expression's literal indices require. Returns the sizes of
-    the named dimensions in order of first appearance; raises ``ValueError`` naming the argument,
-    its shape and the declared one.
+    the named dimensions in order of first appearance; raises ``_ShapeError`` naming the
+    argument, its shape and the declared one.
     """
     sizes = {}
     source = {}
@@ -612,10 +682,10 @@ def _check_shapes(names, arrays, shapes, needs):
             why = "" if clash is None else (
                 f", but dimension {clash!r} is {sizes[clash]} (from argument {source[clash]!r})"
             )
-            raise ValueError(f"argument {name!r} has shape {actual}, expected {text}{why}")
+            raise _ShapeError(f"argument {name!r} has shape {actual}, expected {text}{why}")
     for dim, least in needs:
         if sizes[dim] < least:
-            raise ValueError(
+            raise _ShapeError(
                 f"dimension {dim!r} is {sizes[dim]} (from argument {source[dim]!r}), but the "
                 f"expression indexes it up to {least}"
             )
@@ -628,7 +698,8 @@ HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_common_shape": (),
     "_in_blocks": (),
     "_as_vector": (),
-    "_float_arrays": (),
+    "_float_arrays": ("_float_dtype",),
+    "_float_dtype": (),
     "_argmax_share": (),
     "_sigmoid": (),
     "_prod_others": (),

@@ -25,8 +25,12 @@ FUNCTION_NAMES = frozenset(
 #: through the ``_in_blocks`` helper. Its parameters are generated names too.
 FORMULAS = "_formulas"
 IMPORTS = {("numpy", "_np"), ("math", "_math")}
+#: The error classes the runtime helpers raise, bound to built-ins in a generated module (so
+#: that a saved module runs on its own) and rebound by the loader to symdiff's ``ShapeError``
+#: and ``ArgumentError`` (:func:`symdiff.load.load_function`), which subclass them.
+ERROR_CONSTANTS = ("_ShapeError = ValueError", "_ArgumentError = TypeError")
 #: The module-level constants a generated module may define, each exactly as written here.
-CONSTANTS = ('_FLOAT64 = _np.dtype("float64")',)
+CONSTANTS = ('_FLOAT64 = _np.dtype("float64")', *ERROR_CONSTANTS)
 _MODULE_NAMES = frozenset(alias for _, alias in IMPORTS)
 NUMPY_NAMES = frozenset(
     {
@@ -89,6 +93,9 @@ NUMPY_NAMES = frozenset(
     }
 )
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
+#: Runtime helpers that check arguments and take the parameters' names as their first argument
+#: (a tuple of strings, each the name of a parameter), to name an argument in their errors.
+NAMING_HELPERS = frozenset({"_float_dtype", "_common_shape", "_float_arrays"})
 #: Tensor modules (those that embed this helper to check argument shapes) may also use ``@``,
 #: ``.T``, ``.ndim`` of a parameter, basic indexing by literals (``x[1:3]``, ``_t0[:, None]``),
 #: ``_t0[1:3] = ...``, ``_n_dim, _d_dim = ...``, identifier-like strings (argument and dimension
@@ -301,11 +308,12 @@ def _check_dtype_test(statement: ast.If, checker: _ExpressionChecker) -> None:
     """The argument prelude of a tensor function, and nothing else::
 
         if x.__class__ is not _np.ndarray or x.dtype is not _FLOAT64 or ...:
-            x, y = _float_arrays(x, y)
+            x, y = _float_arrays(('x', 'y'), x, y)
 
     The test is an ``or`` of ``is not`` comparisons, each of ``<param>.__class__`` with
     ``_np.ndarray`` or of ``<param>.dtype`` with ``_FLOAT64``; the body assigns the
-    parameters (a tuple of names) from one call of ``_float_arrays`` on parameters; no ``else``.
+    parameters (a tuple of names) from one call of ``_float_arrays`` on the parameters' names
+    (a tuple of strings) and the parameters; no ``else``.
     """
     test = statement.test
     comparisons = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) \
@@ -329,9 +337,24 @@ def _check_dtype_test(statement: ast.If, checker: _ExpressionChecker) -> None:
         and value.func.id == "_float_arrays"
         and "_float_arrays" in checker.helpers
         and not value.keywords
-        and all(isinstance(a, ast.Name) and a.id in checker.params for a in value.args)
+        and value.args
+        and _names_tuple(value.args[0], checker.params)
+        and all(isinstance(a, ast.Name) and a.id in checker.params for a in value.args[1:])
     ):
         raise _refuse(statement, "an argument prelude may only call _float_arrays")
+
+
+def _names_tuple(node: ast.AST, params: set[str]) -> bool:
+    """``('x', 'y')``: the names of parameters, which a helper that checks the arguments (the
+    first argument of those in :data:`NAMING_HELPERS`) uses in its messages."""
+    return (
+        isinstance(node, ast.Tuple)
+        and bool(node.elts)
+        and all(
+            isinstance(item, ast.Constant) and type(item.value) is str and item.value in params
+            for item in node.elts
+        )
+    )
 
 
 def _dtype_operands(left: ast.AST, right: ast.AST, params: set[str]) -> bool:
@@ -510,8 +533,10 @@ class _ExpressionChecker:
 
     def visit_Call(self, node: ast.Call) -> list[ast.AST]:
         func = node.func
+        args = list(node.args)
         if isinstance(func, ast.Name) and func.id in self.helpers:
-            pass
+            if func.id in NAMING_HELPERS and args and _names_tuple(args[0], self.params):
+                args = args[1:]  # the names of parameters, for the helper's messages
         elif isinstance(func, ast.Attribute):
             self.visit_Attribute(func, callee=True)
         else:
@@ -521,4 +546,4 @@ class _ExpressionChecker:
                 continue  # ``_np.exp(_t1, out=_t1)``: in place, into a generated array
             if item.arg not in KEYWORDS:
                 raise _refuse(item, f"unexpected keyword {item.arg!r}")
-        return [*node.args, *(item.value for item in node.keywords if not _all_axes(item))]
+        return [*args, *(item.value for item in node.keywords if not _all_axes(item))]

@@ -27,6 +27,7 @@ from typing import Any
 
 from . import __version__
 from .cache import cache_key, open_store
+from .codenames import code_names
 from .compiled import CompiledFunction
 from .options import Options
 
@@ -107,7 +108,8 @@ def load_cached(
         return None
     match = re.search(rf"^def {re.escape(name)}\((.*)\):$", source, re.MULTILINE)
     params = [p.strip() for p in match.group(1).split(",") if p.strip()] if match else None
-    if params != list(args):
+    renamed = code_names(args)  # SymPy names that are not identifiers have code names
+    if params != [renamed.get(a, a) for a in args]:
         log.debug("cache entry %s does not define %s%s; rebuilding", key, name, tuple(args))
         return None
     try:

@@ -23,17 +23,20 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_dir(tmp_path_factory):
-    """Every test session caches into its own directory, never the user's."""
+    """Every test session caches into its own directory, never the user's (and writes the
+    copies of generated sources that tracebacks read into another)."""
     from symdiff.cache import reset_store
 
-    previous = os.environ.get("SYMDIFF_CACHE_DIR")
+    previous = {name: os.environ.get(name) for name in ("SYMDIFF_CACHE_DIR", "SYMDIFF_SOURCE_DIR")}
     os.environ["SYMDIFF_CACHE_DIR"] = str(tmp_path_factory.mktemp("symdiff-cache"))
+    os.environ["SYMDIFF_SOURCE_DIR"] = str(tmp_path_factory.mktemp("symdiff-sources"))
     reset_store()
     yield
-    if previous is None:
-        os.environ.pop("SYMDIFF_CACHE_DIR", None)
-    else:
-        os.environ["SYMDIFF_CACHE_DIR"] = previous
+    for name, value in previous.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
     reset_store()
 
 X, Y, Z = sp.symbols("x y z", real=True)

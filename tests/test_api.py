@@ -232,7 +232,7 @@ def test_traceback_shows_generated_lines():
         text = "".join(traceback.format_exception(error))
     else:
         pytest.fail("shapes (2,) and (3,) must not broadcast")
-    assert "<symdiff grad_f" in text and "_np.broadcast_shapes" in text
+    assert "grad_f-" in text and "_common_shape(('x', 'y'), x, y)" in text
 
 
 def test_exprs_are_the_computed_derivatives():

@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symdiff import runtime
+from symdiff.errors import ShapeError
 from symdiff.runtime import (
     HELPER_DEPENDENCIES,
     _argmax_share,
@@ -465,11 +466,12 @@ def _call_examples():
         "_argmax_share": ((x, x, 1.0), _argmax_share(x, x, 1.0)),
         "_sigmoid": ((x,), _sigmoid(x)),
         "_prod_others": ((x, (0,)), _prod_others(x, (0,))),
-        "_common_shape": ((x, x[:, None], np.asarray(1.0)), (6, 6)),
+        "_common_shape": ((("a", "b", "c"), x, x[:, None], np.asarray(1.0)), (6, 6)),
+        "_float_dtype": ((("a", "b"), x.astype(np.float32), np.arange(2)), np.dtype(np.float64)),
         "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),
         "_as_vector": ((x[:2], 2), _as_vector(x[:2], 2)),
         "_float_arrays": (
-            ([1, 2], x.astype(np.float32)),
+            (("a", "b"), [1, 2], x.astype(np.float32)),
             (np.array([1.0, 2.0]), x.astype(np.float32).astype(np.float64)),
         ),
         "_check_shapes": ((("x",), (x,), (("n",),), (("n", 2),)), (6,)),
@@ -488,7 +490,7 @@ def _call_examples():
 )
 def test_float_arrays_promotes_every_argument_to_one_float_dtype(arrays, dtype):
     """The slow path of a tensor function's prelude: one dtype for all, never an integer one."""
-    got = _float_arrays(*arrays)
+    got = _float_arrays(tuple(f"a{i}" for i in range(len(arrays))), *arrays)
     assert len(got) == len(arrays)
     for array, original in zip(got, arrays, strict=True):
         assert type(array) is np.ndarray and array.dtype == np.dtype(dtype)
@@ -524,9 +526,9 @@ def test_prod_others_when_the_product_underflows_without_zeros():
 
 def test_as_vector_checks_the_leading_axis():
     assert _as_vector([1.0, 2.0], 2).shape == (2,)
-    with pytest.raises(ValueError, match="2 components"):
+    with pytest.raises(ShapeError, match="'_v' must have the 2 components"):
         _as_vector([1.0, 2.0, 3.0], 2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ShapeError):
         _as_vector(1.0, 2)
 
 
@@ -660,7 +662,8 @@ def test_helper_refers_only_to_allowed_names(name):
     builtin_names = set(dir(builtins))
     helpers_used = {u for u in used if u in HELPER_DEPENDENCIES}
     assert helpers_used == set(HELPER_DEPENDENCIES[name]), "HELPER_DEPENDENCIES out of date"
-    allowed = {"_np", "_math"} | set(HELPER_DEPENDENCIES[name]) | builtin_names
+    errors = {"_ShapeError", "_ArgumentError"}  # bound by the module (see verify.ERROR_CONSTANTS)
+    allowed = {"_np", "_math"} | errors | set(HELPER_DEPENDENCIES[name]) | builtin_names
     assert used <= allowed, f"{name} refers to {sorted(used - allowed)}"
 
 
@@ -669,6 +672,8 @@ def test_common_shape_is_numpy_broadcasting():
 
     for shapes in [[(3,), (3,)], [(), (4, 1), (5,)], [(2, 1, 3), (4, 1)], [(0,), (1,)]]:
         arrays = [np.zeros(s) for s in shapes]
-        assert _common_shape(*arrays) == np.broadcast_shapes(*shapes)
-    with pytest.raises(ValueError):
-        _common_shape(np.zeros(3), np.zeros(4))
+        names = tuple(f"a{i}" for i in range(len(arrays)))
+        assert _common_shape(names, *arrays) == np.broadcast_shapes(*shapes)
+    with pytest.raises(ShapeError, match=r"arguments 'b' with shape \(3,\) and 'c' with shape "
+                       r"\(4,\) do not broadcast together"):
+        _common_shape(("a", "b", "c"), np.zeros(1), np.zeros(3), np.zeros(4))

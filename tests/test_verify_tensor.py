@@ -106,7 +106,7 @@ def test_tampered_shape_tests_are_refused(block):
     [
         "if x.ndim != 0:\n        _t9 = x",
         "_t9 = x.ndim",
-        "if x.dtype is not _FLOAT64:\n        (x,) = _float_arrays(x)",  # the tensor prelude
+        "if x.dtype is not _FLOAT64:\n        (x,) = _float_arrays(('x',), x)",  # tensor prelude
         "_t9 = _np.exp(x, out=_t9)",  # in place
         "_t9 = _np.add.reduce(x, axis=None)",
     ],
@@ -231,7 +231,7 @@ PRELUDE = (
     "        or w.__class__ is not _np.ndarray or w.dtype is not _FLOAT64\n"
     "        or y.__class__ is not _np.ndarray or y.dtype is not _FLOAT64\n"
     "    ):\n"
-    "        X, w, y = _float_arrays(X, w, y)\n"
+    "        X, w, y = _float_arrays(('X', 'w', 'y'), X, w, y)\n"
 )
 
 
@@ -244,8 +244,9 @@ def _with_prelude(block: str) -> str:
 @pytest.mark.parametrize(
     "block",
     [
-        "if X.__class__ is not _np.ndarray:\n    X, w, y = _float_arrays(X, w, y)",
-        "if y.dtype is not _FLOAT64 or X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X)",
+        "if X.__class__ is not _np.ndarray:\n    X, w, y = _float_arrays(('X', 'w', 'y'), X, w, y)",
+        "if y.dtype is not _FLOAT64 or X.dtype is not _FLOAT64:\n"
+        "    (X,) = _float_arrays(('X',), X)",
     ],
 )
 def test_valid_preludes_pass(block):
@@ -255,19 +256,26 @@ def test_valid_preludes_pass(block):
 @pytest.mark.parametrize(
     "block",
     [
-        "if X.__class__ is _np.ndarray:\n    X, w, y = _float_arrays(X, w, y)",
-        "if X.__class__ is not _np.exp:\n    X, w, y = _float_arrays(X, w, y)",
-        "if X.__class__ is not _np.ndarray or X.dtype is not _np:\n    (X,) = _float_arrays(X)",
-        "if X.dtype is not _float_arrays(X):\n    (X,) = _float_arrays(X)",
-        "if X.shape is not _FLOAT64:\n    (X,) = _float_arrays(X)",
-        "if _t0.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X)",
-        "if X.dtype is not _FLOAT64 and w.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X)",
+        "if X.__class__ is _np.ndarray:\n    X, w, y = _float_arrays(('X', 'w', 'y'), X, w, y)",
+        "if X.__class__ is not _np.exp:\n    X, w, y = _float_arrays(('X', 'w', 'y'), X, w, y)",
+        "if X.__class__ is not _np.ndarray or X.dtype is not _np:\n"
+        "    (X,) = _float_arrays(('X',), X)",
+        "if X.dtype is not _float_arrays(('X',), X):\n    (X,) = _float_arrays(('X',), X)",
+        "if X.shape is not _FLOAT64:\n    (X,) = _float_arrays(('X',), X)",
+        "if _t0.dtype is not _FLOAT64:\n    (X,) = _float_arrays(('X',), X)",
+        "if X.dtype is not _FLOAT64 and w.dtype is not _FLOAT64:\n"
+        "    (X,) = _float_arrays(('X',), X)",
         "if X.dtype is not _FLOAT64:\n    (X,) = _np.exp(X)",
-        "if X.dtype is not _FLOAT64:\n    (_t9,) = _float_arrays(X)",
-        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(_t0)",
-        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X, copy=True)",
-        "if X.dtype is not _FLOAT64:\n    X = _float_arrays(X)",
-        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X)\nelse:\n    _t9 = X",
+        "if X.dtype is not _FLOAT64:\n    (_t9,) = _float_arrays(('X',), X)",
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(('X',), _t0)",
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(('X',), X, copy=True)",
+        "if X.dtype is not _FLOAT64:\n    X = _float_arrays(('X',), X)",
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(('X',), X)\nelse:\n    _t9 = X",
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(X)",  # no names
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(('X', 'os'), X)",  # not a param
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(('X', 1), X)",
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays((_t0,), X)",
+        "if X.dtype is not _FLOAT64:\n    (X,) = _float_arrays(['X'], X)",
     ],
 )
 def test_tampered_preludes_are_refused(block):

@@ -33,6 +33,12 @@ SymPy expression a user would get by typing the same formula on symbols: ``2*(x 
 combined in one ``Add``/``Mul`` call (an equal value in SymPy's flat canonical form) to keep
 sums of thousands of terms fast.
 
+Messages say what was probably meant: a misspelt function gets a did-you-mean (``sinn`` ->
+``sin``); a tensor operation (``sum``, ``mean``, ``max(a, axis=k)``, ``softmax``, ``@``,
+``a[i]``, ``.T``, ...) names ``shapes=`` with an example; implicit multiplication (``2x``,
+``x y``, ``2(x + 1)``) is refused with the fix (``2*x``) and the caret at the gap. A backslash
+is allowed only as a line continuation with more of the expression after it.
+
 Refused with a :class:`~symdiff.errors.ParseError` whose ``position`` is the 0-based offset of
 the problem in the original text: attribute access, subscripts, lambdas, comprehensions,
 strings and f-strings, ``:=``, ``a if c else b``, containers, starred arguments, keyword
@@ -48,7 +54,9 @@ sub-expression with variables that SymPy turns into ``zoo``/``nan`` on some bran
 
 SymPy input is not re-parsed: its symbols are checked and made real, and values that are not
 finite real numbers (``zoo``, ``oo``, ``nan``, ``I``) are refused; the size limits below are
-for strings.
+for strings. A symbol's name need not be an identifier (``Symbol("x_{1}")``, ``Symbol("\\alpha")``
+from code that prints LaTeX): it only must not be empty, start with ``_`` or exceed
+``max_name_length``; generated code uses a safe identifier for it (:mod:`symdiff.codenames`).
 
 Limits (``LIMITS``)
 -------------------
@@ -97,7 +105,8 @@ Every limit is checked before the expensive step it guards, so a rejection takes
 Modules
 -------
 ``limits`` (``LIMITS``, recursion limit, time budget) <- ``names`` (variable names, ``wrt``);
-``functions`` (the function table) and ``syntax`` (operator tables, messages) <- ``source``
+``functions`` (the function table) <- ``hints`` (did-you-mean, the ``shapes=`` hint for tensor
+operations, implicit multiplication) and ``syntax`` (operator tables, messages) <- ``source``
 (scanning, syntax errors, tree checks) and ``sizes`` (number sizes) <- ``builder`` (ast to
 SymPy) <- ``entry`` (:func:`parse`). This package re-exports what the rest of symdiff uses.
 """
@@ -110,6 +119,7 @@ from .functions import FUNCTIONS as FUNCTIONS
 from .limits import LIMITS as LIMITS
 from .limits import PARSER_RECURSION_LIMIT as PARSER_RECURSION_LIMIT
 from .names import check_identifier as check_identifier
+from .names import check_symbol_name as check_symbol_name
 from .names import check_wrt as check_wrt
 from .names import check_wrt_occurs as check_wrt_occurs
 from .source import _check_tree as _check_tree

@@ -12,7 +12,8 @@ from typing import ClassVar, NoReturn
 import sympy as sp
 
 from ..errors import ParseError, SymdiffError
-from .functions import _CONSTANTS, _FUNCTION_TABLE, _GROWING, _Function
+from .functions import _CONSTANTS, _FUNCTION_TABLE, _GROWING, TENSOR_FUNCTIONS, _Function
+from .hints import needs_shapes, unknown_function, variables
 from .limits import LIMITS, _budget_seconds
 from .names import check_identifier
 from .sizes import (
@@ -38,8 +39,9 @@ class _Builder:
 
     _HANDLERS: ClassVar[dict[type[ast.AST], Callable[[_Builder, ast.AST], sp.Expr]]]
 
-    def __init__(self, src: _Source):
+    def __init__(self, src: _Source, tree: ast.AST | None = None):
         self.src = src
+        self.tree = tree  # the whole expression, for the examples in messages
         self.symbols: dict[str, sp.Symbol] = {}
         # CPU time of this thread: a busy machine must not cut off a legal input.
         self.deadline = time.thread_time() + _budget_seconds(len(src.original))
@@ -56,6 +58,11 @@ class _Builder:
         """Build ``node`` (dispatching on its type) and check the value it stands for."""
         handler = self._HANDLERS.get(type(node))
         if handler is None:
+            if isinstance(node, ast.Subscript) or (
+                isinstance(node, ast.Attribute) and node.attr == "T"
+            ):
+                what = "indexing ('a[i]')" if isinstance(node, ast.Subscript) else "'.T'"
+                self.fail(f"{what} {self.needs_shapes()}", node)
             self.fail(_CONSTRUCTS.get(type(node), f"{type(node).__name__} is not supported"), node)
         if time.thread_time() > self.deadline:
             self.fail(
@@ -75,6 +82,10 @@ class _Builder:
         except (ArithmeticError, ValueError, TypeError) as exc:
             self.fail(f"cannot evaluate this: {exc}", node)
         return value
+
+    def needs_shapes(self) -> str:
+        """``needs shapes=, e.g. ...``: the hint for an operation of the tensor layer."""
+        return needs_shapes(self.src.original, variables(self.tree))
 
     def check_size(self, value: sp.Basic, node: ast.AST) -> None:
         """Refuse exact rationals (the value or its direct arguments) with too many digits."""
@@ -258,6 +269,8 @@ class _Builder:
             return
         symbol = _BIN_SYMBOLS.get(type(node.op), type(node.op).__name__)
         note = _BIN_NOTES.get(type(node.op), "")
+        if isinstance(node.op, ast.MatMult):
+            note = f": a matrix product is a tensor operation and {self.needs_shapes()}"
         self.fail(f"operator {symbol!r} is not supported{note}", self.operator_position(node))
 
     def operator_position(self, node: ast.BinOp) -> int:
@@ -368,15 +381,25 @@ class _Builder:
 
     def visit_Call(self, node: ast.Call) -> sp.Expr:
         func = node.func
-        if not isinstance(func, ast.Name):
-            what = "method calls ('a.f(...)')" if isinstance(func, ast.Attribute) else "calls"
-            self.fail(f"{what} are not supported; only calls of a function name", node)
+        if isinstance(func, ast.Attribute):
+            self.fail("method calls ('a.f(...)') are not supported; only calls of a function name",
+                      node)
+        if not isinstance(func, ast.Name):  # "2(x + 1)", "(a + b)(a - b)"
+            opening = self.src.transformed.find("(", self.src.end(func))
+            left = " ".join(self.src.segment(func).split())
+            left = left if isinstance(func, ast.Constant | ast.Call) else f"({left})"
+            self.fail(
+                "implicit multiplication is not supported: write "
+                f"{left if len(left) <= 20 else '...'}*(...)",
+                self.src.original_offset(opening) if opening >= 0 else node,
+            )
         name = func.id
         if name in _CONSTANTS:
-            self.fail(f"{name!r} is a constant, not a function", func)
+            self.fail(f"{name!r} is a constant, not a function (to multiply, write {name}*(...))",
+                      func)
         spec = _FUNCTION_TABLE.get(name)
         if spec is None:
-            self.fail(f"unknown function {name!r}", func)
+            self.fail(unknown_function(name, self.src.original, variables(self.tree)), func)
         for arg in node.args:
             if isinstance(arg, ast.Starred):
                 self.fail("starred arguments ('*a') are not supported", arg)
@@ -384,7 +407,10 @@ class _Builder:
         given = len(node.args) + (base is not None)
         too_many = spec.max_args is not None and given > spec.max_args
         if len(node.args) < spec.min_args or too_many:
-            self.fail(f"{name}() takes {spec.usage} ({given} given)", func)
+            hint = ""
+            if name in TENSOR_FUNCTIONS:  # max(x): the largest element of an array
+                hint = f"; {name}(a, axis=k) over an array's elements {self.needs_shapes()}"
+            self.fail(f"{name}() takes {spec.usage} ({given} given){hint}", func)
         if name == "where":
             return self.where(node, spec)
         if spec.max_args is None and len(node.args) > LIMITS["max_args"]:
@@ -417,7 +443,10 @@ class _Builder:
             if kw.arg is None:
                 self.fail("keyword unpacking ('**kwargs') is not supported", kw.value)
             if _FUNCTION_TABLE[name] is not _FUNCTION_TABLE["log"]:
-                self.fail(f"{name}() takes no keyword arguments (got {kw.arg!r})", kw)
+                hint = ""
+                if name in TENSOR_FUNCTIONS and kw.arg in ("axis", "keepdims"):
+                    hint = f"; {name}(a, {kw.arg}=...) {self.needs_shapes()}"
+                self.fail(f"{name}() takes no keyword arguments (got {kw.arg!r}){hint}", kw)
             if kw.arg != "base":
                 self.fail(f"{name}() got an unexpected keyword argument {kw.arg!r}", kw)
             if base is not None or len(node.args) > 1:

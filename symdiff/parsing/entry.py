@@ -14,7 +14,7 @@ from ..errors import ParseError, UnsupportedError
 from .builder import _Builder
 from .functions import _CONSTANTS
 from .limits import LIMITS, PARSER_RECURSION_LIMIT, _recursion_limit
-from .names import check_identifier
+from .names import check_symbol_name
 from .sizes import _NON_FINITE, _numerically_real, _short_expr
 from .source import _check_tree, _scan, _syntax_error
 
@@ -23,8 +23,9 @@ def parse(source: str | sp.Expr | int | float) -> sp.Expr:
     """Parse ``source`` into a SymPy expression whose symbols are all real.
 
     ``source`` may be a string (see the module docstring for the grammar and ``LIMITS``), a
-    SymPy expression (every symbol name is validated with :func:`check_identifier` and the
-    symbol replaced by ``Symbol(name, real=True)``), or a Python ``int``/``float`` (floats
+    SymPy expression (every symbol name is validated with :func:`check_symbol_name`, which
+    also accepts names that are not identifiers, such as ``x_{1}``, and the symbol replaced by
+    ``Symbol(name, real=True)``), or a Python ``int``/``float`` (floats
     become the exact rational of their ``repr``). Raises :class:`~symdiff.errors.ParseError`
     (with ``text`` and a 0-based ``position`` for strings) on anything else.
     """
@@ -97,7 +98,7 @@ def _parse_text(text: str) -> sp.Expr:
     if isinstance(tree.body, ast.Tuple) and not tree.body.elts:  # only comments, or "()"
         raise src.error("empty expression", 0)
     _check_tree(tree, src)
-    builder = _Builder(src)
+    builder = _Builder(src, tree.body)
     try:
         return builder.build(tree.body)
     except RecursionError:
@@ -111,7 +112,7 @@ def _from_sympy(expr: sp.Basic) -> sp.Expr:
     for sym in expr.atoms(sp.Symbol):
         if type(sym) is not sp.Symbol:
             raise ParseError(f"{type(sym).__name__} {sym} is not supported; use sympy.Symbol")
-        check_identifier(sym.name, "symbol name")
+        check_symbol_name(sym.name)
         replacements[sym] = sp.Symbol(sym.name, real=True)
     for free in expr.free_symbols:
         if not isinstance(free, sp.Symbol):

@@ -79,6 +79,13 @@ _FUNCTION_TABLE.update({alias: _FUNCTION_TABLE[name] for alias, name in _ALIASES
 
 FUNCTIONS: frozenset[str] = frozenset(_FUNCTION_TABLE)
 
+#: Operations of the tensor layer (``shapes=``) that are not scalar functions, or that take an
+#: ``axis`` there (``max(a, axis=0)``): the scalar parser names ``shapes=`` when it meets them.
+#: Kept equal to :data:`symdiff.tensor.parse.TENSOR_FUNCTIONS` (tested).
+TENSOR_FUNCTIONS: frozenset[str] = frozenset(
+    {"sum", "mean", "max", "min", "logsumexp", "prod", "softmax", "transpose", "reshape", "repeat"}
+)
+
 # Functions whose value grows at least exponentially with a numeric argument.
 _GROWING = frozenset({sp.exp, sp.sinh, sp.cosh, sp.gamma, sp.loggamma})
 # Functions that SymPy evaluates numerically through a rewrite two levels deep.

@@ -54,6 +54,18 @@ def check_identifier(name: object, what: str = "variable name") -> str:
     )
 
 
+def check_symbol_name(name: str) -> str:
+    """Return the name of a SymPy symbol given as input, else raise :class:`ParseError`.
+
+    Any name that is not empty, does not start with ``_`` (reserved for generated code) and is
+    at most ``max_name_length`` characters long: names that are not identifiers (``x_{1}``,
+    ``\\alpha``) are given safe identifiers in generated code (:mod:`symdiff.codenames`).
+    """
+    if not name or name.startswith("_") or len(name) > LIMITS["max_name_length"]:
+        check_identifier(name, "symbol name")  # raises, with the reason
+    return name
+
+
 def check_wrt(wrt: object) -> tuple[tuple[str, ...], bool]:
     """Validate an explicit ``wrt``: a name, or an ordered, non-empty list of distinct names.
 

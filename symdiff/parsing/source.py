@@ -7,6 +7,8 @@ import ast
 import re
 
 from ..errors import ParseError
+from .functions import FUNCTIONS
+from .hints import juxtaposed, number_then_name
 from .limits import LIMITS
 from .names import _describe_char
 from .syntax import _CHAINS
@@ -79,9 +81,12 @@ def _scan(text: str) -> _Source:
     max_depth, max_digits = LIMITS["max_depth"], LIMITS["max_int_digits"]
     closing = {")": "(", "]": "[", "}": "{"}
     i = 0
+    continuation = last = -1  # offsets of the last line continuation and the last token
     while i < text_len:
         ch = body[i]
         start = i
+        if not ch.isspace() and ch not in "#\\":
+            last = i
         if ch.isalpha() or ch == "_":
             while i < text_len and (body[i].isalnum() or body[i] == "_"):
                 i += 1
@@ -100,6 +105,13 @@ def _scan(text: str) -> _Source:
         elif ch == "^":
             out.append("**")
             offsets.extend((i, i))
+            i += 1
+            continue
+        elif ch == "\\":
+            _check_continuation(text, i)
+            continuation = i
+            out.append(" ")  # inside the brackets the scan adds, a line end is enough
+            offsets.append(i)
             i += 1
             continue
         else:
@@ -126,9 +138,27 @@ def _scan(text: str) -> _Source:
     if brackets:
         opener, where = brackets[-1]
         raise ParseError(f"{opener!r} was never closed", text, where)
+    if continuation > last:
+        raise ParseError(
+            "the expression ends with a line continuation ('\\'): nothing follows it",
+            text,
+            continuation,
+        )
     out.append("\n)")
     offsets.extend((text_len, text_len))
     return _Source(text, "".join(out), offsets)
+
+
+def _check_continuation(text: str, i: int) -> None:
+    """A backslash is allowed only as a line continuation: at the end of a line (and, checked
+    after the scan, with more of the expression after it: the scan wraps the text in brackets,
+    where Python would read a final ``x\\`` as ``x``)."""
+    if i + 1 == len(text):
+        raise ParseError("the expression ends with a line continuation ('\\')", text, i)
+    if text[i + 1] not in "\n\r":
+        raise ParseError(
+            "a backslash is only allowed as a line continuation, at the end of a line", text, i
+        )
 
 
 def _scan_number(body: str, i: int) -> int:
@@ -202,6 +232,25 @@ def _syntax_error(exc: SyntaxError, src: _Source) -> ParseError:
     offset = src.offset(exc.lineno, (exc.offset or 1) - 1)
     position = min(src.original_offset(offset), len(src.original))
     message = (exc.msg or "invalid syntax").strip()
+    glued = number_then_name(src.transformed, offset)
+    if glued is not None:  # "2x": Python calls it an invalid decimal literal
+        where, number, name = glued
+        return src.error(
+            f"implicit multiplication is not supported: write {number}*{name}",
+            src.original_offset(where),
+        )
+    gap = juxtaposed(src.transformed, offset) if "forgot a comma" in message else None
+    if gap is not None:  # "x y", "sin(x) cos(x)": Python suggests a comma
+        where, left, right = gap
+        if left in FUNCTIONS:
+            fix = f"{left}({right})"
+        else:
+            fix = f"...{left}*{right}..." if left in ")]" else f"{left}*{right}"
+        return src.error(
+            f"missing operator between {left!r} and {right!r} (implicit multiplication is "
+            f"not supported): write {fix}",
+            src.original_offset(where),
+        )
     if not message.startswith("invalid syntax"):
         message = f"invalid syntax: {message}"
     return src.error(message, position)

@@ -10,7 +10,7 @@ import sympy as sp
 
 _CONSTRUCTS: dict[type[ast.AST], str] = {
     ast.Attribute: "attribute access ('a.b') is not supported",
-    ast.Subscript: "subscripts ('a[i]') are not supported (they need tensor shapes)",
+    ast.Subscript: "subscripts ('a[i]') need shapes= (the tensor layer)",
     ast.Slice: "slices are not supported",
     ast.Lambda: "lambda expressions are not supported",
     ast.ListComp: "list comprehensions are not supported",
@@ -47,7 +47,7 @@ _BIN_SYMBOLS: dict[type[ast.operator], str] = {
     ast.BitXor: "^",
 }
 _BIN_NOTES: dict[type[ast.operator], str] = {
-    ast.MatMult: " (matrix products need tensor shapes, which are not supported yet)",
+    ast.MatMult: " (a matrix product needs shapes=: the tensor layer)",
     ast.FloorDiv: " (use '/')",
 }
 _CHAINS: dict[type[ast.operator], str] = {

@@ -7,7 +7,7 @@ with their shapes.
 
 The function checks its arguments with an inline test of their ``ndim`` and ``shape`` (a few
 tuple comparisons, much cheaper than a call) and calls ``_check_shapes`` only when that test
-fails, so that a wrong shape still raises its clear ``ValueError``::
+fails, so that a wrong shape still raises its clear ``ShapeError`` (a ``ValueError``)::
 
     if X.ndim != 2 or w.shape != X.shape[1:] or y.shape != X.shape[:1]:
         _check_shapes(('X', 'w', 'y'), (X, w, y), (('n', 'd'), ('d',), ('n',)), ())
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import sympy as sp
 
-from ..emit import render_module
+from ..emit import names_tuple, render_module
 from ..runtime import helper_source
 from .emit import Program, emit_statements
 from .ir import Node, topological
@@ -161,15 +161,16 @@ FLOAT64 = '_FLOAT64 = _np.dtype("float64")'
 def _prelude(program: Program) -> list[str]:
     """Arguments as arrays of one float dtype. Float64 ndarrays, the usual call, are recognised
     by two identity tests per argument and used as they are; anything else goes through the
-    ``_float_arrays`` helper (``asarray``, ``result_type`` with ``1.0``, ``astype``), which
-    costs about 0.3 us more per call. A body that makes arrays reads ``_dtype`` (bound after
+    ``_float_arrays`` helper (``asarray``, ``result_type`` with ``1.0``, ``astype``, and a
+    clear error naming an argument that is not real numbers), which costs about 0.3 us more
+    per call. A body that makes arrays reads ``_dtype`` (bound after
     the shape test, from the first argument)."""
     params = program.params
     if not params:
         return ["_dtype = _np.result_type(1.0)"]
     tests = [f"{p}.__class__ is not _np.ndarray or {p}.dtype is not _FLOAT64" for p in params]
     targets = f"({params[0]},)" if len(params) == 1 else ", ".join(params)
-    convert = f"\n        {targets} = _float_arrays({', '.join(params)})"
+    convert = f"\n        {targets} = _float_arrays({names_tuple(params)}, {', '.join(params)})"
     line = f"if {' or '.join(tests)}:"
     if len(line) > 95:
         line = "if (\n        " + "\n        or ".join(tests) + "\n    ):"

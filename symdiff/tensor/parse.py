@@ -33,6 +33,7 @@ import sympy as sp
 
 from .. import parsing as scalar
 from ..errors import ParseError, ShapeError
+from ..parsing.hints import did_you_mean
 from .ir import Node
 from .literals import Literals
 from .ops import Builder
@@ -273,7 +274,8 @@ class _Parser(Literals, Values):
             return self.scalar_call(node, name, keywords)
         if name in _CONSTANTS:
             self.fail(f"{name!r} is a constant, not a function", func)
-        self.fail(f"unknown function {name!r}", func)
+        known = TENSOR_FUNCTIONS | scalar.FUNCTIONS
+        self.fail(f"unknown function {name!r}{did_you_mean(name, known)}", func)
 
     def scalar_call(self, node: ast.Call, name: str, keywords: dict[str, ast.AST]) -> Elem:
         positional = list(node.args)

@@ -3,6 +3,9 @@
 # Mode: forward; key: 1ae6ba3f9317f561578d. Do not edit: regenerate with symdiff instead.
 import numpy as _np
 
+_ShapeError = ValueError
+_ArgumentError = TypeError
+
 
 def _argmax_share(a, *args):
     """Share of the gradient of ``max(*args)`` that goes to ``a`` (one of ``args``).
@@ -40,13 +43,29 @@ def _as_output(value, shape, dtype):
     return value
 
 
-def _common_shape(*arrays):
-    """The broadcast shape of ``arrays``; quick when they all have one shape (the usual call)."""
+def _common_shape(names, *arrays):
+    """The broadcast shape of ``arrays`` (the arguments ``names``); quick when they all have one
+    shape (the usual call). Arguments that do not broadcast together raise ``_ShapeError``
+    naming two of them and their shapes."""
     shape = arrays[0].shape
     for array in arrays:
         if array.shape != shape:
-            return _np.broadcast_shapes(*(a.shape for a in arrays))
-    return shape
+            break
+    else:
+        return shape
+    seen = []
+    for name, array in zip(names, arrays, strict=True):
+        for other, before in seen:
+            try:
+                _np.broadcast_shapes(before.shape, array.shape)
+            except ValueError:
+                raise _ShapeError(
+                    f"arguments {other!r} with shape {before.shape} and {name!r} with shape "
+                    f"{array.shape} do not broadcast together (the arguments broadcast like "
+                    "those of a NumPy ufunc)"
+                ) from None
+        seen.append((name, array))
+    return _np.broadcast_shapes(*(a.shape for a in arrays))
 
 
 def _erf(x):
@@ -147,6 +166,44 @@ def _erf(x):
     return out[()] if out.ndim == 0 else out
 
 
+def _float_dtype(names, *arrays):
+    """The float dtype a call computes in: the promoted dtype of the argument arrays with
+    ``1.0``, so integers and bools give float64 and float32 stays float32. An argument that is
+    not real numbers (None, a string, complex numbers, an object array, a datetime) raises
+    ``_ArgumentError`` naming it (``names`` are the arguments' names)."""
+    try:
+        dtype = _np.result_type(*arrays, 1.0)
+    except TypeError:  # strings, datetimes, records: no common dtype with a float
+        dtype = None
+    if dtype is not None and dtype.kind == "f":
+        return dtype
+    for name, array in zip(names, arrays, strict=True):
+        kind = array.dtype.kind
+        if kind in "biuf":
+            continue
+        hint = ""
+        if kind == "O" and array.ndim == 0 and array[()] is None:
+            what = "is None"
+        elif kind == "c":
+            what = f"is complex (dtype {array.dtype})"
+            hint = ": the functions are real; pass real and imaginary parts as separate arguments"
+        elif kind in "US":
+            what = f"is {'a string' if array.ndim == 0 else 'an array of strings'} ({array.dtype})"
+        elif kind in "Mm":
+            what = f"is a {'datetime' if kind == 'M' else 'timedelta'} ({array.dtype})"
+            hint = ": convert it to numbers first, e.g. (t - t0) / np.timedelta64(1, 's')"
+        elif kind == "O":
+            what = "has dtype object (None, ints beyond int64, Decimal, Fraction, ... inside)"
+            hint = ": convert it with np.asarray(..., dtype=float)"
+        else:
+            what = f"has dtype {array.dtype}"
+        raise _ArgumentError(
+            f"argument {name!r} {what}, not a real number or an array of them "
+            f"(float, int or bool){hint}"
+        )
+    raise _ArgumentError(f"arguments {', '.join(names)} have no common float dtype ({dtype})")
+
+
 def _in_blocks(formulas, inputs, shape, dtype):
     """``formulas(*inputs, shape, dtype)``, computed in blocks of about 8192 elements.
 
@@ -202,10 +259,10 @@ def grad_f(x, y):
     """
     x = _np.asarray(x)
     y = _np.asarray(y)
-    _dtype = _np.result_type(x, y, 1.0)
+    _dtype = _float_dtype(('x', 'y'), x, y)
     x = x.astype(_dtype, copy=False)
     y = y.astype(_dtype, copy=False)
-    _shape = _common_shape(x, y)
+    _shape = _common_shape(('x', 'y'), x, y)
     return _in_blocks(_formulas, (x, y), _shape, _dtype)
 
 

@@ -3,6 +3,9 @@
 # Mode: forward; key: cc37b3ecc58a3aa88cc7. Do not edit: regenerate with symdiff instead.
 import numpy as _np
 
+_ShapeError = ValueError
+_ArgumentError = TypeError
+
 
 def _as_output(value, shape, dtype):
     """``value`` as an array of the broadcast ``shape`` and ``dtype`` (constants included)."""
@@ -12,13 +15,67 @@ def _as_output(value, shape, dtype):
     return value
 
 
-def _common_shape(*arrays):
-    """The broadcast shape of ``arrays``; quick when they all have one shape (the usual call)."""
+def _common_shape(names, *arrays):
+    """The broadcast shape of ``arrays`` (the arguments ``names``); quick when they all have one
+    shape (the usual call). Arguments that do not broadcast together raise ``_ShapeError``
+    naming two of them and their shapes."""
     shape = arrays[0].shape
     for array in arrays:
         if array.shape != shape:
-            return _np.broadcast_shapes(*(a.shape for a in arrays))
-    return shape
+            break
+    else:
+        return shape
+    seen = []
+    for name, array in zip(names, arrays, strict=True):
+        for other, before in seen:
+            try:
+                _np.broadcast_shapes(before.shape, array.shape)
+            except ValueError:
+                raise _ShapeError(
+                    f"arguments {other!r} with shape {before.shape} and {name!r} with shape "
+                    f"{array.shape} do not broadcast together (the arguments broadcast like "
+                    "those of a NumPy ufunc)"
+                ) from None
+        seen.append((name, array))
+    return _np.broadcast_shapes(*(a.shape for a in arrays))
+
+
+def _float_dtype(names, *arrays):
+    """The float dtype a call computes in: the promoted dtype of the argument arrays with
+    ``1.0``, so integers and bools give float64 and float32 stays float32. An argument that is
+    not real numbers (None, a string, complex numbers, an object array, a datetime) raises
+    ``_ArgumentError`` naming it (``names`` are the arguments' names)."""
+    try:
+        dtype = _np.result_type(*arrays, 1.0)
+    except TypeError:  # strings, datetimes, records: no common dtype with a float
+        dtype = None
+    if dtype is not None and dtype.kind == "f":
+        return dtype
+    for name, array in zip(names, arrays, strict=True):
+        kind = array.dtype.kind
+        if kind in "biuf":
+            continue
+        hint = ""
+        if kind == "O" and array.ndim == 0 and array[()] is None:
+            what = "is None"
+        elif kind == "c":
+            what = f"is complex (dtype {array.dtype})"
+            hint = ": the functions are real; pass real and imaginary parts as separate arguments"
+        elif kind in "US":
+            what = f"is {'a string' if array.ndim == 0 else 'an array of strings'} ({array.dtype})"
+        elif kind in "Mm":
+            what = f"is a {'datetime' if kind == 'M' else 'timedelta'} ({array.dtype})"
+            hint = ": convert it to numbers first, e.g. (t - t0) / np.timedelta64(1, 's')"
+        elif kind == "O":
+            what = "has dtype object (None, ints beyond int64, Decimal, Fraction, ... inside)"
+            hint = ": convert it with np.asarray(..., dtype=float)"
+        else:
+            what = f"has dtype {array.dtype}"
+        raise _ArgumentError(
+            f"argument {name!r} {what}, not a real number or an array of them "
+            f"(float, int or bool){hint}"
+        )
+    raise _ArgumentError(f"arguments {', '.join(names)} have no common float dtype ({dtype})")
 
 
 def _in_blocks(formulas, inputs, shape, dtype):
@@ -98,10 +155,10 @@ def value_and_grad_f(w, y):
     """
     w = _np.asarray(w)
     y = _np.asarray(y)
-    _dtype = _np.result_type(w, y, 1.0)
+    _dtype = _float_dtype(('w', 'y'), w, y)
     w = w.astype(_dtype, copy=False)
     y = y.astype(_dtype, copy=False)
-    _shape = _common_shape(w, y)
+    _shape = _common_shape(('w', 'y'), w, y)
     return _in_blocks(_formulas, (w, y), _shape, _dtype)
 
 

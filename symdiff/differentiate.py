@@ -13,7 +13,7 @@ import sympy as sp
 
 from .errors import UnsupportedError
 from .rules import rule_for
-from .steps import Note, Step
+from .steps import Note, Step, inner_names
 
 
 class Deriver:
@@ -29,11 +29,19 @@ class Deriver:
             sp.Pow: self._pow,
             sp.Piecewise: self._piecewise,
         }
+        #: Names of the variables of the first expression differentiated (the root): the chain
+        #: rule's inner functions get names not among them, found once, not at every chain step.
+        self._taken: set[str] | None = None
+        self._inner: dict[int, tuple[sp.Symbol, ...]] = {}
+        #: The outer function written in the inner names, and its partials, by rule and arguments.
+        self._written: dict[tuple, tuple[sp.Expr, tuple[sp.Expr | None, ...]]] = {}
 
     def __call__(self, expr: sp.Expr) -> Step:
         """The step tree of ``d expr / d var``."""
         step = self._memo.get(expr)
         if step is None:
+            if self._taken is None:
+                self._taken = {s.name for s in expr.free_symbols} | {self.var.name}
             step = self._differentiate(expr)
             self._memo[expr] = step
         return step
@@ -100,9 +108,9 @@ class Deriver:
             return self._step("general power", expr, result, steps)
         if base_varies:
             outer = exponent * base ** (exponent - 1)
-            return self._outer_then_chain("power", expr, [(base, outer)], f"d/du u^{exponent}")
+            return self._outer_then_chain("power", expr, [(0, outer)], "", _power_in)
         outer = expr * sp.log(base)
-        return self._outer_then_chain("exponential", expr, [(exponent, outer)], f"d/du {base}^u")
+        return self._outer_then_chain("exponential", expr, [(1, outer)], "", _exponential_in)
 
     def _piecewise(self, expr: sp.Piecewise) -> Step:
         branches = [self(branch) for branch, _ in expr.args]
@@ -117,40 +125,91 @@ class Deriver:
         rule = rule_for(expr.func)
         partials = rule.partials(*expr.args)
         pairs = []
-        for arg, partial in zip(expr.args, partials, strict=True):
+        for i, (arg, partial) in enumerate(zip(expr.args, partials, strict=True)):
             if self.var not in arg.free_symbols:
                 continue
             if partial is None:
                 raise UnsupportedError(
                     f"{expr.func.__name__}: argument {sp.sstr(arg)} must not depend on {self.var}"
                 )
-            pairs.append((arg, partial))
-        return self._outer_then_chain(rule.name, expr, pairs, rule.identity)
+            pairs.append((i, partial))
+
+        def in_names(*args: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
+            # unevaluated: the arguments are distinct names, and max(u_1, ..., u_n) evaluated
+            # would compare every pair of them
+            return expr.func(*args, evaluate=False), rule.partials(*args)
+
+        return self._outer_then_chain(rule.name, expr, pairs, rule.identity, in_names)
 
     def _outer_then_chain(
-        self, name: str, expr: sp.Expr, pairs: list[tuple[sp.Expr, sp.Expr]], identity: str
+        self,
+        name: str,
+        expr: sp.Expr,
+        pairs: list[tuple[int, sp.Expr]],
+        identity: str,
+        in_names: Callable[..., tuple[sp.Expr, tuple[sp.Expr | None, ...]]],
     ) -> Step:
         """Apply rule ``name`` directly when every varying argument is the variable itself,
-        otherwise the chain rule: the outer derivative times each inner derivative, summed."""
-        if all(arg == self.var for arg, _ in pairs):
+        otherwise the chain rule: the outer derivative times each inner derivative, summed.
+
+        ``pairs`` are (argument index, outer derivative at the arguments); ``in_names(*args)``
+        gives the expression and its partials with the varying arguments replaced by the inner
+        functions' names (``u**2`` and ``2*u``), which the chain step records as its outer
+        step(s): ``d/du [u**2] = 2*u`` with ``u = sin(x)``.
+        """
+        args = expr.args
+        if all(args[i] == self.var for i, _ in pairs):
             return self._step(name, expr, sp.Add(*(outer for _, outer in pairs)), note=identity)
-        inner = [self(arg) for arg, _ in pairs]
-        outer_result = sp.Add(*(outer for _, outer in pairs)) if len(pairs) == 1 else None
-        slots = ", ".join(f"{{{i}}}" for i in range(len(pairs)))
-        outer_step = self._step(
-            name,
-            expr,
-            outer_result if outer_result is not None else sp.Tuple(*(o for _, o in pairs)),
-            note=Note(identity.replace("{", "{{").replace("}", "}}") + ", with u = " + slots,
-                      tuple(arg for arg, _ in pairs)),
-        )
+        inner = [self(args[i]) for i, _ in pairs]
+        names = self._inner_names(len(pairs))
+        named = list(args)
+        for (i, _), symbol in zip(pairs, names, strict=True):
+            named[i] = symbol
+        key = (name, expr.func, *named)  # sin(u) once for every sin(...) of a large sum
+        written = self._written.get(key)
+        if written is None:
+            written = self._written[key] = in_names(*named)
+        outer_expr, partials = written
+        outer_steps = [
+            Step(name, outer_expr, partials[i], symbol, (), identity)
+            for (i, _), symbol in zip(pairs, names, strict=True)
+        ]
         result = sp.Add(
             *(outer * step.result for (_, outer), step in zip(pairs, inner, strict=True))
         )
-        return self._step("chain", expr, result, [outer_step, *inner], EXPLANATION_CHAIN)
+        defines = tuple((symbol, args[i]) for (i, _), symbol in zip(pairs, names, strict=True))
+        note = EXPLANATION_CHAIN if len(pairs) == 1 else EXPLANATION_CHAIN_SEVERAL
+        return Step("chain", expr, result, self.var, (*outer_steps, *inner), note, defines)
+
+    def _inner_names(self, count: int) -> tuple[sp.Symbol, ...]:
+        """The inner functions' names for a chain rule with ``count`` of them (``u`` or
+        ``u_1, u_2, ...``): real like every variable, none a variable of the root expression."""
+        names = self._inner.get(count)
+        if names is None:
+            assumptions = self.var.assumptions0
+            names = tuple(
+                sp.Symbol(name, **assumptions) for name in inner_names(count, self._taken or ())
+            )
+            self._inner[count] = names
+        return names
 
 
 EXPLANATION_CHAIN = "(f(u))' = f'(u) u': outer derivative times inner derivative"
+EXPLANATION_CHAIN_SEVERAL = (
+    "(f(u_1, u_2, ...))' = sum of (d/du_i f) u_i': each partial derivative times its inner"
+    " derivative"
+)
+
+
+def _power_in(base: sp.Expr, exponent: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
+    """``u**n`` and its derivative ``n*u**(n - 1)`` (the power rule's outer step in ``u``)."""
+    return sp.Pow(base, exponent, evaluate=False), (exponent * base ** (exponent - 1), None)
+
+
+def _exponential_in(base: sp.Expr, exponent: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
+    """``a**u`` and its derivative ``a**u*log(a)`` (the exponential rule's outer step in ``u``)."""
+    power = sp.Pow(base, exponent, evaluate=False)
+    return power, (None, base**exponent * sp.log(base))
 
 
 def _is_reciprocal(factor: sp.Expr) -> bool:

@@ -33,8 +33,13 @@ def test_chain_rule_names_the_inner_function():
     root = d.steps[0]
     assert root.rule == "chain"
     outer, inner = root.substeps
-    assert outer.rule == "exponential" and "u = x**2" in outer.explanation()
-    assert inner.rule == "power" and inner.expr == X**2
+    (u, definition), = root.defines
+    assert u.name == "u" and definition == X**2
+    # the outer step is written in u, and is a true equality there: d/du [exp(u)] = exp(u)
+    assert outer.rule == "exponential" and outer.var == u
+    assert outer.expr == sp.exp(u) and outer.result == sp.exp(u)
+    assert root.outer == (outer,) and root.inner == (inner,)
+    assert inner.rule == "power" and inner.expr == X**2 and inner.var == X
     assert d.result == 2 * X * sp.exp(X**2)
 
 

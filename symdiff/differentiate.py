@@ -72,6 +72,15 @@ class Deriver:
         return self._step("sum", expr, sp.Add(*(t.result for t in terms)), terms)
 
     def _mul(self, expr: sp.Mul) -> Step:
+        """Constant multiple, quotient or product rule, as a student reads the product.
+
+        SymPy stores ``f/g`` as ``f * g**-1``: factors with a negative number as exponent are the
+        denominator. With a numerator, it is the quotient rule with ``f`` the other factors and
+        ``g`` the product of every denominator factor (``g'`` by the product rule). With only
+        denominator factors, several of them (``1/(x**5*(exp(1/x) - 1))``), it is the quotient
+        rule with ``f = 1``; a single one (``1/g``, ``g**-3``) stays the power rule, with the
+        chain rule when ``g`` is not the variable itself.
+        """
         constant = [f for f in expr.args if self.var not in f.free_symbols]
         varying = [f for f in expr.args if self.var in f.free_symbols]
         if constant:
@@ -83,6 +92,8 @@ class Deriver:
             numerator = sp.Mul(*(f for f in varying if not _is_reciprocal(f)))
             denominator = sp.Mul(*(1 / f for f in denominators))
             return self._quotient(expr, numerator, denominator)
+        if len(denominators) > 1:
+            return self._reciprocal(expr, varying)
         return self._product(expr, varying)
 
     def _product(self, expr: sp.Expr, factors: list[sp.Expr]) -> Step:
@@ -96,6 +107,20 @@ class Deriver:
         top, bottom = self(numerator), self(denominator)
         result = (top.result * denominator - numerator * bottom.result) / denominator**2
         note = Note("(f/g)' = (f' g - f g')/g^2 with f = {0}, g = {1}", (numerator, denominator))
+        return self._step("quotient", expr, result, [top, bottom], note)
+
+    def _reciprocal(self, expr: sp.Expr, factors: list[sp.Expr]) -> Step:
+        """``1/(g_1 g_2 ...)``: shown as the quotient rule with ``f = 1``, ``g = g_1 g_2 ...``.
+
+        The result is the one the product rule over the factors ``g_i**-k`` gives,
+        ``-g'/g^2`` with ``g'`` expanded by the product rule and each term divided out (the
+        generated code is unchanged, and it never forms ``g**2``, which can overflow where
+        ``g`` does not).
+        """
+        result = self._product(expr, factors).result
+        denominator = sp.Mul(*(1 / f for f in factors))
+        top, bottom = self(sp.S.One), self(denominator)
+        note = Note("(f/g)' = (f' g - f g')/g^2 = -g'/g^2 with f = 1, g = {0}", (denominator,))
         return self._step("quotient", expr, result, [top, bottom], note)
 
     def _pow(self, expr: sp.Pow) -> Step:

@@ -1,8 +1,20 @@
 """Steps as data: what each rule did, and its text / LaTeX / HTML rendering.
 
-A :class:`Step` records the rule applied, the expression differentiated, the result and the steps
-inside it (SymPy's ``manualintegrate`` keeps its steps the same way). Rendering is a table from rule
-name to explanation, not an ``isinstance`` chain.
+A :class:`Step` records the rule applied, the expression differentiated, the variable it is
+differentiated in, the result and the steps inside it (SymPy's ``manualintegrate`` keeps its steps
+the same way). Rendering is a table from rule name to explanation, not an ``isinstance`` chain.
+
+Every printed line is a true equality. The chain rule's step names its inner functions
+(``Step.defines``: ``u = sin(x)``) and records its outer derivative in those names
+(``d/du [u**2] = 2*u``), never ``d/dx [sin(x)**2] = 2*sin(x)``. Text, LaTeX and HTML all print
+the same :class:`Line` list (:func:`derivation_lines`), so the views cannot disagree::
+
+    d/dx [sin(x)**2] = sin(2*x)
+    1. [chain] d/dx [sin(x)**2] = 2*sin(x)*cos(x)   ((f(u))' = f'(u) u': ...)
+      u = sin(x)   (inner function)
+      1.1. [power] d/du [u**2] = 2*u   (d/du u^n = n u^(n-1))
+      1.2. [trigonometric] d/dx [sin(x)] = cos(x)   (d/du sin(u) = cos(u))
+    2. [simplify] d/dx [sin(x)**2] = sin(2*x)   (simplify the result)
 
 In Jupyter a :class:`Derivation` (or a :class:`Step`) shows as one KaTeX-safe
 ``$$\\begin{aligned} ... \\end{aligned}$$`` block: ``_repr_mimebundle_`` gives LaTeX and plain text
@@ -202,7 +214,7 @@ class Line:
     rhs: sp.Expr | None = None
     var: sp.Symbol | None = None
     partial: bool = False
-    step: Any = None
+    step: Any = field(default=None, repr=False, compare=False)
 
     def text(self) -> str:
         """The equality in plain text, without number, rule or explanation."""
@@ -418,6 +430,11 @@ class Derivation:
     def header(self) -> str:
         """``d/dx [expr] = result`` in plain text."""
         return f"d/d{self.var} [{sp.sstr(self.expr)}] = {sp.sstr(self.result)}"
+
+    def lines(self, verbose: str | None = None) -> list[Line]:
+        """The shown lines as data (:class:`Line`): what :meth:`text`, :meth:`latex` and
+        :meth:`html` print, one equality or definition each (``verbose`` as in :meth:`text`)."""
+        return derivation_lines(self.steps, verbose or self.verbose)
 
     def text(self, verbose: str | None = None) -> str:
         """The header line and the numbered steps (``verbose`` defaults to :attr:`verbose`)."""

@@ -52,18 +52,20 @@ def test_log_with_a_base_and_x_to_the_x():
     assert sp.simplify(d.result - X**X * (sp.log(X) + 1)) == 0
 
 
-@pytest.mark.parametrize(
-    "text, rules",
-    [
-        ("3", ["constant"]),
-        ("x", ["variable"]),
-        ("x + 1", ["sum", "constant", "variable"]),
-        ("5*x**3", ["constant multiple", "power"]),
-        ("2**x", ["exponential"]),
-        ("sin(cos(x))", ["chain", "trigonometric", "trigonometric"]),
-        ("where(x > 0, x**2, -x)", ["piecewise", "power", "constant multiple", "variable"]),
-    ],
-)
+#: Textbook expressions and the rules they start with (tests/test_derive_text.py checks that
+#: every equality their derivations print is true).
+RULE_SEQUENCES = [
+    ("3", ["constant"]),
+    ("x", ["variable"]),
+    ("x + 1", ["sum", "constant", "variable"]),
+    ("5*x**3", ["constant multiple", "power"]),
+    ("2**x", ["exponential"]),
+    ("sin(cos(x))", ["chain", "trigonometric", "trigonometric"]),
+    ("where(x > 0, x**2, -x)", ["piecewise", "power", "constant multiple", "variable"]),
+]
+
+
+@pytest.mark.parametrize("text, rules", RULE_SEQUENCES)
 def test_rule_sequences(text, rules):
     d = sd.derive(text, wrt="x")
     assert d.rules[: len(rules)] == rules

@@ -160,9 +160,13 @@ class Deriver:
             pairs.append((i, partial))
 
         def in_names(*args: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
-            # unevaluated: the arguments are distinct names, and max(u_1, ..., u_n) evaluated
-            # would compare every pair of them
-            return expr.func(*args, evaluate=False), rule.partials(*args)
+            # unevaluated where the class allows it (logaddexp does not): the arguments are
+            # distinct names, and max(u_1, ..., u_n) evaluated would compare every pair of them
+            try:
+                written = expr.func(*args, evaluate=False)
+            except TypeError:
+                written = expr.func(*args)
+            return written, rule.partials(*args)
 
         return self._outer_then_chain(rule.name, expr, pairs, rule.identity, in_names)
 

@@ -28,6 +28,7 @@ from symdiff.steps import Derivation, Step
 from .conftest import X, Y, Z, to_reference
 from .test_derive import RULE_SEQUENCES
 from .test_property import _away_from_kinks, _heaviside, expressions
+from .test_rules import DOMAINS
 
 #: Textbook expressions (with the variable), besides those of tests/test_derive.py.
 TEXTBOOK = [
@@ -156,6 +157,17 @@ def test_every_printed_equality_of_a_textbook_derivation_is_true(text, wrt):
     rng = np.random.default_rng(7)
     points = rng.uniform(0.3, 2.0, (3, len(d.expr.free_symbols)))
     assert check_printed_equalities(d, points, symbolic=True) == []
+
+
+@pytest.mark.parametrize("func", list(DOMAINS), ids=lambda f: f.__name__)
+def test_every_printed_equality_is_true_for_every_function_of_the_rule_table(func):
+    """Each rule-table function applied to an inner function (tests/test_rules.py's domains)."""
+    expr, (x0, x1), (y0, y1) = DOMAINS[func]
+    rng = np.random.default_rng(11)
+    points = np.column_stack([rng.uniform(x0, x1, 3), rng.uniform(y0, y1, 3)])
+    for var in (X, Y):
+        d = sd.derive(expr, wrt=str(var), simplify=False)
+        assert check_printed_equalities(d, points) == []
 
 
 @settings(max_examples=200)

@@ -13,7 +13,7 @@ import sympy as sp
 
 from .errors import UnsupportedError
 from .rules import rule_for
-from .steps import Note, Step
+from .steps import Note, Step, inner_names
 
 
 class Deriver:
@@ -29,11 +29,19 @@ class Deriver:
             sp.Pow: self._pow,
             sp.Piecewise: self._piecewise,
         }
+        #: Names of the variables of the first expression differentiated (the root): the chain
+        #: rule's inner functions get names not among them, found once, not at every chain step.
+        self._taken: set[str] | None = None
+        self._inner: dict[int, tuple[sp.Symbol, ...]] = {}
+        #: The outer function written in the inner names, and its partials, by rule and arguments.
+        self._written: dict[tuple, tuple[sp.Expr, tuple[sp.Expr | None, ...]]] = {}
 
     def __call__(self, expr: sp.Expr) -> Step:
         """The step tree of ``d expr / d var``."""
         step = self._memo.get(expr)
         if step is None:
+            if self._taken is None:
+                self._taken = {s.name for s in expr.free_symbols} | {self.var.name}
             step = self._differentiate(expr)
             self._memo[expr] = step
         return step
@@ -64,6 +72,15 @@ class Deriver:
         return self._step("sum", expr, sp.Add(*(t.result for t in terms)), terms)
 
     def _mul(self, expr: sp.Mul) -> Step:
+        """Constant multiple, quotient or product rule, as a student reads the product.
+
+        SymPy stores ``f/g`` as ``f * g**-1``: factors with a negative number as exponent are the
+        denominator. With a numerator, it is the quotient rule with ``f`` the other factors and
+        ``g`` the product of every denominator factor (``g'`` by the product rule). With only
+        denominator factors, several of them (``1/(x**5*(exp(1/x) - 1))``), it is the quotient
+        rule with ``f = 1``; a single one (``1/g``, ``g**-3``) stays the power rule, with the
+        chain rule when ``g`` is not the variable itself.
+        """
         constant = [f for f in expr.args if self.var not in f.free_symbols]
         varying = [f for f in expr.args if self.var in f.free_symbols]
         if constant:
@@ -75,6 +92,8 @@ class Deriver:
             numerator = sp.Mul(*(f for f in varying if not _is_reciprocal(f)))
             denominator = sp.Mul(*(1 / f for f in denominators))
             return self._quotient(expr, numerator, denominator)
+        if len(denominators) > 1:
+            return self._reciprocal(expr, varying)
         return self._product(expr, varying)
 
     def _product(self, expr: sp.Expr, factors: list[sp.Expr]) -> Step:
@@ -90,6 +109,20 @@ class Deriver:
         note = Note("(f/g)' = (f' g - f g')/g^2 with f = {0}, g = {1}", (numerator, denominator))
         return self._step("quotient", expr, result, [top, bottom], note)
 
+    def _reciprocal(self, expr: sp.Expr, factors: list[sp.Expr]) -> Step:
+        """``1/(g_1 g_2 ...)``: shown as the quotient rule with ``f = 1``, ``g = g_1 g_2 ...``.
+
+        The result is the one the product rule over the factors ``g_i**-k`` gives,
+        ``-g'/g^2`` with ``g'`` expanded by the product rule and each term divided out (the
+        generated code is unchanged, and it never forms ``g**2``, which can overflow where
+        ``g`` does not).
+        """
+        result = self._product(expr, factors).result
+        denominator = sp.Mul(*(1 / f for f in factors))
+        top, bottom = self(sp.S.One), self(denominator)
+        note = Note("(f/g)' = (f' g - f g')/g^2 = -g'/g^2 with f = 1, g = {0}", (denominator,))
+        return self._step("quotient", expr, result, [top, bottom], note)
+
     def _pow(self, expr: sp.Pow) -> Step:
         base, exponent = expr.args
         base_varies = self.var in base.free_symbols
@@ -100,9 +133,9 @@ class Deriver:
             return self._step("general power", expr, result, steps)
         if base_varies:
             outer = exponent * base ** (exponent - 1)
-            return self._outer_then_chain("power", expr, [(base, outer)], f"d/du u^{exponent}")
+            return self._outer_then_chain("power", expr, [(0, outer)], "", _power_in)
         outer = expr * sp.log(base)
-        return self._outer_then_chain("exponential", expr, [(exponent, outer)], f"d/du {base}^u")
+        return self._outer_then_chain("exponential", expr, [(1, outer)], "", _exponential_in)
 
     def _piecewise(self, expr: sp.Piecewise) -> Step:
         branches = [self(branch) for branch, _ in expr.args]
@@ -117,40 +150,95 @@ class Deriver:
         rule = rule_for(expr.func)
         partials = rule.partials(*expr.args)
         pairs = []
-        for arg, partial in zip(expr.args, partials, strict=True):
+        for i, (arg, partial) in enumerate(zip(expr.args, partials, strict=True)):
             if self.var not in arg.free_symbols:
                 continue
             if partial is None:
                 raise UnsupportedError(
                     f"{expr.func.__name__}: argument {sp.sstr(arg)} must not depend on {self.var}"
                 )
-            pairs.append((arg, partial))
-        return self._outer_then_chain(rule.name, expr, pairs, rule.identity)
+            pairs.append((i, partial))
+
+        def in_names(*args: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
+            # unevaluated where the class allows it (logaddexp does not): the arguments are
+            # distinct names, and max(u_1, ..., u_n) evaluated would compare every pair of them
+            try:
+                written = expr.func(*args, evaluate=False)
+            except TypeError:
+                written = expr.func(*args)
+            return written, rule.partials(*args)
+
+        return self._outer_then_chain(rule.name, expr, pairs, rule.identity, in_names)
 
     def _outer_then_chain(
-        self, name: str, expr: sp.Expr, pairs: list[tuple[sp.Expr, sp.Expr]], identity: str
+        self,
+        name: str,
+        expr: sp.Expr,
+        pairs: list[tuple[int, sp.Expr]],
+        identity: str,
+        in_names: Callable[..., tuple[sp.Expr, tuple[sp.Expr | None, ...]]],
     ) -> Step:
         """Apply rule ``name`` directly when every varying argument is the variable itself,
-        otherwise the chain rule: the outer derivative times each inner derivative, summed."""
-        if all(arg == self.var for arg, _ in pairs):
+        otherwise the chain rule: the outer derivative times each inner derivative, summed.
+
+        ``pairs`` are (argument index, outer derivative at the arguments); ``in_names(*args)``
+        gives the expression and its partials with the varying arguments replaced by the inner
+        functions' names (``u**2`` and ``2*u``), which the chain step records as its outer
+        step(s): ``d/du [u**2] = 2*u`` with ``u = sin(x)``.
+        """
+        args = expr.args
+        if all(args[i] == self.var for i, _ in pairs):
             return self._step(name, expr, sp.Add(*(outer for _, outer in pairs)), note=identity)
-        inner = [self(arg) for arg, _ in pairs]
-        outer_result = sp.Add(*(outer for _, outer in pairs)) if len(pairs) == 1 else None
-        slots = ", ".join(f"{{{i}}}" for i in range(len(pairs)))
-        outer_step = self._step(
-            name,
-            expr,
-            outer_result if outer_result is not None else sp.Tuple(*(o for _, o in pairs)),
-            note=Note(identity.replace("{", "{{").replace("}", "}}") + ", with u = " + slots,
-                      tuple(arg for arg, _ in pairs)),
-        )
+        inner = [self(args[i]) for i, _ in pairs]
+        names = self._inner_names(len(pairs))
+        named = list(args)
+        for (i, _), symbol in zip(pairs, names, strict=True):
+            named[i] = symbol
+        key = (name, expr.func, *named)  # sin(u) once for every sin(...) of a large sum
+        written = self._written.get(key)
+        if written is None:
+            written = self._written[key] = in_names(*named)
+        outer_expr, partials = written
+        outer_steps = [
+            Step(name, outer_expr, partials[i], symbol, (), identity)
+            for (i, _), symbol in zip(pairs, names, strict=True)
+        ]
         result = sp.Add(
             *(outer * step.result for (_, outer), step in zip(pairs, inner, strict=True))
         )
-        return self._step("chain", expr, result, [outer_step, *inner], EXPLANATION_CHAIN)
+        defines = tuple((symbol, args[i]) for (i, _), symbol in zip(pairs, names, strict=True))
+        note = EXPLANATION_CHAIN if len(pairs) == 1 else EXPLANATION_CHAIN_SEVERAL
+        return Step("chain", expr, result, self.var, (*outer_steps, *inner), note, defines)
+
+    def _inner_names(self, count: int) -> tuple[sp.Symbol, ...]:
+        """The inner functions' names for a chain rule with ``count`` of them (``u`` or
+        ``u_1, u_2, ...``): real like every variable, none a variable of the root expression."""
+        names = self._inner.get(count)
+        if names is None:
+            assumptions = self.var.assumptions0
+            names = tuple(
+                sp.Symbol(name, **assumptions) for name in inner_names(count, self._taken or ())
+            )
+            self._inner[count] = names
+        return names
 
 
 EXPLANATION_CHAIN = "(f(u))' = f'(u) u': outer derivative times inner derivative"
+EXPLANATION_CHAIN_SEVERAL = (
+    "(f(u_1, u_2, ...))' = sum of (d/du_i f) u_i': each partial derivative times its inner"
+    " derivative"
+)
+
+
+def _power_in(base: sp.Expr, exponent: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
+    """``u**n`` and its derivative ``n*u**(n - 1)`` (the power rule's outer step in ``u``)."""
+    return sp.Pow(base, exponent, evaluate=False), (exponent * base ** (exponent - 1), None)
+
+
+def _exponential_in(base: sp.Expr, exponent: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
+    """``a**u`` and its derivative ``a**u*log(a)`` (the exponential rule's outer step in ``u``)."""
+    power = sp.Pow(base, exponent, evaluate=False)
+    return power, (None, base**exponent * sp.log(base))
 
 
 def _is_reciprocal(factor: sp.Expr) -> bool:

@@ -1,8 +1,20 @@
 """Steps as data: what each rule did, and its text / LaTeX / HTML rendering.
 
-A :class:`Step` records the rule applied, the expression differentiated, the result and the steps
-inside it (SymPy's ``manualintegrate`` keeps its steps the same way). Rendering is a table from rule
-name to explanation, not an ``isinstance`` chain.
+A :class:`Step` records the rule applied, the expression differentiated, the variable it is
+differentiated in, the result and the steps inside it (SymPy's ``manualintegrate`` keeps its steps
+the same way). Rendering is a table from rule name to explanation, not an ``isinstance`` chain.
+
+Every printed line is a true equality. The chain rule's step names its inner functions
+(``Step.defines``: ``u = sin(x)``) and records its outer derivative in those names
+(``d/du [u**2] = 2*u``), never ``d/dx [sin(x)**2] = 2*sin(x)``. Text, LaTeX and HTML all print
+the same :class:`Line` list (:func:`derivation_lines`), so the views cannot disagree::
+
+    d/dx [sin(x)**2] = sin(2*x)
+    1. [chain] d/dx [sin(x)**2] = 2*sin(x)*cos(x)   ((f(u))' = f'(u) u': ...)
+      u = sin(x)   (inner function)
+      1.1. [power] d/du [u**2] = 2*u   (d/du u^n = n u^(n-1))
+      1.2. [trigonometric] d/dx [sin(x)] = cos(x)   (d/du sin(u) = cos(u))
+    2. [simplify] d/dx [sin(x)**2] = sin(2*x)   (simplify the result)
 
 In Jupyter a :class:`Derivation` (or a :class:`Step`) shows as one KaTeX-safe
 ``$$\\begin{aligned} ... \\end{aligned}$$`` block: ``_repr_mimebundle_`` gives LaTeX and plain text
@@ -13,8 +25,10 @@ only, and ``Derivation._ipython_display_`` publishes exactly that bundle (never 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Collection, Iterator
+import itertools
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import sympy as sp
 
@@ -53,7 +67,15 @@ class Note:
 
 @dataclass(frozen=True)
 class Step:
-    """One application of a rule: ``d/d(var) expr = result``, with the steps inside it."""
+    """One application of a rule: ``d/d(var) expr = result``, with the steps inside it.
+
+    Every step states a true equality in its own variable ``var``. A ``chain`` step also
+    ``defines`` a name for each inner function (``((u, sin(x)),)``); its first
+    ``len(defines)`` sub-steps are the outer derivative written in those names
+    (``d/du [u**2] = 2*u``, ``var`` is ``u``; one partial derivative per name when there are
+    several), the others the inner derivatives in the chain step's own variable. The printers
+    read exactly this data (see :func:`derivation_lines`).
+    """
 
     rule: str
     expr: sp.Expr
@@ -61,6 +83,7 @@ class Step:
     var: sp.Symbol
     substeps: tuple[Step, ...] = ()
     note: str | Note = ""
+    defines: tuple[tuple[sp.Symbol, sp.Expr], ...] = ()
 
     def walk(self, depth: int = 0) -> Iterator[tuple[int, Step]]:
         """This step and every step inside it, depth first, with their depth."""
@@ -68,13 +91,27 @@ class Step:
         for sub in self.substeps:
             yield from sub.walk(depth + 1)
 
+    @property
+    def outer(self) -> tuple[Step, ...]:
+        """For a chain step: the outer derivative(s), in the names of :attr:`defines`."""
+        return self.substeps[: len(self.defines)]
+
+    @property
+    def inner(self) -> tuple[Step, ...]:
+        """For a chain step: the inner derivative(s); for any other step, every sub-step."""
+        return self.substeps[len(self.defines) :]
+
     def explanation(self) -> str:
         """The sentence shown beside this step: the rule's identity plus any note."""
-        return str(self.note) if self.note else EXPLANATIONS.get(self.rule, "")
+        if self.note:
+            return str(self.note)
+        if self.rule == "variable":
+            return f"d/d{self.var} {self.var} = 1"
+        return EXPLANATIONS.get(self.rule, "")
 
     def text(self) -> str:
-        """``d/dx [expr] = result`` in plain text."""
-        return f"d/d{self.var} [{sp.sstr(self.expr)}] = {sp.sstr(self.result)}"
+        """``d/dx [expr] = result`` in plain text (``raw = simplified`` for a simplify step)."""
+        return _single_line(self).text()
 
     def latex(self) -> str:
         """The step as one row of an ``aligned`` block (no trailing ``\\\\``).
@@ -82,7 +119,7 @@ class Step:
         A ``simplify`` step reads ``raw &= simplified`` (it rewrites the derivative, it does not
         differentiate it again); in a derivation it repeats the left-hand side of the step above.
         """
-        return _row(self, 0)
+        return _single_line(self).latex()
 
     def __str__(self) -> str:
         return render_text([self])
@@ -112,7 +149,19 @@ VERBOSE_LEVELS = ("all", "key")
 TRIVIAL_RULES = frozenset({"constant", "variable"})
 
 #: Names tried, in order, for the inner function of the chain rule (one not in the expression).
-_INNER_NAMES = ("u", "v", "w", "t", "s")
+INNER_NAMES = ("u", "v", "w", "t", "s")
+
+
+def inner_names(count: int, taken: Collection[str]) -> list[str]:
+    """Names for ``count`` inner functions, none in ``taken``: ``u`` for one, else ``u_1, ...``
+    (the next of :data:`INNER_NAMES` when those are taken)."""
+    taken = set(taken)
+    fallback = (f"u{i}" for i in itertools.count(1))
+    for base in itertools.chain(INNER_NAMES, fallback):
+        names = [base] if count == 1 else [f"{base}_{i}" for i in range(1, count + 1)]
+        if base not in taken and not taken.intersection(names):
+            return names
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def _check_verbose(verbose: str) -> str:
@@ -128,37 +177,10 @@ def _shown(verbose: str) -> Callable[[Step], bool]:
     return lambda step: bool(step.substeps) or step.rule not in TRIVIAL_RULES
 
 
-def _numbered(
-    steps: list[Step], shown: Callable[[Step], bool] | None = None
-) -> Iterator[tuple[str, int, Step]]:
-    """Hierarchical numbers ``1``, ``1.1``, ``1.2``, ... for a list of step trees.
-
-    ``shown`` filters sub-steps (a hidden step hides its subtree); numbering skips hidden steps.
-    """
-
-    def visit(step: Step, label: str, depth: int) -> Iterator[tuple[str, int, Step]]:
-        yield label, depth, step
-        subs = [sub for sub in step.substeps if shown is None or shown(sub)]
-        for i, sub in enumerate(subs, 1):
-            yield from visit(sub, f"{label}.{i}", depth + 1)
-
-    for i, step in enumerate(steps, 1):
-        yield from visit(step, str(i), 0)
-
-
-def render_text(steps: list[Step], verbose: str = "all") -> str:
-    """One step a line, numbered and indented by depth, with the rule and its explanation."""
-    lines = []
-    for label, depth, step in _numbered(steps, _shown(verbose)):
-        why = step.explanation()
-        lines.append(
-            f"{'  ' * depth}{label}. [{step.rule}] {step.text()}" + (f"   ({why})" if why else "")
-        )
-    return "\n".join(lines)
-
-
-# -- LaTeX ---------------------------------------------------------------------------------------
-def _d(var: sp.Symbol) -> str:
+# -- the lines every view prints ---------------------------------------------------------------
+def _d(var: sp.Symbol, partial: bool = False) -> str:
+    if partial:
+        return rf"\frac{{\partial}}{{\partial {sp.latex(var)}}}"
     return rf"\frac{{d}}{{d{sp.latex(var)}}}"
 
 
@@ -171,106 +193,156 @@ def _annotation(text: str, depth: int) -> str:
     return r"\quad" * depth + rf"\text{{({_latex_text(text)})}}"
 
 
-def _row(step: Step, depth: int) -> str:
-    """One row: ``d/dx [expr] &= result && (rule rule)``; ``simplify`` continues the line above."""
-    if step.rule == "simplify":
-        return (
-            rf"{sp.latex(step.expr)} &= {sp.latex(step.result)} && {_annotation('simplify', depth)}"
-        )
-    lhs = rf"{_d(step.var)}\left[{sp.latex(step.expr)}\right]"
-    return rf"{lhs} &= {sp.latex(step.result)} && {_annotation(step.rule + ' rule', depth)}"
+@dataclass(frozen=True)
+class Line:
+    """One line of a shown derivation, as data: the text, LaTeX and HTML views print these.
 
-
-def _inner_symbols(step: Step, used: Collection[str] = ()) -> list[tuple[sp.Symbol, sp.Expr]]:
-    """For a chain step (substeps ``[outer, *inner]``): a fresh name for each inner function.
-
-    The inner functions are the ``expr`` of the inner steps, so the names come from the step data
-    itself (the outer step's note says the same in words). ``used`` are the names an enclosing
-    chain step already gave (a chain inside a chain names its inner function ``v``, not ``u``
-    again).
+    ``kind`` is ``"derivative"`` (``d/d{var} [lhs] = rhs``; ``partial`` when ``var`` is one of
+    several inner functions, held apart from the others), ``"definition"`` (``lhs = rhs``: an
+    inner function's name and what it stands for), ``"equality"`` (``lhs = rhs``: a simplify
+    step on its own) or ``"other"`` (a step of another kind, such as a tensor step, printed by
+    its own ``text()``). ``label`` is the hierarchical number (empty for a definition).
+    Every derivative and equality line states a true equality; tests check it from this data.
     """
-    inner = [sub.expr for sub in step.substeps[1:]]
-    taken = {s.name for s in step.expr.free_symbols} | set(used)
-    base = next((n for n in _INNER_NAMES if n not in taken), "u")
-    if len(inner) == 1:
-        names = [base]
-    else:
-        names = [f"{base}_{i}" for i in range(1, len(inner) + 1)]
-        if taken & set(names):
-            names = [f"{base}_{{{i}}}" for i in range(1, len(inner) + 1)]
-    return [(sp.Symbol(name), expr) for name, expr in zip(names, inner, strict=True)]
 
+    label: str
+    depth: int
+    kind: str
+    rule: str
+    why: str
+    lhs: sp.Expr | None = None
+    rhs: sp.Expr | None = None
+    var: sp.Symbol | None = None
+    partial: bool = False
+    step: Any = field(default=None, repr=False, compare=False)
 
-def _chain_outer_rows(outer: Step, inner: list[tuple[sp.Symbol, sp.Expr]], depth: int) -> list[str]:
-    """The outer derivative written in the inner names: ``d/du [e^u] &= e^u``.
+    def text(self) -> str:
+        """The equality in plain text, without number, rule or explanation."""
+        if self.kind == "derivative":
+            return f"d/d{self.var} [{sp.sstr(self.lhs)}] = {sp.sstr(self.rhs)}"
+        if self.kind in ("definition", "equality"):
+            return f"{sp.sstr(self.lhs)} = {sp.sstr(self.rhs)}"
+        return self.step.text()
 
-    The outer function in ``u`` is differentiated again by the project's own rule engine (so the
-    row reads in ``u`` even where SymPy has rewritten ``1/(x^2)`` as ``x^(-2)``); with several
-    inner functions there is one ``\\partial/\\partial u_i`` row each. If that fails for any
-    reason the outer step is shown as recorded.
-    """
-    from .differentiate import differentiate  # here: differentiate imports this module
-
-    outer_expr = outer.expr.xreplace(dict((expr, symbol) for symbol, expr in inner))
-    rule = _annotation(outer.rule + " rule", depth)
-    body = sp.latex(outer_expr)
-    rows = []
-    try:
-        for symbol, _ in inner:
-            result = differentiate(outer_expr, symbol).result
-            d = (
-                _d(symbol)
-                if len(inner) == 1
-                else rf"\frac{{\partial}}{{\partial {sp.latex(symbol)}}}"
+    def latex(self) -> str:
+        """One row of an ``aligned`` block: ``lhs &= rhs && (rule)``."""
+        if self.kind == "other":
+            return self.step.latex()
+        if self.kind == "definition":
+            return f"{sp.latex(self.lhs)} &= {sp.latex(self.rhs)} && " + _annotation(
+                "inner function", self.depth
             )
-            rows.append(rf"{d}\left[{body}\right] &= {sp.latex(result)} && {rule}")
-    except Exception:  # a display must not fail: show the step as recorded
-        return [_row(outer, depth)]
-    return rows
+        name = self.rule if self.rule == "simplify" else self.rule + " rule"
+        lhs = sp.latex(self.lhs)
+        if self.kind == "derivative":
+            lhs = rf"{_d(self.var, self.partial)}\left[{lhs}\right]"
+        return f"{lhs} &= {sp.latex(self.rhs)} && {_annotation(name, self.depth)}"
+
+
+def _single_line(step: Step, label: str = "", depth: int = 0, partial: bool = False) -> Line:
+    """The line of one step on its own: ``d/d(var) [expr] = result`` (``raw = simplified``)."""
+    kind = "equality" if step.rule == "simplify" else "derivative"
+    why = step.explanation()
+    return Line(label, depth, kind, step.rule, why, step.expr, step.result, step.var, partial, step)
+
+
+def _renamed(step: Step, names: Mapping[sp.Symbol, sp.Symbol]) -> Step:
+    """An outer step of a chain with its inner-function names changed."""
+    return replace(
+        step,
+        expr=step.expr.xreplace(names),
+        result=step.result.xreplace(names),
+        var=names.get(step.var, step.var),
+    )
+
+
+def _names_for(step: Step, used: frozenset[str]) -> tuple[tuple[tuple[sp.Symbol, sp.Expr], ...],
+                                                          tuple[Step, ...]]:
+    """A chain step's definitions and outer steps, renamed if an enclosing chain already uses a
+    name (a chain inside a chain names its inner function ``v``, not ``u`` again) or if the
+    expression has a variable of that name (tensor steps rename their placeholders late)."""
+    taken = {s.name for s in step.expr.free_symbols} | used
+    if not any(symbol.name in taken for symbol, _ in step.defines):
+        return step.defines, step.outer
+    new = inner_names(len(step.defines), taken)
+    names = {
+        old: sp.Symbol(name, **old.assumptions0)
+        for (old, _), name in zip(step.defines, new, strict=True)
+    }
+    defines = tuple((names[symbol], expr) for symbol, expr in step.defines)
+    return defines, tuple(_renamed(outer, names) for outer in step.outer)
+
+
+def avoiding(step: Step, names: Collection[str]) -> Step:
+    """The step tree with every chain rule's inner functions renamed away from ``names``: the
+    names a derivation shows outside these steps (a tensor derivation's variables and values),
+    which the steps themselves cannot know."""
+    subs = tuple(avoiding(sub, names) for sub in step.substeps)
+    step = replace(step, substeps=subs) if subs != step.substeps else step
+    if not any(symbol.name in names for symbol, _ in step.defines):
+        return step
+    defines, outer = _names_for(step, frozenset(names))
+    return replace(step, defines=defines, substeps=(*outer, *step.inner))
+
+
+def derivation_lines(steps: list[Step], verbose: str = "all") -> list[Line]:
+    """Every shown line of a list of step trees, depth first, numbered ``1``, ``1.1``, ...
+
+    A chain step is followed by one definition line per inner function (``u = x**2``), then the
+    outer derivative in ``u`` (``d/du [exp(u)] = exp(u)``), then the inner derivative(s).
+    ``verbose="key"`` hides the leaf ``constant`` / ``variable`` sub-steps (and numbering skips
+    them). A top-level ``simplify`` step repeats the left-hand side of the step above it:
+    ``d/dx [f] = simplified``; on its own it reads ``raw = simplified``.
+    """
+    shown = _shown(verbose)
+    lines: list[Line] = []
+
+    def visit(step: Any, label: str, depth: int, used: frozenset[str], partial: bool) -> None:
+        subs: list[Any] = list(step.substeps)
+        outer_count = 0
+        if isinstance(step, Step):
+            lines.append(_single_line(step, label, depth, partial))
+            if step.defines:
+                defines, outer = _names_for(step, used)
+                used = used | {symbol.name for symbol, _ in defines}
+                for symbol, expr in defines:
+                    lines.append(Line("", depth + 1, "definition", "inner function",
+                                      "inner function", symbol, expr))
+                subs[: len(outer)] = outer
+                outer_count = len(outer) if len(outer) > 1 else 0
+        else:
+            lines.append(Line(label, depth, "other", step.rule, step.explanation(), step=step))
+        number = 0
+        for i, sub in enumerate(subs):
+            if shown(sub):
+                number += 1
+                visit(sub, f"{label}.{number}", depth + 1, used, i < outer_count)
+
+    previous: Step | None = None
+    for number, step in enumerate(steps, 1):
+        if isinstance(step, Step) and step.rule == "simplify" and previous is not None:
+            lines.append(Line(str(number), 0, "derivative", "simplify", step.explanation(),
+                              previous.expr, step.result, previous.var, step=step))
+            continue
+        visit(step, str(number), 0, frozenset(), False)
+        previous = step if isinstance(step, Step) else None
+    return lines
+
+
+def render_text(steps: list[Step], verbose: str = "all") -> str:
+    """One line each, indented by depth: numbered steps with the rule and its explanation, and
+    the definition of each inner function of the chain rule (``u = sin(x)``)."""
+    rows = []
+    for line in derivation_lines(steps, verbose):
+        head = f"{line.label}. [{line.rule}] " if line.label else ""
+        why = f"   ({line.why})" if line.why else ""
+        rows.append(f"{'  ' * line.depth}{head}{line.text()}{why}")
+    return "\n".join(rows)
 
 
 def latex_rows(steps: list[Step], verbose: str = "all") -> list[str]:
-    r"""The rows of the ``aligned`` block, depth first.
-
-    A chain step is followed by a row naming each inner function (``u &= x^{2}``), then the outer
-    derivative in ``u``, then the inner derivative(s). ``verbose="key"`` hides the leaf
-    ``constant`` / ``variable`` sub-steps.
-    """
-    shown = _shown(verbose)
-    rows: list[str] = []
-
-    def visit(step: Step, depth: int, used: frozenset[str] = frozenset()) -> None:
-        rows.append(_row(step, depth))
-        if step.rule == "chain" and len(step.substeps) >= 2:
-            inner = _inner_symbols(step, used)
-            used = used | {symbol.name for symbol, _ in inner}
-            for symbol, expr in inner:
-                rows.append(
-                    rf"{sp.latex(symbol)} &= {sp.latex(expr)} && "
-                    + _annotation("inner function", depth + 1)
-                )
-            outer, *inside = step.substeps
-            rows.extend(_chain_outer_rows(outer, inner, depth + 1))
-            for sub in outer.substeps:
-                if shown(sub):
-                    visit(sub, depth + 2, used)
-            for sub in inside:
-                if shown(sub):
-                    visit(sub, depth + 1, used)
-            return
-        for sub in step.substeps:
-            if shown(sub):
-                visit(sub, depth + 1, used)
-
-    previous: Step | None = None
-    for step in steps:
-        if step.rule == "simplify" and previous is not None:
-            lhs = rf"{_d(previous.var)}\left[{sp.latex(previous.expr)}\right]"
-            rows.append(rf"{lhs} &= {sp.latex(step.result)} && {_annotation('simplify', 0)}")
-            continue
-        visit(step, 0)
-        previous = step
-    return rows
+    r"""The rows of the ``aligned`` block: the lines of :func:`derivation_lines`, in LaTeX."""
+    return [line.latex() for line in derivation_lines(steps, verbose)]
 
 
 def render_latex(steps: list[Step], verbose: str = "all") -> str:
@@ -286,13 +358,14 @@ def render_latex(steps: list[Step], verbose: str = "all") -> str:
 def render_html(steps: list[Step], verbose: str = "all") -> str:
     """An HTML table of the steps (rule, step, explanation), every value escaped."""
     rows = []
-    for label, depth, step in _numbered(steps, _shown(verbose)):
+    for line in derivation_lines(steps, verbose):
+        rule = line.rule if line.label else ""
         rows.append(
             "<tr>"
-            f"<td>{html.escape(label)}</td>"
-            f'<td style="padding-left:{depth * 1.5}em">{html.escape(step.rule)}</td>'
-            f"<td><code>{html.escape(step.text())}</code></td>"
-            f"<td>{html.escape(step.explanation())}</td>"
+            f"<td>{html.escape(line.label)}</td>"
+            f'<td style="padding-left:{line.depth * 1.5}em">{html.escape(rule)}</td>'
+            f"<td><code>{html.escape(line.text())}</code></td>"
+            f"<td>{html.escape(line.why)}</td>"
             "</tr>"
         )
     head = "<tr><th>#</th><th>rule</th><th>step</th><th>why</th></tr>"
@@ -357,6 +430,11 @@ class Derivation:
     def header(self) -> str:
         """``d/dx [expr] = result`` in plain text."""
         return f"d/d{self.var} [{sp.sstr(self.expr)}] = {sp.sstr(self.result)}"
+
+    def lines(self, verbose: str | None = None) -> list[Line]:
+        """The shown lines as data (:class:`Line`): what :meth:`text`, :meth:`latex` and
+        :meth:`html` print, one equality or definition each (``verbose`` as in :meth:`text`)."""
+        return derivation_lines(self.steps, verbose or self.verbose)
 
     def text(self, verbose: str | None = None) -> str:
         """The header line and the numbered steps (``verbose`` defaults to :attr:`verbose`)."""

@@ -32,7 +32,7 @@ import sympy as sp
 
 from ..errors import SymdiffError
 from ..options import Options
-from ..steps import Derivation, Step, _annotation, _shown, latex_rows
+from ..steps import Derivation, Step, _annotation, _shown, avoiding, latex_rows
 from .elementwise import partial_step
 from .formula import TensorFormula, latex, text
 from .ir import Node, arg_symbol, topological
@@ -262,11 +262,14 @@ def _elementwise_substeps(node: Node, contributions: list[tuple[Node, Node]],
             name = arg.name if arg.op == "var" else text(arg, printer.text)
         symbols[arg_symbol(i)] = sp.Symbol(name, real=True)
     used = [i for i, arg in enumerate(node.args) if any(a is arg for a, _ in contributions)]
-    return tuple(_renamed(partial_step(expr, i), symbols) for i in used)
+    # the chain rule's inner function must not take the name of a value shown elsewhere (u)
+    shown = {n.name for n in printer.nodes.values() if n.op == "var"} | set(printer.text.values())
+    return tuple(avoiding(_renamed(partial_step(expr, i), symbols), shown) for i in used)
 
 
 def _renamed(step: Step, symbols: Mapping[sp.Basic, sp.Basic]) -> Step:
-    """A scalar step tree with the placeholders ``_a0, _a1, ...`` renamed (its note too)."""
+    """A scalar step tree with the placeholders ``_a0, _a1, ...`` renamed (its note and the
+    chain rule's definitions of inner functions too)."""
     note = step.note
     if isinstance(note, str):
         names = {k.name: v.name for k, v in symbols.items()}
@@ -280,6 +283,7 @@ def _renamed(step: Step, symbols: Mapping[sp.Basic, sp.Basic]) -> Step:
         result=step.result.xreplace(symbols),
         var=symbols.get(step.var, step.var),
         substeps=tuple(_renamed(s, symbols) for s in step.substeps),
+        defines=tuple((name, e.xreplace(symbols)) for name, e in step.defines),
     )
 
 

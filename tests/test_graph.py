@@ -105,8 +105,9 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("expr", "at"), CASES)
-def test_input_gradients_match_sympy(expr, at):
+def checked_graph(expr, at):
+    """``sd.graph(expr, at)`` after checking its value and gradients (reverse and forward tables
+    too) against the SymPy reference."""
     g = sd.graph(expr, at=at)
     value, grads = reference(expr, at)
     assert g.value == pytest.approx(value)
@@ -114,6 +115,12 @@ def test_input_gradients_match_sympy(expr, at):
     assert g.reverse_table().result == pytest.approx(grads)
     for name in at:
         assert g.forward_table(name).result[name] == pytest.approx(grads[name])
+    return g
+
+
+@pytest.mark.parametrize(("expr", "at"), CASES)
+def test_input_gradients_match_sympy(expr, at):
+    checked_graph(expr, at)
 
 
 def test_max_tie_splits_gradient():
@@ -188,13 +195,7 @@ def node_reference(expr: str, child: GraphNode, at: dict[str, float]) -> float:
 
 @pytest.mark.parametrize(("expr", "at"), AS_WRITTEN)
 def test_minus_and_divide_nodes_send_back_sympy_adjoints(expr, at):
-    g = sd.graph(expr, at=at)
-    value, grads = reference(expr, at)
-    assert g.value == pytest.approx(value)
-    assert g.gradient == pytest.approx(grads)
-    assert g.reverse_table().result == pytest.approx(grads)
-    for name in at:
-        assert g.forward_table(name).result[name] == pytest.approx(grads[name])
+    g = checked_graph(expr, at)
     index = g._index()
     written = [n for n in g.nodes if n.label in ("-", "/")]
     assert written, expr

@@ -1,0 +1,323 @@
+"""The function registry (symdiff/registry.py) against every table that still lists functions
+of its own (issue #14). Until each consumer reads the rows, these tests compare the rows with
+the legacy tables, so a disagreement shows before anything moves. What differs today on
+purpose is named below (the ``LEGACY_*``/``*_ONLY`` sets), with the migration step that removes
+it; a step that changes a consumer shrinks its set here."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import sympy as sp
+from sympy.codegen.cfunctions import expm1, log1p
+from sympy.codegen.numpy_nodes import logaddexp
+
+import symdiff as sd
+import symdiff.math as sm
+from symdiff import registry as R
+from symdiff import runtime, trace, verify
+from symdiff.functions import sigmoid, softplus
+from symdiff.parsing import functions as parsing_functions
+from symdiff.printer import ArrayCodePrinter, CodePrinter
+from symdiff.rules import RULES
+from symdiff.tensor import emit
+from symdiff.tensor.parse import TENSOR_FUNCTIONS
+
+from .conftest import ROOT, to_reference
+from .test_print_snapshot import SCALAR_CASES
+
+ROWS = [pytest.param(row, id=row.names[0] if row.names else row.head) for row in R.ROWS]
+PUBLIC = [p for p in ROWS if p.values[0].names]
+HEADS = [p for p in ROWS if p.values[0].head]
+
+#: In symdiff.math and trace.FUNCTIONS (binary), not in strings (step 10: aliases of max/min).
+MATH_ONLY = {"maximum", "minimum"}
+#: The rest of symdiff.math (not elementwise functions).
+MATH_EXTRAS = {"where", "logsumexp", "softmax", "pi", "e"}
+#: NumPy functions traced to formulas rather than to a row's node (steps 10 and 11).
+LEGACY_TRACED = {"exp2", "expm1", "log1p", "log2", "log10", "logaddexp", "logaddexp2", "hypot"}
+#: Ufuncs tracing treats as arithmetic: they stay in trace.py (step 6).
+OPERATOR_UFUNCS = {
+    "add", "subtract", "multiply", "divide", "power", "float_power", "negative", "positive",
+    "reciprocal", "square", "deg2rad", "radians", "rad2deg", "degrees",
+    "greater", "greater_equal", "less", "less_equal",
+}
+#: verify's allow-list beyond the rows' names: the structural part stays in verify.py (step 4);
+#: the legacy names become rows in step 11.
+STRUCTURAL_NUMPY_NAMES = {
+    "asarray", "broadcast_shapes", "broadcast_to", "copy", "e", "empty", "eye", "full", "inf",
+    "logical_and", "logical_not", "logical_or", "max", "mean", "min", "nan", "pi", "prod",
+    "repeat", "reshape", "result_type", "sqrt", "squeeze", "stack", "sum", "transpose",
+    "where", "zeros",
+}
+LEGACY_NUMPY_NAMES = {"exp2", "hypot", "log2", "log10", "logaddexp2"}
+#: Runtime helpers that are not functions of the table (they stay in runtime.py, step 4).
+INFRASTRUCTURE_HELPERS = {
+    "_as_output", "_check_shapes", "_common_shape", "_in_blocks", "_as_vector",
+    "_float_arrays", "_prod_others",
+}
+
+
+def _args(row: R.Fn, count: int | None = None) -> list[sp.Expr]:
+    """SymPy arguments for a call: real symbols, or the number where the domain fixes one."""
+    intervals = row.domain.args[:count]
+    return [
+        sp.nsimplify(lo) if lo == hi else sp.Symbol(f"a{i}", real=True)
+        for i, (lo, hi) in enumerate(intervals)
+    ]
+
+
+def _node(row: R.Fn) -> sp.Expr:
+    """A node of the row's head (``log(x, b)`` builds a quotient: then ``log(x)``)."""
+    node = R.build_fn(row)(*_args(row))
+    if type(node) is not R.head_class(row):
+        node = R.head_class(row)(*_args(row, R.arity(row)[0]))
+    assert type(node) is R.head_class(row)
+    return node
+
+
+def _counts(row: R.Fn) -> set[int]:
+    """Argument counts worth calling the row with: the fewest it takes and the domain's."""
+    return {max(R.arity(row)[0], 1), len(row.domain.args)}
+
+
+def _values(row: R.Fn) -> list[np.ndarray | float]:
+    return [lo if lo == hi else np.linspace(lo, hi, 9)[1:-1] for lo, hi in row.domain.args]
+
+
+# -- the table itself ------------------------------------------------------------------------------
+def test_the_module_imports_the_standard_library_only():
+    tree = ast.parse((ROOT / "symdiff" / "registry.py").read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "the registry imports nothing of symdiff's (a sink)"
+            imported.add(node.module.split(".")[0])
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def test_reading_the_table_imports_neither_sympy_nor_numpy():
+    code = (
+        "import sys, symdiff.registry as R\n"
+        "R.by_name(); R.by_class_name(); R.parse_names(); R.numpy_names(); R.traced_numpy()\n"
+        "R.helper_dependencies()\n"
+        "[(R.arity(r), R.usage(r), R.signature(r)) for r in R.ROWS]\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sympy', 'numpy')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=ROOT, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("row", ROWS)
+def test_every_row_is_complete(row):
+    least, most = R.arity(row)
+    assert row.domain is not None
+    count = len(row.domain.args)
+    assert least <= count and (most is None or count == most)
+    assert all(lo <= hi for lo, hi in row.domain.args)
+    fixed = {i for i, (lo, hi) in enumerate(row.domain.args) if lo == hi}
+    assert fixed == set(row.constant), "a fixed interval (c, c) exactly where a number is needed"
+    assert set(row.int_args) <= set(row.constant)
+    assert (row.partials is None) == (row.head == ""), "every node has a rule; sugar has none"
+    if row.head:
+        assert row.rule and row.identity.startswith("d")
+        node = _node(row)
+        assert len(row.partials(*node.args)) == len(node.args)
+    assert sum(map(bool, (row.helper, row.template, row.method))) <= 1
+    assert row.ufunc or row.helper or row.template, "some way to print it"
+    assert not row.helper_deps or row.helper
+    if row.in_place:
+        assert row.ufunc and not (row.helper or row.template or row.method)
+        assert len(_node(row).args) == 1 and isinstance(getattr(np, row.ufunc), np.ufunc)
+    assert bool(row.doc) == bool(row.names), "every public function is documented"
+    assert row.nesting in (1, 2)
+    assert list(R.signature(row).parameters) == [
+        p.partition("=")[0].lstrip("*") for p in row.params.split(", ")
+    ]
+
+
+def test_names_are_unique_and_safe():
+    names = [name for row in R.ROWS for name in row.names]
+    assert len(names) == len(set(names))
+    assert not set(names) & ({"pi", "e"} | R.GRAMMAR)
+    assert set(names) & TENSOR_FUNCTIONS <= {"max", "min"}
+    assert all(name.isidentifier() and not name.startswith("_") for name in names)
+    heads = [row.head.rpartition(":")[2] for row in R.ROWS if row.head]
+    assert len(heads) == len(set(heads)) == len(R.by_class_name())
+    for row in R.ROWS:
+        if row.head:
+            assert R.head_class(row).__name__ == row.head.rpartition(":")[2]
+
+
+def test_the_snapshot_prints_every_head():
+    assert set(R.by_class_name()) <= set(SCALAR_CASES)
+
+
+# -- rules -----------------------------------------------------------------------------------------
+def test_rule_table_holds_the_rows_in_order():
+    rows = [row for row in R.ROWS if row.partials]
+    assert list(RULES) == [R.head_class(row) for row in rows]  # notebook 01 shows this order
+    for row in rows:
+        rule = RULES[R.head_class(row)]
+        assert (rule.name, rule.identity) == (row.rule, row.identity)
+        args = _node(row).args
+        assert rule.partials(*args) == row.partials(*args)
+
+
+def test_the_heads_stable_rewrites_produce_have_rules():
+    assert {softplus, logaddexp, sigmoid, log1p, expm1} <= set(RULES)
+
+
+@pytest.mark.parametrize("row", [p for p in ROWS if p.values[0].reference])
+def test_references_are_the_test_suites(row):
+    args = _args(row)
+    assert to_reference(R.head_class(row)(*args)) == row.reference(*args)
+
+
+# -- parsing ---------------------------------------------------------------------------------------
+def test_parser_knows_exactly_the_rows_names():
+    table = parsing_functions._FUNCTION_TABLE
+    assert set(table) == R.parse_names() | R.GRAMMAR
+    assert R.parse_names() | R.GRAMMAR == parsing_functions.FUNCTIONS
+    for alias, name in parsing_functions._ALIASES.items():
+        assert R.by_name()[alias].names[0] == name
+        assert table[alias] is table[name]
+
+
+@pytest.mark.parametrize("row", PUBLIC)
+def test_parser_builds_arity_and_usage_agree(row):
+    for name in row.names:
+        spec = parsing_functions._FUNCTION_TABLE[name]
+        assert (spec.min_args, spec.max_args) == R.arity(row)
+        assert spec.usage == R.usage(row)
+        for count in _counts(row):
+            assert spec.build(*_args(row, count)) == R.build_fn(row)(*_args(row, count))
+
+
+def test_parser_numeric_care_agrees():
+    assert {R.head_class(row) for row in R.ROWS if row.grows} == parsing_functions._GROWING
+    nesting = {name for row in R.ROWS if row.nesting == 2 for name in row.names}
+    assert nesting == parsing_functions._DOUBLE_NESTING
+
+
+@pytest.mark.parametrize("base", ["-2", "0", "1"])
+def test_the_log_check_says_what_parsing_says(base):
+    row = R.by_name()["log"]
+    index, message = row.check(sp.Symbol("x"), sp.sympify(base))
+    assert index == 1
+    with pytest.raises(sd.ParseError, match=message):
+        sd.parse(f"log(x, {base})")
+    assert row.check(sp.Symbol("x"), sp.Integer(2)) is None
+    assert row.check(sp.Symbol("x"), sp.Symbol("b")) is None
+
+
+def test_parse_keywords_are_the_rows_optional_params():
+    for row in R.ROWS:
+        optional = [p.name for p in R.signature(row).parameters.values() if p.default is None]
+        if row.names:  # only log takes a keyword today (builder.keyword_base)
+            assert optional == (["base"] if row.names[0] == "log" else [])
+
+
+# -- printing, the verifier's allow-list, runtime helpers ------------------------------------------
+def _prefix(row: R.Fn) -> str:
+    if row.helper:
+        return f"{row.helper}("
+    if row.template:
+        return row.template.partition("{")[0]
+    return f"_np.{row.ufunc}("
+
+
+@pytest.mark.parametrize("row", HEADS)
+@pytest.mark.parametrize("printer", [CodePrinter, ArrayCodePrinter], ids=["scalar", "tensor"])
+def test_the_printers_print_the_rows_way(row, printer):
+    p = printer()
+    node = _node(row)
+    code = p.doprint(node)
+    assert code.startswith(_prefix(row)), code
+    assert p.helpers == ({row.helper} if row.helper else set())
+    for i in row.int_args:
+        assert code.startswith(f"{_prefix(row)}{int(node.args[i])}, ")
+    names = set(re.findall(r"_np\.(\w+)", code))
+    assert names <= R.numpy_names()
+
+
+def test_verify_allows_the_rows_names():
+    assert R.numpy_names() <= verify.NUMPY_NAMES
+    assert verify.NUMPY_NAMES - R.numpy_names() == (
+        STRUCTURAL_NUMPY_NAMES - R.numpy_names() | LEGACY_NUMPY_NAMES
+    )
+
+
+def test_runtime_knows_the_rows_helpers():
+    deps = R.helper_dependencies()
+    assert deps.items() <= runtime.HELPER_DEPENDENCIES.items()
+    assert set(runtime.HELPER_DEPENDENCIES) - set(deps) == INFRASTRUCTURE_HELPERS
+    assert set(verify.trusted_helpers()) >= set(deps)
+
+
+# -- tracing and symdiff.math ----------------------------------------------------------------------
+def test_trace_functions_are_the_rows_canonical_names():
+    canonical = {row.names[0] for row in R.ROWS if row.names}
+    assert set(trace.FUNCTIONS) == canonical | MATH_ONLY
+    for name in canonical:
+        row = R.by_name()[name]
+        for count in _counts(row):
+            args = _args(row, count)
+            assert trace.FUNCTIONS[name](*args) == R.build_fn(row)(*args)
+
+
+def test_traced_ufuncs_are_the_rows():
+    functions = {u for u in trace.UFUNCS if u.__name__ not in OPERATOR_UFUNCS}
+    rows = R.traced_numpy()
+    assert functions == {getattr(np, name) for name in rows.keys() | LEGACY_TRACED}
+    for name, row in rows.items():
+        ufunc = getattr(np, name)
+        args = _args(row, ufunc.nin)
+        assert trace.UFUNCS[ufunc](*args) == R.build_fn(row)(*args), name
+    assert not rows.keys() & OPERATOR_UFUNCS
+
+
+def test_math_exports_the_rows_canonical_names():
+    canonical = {row.names[0] for row in R.ROWS if row.names}
+    assert sm.__all__ == sorted(canonical | MATH_ONLY | MATH_EXTRAS)
+
+
+@pytest.mark.parametrize("row", PUBLIC)
+def test_math_agrees_with_the_row(row):
+    function = getattr(sm, row.names[0])
+    assert function.__doc__ == row.doc
+    def described(sig: inspect.Signature) -> list[tuple]:
+        return [(p.name, p.kind, p.default) for p in sig.parameters.values()]
+
+    if R.arity(row)[1] is None:  # math takes *args: one list or tuple of the values counts too
+        assert described(inspect.signature(function)) == [
+            ("args", inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.empty)
+        ]
+    else:
+        assert described(inspect.signature(function)) == described(R.signature(row))
+    numeric = row.numeric or (getattr(np, row.ufunc) if row.ufunc else None)
+    numeric = numeric or getattr(runtime, row.helper)
+    values = _values(row)
+    np.testing.assert_array_equal(function(*values), numeric(*values))
+
+
+# -- tensor code -----------------------------------------------------------------------------------
+def test_tensor_in_place_ufuncs_are_the_rows():
+    assert R.in_place_ufuncs() == emit.IN_PLACE_UFUNCS
+
+
+def test_tensor_sigmoid_is_the_rows_tensor_form():
+    assert emit.SIGMOID_CLIP == R.SIGMOID_CLIP
+    rows = [row for row in R.ROWS if row.tensor_form]
+    assert rows == [R.by_name()["sigmoid"]]
+    u = sp.Symbol("u", real=True)
+    assert emit._cheap_sigmoid(sigmoid(u)) == rows[0].tensor_form(u)

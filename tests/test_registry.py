@@ -60,7 +60,7 @@ LEGACY_NUMPY_NAMES = {"exp2", "hypot", "log2", "log10", "logaddexp2"}
 #: Runtime helpers that are not functions of the table (they stay in runtime.py, step 4).
 INFRASTRUCTURE_HELPERS = {
     "_as_output", "_check_shapes", "_common_shape", "_in_blocks", "_as_vector",
-    "_float_arrays", "_prod_others",
+    "_float_arrays", "_float_dtype", "_prod_others",
 }
 
 

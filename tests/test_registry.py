@@ -250,6 +250,13 @@ def test_the_printers_print_the_rows_way(row, printer):
     assert names <= R.numpy_names()
 
 
+def test_the_printer_has_no_method_of_its_own_for_a_row():
+    """The printer reads the rows (one ``_print`` dispatch): no ``_print_<head>`` shadows one."""
+    ours = {name for cls in ArrayCodePrinter.__mro__ if cls.__module__ == "symdiff.printer"
+            for name in vars(cls)}
+    assert ours & {f"_print_{name}" for name in R.by_class_name()} == set()
+
+
 def test_verify_allows_the_rows_names():
     assert R.numpy_names() <= verify.NUMPY_NAMES
     assert verify.NUMPY_NAMES - R.numpy_names() == (

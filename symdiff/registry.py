@@ -387,6 +387,11 @@ def arity(row: Fn) -> tuple[int, int | None]:
     return sum(kinds), None if variadic else len(kinds)
 
 
+def keywords(row: Fn) -> tuple[str, ...]:
+    """The optional parameters, which a string may also pass by keyword (``base`` of log)."""
+    return tuple(p.name for p in signature(row).parameters.values() if p.default is None)
+
+
 _COUNTS = ("no", "one", "two", "three", "four")
 
 

@@ -173,28 +173,29 @@ def test_references_are_the_test_suites(row):
 
 # -- parsing ---------------------------------------------------------------------------------------
 def test_parser_knows_exactly_the_rows_names():
-    table = parsing_functions._FUNCTION_TABLE
+    table = parsing_functions.FUNCTION_SPECS
     assert set(table) == R.parse_names() | R.GRAMMAR
     assert R.parse_names() | R.GRAMMAR == parsing_functions.FUNCTIONS
-    for alias, name in parsing_functions._ALIASES.items():
-        assert R.by_name()[alias].names[0] == name
-        assert table[alias] is table[name]
+    for row in R.ROWS:
+        assert all(table[name] is table[row.names[0]] for name in row.names)
 
 
 @pytest.mark.parametrize("row", PUBLIC)
-def test_parser_builds_arity_and_usage_agree(row):
-    for name in row.names:
-        spec = parsing_functions._FUNCTION_TABLE[name]
-        assert (spec.min_args, spec.max_args) == R.arity(row)
-        assert spec.usage == R.usage(row)
-        for count in _counts(row):
-            assert spec.build(*_args(row, count)) == R.build_fn(row)(*_args(row, count))
+def test_parser_reads_the_row(row):
+    spec = parsing_functions.FUNCTION_SPECS[row.names[0]]
+    assert (spec.min_args, spec.max_args) == R.arity(row)
+    assert spec.usage == R.usage(row)
+    assert (spec.keywords, spec.check, spec.grows, spec.nesting) == (
+        R.keywords(row), row.check, row.grows, row.nesting
+    )
+    for count in _counts(row):
+        assert spec.build(*_args(row, count)) == R.build_fn(row)(*_args(row, count))
 
 
-def test_parser_numeric_care_agrees():
-    assert {R.head_class(row) for row in R.ROWS if row.grows} == parsing_functions._GROWING
-    nesting = {name for row in R.ROWS if row.nesting == 2 for name in row.names}
-    assert nesting == parsing_functions._DOUBLE_NESTING
+def test_parser_numeric_care_is_where_it_was():
+    """Which rows parsing bounds (max_exponent, max_constant_depth): as before the registry."""
+    assert {row.head for row in R.ROWS if row.grows} == {"exp", "sinh", "cosh", "gamma", "loggamma"}
+    assert {row.names[0] for row in R.ROWS if row.nesting == 2} == {"sigmoid", "softplus"}
 
 
 @pytest.mark.parametrize("base", ["-2", "0", "1"])
@@ -210,9 +211,9 @@ def test_the_log_check_says_what_parsing_says(base):
 
 def test_parse_keywords_are_the_rows_optional_params():
     for row in R.ROWS:
-        optional = [p.name for p in R.signature(row).parameters.values() if p.default is None]
         if row.names:  # only log takes a keyword today (builder.keyword_base)
-            assert optional == (["base"] if row.names[0] == "log" else [])
+            assert R.keywords(row) == (("base",) if row.names[0] == "log" else ())
+    assert parsing_functions.FUNCTION_SPECS["where"].keywords == ()
 
 
 # -- printing, the verifier's allow-list, runtime helpers ------------------------------------------

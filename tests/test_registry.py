@@ -290,6 +290,20 @@ def test_traced_ufuncs_are_the_rows():
     assert not rows.keys() & OPERATOR_UFUNCS
 
 
+def test_trace_lists_no_row_of_its_own():
+    """trace.py's literal tables hold arithmetic, comparisons and legacy formulas only: the
+    functions come from the rows."""
+    tree = ast.parse((ROOT / "symdiff" / "trace.py").read_text(encoding="utf-8"))
+    tables = {
+        ast.unparse(node.target): node.value for node in tree.body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Dict)
+    }
+    ufuncs = {ast.unparse(k) for k in tables["UFUNCS"].keys if k is not None}
+    ufuncs |= {ast.unparse(k) for k in tables["_LEGACY_UFUNCS"].keys}
+    assert ufuncs == {f"np.{name}" for name in OPERATOR_UFUNCS | LEGACY_TRACED}
+    assert {k.value for k in tables["FUNCTIONS"].keys if k is not None} == MATH_ONLY
+
+
 def test_math_exports_the_rows_canonical_names():
     canonical = {row.names[0] for row in R.ROWS if row.names}
     assert sm.__all__ == sorted(canonical | MATH_ONLY | MATH_EXTRAS)

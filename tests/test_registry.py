@@ -309,6 +309,19 @@ def test_math_exports_the_rows_canonical_names():
     assert sm.__all__ == sorted(canonical | MATH_ONLY | MATH_EXTRAS)
 
 
+def test_math_builds_its_functions_from_the_rows():
+    """symdiff.math defines no function of a row itself: each is ``_function(<name>)`` (a
+    generated function named as the row, with its docstring) of a known parameter shape."""
+    tree = ast.parse((ROOT / "symdiff" / "math.py").read_text(encoding="utf-8"))
+    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    canonical = {row.names[0] for row in R.ROWS if row.names}
+    assert not defined & canonical
+    assert {row.params for row in R.ROWS if row.names} <= set(sm._SHAPES)
+    for name in canonical:
+        assert getattr(sm, name).__name__ == getattr(sm, name).__qualname__ == name
+        assert getattr(sm, name).__module__ == "symdiff.math"
+
+
 @pytest.mark.parametrize("row", PUBLIC)
 def test_math_agrees_with_the_row(row):
     function = getattr(sm, row.names[0])

@@ -3,9 +3,10 @@
 A row says which names a string may call the function by, which SymPy class its node is, its
 derivative rule (as a student reads it), how it prints as NumPy code, which NumPy functions
 tracing maps to it, whether tensor code may apply it in place, where it is smooth (for the
-tests), and which numbers need care when parsing. The rule table (:data:`symdiff.rules.RULES`)
-is built from the rows; the other consumers still keep their own lists, which
-``tests/test_registry.py`` checks against the rows until each one reads them (issue #14).
+tests), and which numbers need care when parsing. The consumers read the rows: the rule table
+(:data:`symdiff.rules.RULES`), the printer, verify's allow-list and runtime's helper table, the
+parser, tracing (``trace.FUNCTIONS``/``UFUNCS``), :mod:`symdiff.math` and the tensor emitter;
+``tests/test_registry.py`` checks that none keeps a list of its own (issue #14).
 
 Importing this module needs the standard library only: SymPy, NumPy and
 :mod:`symdiff.functions` are reached through lazy namespaces, and a row touches them only

@@ -25,7 +25,6 @@ value is met.
 
 from __future__ import annotations
 
-import functools
 import math as _math
 import sys
 from collections.abc import Callable
@@ -33,43 +32,15 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from . import registry as _registry
 from . import runtime as _runtime
 
-__all__ = [
-    "abs",
-    "acos",
-    "acosh",
-    "asin",
-    "asinh",
-    "atan",
-    "atan2",
-    "atanh",
-    "cos",
-    "cosh",
-    "e",
-    "erf",
-    "exp",
-    "gamma",
-    "log",
-    "loggamma",
-    "logsumexp",
-    "max",
-    "maximum",
-    "min",
-    "minimum",
-    "pi",
-    "relu",
-    "sigmoid",
-    "sign",
-    "sin",
-    "sinh",
-    "softmax",
-    "softplus",
-    "sqrt",
-    "tan",
-    "tanh",
-    "where",
-]
+#: The rows' canonical names, the binary ``minimum``/``maximum``, ``where``, the axis functions
+#: and the constants.
+__all__ = sorted(
+    {row.names[0] for row in _registry.ROWS if row.names}
+    | {"minimum", "maximum", "where", "logsumexp", "softmax", "pi", "e"}
+)
 
 #: A number, a NumPy array, a traced value or a SymPy expression.
 Value: TypeAlias = Any
@@ -113,113 +84,84 @@ def _nary(name: str, args: tuple[Value, ...]) -> tuple[Value, ...]:
     return args
 
 
-def _log(x: Value, base: Value) -> Value:
-    return np.log(x) / np.log(base)
 
 
-def _relu(x: Value) -> Value:
-    return np.maximum(x, 0.0)
+def _function(name: str) -> Callable[..., Value]:
+    """The function ``name`` of the registry row of that name: its parameters, its docstring,
+    and on numbers the row's ``numeric``, its NumPy ufunc or its runtime helper."""
+    row = _registry.by_name()[name]
+    numeric = row.numeric or (
+        getattr(np, row.ufunc) if row.ufunc else getattr(_runtime, row.helper)
+    )
+    function = _SHAPES[row.params](name, numeric)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = row.doc
+    function.__module__ = __name__
+    return function
 
 
-def _softplus(x: Value) -> Value:
-    return np.logaddexp(0.0, x)
+def _unary(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
+    def function(x: Value) -> Value:
+        return _call(name, numeric, x)
+
+    return function
 
 
-# -- trigonometric and hyperbolic ----------------------------------------------------------------
-def sin(x: Value) -> Value:
-    """Sine (``np.sin`` on numbers)."""
-    return _call("sin", np.sin, x)
+def _angle(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
+    def function(y: Value, x: Value) -> Value:
+        return _call(name, numeric, y, x)
+
+    return function
 
 
-def cos(x: Value) -> Value:
-    """Cosine (``np.cos`` on numbers)."""
-    return _call("cos", np.cos, x)
+def _with_base(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
+    def function(x: Value, base: Value | None = None) -> Value:
+        return _call(name, numeric, x) if base is None else _call(name, numeric, x, base)
+
+    return function
 
 
-def tan(x: Value) -> Value:
-    """Tangent (``np.tan`` on numbers)."""
-    return _call("tan", np.tan, x)
+def _any_number(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
+    def function(*args: Value) -> Value:  # two or more values, or one list or tuple of them
+        return _call(name, numeric, *_nary(name, args))
+
+    return function
 
 
-def asin(x: Value) -> Value:
-    """Inverse sine (``np.arcsin`` on numbers)."""
-    return _call("asin", np.arcsin, x)
+#: A row's ``params`` -> the Python function of that signature (a row with new ``params``
+#: adds its shape here; tests/test_registry.py checks every public row has one).
+_SHAPES = {"x": _unary, "y, x": _angle, "x, base=None": _with_base, "a, b, *more": _any_number}
+
+# -- the rows' functions (each row's canonical name; symdiff.math has no aliases) ------------------
+sin = _function("sin")
+cos = _function("cos")
+tan = _function("tan")
+asin = _function("asin")
+acos = _function("acos")
+atan = _function("atan")
+atan2 = _function("atan2")
+sinh = _function("sinh")
+cosh = _function("cosh")
+tanh = _function("tanh")
+asinh = _function("asinh")
+acosh = _function("acosh")
+atanh = _function("atanh")
+exp = _function("exp")
+log = _function("log")
+sqrt = _function("sqrt")
+abs = _function("abs")
+sign = _function("sign")
+erf = _function("erf")
+gamma = _function("gamma")
+loggamma = _function("loggamma")
+max = _function("max")
+min = _function("min")
+relu = _function("relu")
+sigmoid = _function("sigmoid")
+softplus = _function("softplus")
 
 
-def acos(x: Value) -> Value:
-    """Inverse cosine (``np.arccos`` on numbers)."""
-    return _call("acos", np.arccos, x)
-
-
-def atan(x: Value) -> Value:
-    """Inverse tangent (``np.arctan`` on numbers)."""
-    return _call("atan", np.arctan, x)
-
-
-def atan2(y: Value, x: Value) -> Value:
-    """The angle of the point ``(x, y)``, in ``(-pi, pi]`` (``np.arctan2(y, x)`` on numbers)."""
-    return _call("atan2", np.arctan2, y, x)
-
-
-def sinh(x: Value) -> Value:
-    """Hyperbolic sine (``np.sinh`` on numbers)."""
-    return _call("sinh", np.sinh, x)
-
-
-def cosh(x: Value) -> Value:
-    """Hyperbolic cosine (``np.cosh`` on numbers)."""
-    return _call("cosh", np.cosh, x)
-
-
-def tanh(x: Value) -> Value:
-    """Hyperbolic tangent (``np.tanh`` on numbers)."""
-    return _call("tanh", np.tanh, x)
-
-
-def asinh(x: Value) -> Value:
-    """Inverse hyperbolic sine (``np.arcsinh`` on numbers)."""
-    return _call("asinh", np.arcsinh, x)
-
-
-def acosh(x: Value) -> Value:
-    """Inverse hyperbolic cosine (``np.arccosh`` on numbers)."""
-    return _call("acosh", np.arccosh, x)
-
-
-def atanh(x: Value) -> Value:
-    """Inverse hyperbolic tangent (``np.arctanh`` on numbers)."""
-    return _call("atanh", np.arctanh, x)
-
-
-# -- exponential, logarithm, powers --------------------------------------------------------------
-def exp(x: Value) -> Value:
-    """Exponential (``np.exp`` on numbers)."""
-    return _call("exp", np.exp, x)
-
-
-def log(x: Value, base: Value | None = None) -> Value:
-    """Natural logarithm, or the logarithm to ``base`` (``np.log(x) / np.log(base)``)."""
-    if base is None:
-        return _call("log", np.log, x)
-    return _call("log", _log, x, base)
-
-
-def sqrt(x: Value) -> Value:
-    """Square root (``np.sqrt`` on numbers)."""
-    return _call("sqrt", np.sqrt, x)
-
-
-# -- piecewise -----------------------------------------------------------------------------------
-def abs(x: Value) -> Value:
-    """Absolute value (``np.abs`` on numbers); by convention ``abs'(0) = 0``."""
-    return _call("abs", np.abs, x)
-
-
-def sign(x: Value) -> Value:
-    """Sign: -1, 0 or 1 (``np.sign`` on numbers); its derivative is 0."""
-    return _call("sign", np.sign, x)
-
-
+# -- beyond the rows -------------------------------------------------------------------------------
 def minimum(a: Value, b: Value) -> Value:
     """The smaller of two values (``np.minimum`` on numbers); ties split the gradient evenly."""
     return _call("minimum", np.minimum, a, b)
@@ -229,17 +171,6 @@ def maximum(a: Value, b: Value) -> Value:
     """The larger of two values (``np.maximum`` on numbers); ties split the gradient evenly."""
     return _call("maximum", np.maximum, a, b)
 
-
-def min(*args: Value) -> Value:
-    """The smallest of two or more values (or of one list of them), elementwise."""
-    values = _nary("min", args)
-    return _call("min", lambda *v: functools.reduce(np.minimum, v), *values)
-
-
-def max(*args: Value) -> Value:
-    """The largest of two or more values (or of one list of them), elementwise."""
-    values = _nary("max", args)
-    return _call("max", lambda *v: functools.reduce(np.maximum, v), *values)
 
 
 def where(cond: Value, a: Value, b: Value) -> Value:
@@ -258,36 +189,6 @@ def where(cond: Value, a: Value, b: Value) -> Value:
         return trace.where(cond, a, b)
     return np.where(cond, a, b)
 
-
-# -- special functions and activations -------------------------------------------------------------
-def erf(x: Value) -> Value:
-    """Error function (vectorized, as in generated code)."""
-    return _call("erf", _runtime._erf, x)
-
-
-def gamma(x: Value) -> Value:
-    """Gamma function (vectorized, as in generated code)."""
-    return _call("gamma", _runtime._gamma, x)
-
-
-def loggamma(x: Value) -> Value:
-    """``log(gamma(x))`` for ``x > 0`` (vectorized, as in generated code)."""
-    return _call("loggamma", _runtime._loggamma, x)
-
-
-def relu(x: Value) -> Value:
-    """Rectified linear unit ``max(x, 0)``; by convention ``relu'(0) = 0``."""
-    return _call("relu", _relu, x)
-
-
-def sigmoid(x: Value) -> Value:
-    """Logistic function ``1 / (1 + exp(-x))``, computed without overflow."""
-    return _call("sigmoid", _runtime._sigmoid, x)
-
-
-def softplus(x: Value) -> Value:
-    """``log(1 + exp(x))``, computed without overflow (``np.logaddexp(0, x)``)."""
-    return _call("softplus", _softplus, x)
 
 
 # -- along an axis (arrays, and arrays traced with shapes=) ---------------------------------------

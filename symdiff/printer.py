@@ -15,6 +15,8 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.str import StrPrinter
 
+from . import registry
+
 #: Sums of more terms than this print in SymPy's stored order instead of the conventional one:
 #: sorting terms for display costs far more than deriving them (seconds for a sum of thousands
 #: of terms, and once per printed subexpression). The stored order is just as deterministic.
@@ -111,9 +113,6 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
             return "_np." + fqn[len("numpy.") :]
         return super()._module_format(fqn, register)
 
-    def _helper(self, name: str, *args: sp.Expr) -> str:
-        return self.helper_call(name, *(self._print(a) for a in args))
-
     def helper_call(self, name: str, *args: str) -> str:
         """A call of runtime helper ``name`` on printed arguments (recorded for inclusion)."""
         self.helpers.add(name)
@@ -155,12 +154,6 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
             right = f"({self._print(exp)})"
         return f"{left}**{right}"
 
-    def _print_Max(self, expr: sp.Max) -> str:
-        return self._nested("_np.maximum", expr.args)
-
-    def _print_Min(self, expr: sp.Min) -> str:
-        return self._nested("_np.minimum", expr.args)
-
     def _nested(self, func: str, args: tuple[sp.Expr, ...]) -> str:
         text = self._print(args[-1])
         for arg in reversed(args[:-1]):
@@ -191,40 +184,29 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
         rhs = self.parenthesize(expr.rhs, precedence(expr))
         return f"({lhs} {expr.rel_op} {rhs})"
 
-    # -- functions -----------------------------------------------------------------------
-    def _print_Abs(self, expr: sp.Abs) -> str:
-        return f"_np.abs({self._print(expr.args[0])})"
+    # -- functions: each row of the registry says how its node prints ---------------------
+    def _print(self, expr, **kwargs) -> str:
+        row = registry.by_class_name().get(type(expr).__name__)
+        if row is None:
+            return super()._print(expr, **kwargs)
+        if row.method == "nested":
+            return self._nested(f"_np.{row.ufunc}", expr.args)
+        if row.method == "heaviside":
+            return self._heaviside(expr)
+        printed = [
+            str(int(arg)) if i in row.int_args else self._print(arg)
+            for i, arg in enumerate(expr.args)
+        ]
+        if row.helper:
+            return self.helper_call(row.helper, *printed)
+        if row.template:
+            return row.template.format(*printed)
+        return f"_np.{row.ufunc}({', '.join(printed)})"
 
-    def _print_Heaviside(self, expr: sp.Heaviside) -> str:
+    def _heaviside(self, expr: sp.Heaviside) -> str:
         arg = expr.args[0]
         at_zero = expr.args[1] if len(expr.args) > 1 else sp.S.Half
         return f"_np.heaviside({self._print(arg)}, {float(at_zero)!r})"
-
-    def _print_relu(self, expr: sp.Expr) -> str:
-        return f"_np.maximum({self._print(expr.args[0])}, 0.0)"
-
-    def _print_sigmoid(self, expr: sp.Expr) -> str:
-        return self._helper("_sigmoid", *expr.args)
-
-    def _print_softplus(self, expr: sp.Expr) -> str:
-        return f"_np.logaddexp(0.0, {self._print(expr.args[0])})"
-
-    def _print_tie_share(self, expr: sp.Expr) -> str:
-        return self._helper("_argmax_share", *expr.args)
-
-    def _print_erf(self, expr: sp.Expr) -> str:
-        return self._helper("_erf", *expr.args)
-
-    def _print_gamma(self, expr: sp.Expr) -> str:
-        return self._helper("_gamma", *expr.args)
-
-    def _print_loggamma(self, expr: sp.Expr) -> str:
-        return self._helper("_loggamma", *expr.args)
-
-    def _print_polygamma(self, expr: sp.Expr) -> str:
-        order, arg = expr.args
-        self.helpers.add("_polygamma")
-        return f"_polygamma({int(order)}, {self._print(arg)})"
 
 
 class ArrayCodePrinter(CodePrinter):

@@ -3,9 +3,10 @@
 A row says which names a string may call the function by, which SymPy class its node is, its
 derivative rule (as a student reads it), how it prints as NumPy code, which NumPy functions
 tracing maps to it, whether tensor code may apply it in place, where it is smooth (for the
-tests), and which numbers need care when parsing. The rule table (:data:`symdiff.rules.RULES`)
-is built from the rows; the other consumers still keep their own lists, which
-``tests/test_registry.py`` checks against the rows until each one reads them (issue #14).
+tests), and which numbers need care when parsing. The consumers read the rows: the rule table
+(:data:`symdiff.rules.RULES`), the printer, verify's allow-list and runtime's helper table, the
+parser, tracing (``trace.FUNCTIONS``/``UFUNCS``), :mod:`symdiff.math` and the tensor emitter;
+``tests/test_registry.py`` checks that none keeps a list of its own (issue #14).
 
 Importing this module needs the standard library only: SymPy, NumPy and
 :mod:`symdiff.functions` are reached through lazy namespaces, and a row touches them only
@@ -164,7 +165,13 @@ def _log_base_check(x: Any, base: Any = None) -> tuple[int, str] | None:
 
 def _unique_max_indicator(a: Any, *args: Any) -> Any:
     """tie_share away from ties: 1 where ``a`` is the maximum, else 0."""
-    return sp.Piecewise((1, sp.Eq(a, sp.Max(*args))), (0, True))
+    # a against the others: Eq(a, Max(*args)) lets SymPy move terms across (Eq(y*(x - 1),
+    # Max(...) - 2)), and the two sides then round differently where it should hold exactly.
+    if a not in args:
+        return sp.Piecewise((1, sp.Eq(a, sp.Max(*args))), (0, True))
+    others = list(args)
+    others.remove(a)
+    return sp.Piecewise((1, a > sp.Max(*others)), (0, True)) if others else sp.S.One
 
 
 def _at_zero(u: Any, *rest: Any) -> tuple[Any, ...]:
@@ -379,6 +386,11 @@ def arity(row: Fn) -> tuple[int, int | None]:
              if p.kind is not inspect.Parameter.VAR_POSITIONAL]
     variadic = row.params.split(", ")[-1].startswith("*")
     return sum(kinds), None if variadic else len(kinds)
+
+
+def keywords(row: Fn) -> tuple[str, ...]:
+    """The optional parameters, which a string may also pass by keyword (``base`` of log)."""
+    return tuple(p.name for p in signature(row).parameters.values() if p.default is None)
 
 
 _COUNTS = ("no", "one", "two", "three", "four")

@@ -48,6 +48,7 @@ from collections.abc import Iterable
 
 import numpy as _np
 
+from . import registry as _registry
 from .errors import ArgumentError as _ArgumentError
 from .errors import ShapeError as _ShapeError
 
@@ -692,6 +693,8 @@ def _check_shapes(names, arrays, shapes, needs):
     return tuple(sizes.values())
 
 
+#: Every helper -> the helpers it calls: those of the argument checks and block loops here,
+#: then those of the functions (the registry rows' ``helper``/``helper_deps``).
 HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_as_output": (),
     "_check_shapes": (),
@@ -700,14 +703,8 @@ HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_as_vector": (),
     "_float_arrays": ("_float_dtype",),
     "_float_dtype": (),
-    "_argmax_share": (),
-    "_sigmoid": (),
     "_prod_others": (),
-    "_erf": (),
-    "_gamma": ("_sinpi",),
-    "_loggamma": (),
-    "_polygamma": (),
-    "_sinpi": (),
+    **_registry.helper_dependencies(),
 }
 
 

@@ -42,8 +42,8 @@ from typing import Any, NoReturn
 import numpy as np
 import sympy as sp
 
+from . import registry
 from .errors import SymdiffError, UnsupportedError
-from .functions import relu, sigmoid, softplus
 from .parsing import check_identifier, parse
 
 __all__ = [
@@ -330,40 +330,12 @@ del _name, _symbol, _hint, _message, _dunder
 
 
 # -- functions -----------------------------------------------------------------------------------
-def _log(x: sp.Expr, base: sp.Expr | None = None) -> sp.Expr:
-    return sp.log(x) if base is None else sp.log(x, base)
-
-
-#: The math namespace (:mod:`symdiff.math`) by name: the same SymPy functions as the parser's.
+#: The math namespace (:mod:`symdiff.math`) by name: each row's canonical name with the
+#: parser's builder (``registry.build_fn``), and the binary ``maximum``/``minimum`` of NumPy.
 FUNCTIONS: dict[str, Callable[..., sp.Expr]] = {
-    "sin": sp.sin,
-    "cos": sp.cos,
-    "tan": sp.tan,
-    "asin": sp.asin,
-    "acos": sp.acos,
-    "atan": sp.atan,
-    "atan2": sp.atan2,
-    "sinh": sp.sinh,
-    "cosh": sp.cosh,
-    "tanh": sp.tanh,
-    "asinh": sp.asinh,
-    "acosh": sp.acosh,
-    "atanh": sp.atanh,
-    "exp": sp.exp,
-    "log": _log,
-    "sqrt": sp.sqrt,
-    "abs": sp.Abs,
-    "sign": sp.sign,
-    "erf": sp.erf,
-    "gamma": sp.gamma,
-    "loggamma": sp.loggamma,
+    **{row.names[0]: registry.build_fn(row) for row in registry.ROWS if row.names},
     "minimum": sp.Min,
     "maximum": sp.Max,
-    "min": sp.Min,
-    "max": sp.Max,
-    "relu": relu,
-    "sigmoid": sigmoid,
-    "softplus": softplus,
 }
 
 
@@ -392,7 +364,19 @@ def where(cond: object, a: object, b: object) -> Any:
     return Traced(result) if _symbolic((cond, a, b)) else result
 
 
-#: NumPy ufuncs a traced value understands, as SymPy builders (of SymPy arguments).
+#: NumPy ufuncs without a row of their own yet, traced to formulas (issue #14, steps 10 and 11).
+_LEGACY_UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
+    np.exp2: lambda a: 2**a,
+    np.expm1: lambda a: sp.exp(a) - 1,
+    np.log1p: lambda a: sp.log(1 + a),
+    np.log2: lambda a: sp.log(a, 2),
+    np.log10: lambda a: sp.log(a, 10),
+    np.logaddexp: lambda a, b: sp.log(sp.exp(a) + sp.exp(b)),
+    np.logaddexp2: lambda a, b: sp.log(2**a + 2**b, 2),
+    np.hypot: lambda a, b: sp.sqrt(a**2 + b**2),
+}
+#: NumPy ufuncs a traced value understands, as SymPy builders (of SymPy arguments): arithmetic
+#: and comparisons here, the functions from the registry rows (``np.<ufunc>`` and ``traced``).
 UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
     np.add: operator.add,
     np.subtract: operator.sub,
@@ -404,41 +388,12 @@ UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
     np.positive: operator.pos,
     np.reciprocal: lambda a: _divide(sp.S.One, a),
     np.square: lambda a: a**2,
-    np.sqrt: sp.sqrt,
-    np.absolute: sp.Abs,  # also np.abs
-    np.fabs: sp.Abs,
-    np.sign: sp.sign,
-    np.sin: sp.sin,
-    np.cos: sp.cos,
-    np.tan: sp.tan,
-    np.arcsin: sp.asin,
-    np.arccos: sp.acos,
-    np.arctan: sp.atan,
-    np.arctan2: sp.atan2,
-    np.sinh: sp.sinh,
-    np.cosh: sp.cosh,
-    np.tanh: sp.tanh,
-    np.arcsinh: sp.asinh,
-    np.arccosh: sp.acosh,
-    np.arctanh: sp.atanh,
-    np.exp: sp.exp,
-    np.exp2: lambda a: 2**a,
-    np.expm1: lambda a: sp.exp(a) - 1,
-    np.log: sp.log,
-    np.log1p: lambda a: sp.log(1 + a),
-    np.log2: lambda a: sp.log(a, 2),
-    np.log10: lambda a: sp.log(a, 10),
-    np.logaddexp: lambda a, b: sp.log(sp.exp(a) + sp.exp(b)),
-    np.logaddexp2: lambda a, b: sp.log(2**a + 2**b, 2),
-    np.hypot: lambda a, b: sp.sqrt(a**2 + b**2),
     np.deg2rad: lambda a: a * sp.pi / 180,
     np.radians: lambda a: a * sp.pi / 180,
     np.rad2deg: lambda a: a * 180 / sp.pi,
     np.degrees: lambda a: a * 180 / sp.pi,
-    np.maximum: sp.Max,
-    np.minimum: sp.Min,
-    np.fmax: sp.Max,
-    np.fmin: sp.Min,
+    **{getattr(np, name): registry.build_fn(row) for name, row in registry.traced_numpy().items()},
+    **_LEGACY_UFUNCS,
     np.greater: sp.Gt,
     np.greater_equal: sp.Ge,
     np.less: sp.Lt,

@@ -65,7 +65,13 @@ def to_reference(expr: sp.Expr) -> sp.Expr:
 
 def _unique_max_indicator(a, *args):
     """tie_share away from ties: 1 where ``a`` is the maximum, else 0."""
-    return sp.Piecewise((1, sp.Eq(a, sp.Max(*args))), (0, True))
+    # a against the others: Eq(a, Max(*args)) lets SymPy move terms across (Eq(y*(x - 1),
+    # Max(...) - 2)), and the two sides then round differently where it should hold exactly.
+    if a not in args:
+        return sp.Piecewise((1, sp.Eq(a, sp.Max(*args))), (0, True))
+    others = list(args)
+    others.remove(a)
+    return sp.Piecewise((1, a > sp.Max(*others)), (0, True)) if others else sp.S.One
 
 
 def reference_value(expr: sp.Expr, point: dict[sp.Symbol, float], digits: int = 30) -> float:

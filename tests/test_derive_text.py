@@ -28,7 +28,7 @@ from symdiff.steps import Derivation, Step
 from .conftest import X, Y, Z, to_reference
 from .test_derive import RULE_SEQUENCES
 from .test_property import _away_from_kinks, _heaviside, expressions
-from .test_rules import DOMAINS
+from .test_rules import ROWS, rule_case, rule_points
 
 #: Textbook expressions (with the variable), besides those of tests/test_derive.py.
 TEXTBOOK = [
@@ -159,12 +159,12 @@ def test_every_printed_equality_of_a_textbook_derivation_is_true(text, wrt):
     assert check_printed_equalities(d, points, symbolic=True) == []
 
 
-@pytest.mark.parametrize("func", list(DOMAINS), ids=lambda f: f.__name__)
-def test_every_printed_equality_is_true_for_every_function_of_the_rule_table(func):
-    """Each rule-table function applied to an inner function (tests/test_rules.py's domains)."""
-    expr, (x0, x1), (y0, y1) = DOMAINS[func]
-    rng = np.random.default_rng(11)
-    points = np.column_stack([rng.uniform(x0, x1, 3), rng.uniform(y0, y1, 3)])
+@pytest.mark.parametrize("row", ROWS)
+def test_every_printed_equality_is_true_for_every_function_of_the_rule_table(row):
+    """Each rule-table function applied to inner functions over its registry domain (the cases
+    of tests/test_rules.py), at points away from its kinks."""
+    expr = rule_case(row)[0]
+    points = np.column_stack(rule_points(row, n=3))
     for var in (X, Y):
         d = sd.derive(expr, wrt=str(var), simplify=False)
         assert check_printed_equalities(d, points) == []

@@ -1,8 +1,8 @@
-"""The function registry (symdiff/registry.py) against every table that still lists functions
-of its own (issue #14). Until each consumer reads the rows, these tests compare the rows with
-the legacy tables, so a disagreement shows before anything moves. What differs today on
-purpose is named below (the ``LEGACY_*``/``*_ONLY`` sets), with the migration step that removes
-it; a step that changes a consumer shrinks its set here."""
+"""The function registry (symdiff/registry.py) and its consumers (issue #14): each consumer
+reads the rows and keeps no list of its own (the printer, verify, runtime, parsing, tracing,
+symdiff.math, the tensor emitter, the rule table). What still differs on purpose is named below
+(the ``LEGACY_*``/``*_ONLY`` sets), with the migration step that removes it; a step that
+changes a consumer shrinks its set here."""
 
 from __future__ import annotations
 
@@ -48,20 +48,8 @@ OPERATOR_UFUNCS = {
     "reciprocal", "square", "deg2rad", "radians", "rad2deg", "degrees",
     "greater", "greater_equal", "less", "less_equal",
 }
-#: verify's allow-list beyond the rows' names: the structural part stays in verify.py (step 4);
-#: the legacy names become rows in step 11.
-STRUCTURAL_NUMPY_NAMES = {
-    "asarray", "broadcast_shapes", "broadcast_to", "copy", "e", "empty", "eye", "full", "inf",
-    "logical_and", "logical_not", "logical_or", "max", "mean", "min", "nan", "pi", "prod",
-    "repeat", "reshape", "result_type", "sqrt", "squeeze", "stack", "sum", "transpose",
-    "where", "zeros",
-}
+#: In verify's allow-list without a row yet (they become rows in step 11).
 LEGACY_NUMPY_NAMES = {"exp2", "hypot", "log2", "log10", "logaddexp2"}
-#: Runtime helpers that are not functions of the table (they stay in runtime.py, step 4).
-INFRASTRUCTURE_HELPERS = {
-    "_as_output", "_check_shapes", "_common_shape", "_in_blocks", "_as_vector",
-    "_float_arrays", "_prod_others",
-}
 
 
 def _args(row: R.Fn, count: int | None = None) -> list[sp.Expr]:
@@ -185,28 +173,29 @@ def test_references_are_the_test_suites(row):
 
 # -- parsing ---------------------------------------------------------------------------------------
 def test_parser_knows_exactly_the_rows_names():
-    table = parsing_functions._FUNCTION_TABLE
+    table = parsing_functions.FUNCTION_SPECS
     assert set(table) == R.parse_names() | R.GRAMMAR
     assert R.parse_names() | R.GRAMMAR == parsing_functions.FUNCTIONS
-    for alias, name in parsing_functions._ALIASES.items():
-        assert R.by_name()[alias].names[0] == name
-        assert table[alias] is table[name]
+    for row in R.ROWS:
+        assert all(table[name] is table[row.names[0]] for name in row.names)
 
 
 @pytest.mark.parametrize("row", PUBLIC)
-def test_parser_builds_arity_and_usage_agree(row):
-    for name in row.names:
-        spec = parsing_functions._FUNCTION_TABLE[name]
-        assert (spec.min_args, spec.max_args) == R.arity(row)
-        assert spec.usage == R.usage(row)
-        for count in _counts(row):
-            assert spec.build(*_args(row, count)) == R.build_fn(row)(*_args(row, count))
+def test_parser_reads_the_row(row):
+    spec = parsing_functions.FUNCTION_SPECS[row.names[0]]
+    assert (spec.min_args, spec.max_args) == R.arity(row)
+    assert spec.usage == R.usage(row)
+    assert (spec.keywords, spec.check, spec.grows, spec.nesting) == (
+        R.keywords(row), row.check, row.grows, row.nesting
+    )
+    for count in _counts(row):
+        assert spec.build(*_args(row, count)) == R.build_fn(row)(*_args(row, count))
 
 
-def test_parser_numeric_care_agrees():
-    assert {R.head_class(row) for row in R.ROWS if row.grows} == parsing_functions._GROWING
-    nesting = {name for row in R.ROWS if row.nesting == 2 for name in row.names}
-    assert nesting == parsing_functions._DOUBLE_NESTING
+def test_parser_numeric_care_is_where_it_was():
+    """Which rows parsing bounds (max_exponent, max_constant_depth): as before the registry."""
+    assert {row.head for row in R.ROWS if row.grows} == {"exp", "sinh", "cosh", "gamma", "loggamma"}
+    assert {row.names[0] for row in R.ROWS if row.nesting == 2} == {"sigmoid", "softplus"}
 
 
 @pytest.mark.parametrize("base", ["-2", "0", "1"])
@@ -222,9 +211,9 @@ def test_the_log_check_says_what_parsing_says(base):
 
 def test_parse_keywords_are_the_rows_optional_params():
     for row in R.ROWS:
-        optional = [p.name for p in R.signature(row).parameters.values() if p.default is None]
         if row.names:  # only log takes a keyword today (builder.keyword_base)
-            assert optional == (["base"] if row.names[0] == "log" else [])
+            assert R.keywords(row) == (("base",) if row.names[0] == "log" else ())
+    assert parsing_functions.FUNCTION_SPECS["where"].keywords == ()
 
 
 # -- printing, the verifier's allow-list, runtime helpers ------------------------------------------
@@ -250,17 +239,32 @@ def test_the_printers_print_the_rows_way(row, printer):
     assert names <= R.numpy_names()
 
 
+def test_the_printer_has_no_method_of_its_own_for_a_row():
+    """The printer reads the rows (one ``_print`` dispatch): no ``_print_<head>`` shadows one."""
+    ours = {name for cls in ArrayCodePrinter.__mro__ if cls.__module__ == "symdiff.printer"
+            for name in vars(cls)}
+    assert ours & {f"_print_{name}" for name in R.by_class_name()} == set()
+
+
 def test_verify_allows_the_rows_names():
-    assert R.numpy_names() <= verify.NUMPY_NAMES
-    assert verify.NUMPY_NAMES - R.numpy_names() == (
-        STRUCTURAL_NUMPY_NAMES - R.numpy_names() | LEGACY_NUMPY_NAMES
-    )
+    """verify's allow-list is its structural names plus the rows' (and, until step 11, legacy
+    names): ``sqrt`` is both, since any ``x**(1/2)`` prints ``_np.sqrt``."""
+    allowed = verify.NUMPY_NAMES
+    assert allowed == verify.STRUCTURAL_NUMPY_NAMES | R.numpy_names() | LEGACY_NUMPY_NAMES
+    assert verify.STRUCTURAL_NUMPY_NAMES & R.numpy_names() == {"sqrt"}
 
 
 def test_runtime_knows_the_rows_helpers():
+    """runtime's dependency table lists its own infrastructure and reads the rows' helpers."""
     deps = R.helper_dependencies()
     assert deps.items() <= runtime.HELPER_DEPENDENCIES.items()
-    assert set(runtime.HELPER_DEPENDENCIES) - set(deps) == INFRASTRUCTURE_HELPERS
+    tree = ast.parse((ROOT / "symdiff" / "runtime.py").read_text(encoding="utf-8"))
+    (table,) = [
+        node.value for node in tree.body
+        if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "HELPER_DEPENDENCIES"
+    ]
+    own = {key.value for key in table.keys if isinstance(key, ast.Constant)}
+    assert own == set(runtime.HELPER_DEPENDENCIES) - set(deps)
     assert set(verify.trusted_helpers()) >= set(deps)
 
 
@@ -286,9 +290,36 @@ def test_traced_ufuncs_are_the_rows():
     assert not rows.keys() & OPERATOR_UFUNCS
 
 
+def test_trace_lists_no_row_of_its_own():
+    """trace.py's literal tables hold arithmetic, comparisons and legacy formulas only: the
+    functions come from the rows."""
+    tree = ast.parse((ROOT / "symdiff" / "trace.py").read_text(encoding="utf-8"))
+    tables = {
+        ast.unparse(node.target): node.value for node in tree.body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Dict)
+    }
+    ufuncs = {ast.unparse(k) for k in tables["UFUNCS"].keys if k is not None}
+    ufuncs |= {ast.unparse(k) for k in tables["_LEGACY_UFUNCS"].keys}
+    assert ufuncs == {f"np.{name}" for name in OPERATOR_UFUNCS | LEGACY_TRACED}
+    assert {k.value for k in tables["FUNCTIONS"].keys if k is not None} == MATH_ONLY
+
+
 def test_math_exports_the_rows_canonical_names():
     canonical = {row.names[0] for row in R.ROWS if row.names}
     assert sm.__all__ == sorted(canonical | MATH_ONLY | MATH_EXTRAS)
+
+
+def test_math_builds_its_functions_from_the_rows():
+    """symdiff.math defines no function of a row itself: each is ``_function(<name>)`` (a
+    generated function named as the row, with its docstring) of a known parameter shape."""
+    tree = ast.parse((ROOT / "symdiff" / "math.py").read_text(encoding="utf-8"))
+    defined = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    canonical = {row.names[0] for row in R.ROWS if row.names}
+    assert not defined & canonical
+    assert {row.params for row in R.ROWS if row.names} <= set(sm._SHAPES)
+    for name in canonical:
+        assert getattr(sm, name).__name__ == getattr(sm, name).__qualname__ == name
+        assert getattr(sm, name).__module__ == "symdiff.math"
 
 
 @pytest.mark.parametrize("row", PUBLIC)
@@ -313,6 +344,9 @@ def test_math_agrees_with_the_row(row):
 # -- tensor code -----------------------------------------------------------------------------------
 def test_tensor_in_place_ufuncs_are_the_rows():
     assert R.in_place_ufuncs() == emit.IN_PLACE_UFUNCS
+    # exactly today's nine (more is a measured perf change, plan P6)
+    in_place = {row.head for row in R.ROWS if row.in_place}
+    assert in_place == {"exp", "log", "sin", "cos", "tan", "sinh", "cosh", "tanh", "Abs"}
 
 
 def test_tensor_sigmoid_is_the_rows_tensor_form():
@@ -320,4 +354,5 @@ def test_tensor_sigmoid_is_the_rows_tensor_form():
     rows = [row for row in R.ROWS if row.tensor_form]
     assert rows == [R.by_name()["sigmoid"]]
     u = sp.Symbol("u", real=True)
-    assert emit._cheap_sigmoid(sigmoid(u)) == rows[0].tensor_form(u)
+    assert emit._tensor_forms(sigmoid(u)) == rows[0].tensor_form(u)
+    assert emit._tensor_forms(sigmoid(u)) == 1 / (1 + sp.exp(sp.Min(-u, 88)))  # as before

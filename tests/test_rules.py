@@ -34,19 +34,19 @@ def _inner(i: int, lo: float, hi: float) -> sp.Expr:
     return mid + half * _SHAPES[i]
 
 
-def _case(row: registry.Fn) -> tuple[sp.Expr, tuple[sp.Expr, ...]]:
+def rule_case(row: registry.Fn) -> tuple[sp.Expr, tuple[sp.Expr, ...]]:
     """The function applied to inner functions over its domain, times ``x + 2`` (so that a
     piecewise-constant function still has a gradient to compare); and the inner functions."""
     inner = tuple(_inner(i, lo, hi) for i, (lo, hi) in enumerate(row.domain.args))
     return registry.build_fn(row)(*inner) * (X + 2), inner
 
 
-def _points(row, n=6):
+def rule_points(row, n=6):
     """Points of the square (-1, 1)^2, away from the function's kinks when there are any."""
     rng = np.random.default_rng(RNG_SEED)
     xs, ys = rng.uniform(-1, 1, 4 * n), rng.uniform(-1, 1, 4 * n)
     if row.domain.kinks is not None:
-        kinks = sp.lambdify((X, Y), row.domain.kinks(*_case(row)[1]), modules="numpy")
+        kinks = sp.lambdify((X, Y), row.domain.kinks(*rule_case(row)[1]), modules="numpy")
         away = np.all(np.abs(np.broadcast_arrays(*kinks(xs, ys), xs)[:-1]) > 1e-4, axis=0)
         xs, ys = xs[away], ys[away]
     return xs[:n], ys[:n]
@@ -71,10 +71,10 @@ def _reference_derivative(expr, var):
 @pytest.mark.parametrize("row", ROWS)
 @pytest.mark.parametrize("var", [X, Y], ids=["x", "y"])
 def test_derive_matches_sympy_diff(row, var):
-    expr = _case(row)[0]
+    expr = rule_case(row)[0]
     ours = differentiate(expr, var).result
     reference = _reference_derivative(expr, var)
-    xs, ys = _points(row)
+    xs, ys = rule_points(row)
     for xv, yv in zip(xs, ys, strict=True):
         point = {X: sp.Float(xv, 30), Y: sp.Float(yv, 30)}
         assert reference_value(ours, point) == pytest.approx(
@@ -84,8 +84,8 @@ def test_derive_matches_sympy_diff(row, var):
 
 @pytest.mark.parametrize("row", ROWS)
 def test_generated_gradient_matches_central_differences(row):
-    expr = _case(row)[0]
-    xs, ys = _points(row, n=50)
+    expr = rule_case(row)[0]
+    xs, ys = rule_points(row, n=50)
     g = sd.grad(expr, wrt=["x", "y"])
     f = sd.compile(expr)
     gx, gy = g(x=xs, y=ys)

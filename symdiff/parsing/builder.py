@@ -12,7 +12,7 @@ from typing import ClassVar, NoReturn
 import sympy as sp
 
 from ..errors import ParseError, SymdiffError
-from .functions import _CONSTANTS, _FUNCTION_TABLE, _GROWING, TENSOR_FUNCTIONS, _Function
+from .functions import _CONSTANTS, FUNCTION_SPECS, TENSOR_FUNCTIONS, FunctionSpec
 from .hints import needs_shapes, unknown_function, variables
 from .limits import LIMITS, _budget_seconds
 from .names import check_identifier
@@ -155,9 +155,9 @@ class _Builder:
                 node,
             )
 
-    def check_growth(self, name: str, func: object, arg: sp.Expr, node: ast.AST) -> None:
+    def check_growth(self, name: str, spec: FunctionSpec, arg: sp.Expr, node: ast.AST) -> None:
         """Refuse ``exp``-like functions of numbers too large to keep exact."""
-        if func in _GROWING and arg.is_number:
+        if spec.grows and arg.is_number:
             limit = LIMITS["max_exponent"]
             if _log10_abs(arg) > math.log10(limit):
                 self.fail(
@@ -207,7 +207,7 @@ class _Builder:
         name = node.id
         if name in _CONSTANTS:
             return _CONSTANTS[name]
-        if name in _FUNCTION_TABLE:
+        if name in FUNCTION_SPECS:
             self.fail(f"{name!r} is a function; call it as {name}(...)", node)
         return self.symbol(name, node)
 
@@ -397,13 +397,13 @@ class _Builder:
         if name in _CONSTANTS:
             self.fail(f"{name!r} is a constant, not a function (to multiply, write {name}*(...))",
                       func)
-        spec = _FUNCTION_TABLE.get(name)
+        spec = FUNCTION_SPECS.get(name)
         if spec is None:
             self.fail(unknown_function(name, self.src.original, variables(self.tree)), func)
         for arg in node.args:
             if isinstance(arg, ast.Starred):
                 self.fail("starred arguments ('*a') are not supported", arg)
-        base = self.keyword_base(name, node)
+        base = self.keyword_base(name, spec, node)
         given = len(node.args) + (base is not None)
         too_many = spec.max_args is not None and given > spec.max_args
         if len(node.args) < spec.min_args or too_many:
@@ -420,15 +420,17 @@ class _Builder:
         args = [self.build(arg) for arg in node.args]
         if base is not None:
             args.append(self.build(base))
-        if len(args) == 2 and spec is _FUNCTION_TABLE["log"]:
-            self.check_log_base(args[1], base if base is not None else node.args[1])
+        refused = spec.check(*args) if spec.check else None
+        if refused is not None:
+            index, why = refused
+            self.fail(why, [*node.args, base][index])
         if spec.max_args is None:
             self.check_argument_count(spec, args, node)
         self.guard(node)
-        self.check_growth(name, spec.build, args[0], node)
+        self.check_growth(name, spec, args[0], node)
         return spec.build(*args)
 
-    def check_argument_count(self, spec: _Function, args: list[sp.Expr], node: ast.Call) -> None:
+    def check_argument_count(self, spec: FunctionSpec, args: list[sp.Expr], node: ast.Call) -> None:
         """Bound min/max arguments, counting those of nested min/max SymPy would merge."""
         merged = sum(len(a.args) if isinstance(a, spec.build) else 1 for a in args)
         limit = LIMITS["max_args"]
@@ -436,29 +438,26 @@ class _Builder:
             name = getattr(node.func, "id", "function")
             self.fail(f"{name}() has more than {limit} arguments (limit max_args)", node)
 
-    def keyword_base(self, name: str, node: ast.Call) -> ast.AST | None:
-        """The ``base=`` keyword of ``log``; any other keyword is an error."""
+    def keyword_base(self, name: str, spec: FunctionSpec, node: ast.Call) -> ast.AST | None:
+        """The ``base=`` keyword of ``log`` (its one optional parameter, the only keyword
+        any function takes); any other keyword is an error."""
         base = None
         for kw in node.keywords:
             if kw.arg is None:
                 self.fail("keyword unpacking ('**kwargs') is not supported", kw.value)
-            if _FUNCTION_TABLE[name] is not _FUNCTION_TABLE["log"]:
+            if not spec.keywords:
                 hint = ""
                 if name in TENSOR_FUNCTIONS and kw.arg in ("axis", "keepdims"):
                     hint = f"; {name}(a, {kw.arg}=...) {self.needs_shapes()}"
                 self.fail(f"{name}() takes no keyword arguments (got {kw.arg!r}){hint}", kw)
-            if kw.arg != "base":
+            if kw.arg not in spec.keywords:
                 self.fail(f"{name}() got an unexpected keyword argument {kw.arg!r}", kw)
             if base is not None or len(node.args) > 1:
-                self.fail(f"{name}() got multiple values for 'base'", kw)
+                self.fail(f"{name}() got multiple values for {kw.arg!r}", kw)
             base = kw.value
         return base
 
-    def check_log_base(self, base: sp.Expr, node: ast.AST) -> None:
-        if base.is_number and (base.is_positive is False or base == 1):
-            self.fail("the base of log must be a positive number other than 1", node)
-
-    def where(self, node: ast.Call, spec: _Function) -> sp.Expr:
+    def where(self, node: ast.Call, spec: FunctionSpec) -> sp.Expr:
         cond_node, yes_node, no_node = node.args
         if not isinstance(cond_node, ast.Compare):
             self.fail("the first argument of where() must be a comparison (< <= > >=)", cond_node)

@@ -1,5 +1,5 @@
-"""The names a string expression may call or use as constants: the function table (with the
-NumPy-style aliases), ``FUNCTIONS``, ``pi`` and ``e``, and which functions need numeric care."""
+"""The names a string expression may call or use as constants: ``FUNCTIONS`` (each row of
+:mod:`symdiff.registry` under its names, plus the grammar's ``where``), ``pi`` and ``e``."""
 
 from __future__ import annotations
 
@@ -8,76 +8,52 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..functions import relu, sigmoid, softplus
+from .. import registry
 
 _CONSTANTS: dict[str, sp.Expr] = {"pi": sp.pi, "e": sp.E}
 
 
 @dataclass(frozen=True)
-class _Function:
-    """How one function name is built: ``build(*args)`` with ``min_args..max_args`` arguments."""
+class FunctionSpec:
+    """How one function name is built: ``build(*args)`` with ``min_args..max_args`` arguments,
+    the optional ones also by ``keywords``; ``check(*args)`` gives ``(index, why)`` for an
+    argument to refuse; ``grows``: refuse numbers above ``max_exponent``; ``nesting``: weight
+    towards ``max_constant_depth``."""
 
     build: Callable[..., sp.Expr]
     min_args: int = 1
     max_args: int | None = 1  # None: any number
     usage: str = "one argument"
+    keywords: tuple[str, ...] = ()
+    check: Callable[..., tuple[int, str] | None] | None = None
+    grows: bool = False
+    nesting: int = 1
 
 
-def _unary(func: Callable[..., sp.Expr]) -> _Function:
-    return _Function(func)
+def _spec(row: registry.Fn) -> FunctionSpec:
+    least, most = registry.arity(row)
+    return FunctionSpec(
+        registry.build_fn(row), least, most, registry.usage(row), registry.keywords(row),
+        row.check, row.grows, row.nesting,
+    )
 
 
-def _log(x: sp.Expr, base: sp.Expr | None = None) -> sp.Expr:
-    return sp.log(x) if base is None else sp.log(x, base)
+def _where(cond: sp.Expr, a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    return sp.Piecewise((a, cond), (b, True))
 
 
-_FUNCTION_TABLE: dict[str, _Function] = {
-    "sin": _unary(sp.sin),
-    "cos": _unary(sp.cos),
-    "tan": _unary(sp.tan),
-    "asin": _unary(sp.asin),
-    "acos": _unary(sp.acos),
-    "atan": _unary(sp.atan),
-    "atan2": _Function(sp.atan2, 2, 2, "two arguments (y, x)"),
-    "sinh": _unary(sp.sinh),
-    "cosh": _unary(sp.cosh),
-    "tanh": _unary(sp.tanh),
-    "asinh": _unary(sp.asinh),
-    "acosh": _unary(sp.acosh),
-    "atanh": _unary(sp.atanh),
-    "exp": _unary(sp.exp),
-    "log": _Function(_log, 1, 2, "one or two arguments (x[, base]) or the keyword base="),
-    "sqrt": _unary(sp.sqrt),
-    "abs": _unary(sp.Abs),
-    "sign": _unary(sp.sign),
-    "erf": _unary(sp.erf),
-    "gamma": _unary(sp.gamma),
-    "loggamma": _unary(sp.loggamma),
-    "min": _Function(sp.Min, 2, None, "two or more arguments"),
-    "max": _Function(sp.Max, 2, None, "two or more arguments"),
-    "relu": _unary(relu),
-    "sigmoid": _unary(sigmoid),
-    "softplus": _unary(softplus),
-    "where": _Function(
-        lambda cond, a, b: sp.Piecewise((a, cond), (b, True)),
-        3,
-        3,
-        "three arguments (condition, value if true, value if false)",
-    ),
-}
-_ALIASES = {
-    "ln": "log",
-    "arcsin": "asin",
-    "arccos": "acos",
-    "arctan": "atan",
-    "arctan2": "atan2",
-    "arcsinh": "asinh",
-    "arccosh": "acosh",
-    "arctanh": "atanh",
-}
-_FUNCTION_TABLE.update({alias: _FUNCTION_TABLE[name] for alias, name in _ALIASES.items()})
+def _table() -> dict[str, FunctionSpec]:
+    """Every name a string may call -> its spec (aliases share their canonical name's)."""
+    table: dict[str, FunctionSpec] = {}
+    for row in registry.ROWS:
+        table.update(dict.fromkeys(row.names, _spec(row)))
+    usage = "three arguments (condition, value if true, value if false)"
+    table["where"] = FunctionSpec(_where, 3, 3, usage)
+    return table
 
-FUNCTIONS: frozenset[str] = frozenset(_FUNCTION_TABLE)
+
+FUNCTION_SPECS: dict[str, FunctionSpec] = _table()
+FUNCTIONS: frozenset[str] = frozenset(FUNCTION_SPECS)
 
 #: Operations of the tensor layer (``shapes=``) that are not scalar functions, or that take an
 #: ``axis`` there (``max(a, axis=0)``): the scalar parser names ``shapes=`` when it meets them.
@@ -85,8 +61,3 @@ FUNCTIONS: frozenset[str] = frozenset(_FUNCTION_TABLE)
 TENSOR_FUNCTIONS: frozenset[str] = frozenset(
     {"sum", "mean", "max", "min", "logsumexp", "prod", "softmax", "transpose", "reshape", "repeat"}
 )
-
-# Functions whose value grows at least exponentially with a numeric argument.
-_GROWING = frozenset({sp.exp, sp.sinh, sp.cosh, sp.gamma, sp.loggamma})
-# Functions that SymPy evaluates numerically through a rewrite two levels deep.
-_DOUBLE_NESTING = frozenset({"sigmoid", "softplus"})

@@ -9,7 +9,7 @@ import re
 
 import sympy as sp
 
-from .functions import _DOUBLE_NESTING
+from .functions import FUNCTION_SPECS
 from .limits import LIMITS
 from .syntax import _CHAINS
 
@@ -105,7 +105,8 @@ def _nesting(node: ast.AST) -> int:
     """How much ``node`` adds to the nesting of a constant (see ``max_constant_depth``)."""
     if isinstance(node, ast.Call):
         func = node.func
-        return 2 if isinstance(func, ast.Name) and func.id in _DOUBLE_NESTING else 1
+        spec = FUNCTION_SPECS.get(func.id) if isinstance(func, ast.Name) else None
+        return spec.nesting if spec else 1
     if isinstance(node, ast.Compare):
         return 1
     if isinstance(node, ast.BinOp):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..functions import sigmoid
+from .. import registry
 from ..printer import ArrayCodePrinter, CodePrinter
 from ..simplify import stable_forms
 from .ir import VIEWS, Node, arg_symbol, format_axes, format_index, topological
@@ -313,7 +313,7 @@ class _Emitter:
         if all(_is_dim(s) for s in dense.free_symbols):
             value = self.printer.doprint(dense)
             return f"_np.full({shape_code(shape)}, {value}, dtype=_dtype)"
-        code = self.printer.doprint(_cheap_sigmoid(stable_forms(dense)))
+        code = self.printer.doprint(_tensor_forms(stable_forms(dense)))
         if dense.is_Symbol:
             return f"_np.copy({code})" if self._full(dense, shape) else (
                 f"_np.zeros({shape_code(shape)}, dtype=_dtype) + {code}")
@@ -400,7 +400,7 @@ class _Emitter:
     def _finish(self) -> list[tuple[str, str]]:
         exprs = [(i, value) for i, (_, value) in enumerate(self.lines)
                  if isinstance(value, sp.Basic)]
-        forms = [_factored(_cheap_sigmoid(stable_forms(value))) for _, value in exprs]
+        forms = [_factored(_tensor_forms(stable_forms(value))) for _, value in exprs]
         shared: list[tuple[sp.Symbol, sp.Expr]] = []
         if self.program.cse and forms:
             names = (sp.Symbol(f"_s{k}") for k in range(self.counter, self.counter + 10**6))
@@ -459,11 +459,8 @@ class _Emitter:
 
 
 #: Elementwise functions applied in place to a new array (see ``_Emitter._in_place``), with the
-#: ufunc each one prints as.
-IN_PLACE_UFUNCS = {
-    sp.exp: "exp", sp.log: "log", sp.sin: "sin", sp.cos: "cos", sp.tan: "tan",
-    sp.sinh: "sinh", sp.cosh: "cosh", sp.tanh: "tanh", sp.Abs: "abs",
-}
+#: ufunc each one prints as: the registry rows marked ``in_place``.
+IN_PLACE_UFUNCS = registry.in_place_ufuncs()
 
 
 def _is_dim(symbol: sp.Basic) -> bool:
@@ -473,13 +470,21 @@ def _is_dim(symbol: sp.Basic) -> bool:
 #: ``sigmoid(u)`` is emitted as ``1/(1 + exp(min(-u, SIGMOID_CLIP)))``: one ``exp``, which never
 #: overflows in float32 or float64 (``exp(88)`` < 3.4e38); below ``sigmoid(-88)`` = 6.1e-39 the
 #: value stays at 6.1e-39 (an absolute error under 1e-38), elsewhere it is exact to a few ulp.
-SIGMOID_CLIP = 88
+#: (The row's ``tensor_form`` writes it; the number is the registry's.)
+SIGMOID_CLIP = registry.SIGMOID_CLIP
+#: Functions tensor code writes in another exact form (the rows' ``tensor_form``): ``sigmoid``
+#: as above costs four NumPy calls, where the helper ``_sigmoid`` takes eight (per-call overhead
+#: that dominates small arrays).
+_TENSOR_FORMS = {
+    registry.head_class(row): row.tensor_form for row in registry.ROWS if row.tensor_form
+}
 
 
-def _cheap_sigmoid(expr: sp.Expr) -> sp.Expr:
-    """``sigmoid`` in the form that costs four NumPy calls (the helper ``_sigmoid`` takes eight:
-    per-call overhead that dominates small arrays)."""
-    return expr.replace(sigmoid, lambda u: 1 / (1 + sp.exp(sp.Min(-u, SIGMOID_CLIP))))
+def _tensor_forms(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with each function of :data:`_TENSOR_FORMS` in its tensor form."""
+    for func, form in _TENSOR_FORMS.items():
+        expr = expr.replace(func, form)
+    return expr
 
 
 def _inline_scalars(

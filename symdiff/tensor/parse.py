@@ -33,6 +33,7 @@ import sympy as sp
 
 from .. import parsing as scalar
 from ..errors import ParseError, ShapeError
+from ..parsing.functions import FUNCTION_SPECS
 from ..parsing.hints import did_you_mean
 from .ir import Node
 from .literals import Literals
@@ -279,8 +280,9 @@ class _Parser(Literals, Values):
 
     def scalar_call(self, node: ast.Call, name: str, keywords: dict[str, ast.AST]) -> Elem:
         positional = list(node.args)
+        spec = FUNCTION_SPECS[name]
         for key, kw in keywords.items():
-            if key == "base" and name in ("log", "ln") and len(positional) == 1:
+            if key in spec.keywords and len(positional) == spec.min_args:
                 positional.append(kw.value)  # type: ignore[attr-defined]
             else:
                 self.fail(f"{name}() got an unexpected keyword argument {key!r}", kw)

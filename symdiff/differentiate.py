@@ -101,6 +101,10 @@ class Deriver:
         if base_varies:
             outer = exponent * base ** (exponent - 1)
             return self._outer_then_chain("power", expr, [(base, outer)], f"d/du u^{exponent}")
+        if base.is_zero:  # 0**u: 0 for u > 0, where u**v*log(0) would give 0*zoo = nan
+            return self._outer_then_chain(
+                "exponential", expr, [(exponent, sp.S.Zero)], "d/du 0^u = 0  (0^u = 0 for u > 0)"
+            )
         outer = expr * sp.log(base)
         return self._outer_then_chain("exponential", expr, [(exponent, outer)], f"d/du {base}^u")
 

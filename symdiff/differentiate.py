@@ -134,6 +134,11 @@ class Deriver:
         if base_varies:
             outer = exponent * base ** (exponent - 1)
             return self._outer_then_chain("power", expr, [(0, outer)], "", _power_in)
+        if base.is_zero:  # 0**u: 0 for u > 0, where u**v*log(0) would give 0*zoo = nan
+            return self._outer_then_chain(
+                "exponential", expr, [(1, sp.S.Zero)], "d/du 0^u = 0  (0^u = 0 for u > 0)",
+                _zero_base_in,
+            )
         outer = expr * sp.log(base)
         return self._outer_then_chain("exponential", expr, [(1, outer)], "", _exponential_in)
 
@@ -239,6 +244,11 @@ def _exponential_in(base: sp.Expr, exponent: sp.Expr) -> tuple[sp.Expr, tuple[sp
     """``a**u`` and its derivative ``a**u*log(a)`` (the exponential rule's outer step in ``u``)."""
     power = sp.Pow(base, exponent, evaluate=False)
     return power, (None, base**exponent * sp.log(base))
+
+
+def _zero_base_in(base: sp.Expr, exponent: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
+    """``0**u`` and its derivative 0 (it is 0 for every u > 0; ``0**u*log(0)`` would be nan)."""
+    return sp.Pow(base, exponent, evaluate=False), (None, sp.S.Zero)
 
 
 def _is_reciprocal(factor: sp.Expr) -> bool:

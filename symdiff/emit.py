@@ -18,7 +18,7 @@ from . import __version__
 from .printer import CodePrinter
 from .render import render
 from .runtime import helper_source
-from .simplify import shared_subexpressions, stable_forms
+from .simplify import shared_subexpressions, stable_forms, zero_power_logs
 from .verify import ERROR_CONSTANTS
 
 
@@ -133,7 +133,7 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
     if program.assignments is not None:
         assignments, reduced = list(program.assignments), list(program.outputs)
     else:
-        outputs = [stable_forms(sp.sympify(e)) for e in program.outputs]
+        outputs = [zero_power_logs(stable_forms(sp.sympify(e))) for e in program.outputs]
         assignments, reduced = shared_subexpressions(outputs) if cse else ([], outputs)
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 import sympy as sp
 
 from .differentiate import Deriver
+from .simplify import stable_forms, zero_power_logs
 
 Assignment = tuple[sp.Symbol, sp.Expr]
 
@@ -28,7 +29,8 @@ def _tangent(
     """
     terms = []
     for symbol in sorted(value.free_symbols & dots.keys(), key=lambda s: s.name):
-        local = Deriver(symbol)(value).result.xreplace(known)
+        # in the code's forms: stable (sigmoid(-u) for 1 - sigmoid(u)), 0*log(0) taken as 0
+        local = zero_power_logs(stable_forms(Deriver(symbol)(value).result)).xreplace(known)
         if local != 0:
             terms.append(local * dots[symbol])
     return sp.Add(*terms)

@@ -17,6 +17,7 @@ import sympy as sp
 
 from .errors import UnsupportedError
 from .rules import rule_for
+from .simplify import stable_forms, zero_power_log
 
 Assignment = tuple[sp.Symbol, sp.Expr]
 
@@ -98,11 +99,15 @@ def _local_partials(func, children: tuple[sp.Expr, ...], value: sp.Expr) -> tupl
         base, exponent = children
         if not exponent.free_symbols:  # x**2: no partial by the constant exponent to build
             return (exponent * base ** (exponent - 1), sp.S.Zero)
-        return (exponent * base ** (exponent - 1), value * sp.log(base))
+        if base.is_zero:  # d 0**u/du = 0 (0**u is 0 for u > 0), not 0*log(0) = nan
+            return (sp.S.Zero, sp.S.Zero)
+        # log(base) taken as 0 where value = base**exponent is 0 (JAX's rule): 0, not nan
+        return (exponent * base ** (exponent - 1), value * zero_power_log(value, base))
     rule = rule_for(func)
     if rule is None:
         raise UnsupportedError(f"no derivative rule for {func.__name__}")
-    return tuple(rule.partials(*children))
+    # stable forms: sigmoid(u)*(1 - sigmoid(u)) as sigmoid(u)*sigmoid(-u), exact in both tails
+    return tuple(p if p is None else stable_forms(p) for p in rule.partials(*children))
 
 
 def reverse_program(

@@ -14,7 +14,7 @@ import functools
 import sympy as sp
 
 from ..differentiate import differentiate
-from ..simplify import simplify_for_people, stable_forms
+from ..simplify import simplify_for_people, stable_forms, zero_power_logs
 from ..steps import Step
 from .ir import arg_symbol
 
@@ -27,8 +27,9 @@ def partial_step(expr: sp.Expr, i: int) -> Step:
 
 @functools.lru_cache(maxsize=4096)
 def partial(expr: sp.Expr, i: int, simplify: bool = True) -> sp.Expr:
-    """``d expr / d _ai``, simplified for reading when asked, in stable forms."""
+    """``d expr / d _ai``, simplified for reading when asked, in stable forms (and with
+    ``u**v*log(u)`` 0 where ``u**v`` is, see :func:`~symdiff.simplify.zero_power_logs`)."""
     result = partial_step(expr, i).result
     if simplify:
         result = simplify_for_people(result)
-    return stable_forms(result)
+    return zero_power_logs(stable_forms(result))

@@ -171,7 +171,7 @@ def _unique_max_indicator(a: Any, *args: Any) -> Any:
         return sp.Piecewise((1, sp.Eq(a, sp.Max(*args))), (0, True))
     others = list(args)
     others.remove(a)
-    return sp.Piecewise((1, a > sp.Max(*others)), (0, True)) if others else sp.S.One
+    return sp.Piecewise((1, a - sp.Max(*others) > 0), (0, True)) if others else sp.S.One
 
 
 def _at_zero(u: Any, *rest: Any) -> tuple[Any, ...]:

@@ -71,7 +71,7 @@ def _unique_max_indicator(a, *args):
         return sp.Piecewise((1, sp.Eq(a, sp.Max(*args))), (0, True))
     others = list(args)
     others.remove(a)
-    return sp.Piecewise((1, a > sp.Max(*others)), (0, True)) if others else sp.S.One
+    return sp.Piecewise((1, a - sp.Max(*others) > 0), (0, True)) if others else sp.S.One
 
 
 def reference_value(expr: sp.Expr, point: dict[sp.Symbol, float], digits: int = 30) -> float:

@@ -33,7 +33,7 @@ from .options import Options
 from .parsing import FUNCTIONS, check_wrt, parse
 from .printer import brief_text
 from .reverse import inline_single_use, prune, reverse_program
-from .simplify import simplify_for_people, stable_forms
+from .simplify import operation_nodes, simplify_for_people, stable_forms
 from .trace import (
     combine_signatures,
     signature_text,
@@ -257,7 +257,7 @@ def choose_mode(request: Request) -> str:
     """
     if request.options.mode != "auto" or request.kind in ("value", "hvp"):
         return "forward" if request.options.mode == "auto" else request.options.mode
-    ops = sum(_size(e) for e in request.exprs)
+    ops = sum(operation_nodes(e) for e in request.exprs)
     mode = (
         "forward"
         if len(request.wrt) < AUTO_FORWARD_MAX_WRT and ops <= AUTO_MAX_FORWARD_OPS
@@ -265,19 +265,6 @@ def choose_mode(request: Request) -> str:
     )
     log.debug("mode auto -> %s: %d wrt variables, %d operations", mode, len(request.wrt), ops)
     return mode
-
-
-def _size(expr: sp.Expr) -> int:
-    """Operation count: the number of operator nodes of the tree (a product of k factors is
-    one node). Linear time, unlike ``sympy.count_ops``, which rebuilds fractions."""
-    count = 0
-    pending = [expr]
-    while pending:
-        node = pending.pop()
-        if node.args:
-            count += 1
-            pending.extend(node.args)
-    return count
 
 
 # -- one planner per kind ---------------------------------------------------------------------

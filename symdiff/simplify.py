@@ -238,8 +238,9 @@ _HOLLOW_MUL = Transform(
 )
 
 
-def _nodes(expr: sp.Basic) -> int:
-    """Operation nodes of the tree (a product of k factors is one node); linear time."""
+def operation_nodes(expr: sp.Basic) -> int:
+    """Operation nodes of the tree (a product of k factors is one node). Linear time, unlike
+    ``sympy.count_ops``, which rebuilds fractions."""
     count, pending = 0, [expr]
     while pending:
         node = pending.pop()
@@ -332,13 +333,13 @@ class _Simplifier:
             calls = sum(1 for node in sp.preorder_traversal(expr) if isinstance(node, _TRIG))
             most_calls, most_terms = b.trig_calls, b.trig_terms
         return (
-            self._within(phase, expr, _nodes(expr), b.trig_ops, "operations")
+            self._within(phase, expr, operation_nodes(expr), b.trig_ops, "operations")
             and self._within(phase, expr, calls, most_calls, "trigonometric calls")
             and self._within(phase, expr, terms, most_terms, "terms once expanded")
         )
 
     def small(self, phase: str, expr: sp.Basic) -> bool:
-        return self._within(phase, expr, _nodes(expr), self.budget.other_ops, "operations")
+        return self._within(phase, expr, operation_nodes(expr), self.budget.other_ops, "operations")
 
     # -- the pipeline --------------------------------------------------------------------------
     def __call__(self, expr: sp.Basic) -> sp.Basic:

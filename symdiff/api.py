@@ -48,8 +48,15 @@ def _decorator(builder: Callable[..., CompiledFunction], **options: Any) -> Any:
 
 
 # -- inputs ------------------------------------------------------------------------------------
-def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) -> CompiledFunction:
-    """The one path from a builder's arguments to its function."""
+def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) -> Any:
+    """The one path from a builder's arguments to its function; without expressions, the
+    builder as a decorator with these options (``@sd.grad(wrt="x")``)."""
+    if exprs is _MISSING:
+        settings = {"simplify": options.simplify, "cse": options.cse, "mode": options.mode,
+                    "cache": options.cache, "shapes": shapes}
+        if kind != "value":
+            settings["wrt"] = wrt
+        return _decorator(_BUILDERS[kind], **settings)
     if kind != "jacobian" and isinstance(exprs, list | tuple):
         name = "compile" if kind == "value" else kind
         what = (
@@ -145,10 +152,6 @@ def compile(
 
     Without ``expr`` (``@sd.compile(cse=False)``) returns a decorator with these options.
     """
-    if expr is _MISSING:
-        return _decorator(
-            compile, simplify=simplify, cse=cse, mode=mode, cache=cache, shapes=shapes
-        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("value", expr, None, options, shapes)
 
@@ -175,10 +178,6 @@ def grad(
     ``mode="reverse"`` emits a forward sweep and one backward sweep of adjoints (cost within a
     small factor of the function's, however many variables); ``"auto"`` picks by size.
     """
-    if expr is _MISSING:
-        return _decorator(
-            grad, wrt=wrt, simplify=simplify, cse=cse, mode=mode, cache=cache, shapes=shapes
-        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("grad", expr, wrt, options, shapes)
 
@@ -196,16 +195,6 @@ def value_and_grad(
     """Value and gradient together, sharing every common subexpression: ``(value, grads)``.
 
     Arguments and ``wrt`` as for :func:`grad`; without ``expr``, a decorator."""
-    if expr is _MISSING:
-        return _decorator(
-            value_and_grad,
-            wrt=wrt,
-            simplify=simplify,
-            cse=cse,
-            mode=mode,
-            cache=cache,
-            shapes=shapes,
-        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("value_and_grad", expr, wrt, options, shapes)
 
@@ -226,10 +215,6 @@ def jacobian(
     a Python function returning a tuple or list of values (the ``m`` rows; a single value is
     one row), which keeps its signature as for :func:`grad`. Without ``exprs``, a decorator.
     """
-    if exprs is _MISSING:
-        return _decorator(
-            jacobian, wrt=wrt, simplify=simplify, cse=cse, mode=mode, cache=cache, shapes=shapes
-        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("jacobian", exprs, wrt, options, shapes)
 
@@ -246,14 +231,12 @@ def hessian(
 ) -> CompiledFunction:
     """The Hessian of ``expr``: the call returns an array ``(n, n) + shape`` (symmetric).
 
-    With a single ``wrt`` name the call returns the second derivative itself. Hessians are
-    derived symbolically (forward over forward) in every mode. Arguments and ``wrt`` as for
+    With a single ``wrt`` name the call returns the second derivative itself. Forward mode
+    derives it symbolically (forward over forward); reverse mode (which ``auto`` picks from
+    four variables) differentiates the reverse-mode gradient program forward (forward over
+    reverse). Arguments and ``wrt`` as for
     :func:`grad`; without ``expr``, a decorator.
     """
-    if expr is _MISSING:
-        return _decorator(
-            hessian, wrt=wrt, simplify=simplify, cse=cse, mode=mode, cache=cache, shapes=shapes
-        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("hessian", expr, wrt, options, shapes)
 
@@ -279,12 +262,18 @@ def hvp(
     function with defaults or keyword-only parameters, ``_v`` is keyword-only (it follows them).
     Without ``expr``, a decorator.
     """
-    if expr is _MISSING:
-        return _decorator(
-            hvp, wrt=wrt, simplify=simplify, cse=cse, mode=mode, cache=cache, shapes=shapes
-        )
     options = Options(simplify, cse, mode, cache)
     return _compiled("hvp", expr, wrt, options, shapes)
+
+
+_BUILDERS: dict[str, Callable[..., CompiledFunction]] = {
+    "value": compile,
+    "grad": grad,
+    "value_and_grad": value_and_grad,
+    "jacobian": jacobian,
+    "hessian": hessian,
+    "hvp": hvp,
+}
 
 
 # -- checks and optimisation -----------------------------------------------------------------------

@@ -35,12 +35,13 @@ from .printer import brief_text
 from .reverse import inline_single_use, prune, reverse_program
 from .simplify import operation_nodes, simplify_for_people, stable_forms
 from .trace import (
+    DIRECTION,
+    call_signature,
     combine_signatures,
     signature_text,
     trace,
     trace_function,
     traced_name,
-    with_direction,
 )
 from .warm import load_cached, module_key
 
@@ -97,9 +98,7 @@ class Request:
     def call_signature(self) -> inspect.Signature | None:
         """The signature of the compiled function: the traced function's (with ``_v`` for a
         Hessian-vector product), or None for the generated function's own."""
-        if self.signature is None or self.kind != "hvp":
-            return self.signature
-        return with_direction(self.signature, DIRECTION)
+        return call_signature(self.signature, self.kind)
 
     def original(self, names: Sequence[str]) -> tuple[str, ...]:
         """``names`` (code names) as the caller named them."""
@@ -117,7 +116,6 @@ class Request:
         return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
 
 
-DIRECTION = "_v"  # the direction parameter of a Hessian-vector product, last argument
 
 
 # -- inputs -------------------------------------------------------------------------------------

@@ -48,11 +48,13 @@ from .parsing import check_identifier, parse
 
 __all__ = [
     "ARRAY_FUNCTIONS",
+    "DIRECTION",
     "FUNCTIONS",
     "UFUNCS",
     "Condition",
     "Traced",
     "apply",
+    "call_signature",
     "call_with",
     "combine_signatures",
     "parameters",
@@ -484,6 +486,19 @@ def signature_text(sig: inspect.Signature) -> str:
     """``sig`` as text without annotations (names, kinds, defaults): what a cache key needs."""
     bare = [p.replace(annotation=p.empty) for p in sig.parameters.values()]
     return str(sig.replace(parameters=bare, return_annotation=sig.empty))
+
+
+#: The direction parameter of a Hessian-vector product: the last argument.
+DIRECTION = "_v"
+
+
+def call_signature(sig: inspect.Signature | None, kind: str) -> inspect.Signature | None:
+    """The compiled function's signature: a traced function's ``sig`` (with :data:`DIRECTION`
+    last for a Hessian-vector product), or None (strings and SymPy input: the generated
+    function's own)."""
+    if sig is None or kind != "hvp":
+        return sig
+    return with_direction(sig, DIRECTION)
 
 
 def with_direction(sig: inspect.Signature, name: str) -> inspect.Signature:

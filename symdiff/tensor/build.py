@@ -41,7 +41,13 @@ from ..compiled import CompiledFunction
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..options import Options
 from ..parsing import FUNCTIONS as scalar_functions
-from ..trace import combine_signatures, signature_text, traced_name, with_direction
+from ..trace import (
+    DIRECTION,
+    call_signature,
+    combine_signatures,
+    signature_text,
+    traced_name,
+)
 from ..warm import load_cached, module_key
 from .emit import Program
 from .formula import TensorFormula
@@ -53,7 +59,6 @@ from .shapes import Shape, dims_of, format_shape, parse_shapes
 from .walk import backward, forward
 
 _MEMO: dict[str, CompiledFunction] = {}
-DIRECTION = "_v"  # the direction parameter of a Hessian-vector product, last argument
 
 
 @dataclass
@@ -85,9 +90,7 @@ class _Request:
     def call_signature(self) -> inspect.Signature | None:
         """The compiled function's signature: the traced function's (with ``_v`` last for a
         Hessian-vector product), or None for the generated function's own."""
-        if self.signature is None or self.kind != "hvp":
-            return self.signature
-        return with_direction(self.signature, DIRECTION)
+        return call_signature(self.signature, self.kind)
 
     @property
     def name(self) -> str:

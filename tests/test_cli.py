@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff import cli
 from symdiff.cli import main
+from symdiff.cli.commands import describe_removed
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 COMMANDS = [
@@ -337,7 +337,7 @@ def test_cache_clear(capsys):
     ],
 )
 def test_clear_reports_what_the_api_says_it_removed(removed, expected):
-    assert cli._describe_removed(removed) == expected
+    assert describe_removed(removed) == expected
 
 
 # -- real processes ----------------------------------------------------------------------------

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
 import pytest
+import scipy.special as special
 
 import symdiff as sd
 
@@ -41,12 +43,77 @@ def test_derivative_at_kinks_and_out_of_domain(expr, point, want):
         assert got == want
 
 
+#: log(x) + sqrt(y) + 1/(x - y) + exp(1000*x) at (x, y) = (-1, 0): log of a negative number;
+#: (0, 0): log(0), 0/0-like inf - inf, a pole; (1, 1): a pole and exp overflowing; (0.5, 0.25):
+#: an ordinary point, where everything is finite.
+EDGE_X = np.array([-1.0, 0.0, 1.0, 0.5])
+EDGE_Y = np.array([0.0, 0.0, 1.0, 0.25])
+NUMPY_WARNING = re.compile(r"(divide by zero|overflow|invalid value) encountered in \w+")
+
+
+def edge_reference(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Value and both partials of the edge-case expression, written out by hand in NumPy."""
+    with np.errstate(all="ignore"):
+        value = np.log(x) + np.sqrt(y) + 1 / (x - y) + np.exp(1000 * x)
+        d_x = 1 / x - 1 / (x - y) ** 2 + 1000 * np.exp(1000 * x)
+        d_y = 1 / (2 * np.sqrt(y)) + 1 / (x - y) ** 2
+    return value, d_x, d_y
+
+
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 def test_no_python_exception_and_no_warning_escalation(mode):
-    g = sd.value_and_grad("log(x) + sqrt(y) + 1/(x - y) + exp(1000*x)", wrt=["x", "y"], mode=mode)
-    with np.errstate(all="ignore"):
-        value, (d_x, d_y) = g(np.array([-1.0, 0.0, 1.0]), np.array([0.0, 0.0, 1.0]))
-    assert value.shape == d_x.shape == d_y.shape == (3,)
+    """Outside the domain the generated code gives NumPy's nan/inf, as NumPy would: no Python
+    exception, the floating-point warnings of NumPy's own ufuncs (RuntimeWarning, nothing
+    turned into an error, the caller's errstate left as it was), and at an ordinary point no
+    warning at all."""
+    g = sd.value_and_grad(
+        "log(x) + sqrt(y) + 1/(x - y) + exp(1000*x)", wrt=["x", "y"], mode=mode, cache=False
+    )
+    want = edge_reference(EDGE_X, EDGE_Y)
+    with np.errstate(all="warn", under="ignore"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        before = np.geterr()
+        value, (d_x, d_y) = g(EDGE_X, EDGE_Y)
+        assert np.geterr() == before
+    for got, expected in zip((value, d_x, d_y), want, strict=True):
+        assert got.shape == (4,)
+        np.testing.assert_allclose(got, expected, rtol=1e-13, atol=0)  # nan and inf included
+    assert np.isnan(value[:2]).all() and value[2] == np.inf and d_x[0] == -2.0
+    assert np.isnan(d_x[1:3]).all() and (d_y[:3] == np.inf).all() and d_y[3] == 17.0
+    kinds = set()
+    for warning in caught:
+        assert warning.category is RuntimeWarning, warning
+        found = NUMPY_WARNING.fullmatch(str(warning.message))
+        assert found is not None, warning.message
+        kinds.add(found.group(1))
+    assert kinds == {"divide by zero", "overflow", "invalid value"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an ordinary point: any warning fails here
+        ordinary = g(EDGE_X[3:], EDGE_Y[3:])
+    value, (d_x, d_y) = ordinary
+    for got, expected in zip((value, d_x, d_y), want, strict=True):
+        np.testing.assert_allclose(got, expected[3:], rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("mode", ["forward", "reverse"])
+@pytest.mark.parametrize("name", ["sigmoid", "erf"])
+def test_runtime_helpers_emit_no_warning_at_infinities_and_nan(name, mode):
+    """The runtime helpers silence their own floating-point warnings (symdiff.runtime: sigmoid
+    even raises internally to detect overflow): at +-inf, nan and far in the tails, with every
+    warning an error, values and derivatives equal SciPy's."""
+    x = np.array([-np.inf, -1000.0, -40.0, -1.5, 0.0, 2.0, 40.0, 1000.0, np.inf, np.nan])
+    g = sd.value_and_grad(f"{name}(x)", wrt="x", mode=mode, cache=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value, derivative = g(x)
+    if name == "sigmoid":
+        want_value, want_derivative = special.expit(x), special.expit(x) * special.expit(-x)
+    else:
+        want_value = special.erf(x)
+        with np.errstate(all="ignore"):
+            want_derivative = 2 / np.sqrt(np.pi) * np.exp(-(x**2))
+    np.testing.assert_allclose(value, want_value, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(derivative, want_derivative, rtol=1e-12, atol=0)
 
 
 @pytest.mark.parametrize("x", [-1000.0, -40.0, 0.0, 40.0, 1000.0])

@@ -36,8 +36,13 @@ def test_wheel_contains_the_templates(tmp_path):
     for template in ("module.py.jinja", "function.py.jinja", "_macros.jinja"):
         assert f"symdiff/templates/{template}" in names
     assert "symdiff/py.typed" in names
-    for package in ("cache", "parsing", "tensor"):  # subpackages travel too
-        assert f"symdiff/{package}/__init__.py" in names
+    packages = sorted(p.parent.relative_to(ROOT) for p in (ROOT / "symdiff").rglob("__init__.py"))
+    assert {"symdiff/cache", "symdiff/cli", "symdiff/parsing", "symdiff/tensor"} <= {
+        p.as_posix() for p in packages
+    }
+    for package in packages:  # every subpackage travels, with all its modules
+        for module in (ROOT / package).glob("*.py"):
+            assert module.relative_to(ROOT).as_posix() in names
 
 
 @pytest.mark.skipif(

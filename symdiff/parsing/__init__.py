@@ -107,8 +107,9 @@ Modules
 ``limits`` (``LIMITS``, recursion limit, time budget) <- ``names`` (variable names, ``wrt``);
 ``functions`` (the function table) <- ``hints`` (did-you-mean, the ``shapes=`` hint for tensor
 operations, implicit multiplication) and ``syntax`` (operator tables, messages) <- ``source``
-(scanning, syntax errors, tree checks) and ``sizes`` (number sizes) <- ``builder`` (ast to
-SymPy) <- ``entry`` (:func:`parse`). This package re-exports what the rest of symdiff uses.
+(scanning, syntax errors, tree checks) and ``sizes`` (number sizes) <- ``guards`` (the
+builder's limit checks) <- ``builder`` (ast to SymPy) <- ``entry`` (:func:`parse`). This package
+re-exports what the rest of symdiff uses.
 """
 
 from __future__ import annotations
@@ -122,11 +123,11 @@ from .names import check_identifier as check_identifier
 from .names import check_symbol_name as check_symbol_name
 from .names import check_wrt as check_wrt
 from .names import check_wrt_occurs as check_wrt_occurs
-from .source import _check_tree as _check_tree
-from .source import _scan as _scan
-from .source import _syntax_error as _syntax_error
+from .source import check_tree as check_tree
+from .source import scan as scan
+from .source import syntax_error as syntax_error
 
-# _check_tree, _scan and _syntax_error: the scalar front end that symdiff.tensor.parse reuses
+# check_tree, scan and syntax_error: the scalar front end that symdiff.tensor.parse reuses
 __all__ = [
     "FUNCTIONS",
     "LIMITS",

@@ -1,58 +1,32 @@
 """The builder: translates an allow-listed ``ast`` tree into SymPy, node by node, checking every
-limit and refusing every construct outside the grammar."""
+limit (the checks are :class:`~symdiff.parsing.guards.BuildChecks`) and refusing every construct
+outside the grammar."""
 
 from __future__ import annotations
 
 import ast
-import math
 import time
 from collections.abc import Callable
-from typing import ClassVar, NoReturn
+from typing import ClassVar
 
 import sympy as sp
 
-from ..errors import ParseError, SymdiffError
+from ..errors import SymdiffError
 from .functions import _CONSTANTS, FUNCTION_SPECS, TENSOR_FUNCTIONS, FunctionSpec
-from .hints import needs_shapes, unknown_function, variables
-from .limits import LIMITS, _budget_seconds
-from .names import check_identifier
-from .sizes import (
-    _NON_FINITE,
-    _exact_float,
-    _log10_abs,
-    _log10_int,
-    _nesting,
-    _numerically_real,
-    _rational_digits,
-    _root_digits,
-    _value_depth,
-)
-from .source import _Source
-from .syntax import _BIN_NOTES, _BIN_SYMBOLS, _CHAINS, _COMPARISONS, _CONSTRUCTS, _UNARY_SYMBOLS
+from .guards import BuildChecks
+from .hints import unknown_function, variables
+from .limits import LIMITS, budget_seconds
+from .sizes import exact_float, log10_abs, root_digits
+from .syntax import BIN_NOTES, BIN_SYMBOLS, CHAINS, COMPARISONS, CONSTRUCTS, UNARY_SYMBOLS
 
 # Runs of + - or * / up to this long are combined left to right, exactly as Python would.
 _SEQUENTIAL_RUN = 32
 
 
-class _Builder:
+class ExpressionBuilder(BuildChecks):
     """Translates an allow-listed ``ast`` tree into SymPy, one handler per node type."""
 
-    _HANDLERS: ClassVar[dict[type[ast.AST], Callable[[_Builder, ast.AST], sp.Expr]]]
-
-    def __init__(self, src: _Source, tree: ast.AST | None = None):
-        self.src = src
-        self.tree = tree  # the whole expression, for the examples in messages
-        self.symbols: dict[str, sp.Symbol] = {}
-        # CPU time of this thread: a busy machine must not cut off a legal input.
-        self.deadline = time.thread_time() + _budget_seconds(len(src.original))
-        self.built: set[int] = set()  # ids of the nodes built so far
-        self.constant_depth: dict[int, int] = {}  # node id -> nesting, for numeric values
-
-    # -- helpers -------------------------------------------------------------------------
-
-    def fail(self, message: str, node: ast.AST | int) -> NoReturn:
-        position = node if isinstance(node, int) else self.src.position(node)
-        raise self.src.error(message, position)
+    _HANDLERS: ClassVar[dict[type[ast.AST], Callable[[ExpressionBuilder, ast.AST], sp.Expr]]]
 
     def build(self, node: ast.AST) -> sp.Expr:
         """Build ``node`` (dispatching on its type) and check the value it stands for."""
@@ -63,11 +37,11 @@ class _Builder:
             ):
                 what = "indexing ('a[i]')" if isinstance(node, ast.Subscript) else "'.T'"
                 self.fail(f"{what} {self.needs_shapes()}", node)
-            self.fail(_CONSTRUCTS.get(type(node), f"{type(node).__name__} is not supported"), node)
+            self.fail(CONSTRUCTS.get(type(node), f"{type(node).__name__} is not supported"), node)
         if time.thread_time() > self.deadline:
             self.fail(
                 "expression is too expensive to evaluate exactly "
-                f"(over {_budget_seconds(len(self.src.original)) * 1000:.0f} ms, "
+                f"(over {budget_seconds(len(self.src.original)) * 1000:.0f} ms, "
                 "limit max_milliseconds plus max_microseconds_per_char)",
                 node,
             )
@@ -82,125 +56,6 @@ class _Builder:
         except (ArithmeticError, ValueError, TypeError) as exc:
             self.fail(f"cannot evaluate this: {exc}", node)
         return value
-
-    def needs_shapes(self) -> str:
-        """``needs shapes=, e.g. ...``: the hint for an operation of the tensor layer."""
-        return needs_shapes(self.src.original, variables(self.tree))
-
-    def check_size(self, value: sp.Basic, node: ast.AST) -> None:
-        """Refuse exact rationals (the value or its direct arguments) with too many digits."""
-        for part in (value, *value.args):
-            if part.is_Rational and _rational_digits(part) > LIMITS["max_constant_digits"]:
-                self.fail(
-                    f"constant has more than {LIMITS['max_constant_digits']} digits "
-                    "(limit max_constant_digits)",
-                    node,
-                )
-
-    def check_value(self, value: sp.Basic, node: ast.AST) -> None:
-        """Refuse oversized exact numbers and constants that are not finite real numbers."""
-        if value.is_Symbol:
-            return
-        self.check_size(value, node)
-        if not isinstance(value, sp.Expr):
-            return
-        shown = " ".join(self.src.segment(node).split())
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        if value.has(*_NON_FINITE):
-            if value.is_number:
-                self.fail(f"{shown} is not a finite real number", node)
-            self.fail(f"{shown} is infinite or undefined for some values (SymPy: {value})", node)
-        if value.is_number and not value.is_Rational:
-            real = value.is_extended_real
-            if real is False or (real is None and not _numerically_real(value)):
-                self.fail(f"{shown} is not a finite real number", node)
-
-    def operand_depths(self, node: ast.AST) -> tuple[bool, int]:
-        """Whether every built operand of ``node`` is a number, and their deepest nesting."""
-        every, deepest = True, 0
-        stack = list(ast.iter_child_nodes(node))
-        while stack:
-            child = stack.pop()
-            if id(child) not in self.built:  # keywords, comparisons, runs of + or *
-                stack.extend(ast.iter_child_nodes(child))
-                continue
-            depth = self.constant_depth.get(id(child))
-            if depth is None:
-                every = False
-            else:
-                deepest = max(deepest, depth)
-        return every, deepest
-
-    def record(self, node: ast.AST, value: sp.Expr) -> None:
-        self.built.add(id(node))
-        if value.is_Rational or value.is_Symbol:
-            depth = 0 if value.is_Rational else None
-        elif value.is_number:
-            every, deepest = self.operand_depths(node)
-            # A constant made from variables that cancelled, e.g. (x + c) - x: measure it.
-            depth = _nesting(node) + deepest if every else _value_depth(value)
-        else:
-            depth = None
-        if depth is not None:
-            self.constant_depth[id(node)] = depth
-
-    def guard(self, node: ast.AST) -> None:
-        """Refuse to let SymPy evaluate a deeply nested constant (exponential time in SymPy)."""
-        every, deepest = self.operand_depths(node)
-        limit = LIMITS["max_constant_depth"]
-        if every and deepest + _nesting(node) > limit:
-            self.fail(
-                f"constant sub-expression is nested more than {limit} functions deep "
-                "(limit max_constant_depth; SymPy's exact evaluation would take too long)",
-                node,
-            )
-
-    def check_growth(self, name: str, spec: FunctionSpec, arg: sp.Expr, node: ast.AST) -> None:
-        """Refuse ``exp``-like functions of numbers too large to keep exact."""
-        if spec.grows and arg.is_number:
-            limit = LIMITS["max_exponent"]
-            if _log10_abs(arg) > math.log10(limit):
-                self.fail(
-                    f"the argument of {name}() is larger than {limit} (limit max_exponent)", node
-                )
-
-    def check_power(self, base: sp.Expr, exponent: sp.Expr, node: ast.BinOp) -> None:
-        """Bound a power whose base and exponent are both numbers before SymPy folds it."""
-        if not (base.is_number and exponent.is_number):
-            return
-        limit, max_digits = LIMITS["max_exponent"], LIMITS["max_constant_digits"]
-        where = self.src.find_between(node.left, node.right, "**")
-        size = _log10_abs(exponent)
-        if size > math.log10(limit):
-            self.fail(f"exponent is larger than {limit} (limit max_exponent)", where)
-        magnitude = 10.0**size
-        if base.is_Rational:
-            if base.p == 0 or abs(base.p) == base.q:  # 0, 1 and -1 stay small
-                return
-            digits = max(_log10_int(abs(int(base.p))), _log10_int(int(base.q)))
-        else:
-            rationals = [abs(_log10_abs(r)) for r in base.atoms(sp.Rational) if r != 0]
-            digits = max([abs(_log10_abs(base)), *rationals])
-        if magnitude * digits > max_digits:
-            self.fail(
-                f"the power has more than {max_digits} digits (limit max_constant_digits)", where
-            )
-
-    def symbol(self, name: str, node: ast.AST) -> sp.Symbol:
-        sym = self.symbols.get(name)
-        if sym is None:
-            try:
-                check_identifier(name)
-            except ParseError as exc:
-                self.fail(exc.reason, node)
-            if len(self.symbols) >= LIMITS["max_names"]:
-                self.fail(
-                    f"more than {LIMITS['max_names']} distinct variable names (limit max_names)",
-                    node,
-                )
-            sym = self.symbols[name] = sp.Symbol(name, real=True)
-        return sym
-
     # -- leaves --------------------------------------------------------------------------
 
     def visit_Name(self, node: ast.Name) -> sp.Expr:
@@ -220,7 +75,7 @@ class _Builder:
                 self.fail(f"integer has more than {LIMITS['max_int_digits']} digits", node)
             return sp.Integer(value)
         if isinstance(value, float):
-            exact = _exact_float(self.src.segment(node))
+            exact = exact_float(self.src.segment(node))
             if exact is None:
                 self.fail(
                     f"number is too large or too small to keep exactly "
@@ -242,11 +97,11 @@ class _Builder:
             return -self.build(node.operand)
         if isinstance(node.op, ast.UAdd):
             return self.build(node.operand)
-        symbol = _UNARY_SYMBOLS.get(type(node.op), type(node.op).__name__)
+        symbol = UNARY_SYMBOLS.get(type(node.op), type(node.op).__name__)
         self.fail(f"operator {symbol!r} is not supported", node)
 
     def visit_BinOp(self, node: ast.BinOp) -> sp.Expr:
-        kind = _CHAINS.get(type(node.op))
+        kind = CHAINS.get(type(node.op))
         if kind is None:
             self.check_operator(node)
             base, exponent = self.build(node.left), self.build(node.right)
@@ -256,7 +111,7 @@ class _Builder:
         # A left-leaning run of same-precedence operators is built iteratively.
         run: list[ast.BinOp] = []
         left: ast.AST = node
-        while isinstance(left, ast.BinOp) and _CHAINS.get(type(left.op)) == kind:
+        while isinstance(left, ast.BinOp) and CHAINS.get(type(left.op)) == kind:
             run.append(left)
             left = left.left
         run.reverse()
@@ -267,14 +122,14 @@ class _Builder:
     def check_operator(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.Pow | ast.Add | ast.Sub | ast.Mult | ast.Div):
             return
-        symbol = _BIN_SYMBOLS.get(type(node.op), type(node.op).__name__)
-        note = _BIN_NOTES.get(type(node.op), "")
+        symbol = BIN_SYMBOLS.get(type(node.op), type(node.op).__name__)
+        note = BIN_NOTES.get(type(node.op), "")
         if isinstance(node.op, ast.MatMult):
             note = f": a matrix product is a tensor operation and {self.needs_shapes()}"
         self.fail(f"operator {symbol!r} is not supported{note}", self.operator_position(node))
 
     def operator_position(self, node: ast.BinOp) -> int:
-        symbol = _BIN_SYMBOLS.get(type(node.op), "")
+        symbol = BIN_SYMBOLS.get(type(node.op), "")
         return self.src.find_between(node.left, node.right, symbol)
 
     def add_run(self, first: ast.AST, run: list[ast.BinOp]) -> sp.Expr:
@@ -315,10 +170,10 @@ class _Builder:
                 factor = sp.Pow(factor, -1)
             operands.append((item, factor))
         self.guard(node)
-        root_digits = 0
+        under_roots = 0
         for item, factor in operands:
-            root_digits += _root_digits(factor)
-            if root_digits > LIMITS["max_constant_digits"]:
+            under_roots += root_digits(factor)
+            if under_roots > LIMITS["max_constant_digits"]:
                 self.fail(
                     "the numbers under roots in this product have more than "
                     f"{LIMITS['max_constant_digits']} digits together (limit max_constant_digits)",
@@ -343,7 +198,7 @@ class _Builder:
             # Bound the magnitude so that later numeric comparisons (Max, where, assumptions)
             # never need huge precision, e.g. sin(exp(1000)*exp(1000)*...).
             limit = LIMITS["max_constant_digits"]
-            if _log10_abs(product) > limit:
+            if log10_abs(product) > limit:
                 self.fail(f"constant is larger than 10**{limit} (limit max_constant_digits)", node)
         return product
 
@@ -359,7 +214,7 @@ class _Builder:
         """Build a single ``<``, ``<=``, ``>`` or ``>=`` comparison."""
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
-            symbol, build = _COMPARISONS.get(type(op), (type(op).__name__, None))
+            symbol, build = COMPARISONS.get(type(op), (type(op).__name__, None))
             if build is None:
                 self.fail(
                     f"comparison {symbol!r} is not supported; use < <= > >= inside where()",
@@ -371,7 +226,7 @@ class _Builder:
                 "chained comparisons such as 'a < b < c' are not supported; nest where() instead",
                 node,
             )
-        _, build = _COMPARISONS[type(node.ops[0])]
+        _, build = COMPARISONS[type(node.ops[0])]
         assert build is not None
         left_value, right_value = self.build(node.left), self.build(node.comparators[0])
         self.guard(node)
@@ -430,14 +285,6 @@ class _Builder:
         self.check_growth(name, spec, args[0], node)
         return spec.build(*args)
 
-    def check_argument_count(self, spec: FunctionSpec, args: list[sp.Expr], node: ast.Call) -> None:
-        """Bound min/max arguments, counting those of nested min/max SymPy would merge."""
-        merged = sum(len(a.args) if isinstance(a, spec.build) else 1 for a in args)
-        limit = LIMITS["max_args"]
-        if merged > limit:
-            name = getattr(node.func, "id", "function")
-            self.fail(f"{name}() has more than {limit} arguments (limit max_args)", node)
-
     def keyword_base(self, name: str, spec: FunctionSpec, node: ast.Call) -> ast.AST | None:
         """The ``base=`` keyword of ``log`` (its one optional parameter, the only keyword
         any function takes); any other keyword is an error."""
@@ -473,12 +320,12 @@ class _Builder:
         return spec.build(cond, yes, no)
 
 
-_Builder._HANDLERS = {
-    ast.Name: _Builder.visit_Name,
-    ast.Constant: _Builder.visit_Constant,
-    ast.UnaryOp: _Builder.visit_UnaryOp,
-    ast.BinOp: _Builder.visit_BinOp,
-    ast.BoolOp: _Builder.visit_BoolOp,
-    ast.Compare: _Builder.visit_Compare,
-    ast.Call: _Builder.visit_Call,
+ExpressionBuilder._HANDLERS = {
+    ast.Name: ExpressionBuilder.visit_Name,
+    ast.Constant: ExpressionBuilder.visit_Constant,
+    ast.UnaryOp: ExpressionBuilder.visit_UnaryOp,
+    ast.BinOp: ExpressionBuilder.visit_BinOp,
+    ast.BoolOp: ExpressionBuilder.visit_BoolOp,
+    ast.Compare: ExpressionBuilder.visit_Compare,
+    ast.Call: ExpressionBuilder.visit_Call,
 }

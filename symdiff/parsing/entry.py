@@ -11,12 +11,12 @@ from fractions import Fraction
 import sympy as sp
 
 from ..errors import ParseError, UnsupportedError
-from .builder import _Builder
+from .builder import ExpressionBuilder
 from .functions import _CONSTANTS
-from .limits import LIMITS, PARSER_RECURSION_LIMIT, _recursion_limit
+from .limits import LIMITS, PARSER_RECURSION_LIMIT, recursion_limit
 from .names import check_symbol_name
-from .sizes import _NON_FINITE, _numerically_real, _short_expr
-from .source import _check_tree, _scan, _syntax_error
+from .sizes import NON_FINITE, numerically_real, short_expr
+from .source import check_tree, scan, syntax_error
 
 
 def parse(source: str | sp.Expr | int | float) -> sp.Expr:
@@ -57,8 +57,8 @@ def text_names(text: str) -> frozenset[str]:
     including those that cancel (``x - x``). Meant for text that :func:`parse` accepted; for
     text that does not parse, the result is empty."""
     try:
-        src = _scan(text)
-        with _recursion_limit(PARSER_RECURSION_LIMIT), warnings.catch_warnings():
+        src = scan(text)
+        with recursion_limit(PARSER_RECURSION_LIMIT), warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)
             tree = ast.parse(src.transformed, mode="eval")
     except (ParseError, SyntaxError, RecursionError, MemoryError, ValueError, OverflowError):
@@ -80,15 +80,15 @@ def _parse_text(text: str) -> sp.Expr:
         )
     if not text.strip():
         raise ParseError("empty expression", text, 0)
-    src = _scan(text)
+    src = scan(text)
     try:
         # Python's parser warns about things like "1x" (SyntaxWarning) on stderr; those inputs
         # are refused or read on our own terms, so the warning would only confuse.
-        with _recursion_limit(PARSER_RECURSION_LIMIT), warnings.catch_warnings():
+        with recursion_limit(PARSER_RECURSION_LIMIT), warnings.catch_warnings():
             warnings.simplefilter("ignore", SyntaxWarning)
             tree = ast.parse(src.transformed, mode="eval")
     except SyntaxError as exc:
-        raise _syntax_error(exc, src) from None
+        raise syntax_error(exc, src) from None
     except (RecursionError, MemoryError, ValueError, OverflowError):
         raise src.error(
             "expression is too deeply nested or too long for Python's parser "
@@ -97,8 +97,8 @@ def _parse_text(text: str) -> sp.Expr:
         ) from None
     if isinstance(tree.body, ast.Tuple) and not tree.body.elts:  # only comments, or "()"
         raise src.error("empty expression", 0)
-    _check_tree(tree, src)
-    builder = _Builder(src, tree.body)
+    check_tree(tree, src)
+    builder = ExpressionBuilder(src, tree.body)
     try:
         return builder.build(tree.body)
     except RecursionError:
@@ -122,11 +122,11 @@ def _from_sympy(expr: sp.Basic) -> sp.Expr:
         raise UnsupportedError(
             f"undefined function {type(next(iter(undefined))).__name__}() is not supported"
         )
-    if expr.has(*_NON_FINITE, sp.I):
-        raise ParseError(f"{_short_expr(expr)} contains a value that is not a finite real number")
+    if expr.has(*NON_FINITE, sp.I):
+        raise ParseError(f"{short_expr(expr)} contains a value that is not a finite real number")
     result = expr.xreplace(replacements)
     if result.is_number and not result.is_Rational:
         real = result.is_extended_real
-        if real is False or (real is None and not _numerically_real(result)):
-            raise ParseError(f"{_short_expr(result)} is not a finite real number")
+        if real is False or (real is None and not numerically_real(result)):
+            raise ParseError(f"{short_expr(result)} is not a finite real number")
     return result

@@ -32,7 +32,7 @@ PARSER_RECURSION_LIMIT = 10_000
 
 
 @contextlib.contextmanager
-def _recursion_limit(limit: int) -> Iterator[None]:
+def recursion_limit(limit: int) -> Iterator[None]:
     """Temporarily raise (never lower) the interpreter's recursion limit."""
     previous = sys.getrecursionlimit()
     sys.setrecursionlimit(max(previous, limit))
@@ -42,7 +42,7 @@ def _recursion_limit(limit: int) -> Iterator[None]:
         sys.setrecursionlimit(previous)
 
 
-def _budget_seconds(length: int) -> float:
+def budget_seconds(length: int) -> float:
     """The time budget for an input of ``length`` characters: a fixed part plus a part that
     grows with the input, so that long legal inputs (1,000-variable sums) are not cut off."""
     return (LIMITS["max_milliseconds"] * 1e3 + LIMITS["max_microseconds_per_char"] * length) / 1e6

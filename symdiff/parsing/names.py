@@ -48,7 +48,7 @@ def check_identifier(name: object, what: str = "variable name") -> str:
         raise ParseError(f"{what} {shown} must start with an ASCII letter ({why})", name, 0)
     bad = next(i for i, ch in enumerate(name) if not (ch.isascii() and (ch.isalnum() or ch == "_")))
     raise ParseError(
-        f"{what} {shown} contains {_describe_char(name[bad])}; use ASCII letters, digits and '_'",
+        f"{what} {shown} contains {describe_char(name[bad])}; use ASCII letters, digits and '_'",
         name,
         bad,
     )
@@ -144,5 +144,6 @@ def _shorten(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[:limit] + "...")
 
 
-def _describe_char(ch: str) -> str:
+def describe_char(ch: str) -> str:
+    """``the character 'x' (U+0078)``: a character named in a message, with its code point."""
     return f"the character {ch!r} (U+{ord(ch):04X})"

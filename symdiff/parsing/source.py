@@ -10,8 +10,8 @@ from ..errors import ParseError
 from .functions import FUNCTIONS
 from .hints import juxtaposed, number_then_name
 from .limits import LIMITS
-from .names import _describe_char
-from .syntax import _CHAINS
+from .names import describe_char
+from .syntax import CHAINS
 
 _FORBIDDEN_CHAR = re.compile(r"[^\t\n\r\x20-\x7e]")
 
@@ -19,7 +19,7 @@ _FORBIDDEN_CHAR = re.compile(r"[^\t\n\r\x20-\x7e]")
 # --------------------------------------------------------------------------- source text
 
 
-class _Source:
+class Source:
     """The original text, the text given to ``ast.parse`` and the map between their offsets."""
 
     def __init__(self, original: str, transformed: str, offsets: list[int]):
@@ -62,7 +62,7 @@ class _Source:
         return self.original_offset(found) if found >= 0 else self.position(left)
 
 
-def _scan(text: str) -> _Source:
+def scan(text: str) -> Source:
     """Check ``text`` character by character and prepare it for :func:`ast.parse`.
 
     Refuses non-ASCII and control characters, string literals, over-long numeric literals and
@@ -146,7 +146,7 @@ def _scan(text: str) -> _Source:
         )
     out.append("\n)")
     offsets.extend((text_len, text_len))
-    return _Source(text, "".join(out), offsets)
+    return Source(text, "".join(out), offsets)
 
 
 def _check_continuation(text: str, i: int) -> None:
@@ -180,7 +180,7 @@ def _check_char(text: str, i: int) -> None:
     ch = text[i]
     if not ch.isascii():
         raise ParseError(
-            f"{_describe_char(ch)} is not allowed: only ASCII input is accepted "
+            f"{describe_char(ch)} is not allowed: only ASCII input is accepted "
             "(Python would silently turn look-alike letters into others)",
             text,
             i,
@@ -196,7 +196,7 @@ def _check_char(text: str, i: int) -> None:
 # --------------------------------------------------------------------------- tree checks
 
 
-def _check_tree(tree: ast.Expression, src: _Source) -> None:
+def check_tree(tree: ast.Expression, src: Source) -> None:
     """Enforce ``max_nodes`` and ``max_ast_depth`` without recursion, before building."""
     max_nodes, max_depth = LIMITS["max_nodes"], LIMITS["max_ast_depth"]
     stack: list[tuple[ast.AST, int]] = [(tree.body, 1)]
@@ -224,11 +224,13 @@ def _continues_chain(parent: ast.AST, child: ast.AST) -> bool:
     """Whether ``child`` is the left operand of ``parent`` in a run like ``a + b - c``."""
     if not (isinstance(parent, ast.BinOp) and isinstance(child, ast.BinOp)):
         return False
-    kind = _CHAINS.get(type(parent.op))
-    return kind is not None and child is parent.left and _CHAINS.get(type(child.op)) == kind
+    kind = CHAINS.get(type(parent.op))
+    return kind is not None and child is parent.left and CHAINS.get(type(child.op)) == kind
 
 
-def _syntax_error(exc: SyntaxError, src: _Source) -> ParseError:
+def syntax_error(exc: SyntaxError, src: Source) -> ParseError:
+    """The :class:`ParseError` for Python's ``SyntaxError`` on the scanned text, at the position
+    in the original text (with the fix for a number glued to a name, as in ``2x``)."""
     offset = src.offset(exc.lineno, (exc.offset or 1) - 1)
     position = min(src.original_offset(offset), len(src.original))
     message = (exc.msg or "invalid syntax").strip()

@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 import sympy as sp
 
-_CONSTRUCTS: dict[type[ast.AST], str] = {
+CONSTRUCTS: dict[type[ast.AST], str] = {
     ast.Attribute: "attribute access ('a.b') is not supported",
     ast.Subscript: "subscripts ('a[i]') need shapes= (the tensor layer)",
     ast.Slice: "slices are not supported",
@@ -31,7 +31,7 @@ _CONSTRUCTS: dict[type[ast.AST], str] = {
     ast.YieldFrom: "'yield from' is not supported",
 }
 
-_BIN_SYMBOLS: dict[type[ast.operator], str] = {
+BIN_SYMBOLS: dict[type[ast.operator], str] = {
     ast.Add: "+",
     ast.Sub: "-",
     ast.Mult: "*",
@@ -46,11 +46,11 @@ _BIN_SYMBOLS: dict[type[ast.operator], str] = {
     ast.BitAnd: "&",
     ast.BitXor: "^",
 }
-_BIN_NOTES: dict[type[ast.operator], str] = {
+BIN_NOTES: dict[type[ast.operator], str] = {
     ast.MatMult: " (a matrix product needs shapes=: the tensor layer)",
     ast.FloorDiv: " (use '/')",
 }
-_CHAINS: dict[type[ast.operator], str] = {
+CHAINS: dict[type[ast.operator], str] = {
     ast.Add: "additive",
     ast.Sub: "additive",
     ast.Mult: "multiplicative",
@@ -59,7 +59,7 @@ _CHAINS: dict[type[ast.operator], str] = {
     ast.Mod: "multiplicative",
     ast.MatMult: "multiplicative",
 }
-_COMPARISONS: dict[type[ast.cmpop], tuple[str, Callable[..., sp.Basic] | None]] = {
+COMPARISONS: dict[type[ast.cmpop], tuple[str, Callable[..., sp.Basic] | None]] = {
     ast.Lt: ("<", sp.Lt),
     ast.LtE: ("<=", sp.Le),
     ast.Gt: (">", sp.Gt),
@@ -71,7 +71,7 @@ _COMPARISONS: dict[type[ast.cmpop], tuple[str, Callable[..., sp.Basic] | None]] 
     ast.In: ("in", None),
     ast.NotIn: ("not in", None),
 }
-_UNARY_SYMBOLS: dict[type[ast.unaryop], str] = {
+UNARY_SYMBOLS: dict[type[ast.unaryop], str] = {
     ast.USub: "-",
     ast.UAdd: "+",
     ast.Not: "not",

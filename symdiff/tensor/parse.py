@@ -365,15 +365,15 @@ def parse_tensor(text: object, shapes: dict[str, Shape], builder: Builder) -> No
                          text, limit)
     if not text.strip():
         raise ParseError("empty expression", text, 0)
-    src = scalar._scan(text)
+    src = scalar.scan(text)
     try:
         tree = ast.parse(src.transformed, mode="eval")
     except SyntaxError as exc:
-        raise scalar._syntax_error(exc, src) from None
+        raise scalar.syntax_error(exc, src) from None
     except (RecursionError, MemoryError, ValueError, OverflowError):
         raise ParseError("expression is too deeply nested or too long for Python's parser",
                          text, 0) from None
-    scalar._check_tree(tree, src)
+    scalar.check_tree(tree, src)
     parser = _Parser(src, shapes, builder)
     parser.mark_constants(tree.body)
     try:

@@ -1,0 +1,195 @@
+"""The argument parser of the ``symdiff`` command: its commands, options, help and examples."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from .. import __version__
+from .commands import CACHE_ACTIONS
+from .options import wrt_list
+from .output import PROG
+
+WRT_HELP = (
+    "comma-separated names to differentiate with respect to, e.g. x,y (default: every "
+    "variable, sorted by name). Each must be a variable of the expression (a typo is an "
+    "error). A single name without a comma still means a list of one: "
+    "--wrt x gives the one-element form, as wrt=['x'] in Python"
+)
+
+SHAPES_HELP = (
+    'make variables arrays, as shapes= in Python: ";"-separated NAME=DIMS entries, DIMS '
+    'comma-separated dimension names or ints, nothing for a scalar, e.g. "X=n,d;y=n;w=3;s="'
+)
+
+MAIN_EPILOG = """\
+examples:
+  symdiff grad "sin(x)*exp(y)/(1 + x**2)"        gradient wrt every variable
+  symdiff grad "sin(x)*y" --wrt x,y -o grad_f.py  save the module
+  symdiff derive "sin(x)/x" --wrt x               the quotient rule, step by step
+  symdiff hessian "100*(y - x**2)**2 + (1 - x)**2" --wrt x,y
+  symdiff grad "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
+  symdiff cache info
+  symdiff grad --wrt x -- "-x**2 + y"             "--" before an EXPR starting with "-"
+
+exit codes: 0 success, 1 internal error, 2 bad input (one line on stderr, no traceback).
+Set SYMDIFF_DEBUG=1 to see tracebacks.
+"""
+
+EPILOGS = {
+    "grad": """\
+examples:
+  symdiff grad "sin(x)*y"                 wrt x and y (sorted by name)
+  symdiff grad "sin(x)*y" --wrt y,x       the partials in this order
+  symdiff grad "x**2 + y" --wrt x         a list of one name (the call returns a 1-tuple)
+  symdiff grad "log(1 + exp(x))" --no-simplify -o grad_f.py
+  symdiff grad "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
+                                          arrays: X of shape (n, d), y (n,), w (d,)
+""",
+    "value-and-grad": """\
+examples:
+  symdiff value-and-grad "x**2 * y" --wrt x,y
+  symdiff value-and-grad "sum((X @ w - y)**2)" --wrt w --shapes "X=n,3;y=n;w=3"
+""",
+    "hessian": """\
+examples:
+  symdiff hessian "100*(y - x**2)**2 + (1 - x)**2" --wrt x,y
+  symdiff hessian "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
+""",
+    "hvp": """\
+examples:
+  symdiff hvp "100*(y - x**2)**2 + (1 - x)**2" --wrt x,y     call as hvp_f(x, y, _v)
+  symdiff hvp "sum(100*(x[1:] - x[:-1]**2)**2)" --wrt x --shapes "x=n"
+""",
+    "jacobian": """\
+examples:
+  symdiff jacobian "x*y" "sin(x) + y" --wrt x,y
+  symdiff jacobian "A @ x" --wrt x --shapes "A=m,n;x=n"
+""",
+    "compile": """\
+examples:
+  symdiff compile "sin(x)*exp(y)"
+  symdiff compile "x**2 + 1" -o f.py
+  symdiff compile "sum(X @ w) + s" --shapes "X=n,3;w=3;s="   s is a scalar
+""",
+    "derive": """\
+examples:
+  symdiff derive "sin(x)/x"               one variable: --wrt may be omitted
+  symdiff derive "x**2 * y" --wrt x
+  symdiff derive "exp(-x**2)" --latex     aligned equations for LaTeX / Jupyter
+  symdiff derive "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
+                                          the matrix-calculus steps of the backward walk
+""",
+    "cache": """\
+examples:
+  symdiff cache dir      the directory ($SYMDIFF_CACHE_DIR, else the platform's cache)
+  symdiff cache info     what it holds, one key: value a line
+  symdiff cache clear    remove every entry
+""",
+}
+
+HELPS = {
+    "grad": "print the gradient module",
+    "value-and-grad": "print a module computing the value and the gradient",
+    "hessian": "print the Hessian module",
+    "hvp": "print the Hessian-vector product module (the direction _v is the last argument)",
+    "jacobian": "print the Jacobian module of several expressions",
+    "compile": "print the module computing the expression itself",
+    "derive": "print the derivation, one rule a line",
+    "cache": "show or clear the cache of generated modules",
+}
+
+
+def _add_builder_options(parser: argparse.ArgumentParser) -> None:
+    """The options shared by every command that emits a module."""
+    parser.add_argument("--no-simplify", action="store_true", help="keep derivatives as derived")
+    parser.add_argument("--no-cse", action="store_true", help="no common-subexpression sharing")
+    parser.add_argument(
+        "--mode",
+        choices=("auto", "forward", "reverse"),
+        default="auto",
+        help="differentiation mode (default: auto)",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    _add_shapes(parser)
+    parser.add_argument(
+        "-o", "--output", metavar="FILE", help="write the module to FILE instead of stdout"
+    )
+
+
+def _add_shapes(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--shapes", metavar='"X=n,d;y=n"', help=SHAPES_HELP)
+
+
+def _add_expr(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("expr", metavar="EXPR", help='an expression, e.g. "sin(x)*y"')
+
+
+def _add_wrt_list(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wrt", type=wrt_list, metavar="x,y", help=WRT_HELP)
+
+
+def _args_differentiate(parser: argparse.ArgumentParser) -> None:
+    _add_expr(parser)
+    _add_wrt_list(parser)
+    _add_builder_options(parser)
+
+
+def _args_jacobian(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("exprs", metavar="EXPR", nargs="+", help="the expressions (rows)")
+    _add_wrt_list(parser)
+    _add_builder_options(parser)
+
+
+def _args_compile(parser: argparse.ArgumentParser) -> None:
+    _add_expr(parser)
+    _add_builder_options(parser)
+
+
+def _args_derive(parser: argparse.ArgumentParser) -> None:
+    _add_expr(parser)
+    parser.add_argument(
+        "--wrt", metavar="x", help="the variable (may be omitted if there is only one)"
+    )
+    parser.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
+    parser.add_argument("--no-simplify", action="store_true", help="keep the result as derived")
+    _add_shapes(parser)
+
+
+def _args_cache(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=tuple(CACHE_ACTIONS), help="what to do")
+
+
+#: The function adding each command's arguments to its subparser, by the command's name.
+ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
+    "grad": _args_differentiate,
+    "value-and-grad": _args_differentiate,
+    "hessian": _args_differentiate,
+    "hvp": _args_differentiate,
+    "jacobian": _args_jacobian,
+    "compile": _args_compile,
+    "derive": _args_derive,
+    "cache": _args_cache,
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``symdiff`` command."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Symbolic differentiation that emits readable, vectorized NumPy code.",
+        epilog=MAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, add_arguments in ARGUMENTS.items():
+        sub = commands.add_parser(
+            name,
+            help=HELPS[name],
+            description=HELPS[name][0].upper() + HELPS[name][1:] + ".",
+            epilog=EPILOGS[name],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        add_arguments(sub)
+    return parser

@@ -1,0 +1,92 @@
+"""The text of a graph: compact numbers, node labels, DOT escaping and walkthrough tables."""
+
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from .nodes import GraphNode
+
+
+@dataclass(frozen=True)
+class Table:
+    """A walkthrough table: ``rows`` (dicts) and their aligned-column ``text``.
+
+    ``header`` and ``cells`` are the same columns as strings, ``summary`` the closing line; in
+    Jupyter the table shows as HTML (``_repr_html_``), in a terminal as its text.
+    """
+
+    rows: list[dict[str, object]]
+    text: str
+    result: dict[str, float]
+    header: tuple[str, ...] = ()
+    cells: tuple[tuple[str, ...], ...] = ()
+    summary: str = ""
+
+    def __str__(self) -> str:
+        return self.text
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(self.text.rstrip("\n"))
+
+    def _repr_html_(self) -> str:
+        """An HTML table of the columns (every value escaped), then the summary line."""
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>"
+            for row in self.cells
+        )
+        return (
+            f'<table class="symdiff-table"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table><p>{html.escape(self.summary)}</p>"
+        )
+
+
+def format_number(value: object) -> str:
+    """A compact number: integers without a decimal point, else 6 significant digits."""
+    if value is None:
+        return ""
+    if not isinstance(value, float | int):
+        return str(value)
+    if math.isfinite(value) and value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    return f"{value:.6g}"
+
+
+def node_lines(n: GraphNode) -> list[str]:
+    """The text of a node: label, then ``v=`` value and ``g=`` gradient when known."""
+    lines = [n.label]
+    if n.value is not None:
+        lines.append(f"v={format_number(n.value)}")
+    if n.grad is not None:
+        lines.append(f"g={format_number(n.grad)}")
+    return lines
+
+
+def dot_escape(text: str) -> str:
+    """``text`` inside a double-quoted DOT string: backslashes, quotes and newlines escaped."""
+    return text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def make_table(
+    rows: list[dict[str, object]],
+    result: dict[str, float],
+    header: tuple[str, ...],
+    cells: list[tuple[object, ...]],
+    summary: str,
+) -> Table:
+    """A :class:`Table` with its aligned text and its string cells."""
+    strings = tuple(tuple(map(str, row)) for row in cells)
+    text = _columns(header, list(strings)) + summary + "\n"
+    return Table(rows, text, result, tuple(header), strings, summary)
+
+
+def _columns(header: tuple[str, ...], rows: list[tuple[object, ...]]) -> str:
+    """Aligned plain-text columns with a rule under the header."""
+    table = [tuple(map(str, header)), *(tuple(map(str, r)) for r in rows)]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    text = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in table]
+    text.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(text) + "\n"

@@ -1,0 +1,97 @@
+"""The budgets of :func:`symdiff.simplify.simplify_for_people`: limits as counts of the expression
+(never times, so the same input always gives the same code), and the counts themselves."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import sympy as sp
+
+#: ``simplify`` is only tried on expressions up to this many operations (SymPy's ``count_ops``);
+#: beyond it a cheaper normalisation (``factor_terms``) is used instead. Smaller expressions go
+#: through SymPy's phases one by one, each within :class:`Budget`.
+SIMPLIFY_MAX_OPS = 80
+
+
+@dataclass(frozen=True)
+class Budget:
+    """What one call of :func:`simplify_for_people` may attempt, as counts of the expression.
+
+    SymPy's ``simplify`` is a pipeline of rewriting phases, and some cost far more than the
+    size of their input suggests: ``trigsimp`` factors polynomials in sines and cosines (and in
+    hyperbolic functions rewritten with ``I``) at every node, ``cancel`` and ``expand`` multiply
+    out products of sums. A phase runs only when its input is within its budget; otherwise it
+    is skipped (its input is kept: equal, and never longer) and a ``logging`` debug line names
+    the phase and the count over budget. The budgets are counts, never times, so the same input
+    always gives the same output (and the same code); within every budget the result is exactly
+    SymPy's ``simplify``.
+    """
+
+    #: The whole pipeline: SymPy's ``count_ops`` of the expression (beyond it, ``factor_terms``).
+    ops: int = SIMPLIFY_MAX_OPS
+    #: Phases that multiply out (``cancel``, ``expand``, the numerator of ``radsimp``): the
+    #: number of terms the full expansion of their input can have (:func:`expansion_terms`),
+    #: and for ``cancel`` (a polynomial gcd) the number of its polynomial generators
+    #: (symbols, function calls and non-integer powers).
+    terms: int = 200
+    generators: int = 10
+    #: ``trigsimp``: operations of its input, calls of trigonometric or hyperbolic functions in
+    #: it, and terms of its numerator and denominator once expanded (it factors them).
+    trig_ops: int = 40
+    trig_calls: int = 6
+    trig_terms: int = 12
+    #: ... and with hyperbolic functions (rewritten with ``I``, they make SymPy expand angle
+    #: sums and factor over the Gaussian rationals, by far its slowest path) at most this many
+    #: terms, and distinct calls (one whose argument is a sum counts three times).
+    hyperbolic_terms: int = 6
+    hyperbolic_calls: int = 3
+    #: The other phases whose cost grows quickly (``together``, ``exptrigsimp``, ``combsimp``,
+    #: ``radsimp``, the rewrites SymPy leaves to ``Piecewise`` and other functions): operations
+    #: of their input.
+    other_ops: int = 60
+
+
+def operation_nodes(expr: sp.Basic) -> int:
+    """Operation nodes of the tree (a product of k factors is one node). Linear time, unlike
+    ``sympy.count_ops``, which rebuilds fractions."""
+    count, pending = 0, [expr]
+    while pending:
+        node = pending.pop()
+        if node.args:
+            count += 1
+            pending.extend(node.args)
+    return count
+
+
+def expansion_terms(expr: sp.Basic, cap: int = 10**6) -> int:
+    """An upper bound of the number of terms of ``expand(expr)`` (at most ``cap``), counted
+    without expanding: a sum adds the counts of its terms, a product multiplies those of its
+    factors, a sum of ``t`` terms to an integer power ``k`` has ``C(t + k - 1, k)`` monomials."""
+    memo: dict[sp.Basic, int] = {}
+
+    def terms(e: sp.Basic) -> int:
+        if e not in memo:
+            if e.is_Add:
+                n = sum(terms(a) for a in e.args)
+            elif e.is_Mul:
+                n = 1
+                for a in e.args:
+                    n = min(n * terms(a), cap)
+            elif e.is_Pow and e.exp.is_Integer and e.base.is_Add:
+                k = abs(int(e.exp))
+                n = cap if k > 64 else math.comb(terms(e.base) + k - 1, k)
+            else:
+                n = 1
+            memo[e] = min(n, cap)
+        return memo[e]
+
+    return terms(expr)
+
+
+def polynomial_generators(expr: sp.Basic) -> int:
+    """How many generators a polynomial form of ``expr`` has, at most: its symbols, function
+    calls and powers with other than integer exponents."""
+    calls = expr.atoms(sp.Function)
+    powers = {p for p in expr.atoms(sp.Pow) if not p.exp.is_Integer}
+    return len(expr.free_symbols) + len(calls) + len(powers)

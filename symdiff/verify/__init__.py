@@ -1,0 +1,107 @@
+"""Defence in depth: check a generated module's syntax tree before it is ever executed.
+
+The templates can only produce a narrow shape of module: ``import numpy as _np`` (and
+``import math as _math``), the module constants in :data:`CONSTANTS`, helper functions copied
+verbatim from :mod:`symdiff.runtime`, and one function whose body assigns arithmetic on its
+parameters and NumPy calls to temporaries and returns them. :func:`check_module` accepts
+exactly that and refuses anything else (an unexpected statement, name, attribute or call), so
+neither a bug nor a tampered cache entry can run arbitrary code. Standard library only.
+
+Modules: ``allowed`` (the allow-lists), ``errors`` (:class:`VerificationError`), ``literals``
+(small tests of tree pieces), ``expressions`` (one expression) and ``statements`` (one function's
+parameters and statements); this package checks the module level (:func:`check_module`).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+from .allowed import (
+    CONSTANTS,
+    ERROR_CONSTANTS,
+    FORMULAS,
+    FUNCTION_NAMES,
+    IMPORTS,
+    KEYWORDS,
+    NAMING_HELPERS,
+    NUMPY_NAMES,
+    PARAM_METHODS,
+    REDUCING_UFUNCS,
+    STRUCTURAL_NUMPY_NAMES,
+    TENSOR_ATTRIBUTES,
+    TENSOR_HELPER,
+    TENSOR_PARAM_ATTRIBUTES,
+    VECTOR,
+)
+from .errors import VerificationError, refuse
+from .statements import check_function
+
+__all__ = [
+    "CONSTANTS",
+    "ERROR_CONSTANTS",
+    "FORMULAS",
+    "FUNCTION_NAMES",
+    "IMPORTS",
+    "KEYWORDS",
+    "NAMING_HELPERS",
+    "NUMPY_NAMES",
+    "PARAM_METHODS",
+    "REDUCING_UFUNCS",
+    "STRUCTURAL_NUMPY_NAMES",
+    "TENSOR_ATTRIBUTES",
+    "TENSOR_HELPER",
+    "TENSOR_PARAM_ATTRIBUTES",
+    "VECTOR",
+    "VerificationError",
+    "check_module",
+    "trusted_helpers",
+]
+
+
+@functools.cache
+def trusted_helpers() -> dict[str, str]:
+    """The syntax tree dump of every helper in ``runtime.py``, read as text (not imported)."""
+    tree = ast.parse((Path(__file__).parent.parent / "runtime.py").read_text(encoding="utf-8"))
+    return {n.name: ast.dump(n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+@functools.cache
+def _constant_dumps() -> frozenset[str]:
+    return frozenset(ast.dump(ast.parse(text).body[0]) for text in CONSTANTS)
+
+
+def check_module(source: str) -> None:
+    """Raise :class:`VerificationError` unless ``source`` has the shape of a generated module."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        raise VerificationError(f"generated code does not parse: {error}") from None
+    functions = []
+    formulas = []
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            if not all((a.name, a.asname) in IMPORTS for a in node.names):
+                raise refuse(node, "unexpected import")
+        elif isinstance(node, ast.FunctionDef) and node.name in FUNCTION_NAMES:
+            functions.append(node)
+        elif isinstance(node, ast.FunctionDef) and node.name == FORMULAS:
+            formulas.append(node)
+        elif isinstance(node, ast.FunctionDef):
+            if trusted_helpers().get(node.name) != ast.dump(node):
+                raise refuse(node, f"helper {node.name!r} is not symdiff's own")
+        elif isinstance(node, ast.Assign) and ast.dump(node) in _constant_dumps():
+            pass
+        else:
+            raise refuse(node, f"unexpected {type(node).__name__} at module level")
+    if len(functions) != 1 or len(formulas) > 1:
+        raise VerificationError(
+            f"generated code must define exactly one function (and at most one {FORMULAS})"
+        )
+    helpers = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    tensor = TENSOR_HELPER in helpers
+    check_function(functions[0], set(trusted_helpers()), tensor)
+    for node in formulas:
+        check_function(node, set(trusted_helpers()), tensor, internal_params=True)
+

@@ -1,0 +1,72 @@
+"""What a generated module may contain: the allow-lists :func:`symdiff.verify.check_module` reads.
+
+Names, imports, module constants, NumPy functions and attributes, keywords and syntax-tree node
+types; the elementwise functions' NumPy names come from the registry rows.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from .. import registry
+
+FUNCTION_NAMES = frozenset(
+    {"f", "grad_f", "value_and_grad_f", "jacobian_f", "hessian_f", "hvp_f"}
+)
+#: The second function of elementwise modules: the formulas, which the public function runs
+#: through the ``_in_blocks`` helper. Its parameters are generated names too.
+FORMULAS = "_formulas"
+IMPORTS = {("numpy", "_np"), ("math", "_math")}
+#: The error classes the runtime helpers raise, bound to built-ins in a generated module (so
+#: that a saved module runs on its own) and rebound by the loader to symdiff's ``ShapeError``
+#: and ``ArgumentError`` (:func:`symdiff.load.load_function`), which subclass them.
+ERROR_CONSTANTS = ("_ShapeError = ValueError", "_ArgumentError = TypeError")
+#: The module-level constants a generated module may define, each exactly as written here.
+CONSTANTS = ('_FLOAT64 = _np.dtype("float64")', *ERROR_CONSTANTS)
+MODULE_NAMES = frozenset(alias for _, alias in IMPORTS)
+#: ``_np.<name>`` the templates and the printer's structural forms use (arrays, shapes,
+#: reductions, constants, ``where``/logic, and ``sqrt`` for any ``x**(1/2)``). The elementwise
+#: functions' names come from the registry rows (:func:`symdiff.registry.numpy_names`).
+STRUCTURAL_NUMPY_NAMES = frozenset(
+    {
+        "asarray", "broadcast_shapes", "broadcast_to", "copy", "e", "empty", "eye", "full", "inf",
+        "logical_and", "logical_not", "logical_or", "max", "mean", "min", "nan", "pi", "prod",
+        "repeat", "reshape", "result_type", "sqrt", "squeeze", "stack", "sum", "transpose", "where",
+        "zeros",
+    }
+)
+#: Allowed already, though no row prints them yet: issue #14 step 11 gives them rows and drops
+#: this set (removing a name would turn cached modules that use it into cache misses).
+_LEGACY_NUMPY_NAMES = frozenset({"exp2", "hypot", "log2", "log10", "logaddexp2"})
+NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | registry.numpy_names() | _LEGACY_NUMPY_NAMES
+PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
+#: Runtime helpers that check arguments and take the parameters' names as their first argument
+#: (a tuple of strings, each the name of a parameter), to name an argument in their errors.
+NAMING_HELPERS = frozenset({"_float_dtype", "_common_shape", "_float_arrays"})
+#: Tensor modules (those that embed this helper to check argument shapes) may also use ``@``,
+#: ``.T``, ``.ndim`` of a parameter, basic indexing by literals (``x[1:3]``, ``_t0[:, None]``),
+#: ``_t0[1:3] = ...``, ``_n_dim, _d_dim = ...``, identifier-like strings (argument and dimension
+#: names), ``_np.add.reduce(...)`` and the other reductions, ``out=`` into a generated name, and
+#: two kinds of ``if``: the argument prelude (see :func:`_check_dtype_test`) and the inline shape
+#: test (see :func:`_check_shape_test`).
+TENSOR_HELPER = "_check_shapes"
+TENSOR_ATTRIBUTES = frozenset({"T"})
+#: Ufuncs whose ``reduce`` tensor code calls (``_np.add.reduce(x, axis=0)``).
+REDUCING_UFUNCS = frozenset({"add", "maximum", "minimum", "multiply"})
+TENSOR_PARAM_ATTRIBUTES = frozenset({"ndim"})
+KEYWORDS = frozenset({"dtype", "copy", "axis", "keepdims"})
+#: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
+INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")
+PARAM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+VECTOR = "_v"  # the direction parameter of Hessian-vector products
+
+EXPRESSION_NODES = (
+    ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Attribute, ast.Constant,
+    ast.Tuple, ast.Subscript, ast.keyword, ast.Load, ast.Store, ast.operator, ast.unaryop,
+    ast.cmpop,
+)
+ALLOWED_OPERATORS = (
+    ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.USub, ast.UAdd,
+    ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq,
+)

@@ -1,0 +1,171 @@
+"""The check of one expression of a generated function: every node, name, attribute and call
+must be on the allow-lists (:mod:`symdiff.verify.allowed`)."""
+
+from __future__ import annotations
+
+import ast
+
+from .allowed import (
+    ALLOWED_OPERATORS,
+    EXPRESSION_NODES,
+    INTERNAL,
+    KEYWORDS,
+    MODULE_NAMES,
+    NAMING_HELPERS,
+    NUMPY_NAMES,
+    PARAM,
+    PARAM_METHODS,
+    REDUCING_UFUNCS,
+    TENSOR_ATTRIBUTES,
+    TENSOR_PARAM_ATTRIBUTES,
+    VECTOR,
+)
+from .errors import refuse
+from .literals import all_axes, names_tuple, plain_index
+
+
+class ExpressionChecker:
+    """Walks one expression and refuses any node, name, attribute or call not on the lists.
+
+    The walk keeps its own stack instead of recursing, so that a long generated sum (a chain of
+    a thousand ``+``) is checked like a short one. Each ``visit_*`` method checks one node and
+    returns the children still to be checked.
+    """
+
+    def __init__(self, params: set[str], helpers: set[str], tensor: bool = False):
+        self.params = params
+        self.helpers = helpers
+        self.tensor = tensor
+
+    def target(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Name) and (node.id in self.params or INTERNAL.match(node.id)):
+            return
+        if isinstance(node, ast.Subscript) and self._is_out_index(node):
+            return
+        if not self.tensor:
+            raise refuse(node, "unexpected assignment target")
+        if isinstance(node, ast.Subscript) and self.is_internal(node.value) and plain_index(
+            node.slice
+        ):
+            return  # a slice of a generated array, e.g. ``_t3[1:3] = _t2`` (tensor scatter)
+        if isinstance(node, ast.Tuple) and node.elts and all(
+            self.is_internal(e) for e in node.elts
+        ):
+            return  # ``_n_dim, _d_dim = X.shape`` (tensor dimensions)
+        raise refuse(node, "unexpected assignment target")
+
+    def is_internal(self, node: ast.AST) -> bool:
+        """A generated name (``_t0``, ``_x_bar``) that is not a helper's."""
+        return (
+            isinstance(node, ast.Name)
+            and bool(INTERNAL.match(node.id))
+            and node.id not in self.helpers
+        )
+
+    def _writable(self, node: ast.AST) -> bool:
+        """A generated array that code may write into: an internal name, not a helper, not a
+        module, not a parameter (the caller's arrays are never written)."""
+        return (
+            self.is_internal(node)
+            and node.id not in MODULE_NAMES  # type: ignore[attr-defined]
+            and node.id not in self.params  # type: ignore[attr-defined]
+        )
+
+    def _is_out_index(self, node: ast.Subscript, owners: tuple[str, ...] = ("_out",)) -> bool:
+        """``_out[i, j]`` (or, to read, ``_v[i]``) with constant integer indices."""
+        index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        return (
+            isinstance(node.value, ast.Name)
+            and node.value.id in owners
+            and all(isinstance(i, ast.Constant) and type(i.value) is int for i in index)
+        )
+
+    def visit(self, root: ast.AST) -> None:
+        """Check ``root`` and everything below it."""
+        pending = [root]
+        while pending:
+            node = pending.pop()
+            method = getattr(self, f"visit_{type(node).__name__}", self.generic_visit)
+            pending.extend(method(node))
+
+    def generic_visit(self, node: ast.AST) -> list[ast.AST]:
+        if not isinstance(node, EXPRESSION_NODES):
+            raise refuse(node, f"unexpected {type(node).__name__}")
+        if isinstance(node, ast.operator | ast.unaryop | ast.cmpop) and not (
+            isinstance(node, ALLOWED_OPERATORS) or (self.tensor and isinstance(node, ast.MatMult))
+        ):
+            raise refuse(node, f"unexpected operator {type(node).__name__}")
+        return list(ast.iter_child_nodes(node))
+
+    def visit_Name(self, node: ast.Name) -> list[ast.AST]:
+        name = node.id
+        if name in self.params or (
+            INTERNAL.match(name) and name not in self.helpers and name not in MODULE_NAMES
+        ):
+            return []  # (``_np`` itself is only ever the owner of an allowed attribute)
+        raise refuse(node, f"unexpected name {name!r}")
+
+    def visit_Constant(self, node: ast.Constant) -> list[ast.AST]:
+        if self.tensor and type(node.value) is str and (
+            PARAM.match(node.value) or node.value == VECTOR
+        ):
+            return []  # a parameter or dimension name, for the messages of ``_check_shapes``
+        if type(node.value) not in (int, float, bool):
+            raise refuse(node, f"unexpected constant {node.value!r}")
+        return []
+
+    def visit_Attribute(self, node: ast.Attribute, callee: bool = False) -> list[ast.AST]:
+        owner = node.value
+        if isinstance(owner, ast.Name) and owner.id == "_np" and node.attr in NUMPY_NAMES:
+            return []
+        if isinstance(owner, ast.Name) and node.attr in PARAM_METHODS and (
+            owner.id in self.params or INTERNAL.match(owner.id)
+        ):
+            return []
+        if self.tensor and node.attr in TENSOR_ATTRIBUTES and (
+            (isinstance(owner, ast.Name) and owner.id in self.params) or self.is_internal(owner)
+        ):
+            return []
+        if (
+            callee
+            and self.tensor
+            and node.attr == "reduce"
+            and isinstance(owner, ast.Attribute)
+            and owner.attr in REDUCING_UFUNCS
+            and isinstance(owner.value, ast.Name)
+            and owner.value.id == "_np"
+        ):
+            return []  # called: ``_np.add.reduce(x, axis=0)``
+        if self.tensor and node.attr in TENSOR_PARAM_ATTRIBUTES and (
+            isinstance(owner, ast.Name) and owner.id in self.params
+        ):
+            return []
+        raise refuse(node, f"unexpected attribute {node.attr!r}")
+
+    def visit_Subscript(self, node: ast.Subscript) -> list[ast.AST]:
+        if self._is_out_index(node, ("_out", VECTOR)):
+            return []
+        owner = node.value
+        named = isinstance(owner, ast.Name) and (
+            owner.id in self.params or self.is_internal(owner)
+        )
+        if not (self.tensor and named and plain_index(node.slice)):  # ``x[1:3]``, ``_t[:, None]``
+            raise refuse(node, "unexpected subscript")
+        return []
+
+    def visit_Call(self, node: ast.Call) -> list[ast.AST]:
+        func = node.func
+        args = list(node.args)
+        if isinstance(func, ast.Name) and func.id in self.helpers:
+            if func.id in NAMING_HELPERS and args and names_tuple(args[0], self.params):
+                args = args[1:]  # the names of parameters, for the helper's messages
+        elif isinstance(func, ast.Attribute):
+            self.visit_Attribute(func, callee=True)
+        else:
+            raise refuse(node, "unexpected call")
+        for item in node.keywords:
+            if item.arg == "out" and self.tensor and self._writable(item.value):
+                continue  # ``_np.exp(_t1, out=_t1)``: in place, into a generated array
+            if item.arg not in KEYWORDS:
+                raise refuse(item, f"unexpected keyword {item.arg!r}")
+        return [*args, *(item.value for item in node.keywords if not all_axes(item))]

@@ -1,0 +1,200 @@
+"""The check of a generated function: its parameters and each statement of its body, including
+the two ``if`` forms of tensor functions (the argument prelude and the inline shape test)."""
+
+from __future__ import annotations
+
+import ast
+import keyword
+
+from .allowed import INTERNAL, MODULE_NAMES, PARAM, TENSOR_HELPER, VECTOR
+from .errors import refuse
+from .expressions import ExpressionChecker
+from .literals import literal_int, names_tuple
+
+
+def check_function(
+    func: ast.FunctionDef, helpers: set[str], tensor: bool = False, internal_params: bool = False
+) -> None:
+    """Refuse ``func`` unless its parameters are plain names and every statement is one a
+    template writes (``internal_params``: generated names as parameters, as ``_formulas`` has)."""
+    args = func.args
+    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+        raise refuse(func, "only plain parameters are allowed")
+    if func.decorator_list or func.returns:
+        raise refuse(func, "no decorators or annotations")
+    params = set()
+    for arg in args.args:
+        valid = (
+            (PARAM.match(arg.arg) and not keyword.iskeyword(arg.arg))
+            or arg.arg == VECTOR
+            or (
+                internal_params
+                and INTERNAL.match(arg.arg)
+                and arg.arg not in helpers
+                and arg.arg not in MODULE_NAMES
+            )
+        )
+        if not valid or arg.annotation:
+            raise refuse(arg, f"bad parameter {arg.arg!r}")
+        params.add(arg.arg)
+    body = func.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        if not isinstance(body[0].value.value, str):
+            raise refuse(body[0], "unexpected expression statement")
+        body = body[1:]
+    checker = ExpressionChecker(params, helpers, tensor)
+    for statement in body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
+            checker.target(statement.targets[0])
+            checker.visit(statement.value)
+        elif (
+            tensor
+            and isinstance(statement, ast.AugAssign)
+            and isinstance(statement.op, ast.Add | ast.Sub)
+            and isinstance(statement.target, ast.Subscript)
+        ):
+            checker.target(statement.target)  # ``_x_bar[1:] += ...``: a slice of a generated array
+            checker.visit(statement.value)
+        elif isinstance(statement, ast.Return) and statement.value is not None:
+            checker.visit(statement.value)
+        elif isinstance(statement, ast.Delete) and all(
+            isinstance(t, ast.Name)
+            and INTERNAL.match(t.id)
+            and t.id not in helpers
+            and t.id not in MODULE_NAMES
+            and t.id not in params
+            for t in statement.targets
+        ):
+            pass  # ``del _t3, _t7``: temporaries freed after their last read
+        elif isinstance(statement, ast.If) and tensor and _converts(statement):
+            _check_dtype_test(statement, checker)
+        elif isinstance(statement, ast.If) and tensor:
+            _check_shape_test(statement, checker)
+        else:
+            raise refuse(statement, f"unexpected {type(statement).__name__} statement")
+
+
+def _check_shape_test(statement: ast.If, checker: ExpressionChecker) -> None:
+    """The inline shape test of a tensor function, and nothing else::
+
+        if X.ndim != 2 or w.shape != X.shape[1:] or X.shape[0] < 3:
+            _check_shapes(...)
+
+    The test is one comparison or an ``or`` of comparisons (``!=``, ``<``) between
+    ``<param>.ndim``, ``<param>.shape``, ``<param>.shape[<int or slice of ints>]``, generated
+    names and int constants or tuples of them; the body is one call of ``_check_shapes``
+    (its arguments checked like any expression); there is no ``else``.
+    """
+    test = statement.test
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        comparisons = test.values
+    else:
+        comparisons = [test]
+    for comparison in comparisons:
+        if not isinstance(comparison, ast.Compare) or not all(
+            isinstance(op, ast.NotEq | ast.Lt) for op in comparison.ops
+        ):
+            raise refuse(statement, "unexpected test in if statement")
+        for operand in (comparison.left, *comparison.comparators):
+            if not _shape_operand(operand, checker):
+                raise refuse(statement, "unexpected operand in the shape test")
+    body = statement.body
+    call = body[0].value if len(body) == 1 and isinstance(body[0], ast.Expr) else None
+    if statement.orelse or not (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Name)
+        and call.func.id == TENSOR_HELPER
+    ):
+        raise refuse(statement, f"an if statement may only call {TENSOR_HELPER}")
+    checker.visit(call)
+
+
+def _converts(statement: ast.If) -> bool:
+    """Whether ``statement`` has the body of the dtype test (an assignment, not a call)."""
+    return len(statement.body) == 1 and isinstance(statement.body[0], ast.Assign)
+
+
+def _check_dtype_test(statement: ast.If, checker: ExpressionChecker) -> None:
+    """The argument prelude of a tensor function, and nothing else::
+
+        if x.__class__ is not _np.ndarray or x.dtype is not _FLOAT64 or ...:
+            x, y = _float_arrays(('x', 'y'), x, y)
+
+    The test is an ``or`` of ``is not`` comparisons, each of ``<param>.__class__`` with
+    ``_np.ndarray`` or of ``<param>.dtype`` with ``_FLOAT64``; the body assigns the
+    parameters (a tuple of names) from one call of ``_float_arrays`` on the parameters' names
+    (a tuple of strings) and the parameters; no ``else``.
+    """
+    test = statement.test
+    comparisons = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) \
+        else [test]
+    for comparison in comparisons:
+        if not (
+            isinstance(comparison, ast.Compare)
+            and len(comparison.ops) == 1
+            and isinstance(comparison.ops[0], ast.IsNot)
+            and _dtype_operands(comparison.left, comparison.comparators[0], checker.params)
+        ):
+            raise refuse(statement, "unexpected test in the argument prelude")
+    assign = statement.body[0]
+    target, value = assign.targets, assign.value
+    if statement.orelse or not (
+        len(target) == 1
+        and isinstance(target[0], ast.Tuple)
+        and all(isinstance(t, ast.Name) and t.id in checker.params for t in target[0].elts)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "_float_arrays"
+        and "_float_arrays" in checker.helpers
+        and not value.keywords
+        and value.args
+        and names_tuple(value.args[0], checker.params)
+        and all(isinstance(a, ast.Name) and a.id in checker.params for a in value.args[1:])
+    ):
+        raise refuse(statement, "an argument prelude may only call _float_arrays")
+
+
+def _dtype_operands(left: ast.AST, right: ast.AST, params: set[str]) -> bool:
+    """``p.__class__`` with ``_np.ndarray``, or ``p.dtype`` with ``_FLOAT64``."""
+    if not (
+        isinstance(left, ast.Attribute)
+        and isinstance(left.value, ast.Name)
+        and left.value.id in params
+    ):
+        return False
+    if left.attr == "__class__":
+        return (
+            isinstance(right, ast.Attribute)
+            and isinstance(right.value, ast.Name)
+            and right.value.id == "_np"
+            and right.attr == "ndarray"
+        )
+    return left.attr == "dtype" and isinstance(right, ast.Name) and right.id == "_FLOAT64"
+
+
+def _shape_operand(node: ast.AST, checker: ExpressionChecker) -> bool:
+    """``X.ndim``, ``X.shape``, ``X.shape[1]``, ``X.shape[1:]``, ``_n_dim``, ``3``, ``(3, 2)``."""
+    if isinstance(node, ast.Subscript):
+        item = node.slice
+        plain = literal_int(item) or (
+            isinstance(item, ast.Slice)
+            and all(p is None or literal_int(p) for p in (item.lower, item.upper, item.step))
+        )
+        owner = node.value
+        return (
+            plain
+            and isinstance(owner, ast.Attribute)
+            and owner.attr == "shape"
+            and _shape_operand(owner, checker)
+        )
+    if isinstance(node, ast.Attribute):
+        return (
+            node.attr in ("ndim", "shape")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in checker.params
+        )
+    if isinstance(node, ast.Tuple):
+        return all(literal_int(item) for item in node.elts)
+    if isinstance(node, ast.Name):
+        return checker.is_internal(node) and node.id not in MODULE_NAMES
+    return literal_int(node)

@@ -14,6 +14,7 @@ from . import explain
 from .codenames import rename_keywords
 from .explain import names as _names
 from .load import load_function
+from .render import HELPERS_HEADING
 
 
 class CompiledFunction:
@@ -148,10 +149,10 @@ class CompiledFunction:
         """The signature, the kind of function and the highlighted source (see
         :func:`highlight_html`), as one ``<div>``; every value is escaped.
 
-        The helper functions pasted into the module (between its imports and the function
-        itself) are folded into a ``<details>`` element, so the function reads first; one click
-        shows them. The code is set in a monospace font explicitly: nbconvert's HTML makes
-        output ``<pre>`` blocks inherit the page's proportional font.
+        The helper functions copied into the module (its last section, after the function)
+        are folded into a ``<details>`` element; one click shows them. The code is set in a
+        monospace font explicitly: nbconvert's HTML makes output ``<pre>`` blocks inherit the
+        page's proportional font.
         """
         wrt = "" if self.wrt is None else f" with respect to {_names(self.wrt)}"
         head, helpers, body = _split_helpers(self.source, self.name)
@@ -161,7 +162,7 @@ class CompiledFunction:
             code += (
                 f"<details><summary>{count} lines of helper functions "
                 f"(click to show)</summary>{highlight_html(helpers)}</details>"
-                + highlight_html(body)
+                + (highlight_html(body) if body else "")
             )
         return (
             f'<div class="symdiff-compiled"><p><code>{html.escape(self.signature)}</code> '
@@ -217,23 +218,15 @@ _CODE_FONT = "var(--jp-code-font-family, Menlo, Consolas, 'DejaVu Sans Mono', mo
 
 
 def _split_helpers(source: str, name: str) -> tuple[str, str, str]:
-    """``source`` as (header comments and imports, pasted helper functions, the function ``name``
-    and what follows it). Without helpers, or when the layout is not recognised, the whole
-    source is the first part and the others are empty."""
+    """``source`` as (everything before its helper section, the helper section, ""): the
+    helpers copied from the runtime follow the function ``name``, under the comment
+    :data:`~symdiff.render.HELPERS_HEADING`. Without that section the whole source is the first
+    part and the others are empty."""
     lines = source.splitlines()
-    start = next((i for i, ln in enumerate(lines) if ln.startswith(f"def {name}(")), None)
-    if start is None:
+    start = next((i for i, ln in enumerate(lines) if ln == HELPERS_HEADING), None)
+    if start is None or not any(ln.startswith(f"def {name}(") for ln in lines[:start]):
         return source, "", ""
-    head = 0
-    for i, line in enumerate(lines[:start]):
-        if line.startswith(("#", "import ", "from ")):
-            head = i + 1
-        elif line.strip():
-            break
-    helpers = "\n".join(lines[head:start]).strip("\n")
-    if not helpers:
-        return source, "", ""
-    return "\n".join(lines[:head]), helpers, "\n".join(lines[start:])
+    return "\n".join(lines[:start]).rstrip("\n"), "\n".join(lines[start:]), ""
 
 
 def highlight_html(source: str) -> str:

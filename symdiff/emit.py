@@ -16,7 +16,7 @@ import sympy as sp
 
 from . import __version__
 from .printer import CodePrinter
-from .render import render
+from .render import HELPERS_HEADING, render
 from .runtime import helper_source
 from .simplify import shared_subexpressions, stable_forms, zero_power_logs
 from .verify import ERROR_CONSTANTS
@@ -128,7 +128,13 @@ def names_tuple(params: Sequence[str]) -> str:
 
 
 def emit_source(program: Program, *, cse: bool = True) -> str:
-    """The full text of the generated module for ``program``."""
+    """The full text of the generated module for ``program``.
+
+    The module carries only the runtime helpers its code calls. The block splitter
+    ``_in_blocks`` is one of them only when the function has array arguments: without any, the
+    broadcast shape is always ``()`` and there is nothing to split, so the formulas stay in the
+    public function.
+    """
     printer = CodePrinter()
     if program.assignments is not None:
         assignments, reduced = list(program.assignments), list(program.outputs)
@@ -144,7 +150,9 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
         lines = _interleave(assignments, printed_assignments, lines, reads)
         printed_assignments = []
     prelude = _prelude(program.params, program.vector, printer)
-    printer.helpers.add(BLOCKS_HELPER)
+    block_inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
+    if block_inputs:
+        printer.helpers.add(BLOCKS_HELPER)
     helpers = helper_source(sorted(printer.helpers))
     return render_module(
         program,
@@ -153,7 +161,7 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
         assignments=printed_assignments,
         outputs=lines,
         result=result_text,
-        block_inputs=[p for p in program.params if p != VECTOR] + list(program.vector),
+        block_inputs=block_inputs or None,
     )
 
 
@@ -171,12 +179,16 @@ def render_module(
     """Render ``module.py.jinja``: every text that came from an expression goes through
     :func:`safe_comment` here, in one place, for the scalar and the tensor layer alike.
 
+    The module reads top-down as a person would write it: the header, the imports, the public
+    function and its formulas, then one section of helpers (``helpers``, the source of the
+    runtime helpers the code calls, under :data:`~symdiff.render.HELPERS_HEADING`; Python
+    resolves module-level names when a function runs, so the helpers may follow it).
     With ``block_inputs`` (elementwise programs), the formulas go into a second function,
     ``_formulas(*block_inputs, _shape, _dtype)``, which the public one calls through the
     ``_in_blocks`` helper so that long arrays are computed in cache-sized blocks.
-    ``constants`` are module-level assignments printed after the imports (each one must be on
-    :data:`symdiff.verify.CONSTANTS`); the error classes the helpers raise are added to them
-    (:data:`symdiff.verify.ERROR_CONSTANTS`).
+    ``constants`` are module-level assignments the function reads, printed after the imports
+    (each one must be on :data:`symdiff.verify.CONSTANTS`); the error classes the helpers raise
+    (:data:`symdiff.verify.ERROR_CONSTANTS`) open the helper section.
     """
     errors = [line for line in ERROR_CONSTANTS if line.split(" = ")[0] in helpers]
     return render(
@@ -188,7 +200,9 @@ def render_module(
         mode=program.mode,
         key=program.key,
         imports=_imports(helpers),
-        constants=[*constants, *errors],
+        constants=list(constants),
+        helpers_heading=HELPERS_HEADING,
+        helper_constants=errors,
         helpers=[helpers.rstrip("\n")] if helpers else [],
         name=program.name,
         params=list(program.params),

@@ -16,6 +16,11 @@ from .errors import SymdiffError
 
 _PACKAGE_DIR = Path(__file__).resolve().parent
 
+#: The comment that opens the helper section at the end of a generated module
+#: (``module.py.jinja``): every line after it is helper code copied from
+#: :mod:`symdiff.runtime`, which displays may fold away.
+HELPERS_HEADING = "# Helpers copied from symdiff.runtime, so that this module runs on its own."
+
 
 def templates_dir() -> Path:
     """The folder holding ``module.py.jinja`` and friends (installed wheel or source tree)."""

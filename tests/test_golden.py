@@ -1,35 +1,58 @@
-"""Golden files pin the exact generated source of a handful of functions.
+"""Golden files pin the exact generated source of a handful of functions, scalar and tensor.
 
-Regenerate after an intended change with ``SYMDIFF_UPDATE_GOLDEN=1 python -m pytest
-tests/test_golden.py`` and review the diff like any other code change.
+The cases are listed in ``tests/regenerate_goldens.py``. Regenerate every golden file after an
+intended change with ``python -m tests.regenerate_goldens`` (or ``SYMDIFF_UPDATE_GOLDEN=1 python
+-m pytest tests/test_golden.py``) and review the diff like any other code change.
 """
 
 from __future__ import annotations
 
+import difflib
 import os
-import pathlib
 
 import pytest
 
-import symdiff as sd
+from symdiff.verify import check_module
+from tests.regenerate_goldens import CASES, GOLDEN, REGENERATE, TENSOR_CASES, golden_path
 
-GOLDEN = pathlib.Path(__file__).resolve().parent / "golden"
 
-CASES = {
-    "grad_sin_exp_quotient": lambda: sd.grad("sin(x)*exp(y)/(1 + x**2)"),
-    "value_and_grad_logistic": lambda: sd.value_and_grad("softplus(-y*w) + w**2/2", wrt=["w"]),
-    "hessian_rosenbrock": lambda: sd.hessian("100*(y - x**2)**2 + (1 - x)**2", wrt=["x", "y"]),
-    "grad_max_relu_erf": lambda: sd.grad("max(x, y, 0) + relu(x)*erf(y)", wrt="x"),
-    "compile_constant": lambda: sd.compile("pi"),
-}
+def _difference(name: str, expected: str, actual: str) -> str:
+    diff = difflib.unified_diff(
+        expected.splitlines(keepends=True),
+        actual.splitlines(keepends=True),
+        f"golden/{name}.py",
+        "generated now",
+    )
+    lines = list(diff)
+    shown = "".join(lines[:60])
+    if len(lines) > 60:
+        shown += f"... ({len(lines) - 60} more lines)\n"
+    return (
+        f"the generated source of {name!r} differs from tests/golden/{name}.py:\n{shown}"
+        f"If the change is intended, regenerate every golden file with `{REGENERATE}` "
+        "and review `git diff tests/golden`."
+    )
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_generated_source_matches_golden_file(name):
     source = CASES[name]().source
-    path = GOLDEN / f"{name}.py"
+    path = golden_path(name)
     if os.environ.get("SYMDIFF_UPDATE_GOLDEN"):
         GOLDEN.mkdir(exist_ok=True)
         path.write_text(source)
-    assert path.exists(), f"missing golden file {path}; run with SYMDIFF_UPDATE_GOLDEN=1"
-    assert source == path.read_text()
+    assert path.exists(), f"missing golden file {path}; create it with `{REGENERATE}`"
+    expected = path.read_text()
+    if source != expected:
+        pytest.fail(_difference(name, expected, source), pytrace=False)
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_golden_file_passes_the_verifier(name):
+    check_module(golden_path(name).read_text())
+
+
+def test_every_golden_module_has_a_case():
+    files = {p.stem for p in GOLDEN.glob("*.py")}
+    assert files == set(CASES), f"stale or missing golden files; run `{REGENERATE}`"
+    assert all(name.startswith("tensor_") for name in TENSOR_CASES)

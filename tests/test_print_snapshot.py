@@ -24,6 +24,7 @@ from sympy.codegen.numpy_nodes import logaddexp
 import symdiff as sd
 from symdiff.functions import relu, sigmoid, softplus, tie_share
 from symdiff.printer import ArrayCodePrinter, CodePrinter
+from symdiff.render import HELPERS_HEADING
 from symdiff.rules import RULES, rule_for
 
 SNAPSHOT = pathlib.Path(__file__).resolve().parent / "golden" / "print_snapshot.json"
@@ -96,9 +97,10 @@ def _scalar(expr: sp.Expr) -> dict[str, object]:
 
 
 def _tensor(text: str, wrt: list[str], shapes: dict) -> str:
-    """The generated function of the module (the pasted helpers come from runtime.py as is)."""
+    """The generated function of the module (the helpers after it come from runtime.py as is)."""
     source = sd.value_and_grad(text, wrt=wrt, shapes=shapes).source
-    return source[source.index("\ndef value_and_grad_f(") + 1 :]
+    end = source.find("\n\n\n" + HELPERS_HEADING)
+    return source[source.index("\ndef value_and_grad_f(") + 1 : None if end < 0 else end + 1]
 
 
 def _current() -> dict[str, object]:

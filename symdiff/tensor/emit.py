@@ -19,19 +19,30 @@ definition, so the same request always gives byte-identical source.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import sympy as sp
 
 from .. import registry
-from ..printer import ArrayCodePrinter, CodePrinter
+from ..printer import ArrayCodePrinter
 from ..simplify import stable_forms
+from .codetext import (
+    PLACEHOLDER,
+    closure,
+    dim_code,
+    dim_locals,
+    factored,
+    inline_code,
+    inline_scalars,
+    is_dim,
+    reduce_code,
+    renumber,
+    shape_code,
+)
 from .ir import VIEWS, Node, arg_symbol, format_axes, format_index, topological
-from .shapes import Dim, Shape, same_shape
+from .shapes import Shape, same_shape
 
-_PLACEHOLDER = re.compile(r"\b_s(\d+)\b")
 
 @dataclass(frozen=True)
 class Program:
@@ -49,35 +60,6 @@ class Program:
     key: str = ""
     needs: dict[sp.Symbol, int] = field(default_factory=dict)
     cse: bool = True
-
-
-def dim_code(dim: Dim) -> str:
-    """A dimension as code: ``3``, ``_n_dim``, ``_d_dim*_n_dim``."""
-    if isinstance(dim, int):
-        return str(dim)
-    return CodePrinter().doprint(dim.xreplace(_dim_locals(dim)))
-
-
-def _dim_locals(expr: sp.Basic) -> dict[sp.Basic, sp.Basic]:
-    return {s: sp.Symbol(f"_{s.name}_dim") for s in expr.free_symbols if s.is_integer}
-
-
-def shape_code(shape: Shape) -> str:
-    """A shape as a tuple literal of dimension codes."""
-    items = [dim_code(d) for d in shape]
-    return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
-
-
-
-
-def _expand_code(code: str, node: Node) -> str:
-    (axes,) = node.attrs
-    if axes == (node.ndim - 1,) and node.ndim > 2:
-        return f"{code}[..., None]"
-    items = ["None" if i in axes else ":" for i in range(node.ndim)]
-    while items[-1] == ":":
-        items.pop()
-    return f"{code}[{', '.join(items)}]"
 
 
 class _Emitter:
@@ -151,7 +133,7 @@ class _Emitter:
             if node.op == "map":
                 self.composed[id(node)] = self._compose(node)
             else:
-                self.code[id(node)] = self._expression(node)
+                self.code[id(node)] = self._inline_code(node)
                 self.shapes[self.code[id(node)]] = node.shape
             return
         if id(node) in self.gathered:  # placed by the sum that uses it (``_accumulate``)
@@ -174,7 +156,7 @@ class _Emitter:
         (expr,) = node.attrs
         values = {arg_symbol(i): self._operand(arg) for i, arg in enumerate(node.args)}
         expr = expr.xreplace(values)
-        return expr.xreplace(_dim_locals(expr))
+        return expr.xreplace(dim_locals(expr))
 
     def _operand(self, node: Node) -> sp.Expr:
         """A node as a term of an elementwise expression."""
@@ -182,34 +164,12 @@ class _Emitter:
         if inner is not None:
             return inner
         if node.op == "fill":
-            return node.attrs[0].xreplace(_dim_locals(node.attrs[0]))
+            return node.attrs[0].xreplace(dim_locals(node.attrs[0]))
         return sp.Symbol(self.code[id(node)])
 
-    def _expression(self, node: Node) -> str:
-        """Code of an inline (non-elementwise) node."""
-        c = [self.code[id(a)] for a in node.args]
-        op = node.op
-        if op == "var":
-            return node.name
-        if op == "fill":
-            value = self.printer.doprint(node.attrs[0].xreplace(_dim_locals(node.attrs[0])))
-            if node.shape == ():
-                return f"_np.asarray({value}, dtype=_dtype)"
-            return f"_np.full({shape_code(node.shape)}, {value}, dtype=_dtype)"
-        if op == "transpose":
-            (perm,) = node.attrs
-            if perm == tuple(reversed(range(len(perm)))):
-                return f"{c[0]}.T"
-            return f"_np.transpose({c[0]}, {perm})"
-        if op == "expand":
-            return _expand_code(c[0], node)
-        if op == "index":
-            return f"{c[0]}[{format_index(node.attrs[0])}]"
-        if op == "reshape":
-            return f"_np.reshape({c[0]}, {shape_code(node.shape)})"
-        if op == "broadcast":
-            return f"_np.broadcast_to({c[0]}, {shape_code(node.shape)})"
-        raise AssertionError(op)  # pragma: no cover
+    def _inline_code(self, node: Node) -> str:
+        """Code of an inline (non-elementwise) node: a variable, a constant or a view."""
+        return inline_code(node, [self.code[id(a)] for a in node.args], self.printer)
 
     def _statement(self, node: Node, target: str) -> None:
         op = node.op
@@ -218,7 +178,7 @@ class _Emitter:
             return
         c = [self.code[id(a)] for a in node.args]
         if op in VIEWS or op == "fill":
-            self.lines.append((target, self._expression(node)))
+            self.lines.append((target, self._inline_code(node)))
         elif op == "matmul":
             self.lines.append((target, f"{c[0]} @ {c[1]}"))
         elif op in ("sum", "mean", "max", "min", "prod"):
@@ -310,7 +270,7 @@ class _Emitter:
         subexpression is ever taken from the buffer, which is updated in place)."""
         if dense == 0:
             return f"_np.zeros({shape_code(shape)}, dtype=_dtype)"
-        if all(_is_dim(s) for s in dense.free_symbols):
+        if all(is_dim(s) for s in dense.free_symbols):
             value = self.printer.doprint(dense)
             return f"_np.full({shape_code(shape)}, {value}, dtype=_dtype)"
         code = self.printer.doprint(_tensor_forms(stable_forms(dense)))
@@ -400,12 +360,12 @@ class _Emitter:
     def _finish(self) -> list[tuple[str, str]]:
         exprs = [(i, value) for i, (_, value) in enumerate(self.lines)
                  if isinstance(value, sp.Basic)]
-        forms = [_factored(_tensor_forms(stable_forms(value))) for _, value in exprs]
+        forms = [factored(_tensor_forms(stable_forms(value))) for _, value in exprs]
         shared: list[tuple[sp.Symbol, sp.Expr]] = []
         if self.program.cse and forms:
             names = (sp.Symbol(f"_s{k}") for k in range(self.counter, self.counter + 10**6))
             shared, forms = sp.cse(forms, symbols=names, order="canonical")
-            shared, forms = _inline_scalars(shared, forms)
+            shared, forms = inline_scalars(shared, forms)
         reduced = dict(zip((i for i, _ in exprs), forms, strict=True))
         pending = dict(shared)
         printed: list[tuple[str, str]] = []
@@ -422,10 +382,10 @@ class _Emitter:
                 pending = {k: e.xreplace(rename) for k, e in pending.items()}
                 reduced = {k: e.xreplace(rename) for k, e in reduced.items()}
                 value = expr
-            elif value.is_Symbol and _PLACEHOLDER.fullmatch(target):
+            elif value.is_Symbol and PLACEHOLDER.fullmatch(target):
                 aliases[target] = value.name  # computed already: reuse it
                 continue
-            needed = _closure(value.free_symbols, pending)
+            needed = closure(value.free_symbols, pending)
             printed += [
                 (k.name, self.printer.doprint(e)) for k, e in pending.items() if k in needed
             ]
@@ -438,7 +398,7 @@ class _Emitter:
                 printed.append((target, f"_np.{ufunc}({target}, out={target})"))
             else:
                 printed.append((target, self.printer.doprint(value)))
-        return _renumber(printed, aliases)
+        return renumber(printed, aliases)
 
     def _in_place(self, target: str, value: sp.Expr) -> bool:
         """Whether ``target = f(arithmetic)`` can apply the ufunc ``f`` in place: the
@@ -454,17 +414,13 @@ class _Emitter:
             and shape is not None
             and len(shape) > 0
             and isinstance(arg, sp.Add | sp.Mul | sp.Pow)
-            and any(not _is_dim(s) for s in arg.free_symbols)
+            and any(not is_dim(s) for s in arg.free_symbols)
         )
 
 
 #: Elementwise functions applied in place to a new array (see ``_Emitter._in_place``), with the
 #: ufunc each one prints as: the registry rows marked ``in_place``.
 IN_PLACE_UFUNCS = registry.in_place_ufuncs()
-
-
-def _is_dim(symbol: sp.Basic) -> bool:
-    return symbol.name.startswith("_") and symbol.name.endswith("_dim")
 
 
 #: ``sigmoid(u)`` is emitted as ``1/(1 + exp(min(-u, SIGMOID_CLIP)))``: one ``exp``, which never
@@ -487,48 +443,6 @@ def _tensor_forms(expr: sp.Expr) -> sp.Expr:
     return expr
 
 
-def _inline_scalars(
-    shared: list[tuple[sp.Symbol, sp.Expr]], forms: list[sp.Expr]
-) -> tuple[list[tuple[sp.Symbol, sp.Expr]], list[sp.Expr]]:
-    """Put shared subexpressions of dimensions only (``1/_n_dim``) back where they are used."""
-    kept: list[tuple[sp.Symbol, sp.Expr]] = []
-    for symbol, expr in shared:
-        if all(s.name.startswith("_") and s.name.endswith("_dim") for s in expr.free_symbols):
-            kept = [(k, e.xreplace({symbol: expr})) for k, e in kept]
-            shared = [(k, e.xreplace({symbol: expr})) for k, e in shared]
-            forms = [f.xreplace({symbol: expr}) for f in forms]
-        else:
-            kept.append((symbol, expr))
-    return [(k, dict(shared)[k]) for k, _ in kept], forms
-
-
-def _closure(needed: set[sp.Basic], pending: dict[sp.Symbol, sp.Expr]) -> set[sp.Basic]:
-    """``needed`` plus the symbols the pending shared subexpressions it uses need in turn."""
-    result = set(needed)
-    for symbol, expr in reversed(pending.items()):  # cse lists a subexpression after its parts
-        if symbol in result:
-            result |= expr.free_symbols
-    return result
-
-
-def _renumber(lines: list[tuple[str, str]], aliases: dict[str, str]) -> list[tuple[str, str]]:
-    """Temporaries named ``_t0, _t1, ...`` in order of definition (an alias shares a name)."""
-    names: dict[str, str] = {}
-    for target, _ in lines:
-        for match in _PLACEHOLDER.finditer(target):
-            names.setdefault(match.group(0), f"_t{len(names)}")
-
-    def resolve(name: str) -> str:
-        while name in aliases:
-            name = aliases[name]
-        return names.get(name, name)
-
-    def rename(text: str) -> str:
-        return _PLACEHOLDER.sub(lambda m: resolve(m.group(0)), text)
-
-    return [(rename(t), rename(v)) for t, v in lines]
-
-
 def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str]]:
     """The function body's statements ``(target, code)`` and the runtime helpers they call."""
     emitter = _Emitter(program)
@@ -536,22 +450,3 @@ def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str]]:
     return statements, set(emitter.printer.helpers)
 
 
-#: The ufunc whose ``reduce`` each reduction is.
-REDUCING_UFUNCS = {"sum": "add", "max": "maximum", "min": "minimum", "prod": "multiply"}
-
-
-def reduce_code(op: str, code: str, arguments: str, ndim: int | None = None) -> str:
-    """A reduction of ``code`` as the ufunc's own ``reduce`` (``_np.add.reduce(x, axis=0)``):
-    ``_np.sum`` and ``x.sum()`` are Python wrappers around exactly this call, which cost
-    0.06-1 us each, most of a reduction's time on small arrays. ``arguments`` are passed on;
-    "" means all axes, which ``reduce`` must be told (``axis=None``: its default is
-    ``axis=0``) unless ``code`` is known to have one axis (``ndim == 1``)."""
-    if not arguments and ndim != 1:
-        arguments = "axis=None"
-    return f"_np.{REDUCING_UFUNCS[op]}.reduce({code}{', ' if arguments else ''}{arguments})"
-
-
-def _factored(expr: sp.Expr) -> sp.Expr:
-    """``expr`` with common factors of sums taken out (``200*a - 200*b`` -> ``200*(a - b)``), so
-    that the sums left are found again elsewhere by CSE and each costs one pass."""
-    return sp.factor_terms(expr) if isinstance(expr, sp.Expr) else expr

@@ -1,9 +1,10 @@
 """A tensor program -> the text of one generated module (rendered by ``module.py.jinja``).
 
 The module has the scalar layer's shape: a header naming what it was generated from, ``import
-numpy as _np``, the runtime helpers it calls (always ``_check_shapes``, which checks the
-arguments against their declared shapes), and one function whose docstring lists the arguments
-with their shapes.
+numpy as _np``, one function whose docstring lists the arguments with their shapes, and after
+it the runtime helpers it calls (with arguments, always ``_check_shapes``, which checks them
+against their declared shapes, and ``_float_arrays``, which converts them when they are not
+float64 arrays already).
 
 The function checks its arguments with an inline test of their ``ndim`` and ``shape`` (a few
 tuple comparisons, much cheaper than a call) and calls ``_check_shapes`` only when that test

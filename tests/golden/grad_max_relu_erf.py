@@ -3,6 +3,30 @@
 # Mode: forward; key: 1ae6ba3f9317f561578d. Do not edit: regenerate with symdiff instead.
 import numpy as _np
 
+
+def grad_f(x, y):
+    """Gradient of erf(y)*relu(x) + Max(0, x, y) with respect to (x).
+
+    Arguments (in this order, or by name): x, y.
+    They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.
+    Returns the partial derivatives, one per wrt name, each of the broadcast shape.
+    """
+    x = _np.asarray(x)
+    y = _np.asarray(y)
+    _dtype = _float_dtype(('x', 'y'), x, y)
+    x = x.astype(_dtype, copy=False)
+    y = y.astype(_dtype, copy=False)
+    _shape = _common_shape(('x', 'y'), x, y)
+    return _in_blocks(_formulas, (x, y), _shape, _dtype)
+
+
+def _formulas(x, y, _shape, _dtype):
+    """The formulas of grad_f, on arrays of one broadcast shape (or a block of them)."""
+    _d_x = _as_output(_argmax_share(x, 0, x, y) + _np.heaviside(x, 0.0)*_erf(y), _shape, _dtype)
+    return _d_x
+
+
+# Helpers copied from symdiff.runtime, so that this module runs on its own.
 _ShapeError = ValueError
 _ArgumentError = TypeError
 
@@ -248,25 +272,3 @@ def _in_blocks(formulas, inputs, shape, dtype):
         result = allocate(block) if result is None else result
         store(result, block, where)
     return result
-
-
-def grad_f(x, y):
-    """Gradient of erf(y)*relu(x) + Max(0, x, y) with respect to (x).
-
-    Arguments (in this order, or by name): x, y.
-    They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.
-    Returns the partial derivatives, one per wrt name, each of the broadcast shape.
-    """
-    x = _np.asarray(x)
-    y = _np.asarray(y)
-    _dtype = _float_dtype(('x', 'y'), x, y)
-    x = x.astype(_dtype, copy=False)
-    y = y.astype(_dtype, copy=False)
-    _shape = _common_shape(('x', 'y'), x, y)
-    return _in_blocks(_formulas, (x, y), _shape, _dtype)
-
-
-def _formulas(x, y, _shape, _dtype):
-    """The formulas of grad_f, on arrays of one broadcast shape (or a block of them)."""
-    _d_x = _as_output(_argmax_share(x, 0, x, y) + _np.heaviside(x, 0.0)*_erf(y), _shape, _dtype)
-    return _d_x

@@ -3,6 +3,34 @@
 # Mode: forward; key: fa6b98ab9156ac8046db. Do not edit: regenerate with symdiff instead.
 import numpy as _np
 
+
+def grad_f(x, y):
+    """Gradient of exp(y)*sin(x)/(x**2 + 1) with respect to (x, y).
+
+    Arguments (in this order, or by name): x, y.
+    They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.
+    Returns the partial derivatives, one per wrt name, each of the broadcast shape.
+    """
+    x = _np.asarray(x)
+    y = _np.asarray(y)
+    _dtype = _float_dtype(('x', 'y'), x, y)
+    x = x.astype(_dtype, copy=False)
+    y = y.astype(_dtype, copy=False)
+    _shape = _common_shape(('x', 'y'), x, y)
+    return _in_blocks(_formulas, (x, y), _shape, _dtype)
+
+
+def _formulas(x, y, _shape, _dtype):
+    """The formulas of grad_f, on arrays of one broadcast shape (or a block of them)."""
+    _t0 = _np.exp(y)
+    _t1 = x**2 + 1
+    _t2 = _np.sin(x)
+    _d_x = _as_output(_t0*(_t1*_np.cos(x) - 2*_t2*x)/_t1**2, _shape, _dtype)
+    _d_y = _as_output(_t0*_t2/_t1, _shape, _dtype)
+    return (_d_x, _d_y)
+
+
+# Helpers copied from symdiff.runtime, so that this module runs on its own.
 _ShapeError = ValueError
 _ArgumentError = TypeError
 
@@ -122,29 +150,3 @@ def _in_blocks(formulas, inputs, shape, dtype):
         result = allocate(block) if result is None else result
         store(result, block, where)
     return result
-
-
-def grad_f(x, y):
-    """Gradient of exp(y)*sin(x)/(x**2 + 1) with respect to (x, y).
-
-    Arguments (in this order, or by name): x, y.
-    They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.
-    Returns the partial derivatives, one per wrt name, each of the broadcast shape.
-    """
-    x = _np.asarray(x)
-    y = _np.asarray(y)
-    _dtype = _float_dtype(('x', 'y'), x, y)
-    x = x.astype(_dtype, copy=False)
-    y = y.astype(_dtype, copy=False)
-    _shape = _common_shape(('x', 'y'), x, y)
-    return _in_blocks(_formulas, (x, y), _shape, _dtype)
-
-
-def _formulas(x, y, _shape, _dtype):
-    """The formulas of grad_f, on arrays of one broadcast shape (or a block of them)."""
-    _t0 = _np.exp(y)
-    _t1 = x**2 + 1
-    _t2 = _np.sin(x)
-    _d_x = _as_output(_t0*(_t1*_np.cos(x) - 2*_t2*x)/_t1**2, _shape, _dtype)
-    _d_y = _as_output(_t0*_t2/_t1, _shape, _dtype)
-    return (_d_x, _d_y)

@@ -3,6 +3,34 @@
 # Mode: forward; key: 337c76c4ff6d37b43933. Do not edit: regenerate with symdiff instead.
 import numpy as _np
 
+
+def hessian_f(x, y):
+    """Hessian of (1 - x)**2 + 100*(-x**2 + y)**2 with respect to (x, y).
+
+    Arguments (in this order, or by name): x, y.
+    They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.
+    Returns an array of shape (wrt, wrt) + broadcast shape.
+    """
+    x = _np.asarray(x)
+    y = _np.asarray(y)
+    _dtype = _float_dtype(('x', 'y'), x, y)
+    x = x.astype(_dtype, copy=False)
+    y = y.astype(_dtype, copy=False)
+    _shape = _common_shape(('x', 'y'), x, y)
+    return _in_blocks(_formulas, (x, y), _shape, _dtype)
+
+
+def _formulas(x, y, _shape, _dtype):
+    """The formulas of hessian_f, on arrays of one broadcast shape (or a block of them)."""
+    _out = _np.empty((2, 2) + _shape, dtype=_dtype)
+    _out[0, 0] = 1200*x**2 - 400*y + 2
+    _out[0, 1] = -400*x
+    _out[1, 1] = 200
+    _out[1, 0] = _out[0, 1]
+    return _out
+
+
+# Helpers copied from symdiff.runtime, so that this module runs on its own.
 _ShapeError = ValueError
 _ArgumentError = TypeError
 
@@ -114,29 +142,3 @@ def _in_blocks(formulas, inputs, shape, dtype):
         result = allocate(block) if result is None else result
         store(result, block, where)
     return result
-
-
-def hessian_f(x, y):
-    """Hessian of (1 - x)**2 + 100*(-x**2 + y)**2 with respect to (x, y).
-
-    Arguments (in this order, or by name): x, y.
-    They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.
-    Returns an array of shape (wrt, wrt) + broadcast shape.
-    """
-    x = _np.asarray(x)
-    y = _np.asarray(y)
-    _dtype = _float_dtype(('x', 'y'), x, y)
-    x = x.astype(_dtype, copy=False)
-    y = y.astype(_dtype, copy=False)
-    _shape = _common_shape(('x', 'y'), x, y)
-    return _in_blocks(_formulas, (x, y), _shape, _dtype)
-
-
-def _formulas(x, y, _shape, _dtype):
-    """The formulas of hessian_f, on arrays of one broadcast shape (or a block of them)."""
-    _out = _np.empty((2, 2) + _shape, dtype=_dtype)
-    _out[0, 0] = 1200*x**2 - 400*y + 2
-    _out[0, 1] = -400*x
-    _out[1, 1] = 200
-    _out[1, 0] = _out[0, 1]
-    return _out

@@ -3,6 +3,32 @@
 # Mode: forward; key: cc37b3ecc58a3aa88cc7. Do not edit: regenerate with symdiff instead.
 import numpy as _np
 
+
+def value_and_grad_f(w, y):
+    """Value and gradient of w**2/2 + softplus(-w*y) with respect to (w).
+
+    Arguments (in this order, or by name): w, y.
+    They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.
+    Returns (value, partial derivatives), each of the broadcast shape.
+    """
+    w = _np.asarray(w)
+    y = _np.asarray(y)
+    _dtype = _float_dtype(('w', 'y'), w, y)
+    w = w.astype(_dtype, copy=False)
+    y = y.astype(_dtype, copy=False)
+    _shape = _common_shape(('w', 'y'), w, y)
+    return _in_blocks(_formulas, (w, y), _shape, _dtype)
+
+
+def _formulas(w, y, _shape, _dtype):
+    """The formulas of value_and_grad_f, on arrays of one broadcast shape (or a block of them)."""
+    _t0 = -w*y
+    _value = _as_output((1/2)*w**2 + _np.logaddexp(0.0, _t0), _shape, _dtype)
+    _d_w = _as_output(w - y*_sigmoid(_t0), _shape, _dtype)
+    return (_value, (_d_w,))
+
+
+# Helpers copied from symdiff.runtime, so that this module runs on its own.
 _ShapeError = ValueError
 _ArgumentError = TypeError
 
@@ -144,27 +170,3 @@ def _sigmoid(x):
     except FloatingPointError:
         with _np.errstate(over="ignore"):
             return 1.0 / (1.0 + _np.exp(-_np.asarray(x)))
-
-
-def value_and_grad_f(w, y):
-    """Value and gradient of w**2/2 + softplus(-w*y) with respect to (w).
-
-    Arguments (in this order, or by name): w, y.
-    They broadcast like NumPy ufunc arguments; float32 stays float32, integers give float64.
-    Returns (value, partial derivatives), each of the broadcast shape.
-    """
-    w = _np.asarray(w)
-    y = _np.asarray(y)
-    _dtype = _float_dtype(('w', 'y'), w, y)
-    w = w.astype(_dtype, copy=False)
-    y = y.astype(_dtype, copy=False)
-    _shape = _common_shape(('w', 'y'), w, y)
-    return _in_blocks(_formulas, (w, y), _shape, _dtype)
-
-
-def _formulas(w, y, _shape, _dtype):
-    """The formulas of value_and_grad_f, on arrays of one broadcast shape (or a block of them)."""
-    _t0 = -w*y
-    _value = _as_output((1/2)*w**2 + _np.logaddexp(0.0, _t0), _shape, _dtype)
-    _d_w = _as_output(w - y*_sigmoid(_t0), _shape, _dtype)
-    return (_value, (_d_w,))

@@ -87,10 +87,12 @@ def test_a_forged_cache_entry_with_a_valid_checksum_is_refused_and_rebuilt(tmp_p
 
     g = sd.grad("x**2*y", wrt="x")
     canary = tmp_path / "canary"
-    forged = g.source.replace(
+    entry = cache.open_store().get("module", g.key)  # the recipe line, then the source
+    forged = entry.replace(
         "    x = _np.asarray(x)\n",
         f"    x = _np.asarray(x)\n    open({str(canary)!r}, 'w').write('ran')\n",
     )
+    assert forged != entry
     cache.open_store().put("module", g.key, forged)  # the store computes a valid checksum
     pipeline.clear_memo()
     warm.forget()

@@ -56,6 +56,11 @@ class Request(Protocol):
         ...
 
     @property
+    def options(self) -> Options:
+        """The builder's options (``cache=False`` skips every level of the cache)."""
+        ...
+
+    @property
     def call_signature(self) -> inspect.Signature | None:
         """The compiled function's signature, or None for the generated function's own."""
         ...

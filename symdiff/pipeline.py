@@ -62,7 +62,7 @@ def build(layer: Layer, request: Request) -> CompiledFunction:
     """The function for a parsed ``request`` of ``layer``: from memory, from its module entry,
     or built now (and stored), as ``cache=True`` allows."""
     signature = request.call_signature
-    if not request.recipe.options.cache:
+    if not request.options.cache:
         return function_of(layer.build(request), None, signature)
     key = request.key()
     if key in _MEMO:  # the key holds the signature; annotations may still differ

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .options import Options
@@ -44,7 +44,8 @@ class Recipe:
       whether one name (not a list) was given;
     * ``shapes``: ``(name, shape)`` for every argument of a tensor function, None for a scalar
       function;
-    * ``options``: the options that change code (``cache`` is not stored);
+    * ``options``: the options that change code (``cache`` does not, so it is always True
+      here: a function built with ``cache=False`` has the same recipe);
     * ``mode``: the mode the code was written in (``"forward"``, ``"reverse"``, ``"forward over
       reverse"``, ...), as the module's ``# Mode:`` line says;
     * ``outputs``: the names the generated code gives its outputs, in order (``_d_x``,
@@ -86,14 +87,8 @@ class Recipe:
 
     def same_function(self, other: Recipe) -> bool:
         """Whether ``other`` describes the same function: every field but ``mode`` and
-        ``outputs`` (which the build decides) equal, ``options`` up to ``cache``."""
-        return (
-            self.kind, self.exprs, self.args, self.wrt, self.single, self.shapes,
-            self.options.code_key(),
-        ) == (
-            other.kind, other.exprs, other.args, other.wrt, other.single, other.shapes,
-            other.options.code_key(),
-        )
+        ``outputs`` (which the build decides) equal."""
+        return replace(self, mode="", outputs=()) == replace(other, mode="", outputs=())
 
     # -- JSON --------------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import functools
 import hashlib
 import inspect
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy as sp
 from sympy.printing.str import StrPrinter
@@ -87,7 +87,7 @@ class Request:
             args=self.original(self.params),
             wrt=self.original(self.wrt),
             single=self.single,
-            options=self.options,
+            options=replace(self.options, cache=True),
         )
 
     def original(self, names: Sequence[str]) -> tuple[str, ...]:

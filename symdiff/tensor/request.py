@@ -15,7 +15,7 @@ import hashlib
 import inspect
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy as sp
 
@@ -70,7 +70,7 @@ class TensorRequest:
                       for t, r in zip(self.texts, self.roots, strict=True))
         return Recipe(kind=self.kind, exprs=exprs, args=self.params, wrt=self.wrt,
                       single=self.single, shapes=shapes_of(self.shapes, self.params),
-                      options=self.options)
+                      options=replace(self.options, cache=True))
 
     @property
     def expression(self) -> str:

@@ -4,7 +4,8 @@
 them in stable forms, gives symbols whose names are not identifiers their code names, and
 decides the arguments and ``wrt`` (:mod:`symdiff.arguments`). A request knows its key (what
 determines the generated code) and its :class:`~symdiff.recipe.Recipe`, with the expressions
-as input-language text (:func:`input_text`) that :func:`symdiff.parse` reads back.
+as input-language text (:func:`symdiff.inputtext.input_text`) that :func:`symdiff.parse` reads
+back.
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import sympy as sp
-from sympy.printing.str import StrPrinter
 
 from . import __version__
 from .arguments import check_parameters, resolve_wrt
 from .codenames import code_names
 from .errors import SymdiffError
+from .inputtext import input_text
 from .options import Options
 from .parsing import FUNCTIONS, check_wrt, parse
 from .recipe import Recipe
@@ -83,7 +84,7 @@ class Request:
         caller named them."""
         return Recipe(
             kind=self.kind,
-            exprs=tuple(input_text(e) for e in self.exprs),
+            exprs=tuple(input_text(e, order="none") for e in self.exprs),
             args=self.original(self.params),
             wrt=self.original(self.wrt),
             single=self.single,
@@ -222,40 +223,3 @@ def symbol(name: str) -> sp.Symbol:
     return sp.Symbol(name, real=True)
 
 
-
-class _InputPrinter(StrPrinter):
-    """SymPy's plain text in the input language, which :func:`symdiff.parse` reads back:
-    ``max``/``min``/``abs`` for SymPy's ``Max``/``Min``/``Abs``, ``where`` for ``Piecewise``,
-    ``e`` for E; terms in their stored order (sorting a long sum costs more than deriving it)."""
-
-    def __init__(self) -> None:
-        super().__init__({"order": "none"})
-
-    def _call(self, name: str, args: Sequence[sp.Basic]) -> str:
-        return f"{name}({', '.join(self._print(a) for a in args)})"
-
-    def _print_Max(self, expr: sp.Max) -> str:
-        return self._call("max", expr.args)
-
-    def _print_Min(self, expr: sp.Min) -> str:
-        return self._call("min", expr.args)
-
-    def _print_Abs(self, expr: sp.Abs) -> str:
-        return self._call("abs", expr.args)
-
-    def _print_Exp1(self, expr: sp.Basic) -> str:
-        return "e"
-
-    def _print_Piecewise(self, expr: sp.Piecewise) -> str:
-        *pairs, (otherwise, condition) = expr.args
-        text = self._print(otherwise)
-        if condition != sp.true:
-            text = f"where({self._print(condition)}, {text}, nan)"
-        for value, cond in reversed(pairs):
-            text = f"where({self._print(cond)}, {self._print(value)}, {text})"
-        return text
-
-
-def input_text(expr: sp.Basic) -> str:
-    """``expr`` as text in the input language (what a :class:`~symdiff.recipe.Recipe` holds)."""
-    return _InputPrinter().doprint(expr)

@@ -19,10 +19,10 @@ import sympy as sp
 import symdiff as sd
 from symdiff import cache, warm
 from symdiff.compiled import CompiledFunction
+from symdiff.inputtext import input_text
 from symdiff.options import Options
 from symdiff.parsing import parse
 from symdiff.recipe import Recipe
-from symdiff.request import input_text
 from symdiff.simplify import stable_forms
 
 from .conftest import ROOT, reset_memory

@@ -23,6 +23,7 @@ from .emit import ArrayResult, Program, Result, emit_source
 from .forward import tangent_program
 from .layer import Built, Call
 from .printer import brief_text
+from .recipe import KindTable
 from .request import Request, expression, make_request, restored, symbol, wrt_names
 from .reverse import inline_single_use, prune, reverse_program
 from .simplify import operation_nodes, simplify_for_people
@@ -88,16 +89,22 @@ def choose_mode(request: Request) -> str:
 
 
 # -- one planner per kind ---------------------------------------------------------------------
+#: The planner of each kind: the outputs it computes, and how (registered below, one each).
+PLANNERS = KindTable()
+
+
 def _names(wrt: Sequence[str]) -> str:
     return ", ".join(wrt)
 
 
+@PLANNERS.kind("value")
 def _plan_value(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
     value = simplify_for_people(expr) if r.options.simplify else expr
     return Plan([value], ["_value"], 0, f"Value of {brief_text(expr)}")
 
 
+@PLANNERS.kind("grad")
 def _plan_grad(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
     title = f"Gradient of {brief_text(expr)} with respect to ({_names(r.wrt)})"
@@ -109,6 +116,7 @@ def _plan_grad(r: Request, mode: str) -> Plan:
     return Plan([derivative(expr, n, r.options.simplify) for n in r.wrt], names, result, title)
 
 
+@PLANNERS.kind("value_and_grad")
 def _plan_value_and_grad(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
     title = f"Value and gradient of {brief_text(expr)} with respect to ({_names(r.wrt)})"
@@ -123,6 +131,7 @@ def _plan_value_and_grad(r: Request, mode: str) -> Plan:
     return Plan([value, *partials], names, (0, grads), title)
 
 
+@PLANNERS.kind("jacobian")
 def _plan_jacobian(r: Request, mode: str) -> Plan:
     m, n = len(r.exprs), len(r.wrt)
     dims = (m,) if r.single else (m, n)
@@ -136,6 +145,7 @@ def _plan_jacobian(r: Request, mode: str) -> Plan:
     return Plan(outputs, [], ArrayResult(dims, entries), title)
 
 
+@PLANNERS.kind("hessian")
 def _plan_hessian(r: Request, mode: str) -> Plan:
     """Symbolically (forward over forward) for few variables; forward over reverse otherwise:
     one tangent sweep of the reverse-mode gradient program per column."""
@@ -173,6 +183,7 @@ def _plan_hessian(r: Request, mode: str) -> Plan:
     return Plan(outputs, [], ArrayResult((n, n), entries, mirrors), title)
 
 
+@PLANNERS.kind("hvp")
 def _plan_hvp(r: Request, mode: str) -> Plan:
     """Hessian times a direction ``_v``: forward mode over the reverse-mode gradient program."""
     (expr,) = r.exprs
@@ -189,14 +200,8 @@ def _plan_hvp(r: Request, mode: str) -> Plan:
     return Plan(products, [], result, title, "forward over reverse", assignments)
 
 
-PLANNERS: dict[str, Callable[[Request, str], Plan]] = {
-    "value": _plan_value,
-    "grad": _plan_grad,
-    "value_and_grad": _plan_value_and_grad,
-    "jacobian": _plan_jacobian,
-    "hessian": _plan_hessian,
-    "hvp": _plan_hvp,
-}
+PLANNERS.complete()
+
 
 _RETURNS = {
     "value": "the value, of the broadcast shape",

@@ -15,7 +15,7 @@ Standard library only (with :mod:`symdiff.options`): the warm path uses it.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -147,6 +147,29 @@ class Recipe:
     def loads(cls, text: str) -> Recipe:
         """The recipe of a :meth:`dumps` text; ``ValueError`` if it is not one."""
         return cls.from_json(json.loads(text))
+
+
+class KindTable(dict[str, Any]):
+    """A layer's dispatch table by kind (its planners): each entry registered next to its
+    function with ``@table.kind("grad")``; :meth:`complete` checks that every kind has one."""
+
+    def kind(self, name: str) -> Callable[[Any], Any]:
+        """Register the decorated function for kind ``name`` (one of :data:`KINDS`)."""
+        if name not in KINDS or name in self:
+            raise ValueError(f"not a new kind: {name!r}")
+
+        def register(function: Any) -> Any:
+            self[name] = function
+            return function
+
+        return register
+
+    def complete(self) -> KindTable:
+        """The table itself, once every kind of :data:`KINDS` has an entry."""
+        missing = [k for k in KINDS if k not in self]
+        if missing:
+            raise ValueError(f"no entry for kind(s) {', '.join(missing)}")
+        return self
 
 
 def function_name(kind: str) -> str:

@@ -243,3 +243,30 @@ def test_a_function_pickled_without_a_recipe_still_loads():
         old.explain()
     assert "[trigonometric]" in old.explain(expr="sin(x)")
     assert pickle.loads(pickle.dumps(g)).recipe == g.recipe
+
+
+def test_both_layers_plan_every_kind():
+    from symdiff import build
+    from symdiff.recipe import KINDS, KindTable
+    from symdiff.tensor import build as tensor_build
+
+    assert list(build.PLANNERS) == list(KINDS) and list(tensor_build.PLANNERS) == list(KINDS)
+    table = KindTable()
+    table.kind("grad")(len)
+    with pytest.raises(ValueError, match="value"):
+        table.complete()
+    with pytest.raises(ValueError):
+        table.kind("grad")  # twice
+    with pytest.raises(ValueError):
+        table.kind("laplacian")
+
+
+def test_a_traced_tensor_function_with_max_abs_and_e_explains():
+    """Its recipe holds max/abs/e, which the tensor parser reads back (not Max/Abs/E)."""
+
+    def f(x, y):
+        return np.sum(np.maximum(x, 0) * np.abs(y) * np.e)
+
+    g = sd.grad(f, wrt="x", shapes={"x": ("n",), "y": ("n",)}, cache=False)
+    assert g.recipe.exprs == ("sum(e*abs(y)*max(0, x))",)
+    assert "[maximum]" in g.explain()

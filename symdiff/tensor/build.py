@@ -31,6 +31,7 @@ from dataclasses import dataclass, replace
 from ..errors import ShapeError, UnsupportedError
 from ..layer import Built, Call
 from ..options import Options
+from ..recipe import KindTable
 from ..trace import DIRECTION
 from .emit import Program
 from .formula import TensorFormula
@@ -76,7 +77,7 @@ def _plan(request: TensorRequest) -> _Plan:
     """Differentiate: the outputs of the request's kind, as nodes of its builder."""
     b, shapes = request.builder, request.shapes
     vars_ = [b.var(w, shapes[w]) for w in request.wrt]
-    plan = _PLANNERS[request.kind](b, request.roots, request.many, vars_, request.single,
+    plan = PLANNERS[request.kind](b, request.roots, request.many, vars_, request.single,
                                    request.options)
     bound = {d for p in request.params for d in dims_of(shapes[p])}
     unbound = used_dims([node for _, node in plan.outputs]) - bound
@@ -140,6 +141,10 @@ LAYER = TensorLayer()
 
 
 # -- one planner per kind --------------------------------------------------------------------------
+#: The planner of each kind: the outputs it computes, and how (registered below, one each).
+PLANNERS = KindTable()
+
+
 def _scalar_root(roots: list[Node], what: str) -> Node:
     (root,) = roots
     if root.shape != ():
@@ -164,12 +169,14 @@ def _structure(names: list[str], single: bool) -> str:
     return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
 
+@PLANNERS.kind("value")
 def _plan_value(b, roots, many, vars_, single, options) -> _Plan:
     (root,) = roots
     return _Plan([("_value", root)], "_value", f"the value, of shape {format_shape(root.shape)}",
                  "Value", "value")
 
 
+@PLANNERS.kind("grad")
 def _plan_grad(b, roots, many, vars_, single, options) -> _Plan:
     root = _scalar_root(roots, "grad")
     grads = _gradients(b, root, vars_, options)
@@ -181,6 +188,7 @@ def _plan_grad(b, roots, many, vars_, single, options) -> _Plan:
                  f"Gradient with respect to ({_names(vars_)})", mode)
 
 
+@PLANNERS.kind("value_and_grad")
 def _plan_value_and_grad(b, roots, many, vars_, single, options) -> _Plan:
     plan = _plan_grad(b, roots, many, vars_, single, options)
     return _Plan([("_value", roots[0]), *plan.outputs], f"(_value, {plan.result})",
@@ -188,6 +196,7 @@ def _plan_value_and_grad(b, roots, many, vars_, single, options) -> _Plan:
                  f"Value and gradient with respect to ({_names(vars_)})", plan.mode)
 
 
+@PLANNERS.kind("jacobian")
 def _plan_jacobian(b, roots, many, vars_, single, options) -> _Plan:
     if options.mode == "reverse":
         raise UnsupportedError("tensor Jacobians are computed in forward mode; "
@@ -203,6 +212,7 @@ def _plan_jacobian(b, roots, many, vars_, single, options) -> _Plan:
                  f"Jacobian with respect to ({_names(vars_)})", "forward")
 
 
+@PLANNERS.kind("hessian")
 def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
     root = _scalar_root(roots, "hessian")
     grads = backward(b, root, vars_, options.simplify)
@@ -223,6 +233,7 @@ def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
                  f"Hessian with respect to ({_names(vars_)})", "forward over reverse")
 
 
+@PLANNERS.kind("hvp")
 def _plan_hvp(b, roots, many, vars_, single, options) -> _Plan:
     root = _scalar_root(roots, "hvp")
     (var,) = vars_
@@ -238,11 +249,4 @@ def _plan_hvp(b, roots, many, vars_, single, options) -> _Plan:
                  f"Hessian-vector product with respect to ({var.name})", "reverse over reverse")
 
 
-_PLANNERS = {
-    "value": _plan_value,
-    "grad": _plan_grad,
-    "value_and_grad": _plan_value_and_grad,
-    "jacobian": _plan_jacobian,
-    "hessian": _plan_hessian,
-    "hvp": _plan_hvp,
-}
+PLANNERS.complete()

@@ -133,8 +133,10 @@ def wrt_names(wrt: object, exprs: Sequence[sp.Expr]) -> tuple[tuple[str, ...], b
     return check_wrt(wrt)
 
 
-def _is_function(item: object) -> bool:
-    return callable(item) and not isinstance(item, sp.Basic)  # a SymPy Symbol is callable
+def is_function(item: object) -> bool:
+    """Whether a builder's expression is a Python function to trace (a SymPy Symbol is
+    callable too, but is an expression)."""
+    return callable(item) and not isinstance(item, sp.Basic)
 
 
 def _items(kind: str, exprs: object) -> list[object]:
@@ -142,7 +144,7 @@ def _items(kind: str, exprs: object) -> list[object]:
     values are the Jacobian's rows)."""
     if kind != "jacobian":
         return [exprs]
-    if _is_function(exprs):
+    if is_function(exprs):
         return [exprs]
     if isinstance(exprs, str | sp.Basic) or not isinstance(exprs, Sequence) or not exprs:
         raise SymdiffError(
@@ -165,7 +167,7 @@ def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Req
     signatures: list[inspect.Signature] = []
     functions: list[object] = []
     for item in items:
-        if _is_function(item):
+        if is_function(item):
             outputs, sig = trace_function(item, many=kind == "jacobian")
             parsed += [stable_forms(parse(e)) for e in outputs]
             signatures.append(sig)

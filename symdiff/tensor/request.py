@@ -17,14 +17,13 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-import sympy as sp
-
 from .. import __version__
 from ..arguments import check_parameters, resolve_wrt
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..options import Options
 from ..parsing import FUNCTIONS as scalar_functions
 from ..recipe import KINDS, Recipe, function_name, shapes_of
+from ..request import is_function
 from ..trace import DIRECTION, call_signature, combine_signatures, signature_text, traced_name
 from .formula import text
 from .ir import Node, serialize, variables
@@ -99,10 +98,6 @@ def _texts(kind: str, exprs: object) -> tuple[list[object], bool]:
     return [exprs], False
 
 
-def _is_function(item: object) -> bool:
-    return callable(item) and not isinstance(item, sp.Basic)  # a SymPy Symbol is callable
-
-
 def request_for(kind: str, exprs: object, wrt: object, options: Options,
                 shapes: object, occurs: bool = True) -> TensorRequest:
     """Validate and parse a builder call (no derivation yet).
@@ -125,7 +120,7 @@ def request_for(kind: str, exprs: object, wrt: object, options: Options,
     signatures: list[inspect.Signature] = []
     functions: list[object] = []
     for item in items:
-        if _is_function(item):
+        if is_function(item):
             nodes, sig, listed = trace_tensor(item, parsed_shapes, b, many=kind == "jacobian")
             many = many or listed
             signatures.append(sig)

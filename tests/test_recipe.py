@@ -49,8 +49,9 @@ def _build(kind, expr, kwargs):
     return getattr(sd, kind)(expr, **kwargs)
 
 
-def _python(code: str, cache_dir) -> str:
-    environment = {**os.environ, "SYMDIFF_CACHE_DIR": str(cache_dir), "PYTHONPATH": str(ROOT)}
+def _python(code: str, cache_dir, **env: str) -> str:
+    environment = {**os.environ, "SYMDIFF_CACHE_DIR": str(cache_dir), "PYTHONPATH": str(ROOT),
+                   **env}
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
         env=environment, cwd=ROOT, check=True,
@@ -145,6 +146,26 @@ def test_the_recipe_survives_the_disk_in_a_fresh_process(cache_dir):
     for (kind, expr, kwargs), entry in zip(CASES, cold, strict=False):
         here = _build(kind, expr, {**kwargs, "cache": False})
         assert Recipe.from_json(entry["recipe"]) == here.recipe
+
+
+def test_another_spelling_in_another_process_loads_the_module_by_its_recipe(cache_dir):
+    """The index misses (other text), the module entry hits: the recipes of the two requests
+    must agree though each process prints its own (under another hash seed)."""
+    first = "sd.grad('x*y + sin(z)*w + max(x, y)*where(z > 0, a, b)')"
+    second = """
+        import symdiff as sd
+        from symdiff import build
+
+        def refuse(*args, **kwargs):
+            raise AssertionError("derived again")
+
+        build._build = refuse
+        g = sd.grad('where(z > 0, a, b)*max(y, x) + w*sin(z) + y*x')
+        print(g.recipe.exprs[0])
+    """
+    _python(f"import symdiff as sd\n{first}", cache_dir, PYTHONHASHSEED="1")
+    loaded = _python(second, cache_dir, PYTHONHASHSEED="2").strip()
+    assert parse(loaded) == parse("x*y + sin(z)*w + max(x, y)*where(z > 0, a, b)")
 
 
 def test_explain_of_a_warm_loaded_function_matches_a_cold_one(cache_dir):

@@ -1,4 +1,4 @@
-"""The one build pipeline, for scalar and tensor requests alike: memo -> request index -> disk
+"""The one build pipeline, for scalar and tensor requests alike: request index -> memo -> disk
 store -> build.
 
 :func:`compiled` takes a builder call (:class:`~symdiff.layer.Call`) to a
@@ -7,7 +7,7 @@ store -> build.
 1. a call made of plain strings (and plain shapes) is looked up in the request index
    (:func:`symdiff.warm.lookup`: memory, then disk) without importing SymPy;
 2. otherwise its layer (:data:`LAYERS`: scalar, or tensor with ``shapes=``) parses it into a
-   request, whose key finds the function in memory (:data:`_MEMO`), or its module entry on
+   request, and :func:`compile_request` takes over: the request's key finds the function in memory (:data:`_MEMO`), or its module entry on
    disk (:func:`symdiff.warm.load_module`), or else the layer derives and emits it now and the
    module is stored;
 3. the function is indexed under the raw call, so the next process finds it in step 1.
@@ -53,12 +53,12 @@ def compiled(call: Call) -> CompiledFunction:
     if found is not None:
         return found
     layer = LAYERS[call.layer]()
-    function = build(layer, layer.request(call))
+    function = compile_request(layer, layer.request(call))
     warm.remember(raw, function)
     return function
 
 
-def build(layer: Layer, request: Request) -> CompiledFunction:
+def compile_request(layer: Layer, request: Request) -> CompiledFunction:
     """The function for a parsed ``request`` of ``layer``: from memory, from its module entry,
     or built now (and stored), as ``cache=True`` allows."""
     signature = request.call_signature

@@ -7,9 +7,9 @@ store -> build.
 1. a call made of plain strings (and plain shapes) is looked up in the request index
    (:func:`symdiff.warm.lookup`: memory, then disk) without importing SymPy;
 2. otherwise its layer (:data:`LAYERS`: scalar, or tensor with ``shapes=``) parses it into a
-   request, and :func:`compile_request` takes over: the request's key finds the function in memory (:data:`_MEMO`), or its module entry on
-   disk (:func:`symdiff.warm.load_module`), or else the layer derives and emits it now and the
-   module is stored;
+   request, and :func:`compile_request` takes over: the request's key finds the function in
+   memory (:data:`_MEMO`), or its module entry on disk (:func:`symdiff.warm.load_module`), or
+   else the layer derives and emits it now and the module is stored;
 3. the function is indexed under the raw call, so the next process finds it in step 1.
 
 ``cache=False`` skips every level. The layers know nothing of caching (:mod:`symdiff.layer`).

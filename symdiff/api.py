@@ -1,7 +1,9 @@
 """The public builders: ``derive``, ``compile``, ``grad``, ``value_and_grad``, ``jacobian``,
-``hessian``, ``check_grad`` and ``objective``. The only module that orchestrates the pipeline:
+``hessian``, ``check_grad`` and ``objective``. Every builder hands its call to the one build
+pipeline (:mod:`symdiff.pipeline`):
 
-parse -> build (differentiate by the rule table, simplify, emit, load) -> CompiledFunction
+request index -> parse -> memo -> disk cache -> build (differentiate by the rule table,
+simplify, emit) -> CompiledFunction (with its recipe)
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from . import warm
+from . import pipeline, warm
 from .cache import open_store
 from .compiled import CompiledFunction
 from .errors import SymdiffError
+from .layer import Call
 from .options import Options
 
 if TYPE_CHECKING:
@@ -65,18 +68,7 @@ def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) ->
             else "for the derivatives of several expressions use sd.jacobian([...])"
         )
         raise SymdiffError(f"{name} takes one expression, not a {type(exprs).__name__}; {what}")
-    if shapes is not None:
-        from .tensor import build_tensor  # arrays with declared shapes: the tensor layer
-
-        return build_tensor(kind, exprs, wrt, options, shapes)
-    compiled = warm.lookup(kind, exprs, wrt, options)
-    if compiled is not None:
-        return compiled
-    from .build import build, make_request  # SymPy and Jinja load here, on first real use
-
-    compiled = build(make_request(kind, exprs, wrt, options))
-    warm.remember(kind, exprs, wrt, options, compiled)
-    return compiled
+    return pipeline.compiled(Call(kind, exprs, wrt, options, shapes))
 
 
 # -- derivations ---------------------------------------------------------------------------------
@@ -102,40 +94,9 @@ def derive(
     With ``shapes=`` (a scalar tensor expression), the steps are those of the backward walk that
     ``grad`` emits, one matrix-calculus rule per node (:mod:`symdiff.tensor.steps`).
     """
-    if shapes is not None:
-        from .tensor.steps import derive_tensor
+    from .teach import derive as derive_steps
 
-        return derive_tensor(expr, wrt, shapes, simplify, verbose)
-    import sympy as sp
-
-    from .build import expression, symbol
-    from .differentiate import differentiate
-    from .parsing import check_identifier
-    from .simplify import simplify_for_people
-    from .steps import Derivation, Step
-    from .trace import parameters
-
-    parsed = expression(expr)
-    if wrt is None:
-        traced = callable(expr) and not isinstance(expr, sp.Basic)
-        free = (s.name for s in parsed.free_symbols)
-        names = list(parameters(expr)) if traced else sorted(free)
-        if len(names) != 1:
-            raise SymdiffError(
-                f"the expression has {len(names)} variables ({', '.join(names) or 'none'}); "
-                "say which one with wrt="
-            )
-        wrt = names[0]
-    name = wrt if isinstance(wrt, str) else str(wrt)
-    if name not in {s.name for s in parsed.free_symbols}:  # SymPy's Symbol("x_{1}") passes
-        name = check_identifier(name, "wrt name")
-    var = symbol(name)
-    root = differentiate(parsed, var)
-    result = simplify_for_people(root.result) if simplify else root.result
-    steps = [root]
-    if result != root.result:
-        steps.append(Step("simplify", root.result, result, var))
-    return Derivation(parsed, var, result, root.result, steps, verbose)
+    return derive_steps(expr, wrt, simplify=simplify, verbose=verbose, shapes=shapes)
 
 
 # -- compiled functions ----------------------------------------------------------------------------
@@ -443,11 +404,6 @@ def cache_info() -> dict[str, Any]:
 
 def clear_cache() -> int:
     """Remove every cached module (disk and memory); returns how many entries were removed."""
-    import sys
-
-    for name in ("build", "tensor.build"):  # the scalar and the tensor layer's memos
-        module = sys.modules.get(f"{__package__}.{name}")
-        if module is not None:
-            module.clear_memo()
+    pipeline.clear_memo()
     warm.forget()
     return open_store().clear()

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import explain
-from .codenames import rename_keywords
+from .codenames import code_names, rename_keywords
 from .explain import names as _names
 from .load import load_function
+from .recipe import Recipe
 from .render import HELPERS_HEADING
 
 
@@ -42,6 +43,7 @@ class CompiledFunction:
         kind: str,
         key: str | None = None,
         signature: inspect.Signature | None = None,
+        recipe: Recipe | None = None,
     ):
         self.source = source
         self.name = name
@@ -52,12 +54,33 @@ class CompiledFunction:
         self._exprs = exprs if callable(exprs) else list(exprs)
         self.kind = kind
         self.key = key
+        self.recipe = recipe
         self._signature = signature
         self._bind()
+
+    @classmethod
+    def of(
+        cls,
+        source: str,
+        recipe: Recipe,
+        exprs: Sequence[Any] | Callable[[], Sequence[Any]],
+        *,
+        key: str | None = None,
+        signature: inspect.Signature | None = None,
+    ) -> CompiledFunction:
+        """The function of a generated ``source`` built from ``recipe`` (its name, arguments,
+        ``wrt`` and kind are the recipe's); ``key`` is its disk-cache entry, if any."""
+        return cls(source=source, name=recipe.name, args=recipe.args, wrt=recipe.wrt_value,
+                   exprs=exprs, kind=recipe.kind, key=key, signature=signature, recipe=recipe)
 
     def _bind(self) -> None:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         function = load_function(self.source, self.name, f"<symdiff {self.name} {digest}>")
+        if self.recipe is not None:  # a module that is not the recipe's is refused
+            renamed = code_names(self.args)
+            expected = [renamed.get(a, a) for a in self.args]
+            if list(inspect.signature(function).parameters) != expected:
+                raise ValueError(f"the module's {self.name} does not take {expected}")
         self._fn = rename_keywords(function, self.args)  # g(**{"x_{1}": 1.0}): codenames
         self.__doc__ = self._fn.__doc__
         self._sign()
@@ -134,6 +157,7 @@ class CompiledFunction:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self.__dict__.setdefault("_signature", None)
+        self.__dict__.setdefault("recipe", None)  # pickled by an older symdiff
         self._bind()
 
     # -- display -----------------------------------------------------------------------------------
@@ -172,7 +196,8 @@ class CompiledFunction:
 
     # -- which rule produced which line ------------------------------------------------------------
     def origin(self) -> list[Any]:
-        """The expression(s) this function was built from (see :func:`symdiff.explain.origin`)."""
+        """The expression(s) this function was built from, read from :attr:`recipe` (see
+        :func:`symdiff.explain.origin`)."""
         return explain.origin(self)
 
     def explain(

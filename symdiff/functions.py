@@ -94,6 +94,3 @@ class tie_share(sp.Function):
 
     def _eval_is_extended_real(self):
         return True
-
-
-CUSTOM_FUNCTIONS: tuple[type[sp.Function], ...] = (relu, sigmoid, softplus, tie_share)

@@ -230,8 +230,3 @@ class ArrayCodePrinter(CodePrinter):
         if exp.is_number and exp.is_negative:
             return "1.0/" + self.parenthesize(sp.Pow(base, -exp), PRECEDENCE["Mul"], strict=True)
         return super()._print_Pow(expr, rational)
-
-
-def print_code(expr: sp.Expr, printer: CodePrinter) -> str:
-    """The NumPy source text of one expression."""
-    return printer.doprint(expr)

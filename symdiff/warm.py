@@ -1,15 +1,21 @@
-"""The disk cache seen from the builders: keys, the request index, and loading a cached module.
+"""The disk cache seen from the build pipeline: keys, the request index, and module entries.
+Imports neither SymPy nor Jinja: it is what makes a warm start cheap.
 
-Two levels, both in :func:`symdiff.cache.open_store`:
+Two levels, both in :func:`symdiff.cache.open_store`, for the scalar and the tensor layer alike:
 
-* ``module/<key>``: a generated module, keyed by the *canonical* request (the parsed expression,
-  wrt, options) plus :func:`fingerprint` (symdiff version, template digest, Python and NumPy
-  major versions), so ``"x*y"`` and ``"y*x"`` share one entry;
-* ``index/<key>``: keyed by the *raw* request (the exact strings given), a small JSON record
-  naming the module entry and its signature. A process that finds a request here loads the module
-  without importing SymPy or Jinja at all.
+* ``module/<key>``: a generated module and the JSON record of its
+  :class:`~symdiff.recipe.Recipe` (:func:`symdiff.cache.pack_module`), keyed by the *canonical*
+  request (:meth:`symdiff.layer.Request.key`: for the scalar layer the parsed expression, so
+  ``"x*y"`` and ``"y*x"`` share one entry; for the tensor layer the texts or the traced graph
+  and the argument shapes) plus :func:`fingerprint` (symdiff version and code, template digest,
+  Python and NumPy major versions);
+* ``index/<key>``: keyed by the *raw* request (the exact strings, ``wrt`` and ``shapes=`` given;
+  :func:`raw_key`), a small JSON record naming the module entry and holding the recipe. A
+  process that finds a request here loads the module without importing SymPy or Jinja.
 
-This module imports neither; it is what makes a warm start cheap.
+What a function is comes from the recipe stored with it, never from its source. An entry
+without a recipe (an older format), with one that does not describe the function asked for, or
+whose module does not load is a miss: the caller rebuilds it (and overwrites the entry).
 """
 
 from __future__ import annotations
@@ -19,24 +25,29 @@ import hashlib
 import inspect
 import json
 import logging
-import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .cache import cache_key, open_store
-from .codenames import code_names
+from .cache import cache_key, open_store, pack_module, unpack_module
 from .compiled import CompiledFunction
 from .options import Options
+from .recipe import Recipe
 
 log = logging.getLogger(__name__)
 _PACKAGE = Path(__file__).resolve().parent
 
+#: The version of the index record's layout (``{"format", "module", "recipe"}``).
+INDEX_FORMAT = 2
+
 _RAW_MEMO: dict[str, CompiledFunction] = {}
 
+Exprs = Callable[[], list[Any]]
 
+
+# -- keys ------------------------------------------------------------------------------------------
 def code_digest(package: Path = _PACKAGE) -> str:
     """SHA-256 over the package's own ``.py`` files, so that any change of symdiff's code (an
     editable install, a patched copy) keys new entries even before the version number moves."""
@@ -81,63 +92,90 @@ def plain_texts(kind: str, exprs: Any, wrt: Any) -> list[str] | None:
     return list(texts)
 
 
-def raw_key(kind: str, exprs: Any, wrt: Any, options: Options) -> str | None:
-    """The index key of a request made of plain strings, or None when it is not one."""
-    texts = plain_texts(kind, exprs, wrt)
-    if texts is None:
+def plain_shapes(shapes: object) -> list[list[Any]] | None:
+    """``shapes=`` as sorted ``[name, [dims]]`` pairs when it is plain data (names to tuples
+    or lists of strings and ints), else None (no raw key: the request is keyed after parsing)."""
+    if not isinstance(shapes, Mapping) or not all(isinstance(k, str) for k in shapes):
         return None
-    request = json.dumps([kind, texts, wrt if not isinstance(wrt, tuple) else list(wrt)])
-    return cache_key("request", request, options.code_key(), fingerprint())
+    pairs = []
+    for name in sorted(shapes):
+        shape = shapes[name]
+        if not isinstance(shape, tuple | list) or not all(
+            isinstance(d, str) or (type(d) is int) for d in shape
+        ):
+            return None
+        pairs.append([name, list(shape)])
+    return pairs
 
 
-def load_cached(
+def raw_key(kind: str, exprs: Any, wrt: Any, options: Options, shapes: object = None
+            ) -> str | None:
+    """The index key of a request made of plain strings (and, for the tensor layer, a plain
+    ``shapes=`` mapping), or None when it is not one or ``cache=False``. The two layers' keys
+    never meet (the tensor layer's record starts with ``"tensor"``)."""
+    texts = plain_texts(kind, exprs, wrt)
+    if texts is None or not options.cache:
+        return None
+    wrt_value = list(wrt) if isinstance(wrt, tuple) else wrt
+    if shapes is None:
+        request = [kind, texts, wrt_value]
+    else:
+        pairs = plain_shapes(shapes)
+        if pairs is None:
+            return None
+        given = texts if kind == "jacobian" and isinstance(exprs, list | tuple) else texts[0]
+        request = ["tensor", kind, given, wrt_value, pairs]
+    return cache_key("request", json.dumps(request), options.code_key(), fingerprint())
+
+
+# -- module entries --------------------------------------------------------------------------------
+def load_module(
     key: str,
-    name: str,
-    args: Sequence[str],
-    wrt: Any,
-    kind: str,
-    exprs: Callable[[], list],
+    expected: Recipe | None,
+    exprs: Exprs,
     signature: inspect.Signature | None = None,
 ) -> CompiledFunction | None:
-    """The cached module ``key`` as a function, or None if absent or not what it should be.
+    """The module entry ``key`` as a function, or None if absent or not what it should be: no
+    recipe (an older entry), a recipe that does not describe ``expected`` (when given), or a
+    module that fails to load or verify.
 
     ``signature`` is a traced function's (the module only holds the parameter names, in order;
     defaults and keyword-only markers live in the signature, never in the source)."""
-    source = open_store().get("module", key)
-    if source is None:
+    text = open_store().get("module", key)
+    if text is None:
         return None
-    match = re.search(rf"^def {re.escape(name)}\((.*)\):$", source, re.MULTILINE)
-    params = [p.strip() for p in match.group(1).split(",") if p.strip()] if match else None
-    renamed = code_names(args)  # SymPy names that are not identifiers have code names
-    if params != [renamed.get(a, a) for a in args]:
-        log.debug("cache entry %s does not define %s%s; rebuilding", key, name, tuple(args))
+    entry = unpack_module(text)
+    if entry is None:
+        log.debug("cache entry %s has no recipe (an older format); rebuilding", key)
+        return None
+    source, record = entry
+    try:
+        recipe = Recipe.from_json(record)
+    except ValueError:
+        log.debug("cache entry %s has an unreadable recipe; rebuilding", key, exc_info=True)
+        return None
+    if expected is not None and not recipe.same_function(expected):
+        log.debug("cache entry %s is not %s; rebuilding", key, expected)
         return None
     try:
-        return CompiledFunction(
-            source=source,
-            name=name,
-            args=args,
-            wrt=wrt,
-            exprs=exprs,
-            kind=kind,
-            key=key,
-            signature=signature,
-        )
+        return CompiledFunction.of(source, recipe, exprs, key=key, signature=signature)
     except Exception:  # a verified entry that still fails to load is rebuilt, not raised
         log.debug("cache entry %s failed to load; rebuilding", key, exc_info=True)
         return None
 
 
-def lookup(kind: str, exprs: Any, wrt: Any, options: Options) -> CompiledFunction | None:
-    """A function for this exact request from memory or the disk index, without SymPy."""
-    key = raw_key(kind, exprs, wrt, options) if options.cache else None
-    lazy = functools.partial(derive_exprs, kind, exprs, wrt, options)
-    return lookup_index(key, kind, lazy)
+def store_module(compiled: CompiledFunction) -> None:
+    """Write ``compiled`` (its source and recipe) to its module entry ``compiled.key``."""
+    if compiled.key is None or compiled.recipe is None:
+        return
+    open_store().put("module", compiled.key, pack_module(compiled.source,
+                                                         compiled.recipe.to_json()))
 
 
-def lookup_index(key: str | None, kind: str, exprs: Callable[[], list]) -> CompiledFunction | None:
+# -- the request index -----------------------------------------------------------------------------
+def lookup(key: str | None, exprs: Exprs) -> CompiledFunction | None:
     """The function indexed under the raw request ``key`` (memory, then the disk index), or
-    None; ``exprs`` computes its ``.exprs`` on first access. Shared with the tensor layer."""
+    None; ``exprs`` computes its ``.exprs`` on first access."""
     if key is None:
         return None
     if key in _RAW_MEMO:
@@ -147,38 +185,27 @@ def lookup_index(key: str | None, kind: str, exprs: Callable[[], list]) -> Compi
         return None
     try:
         record = json.loads(text)
-        module, name, args, stored_wrt = (record[k] for k in ("module", "name", "args", "wrt"))
-    except (ValueError, KeyError, TypeError):
+        if record.get("format") != INDEX_FORMAT:
+            return None  # an older record (no recipe): a miss, rebuilt and overwritten
+        module, recipe = record["module"], Recipe.from_json(record["recipe"])
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    wrt_value = stored_wrt if isinstance(stored_wrt, str | None) else tuple(stored_wrt)
-    compiled = load_cached(module, name, args, wrt_value, kind, exprs)
+    if not isinstance(module, str):
+        return None
+    compiled = load_module(module, recipe, exprs)
     if compiled is not None:
         _RAW_MEMO[key] = compiled
     return compiled
 
 
-def remember(kind: str, exprs: Any, wrt: Any, options: Options, compiled: CompiledFunction) -> None:
-    """Index a freshly built function under its raw request (memory and disk)."""
-    remember_index(raw_key(kind, exprs, wrt, options) if options.cache else None, compiled)
-
-
-def remember_index(key: str | None, compiled: CompiledFunction) -> None:
-    """Index ``compiled`` under the raw request ``key`` (memory and disk); shared with the
-    tensor layer. Nothing happens without a key or for a function not cached on disk."""
-    if key is None or compiled.key is None:
+def remember(key: str | None, compiled: CompiledFunction) -> None:
+    """Index ``compiled`` under the raw request ``key`` (memory and disk). Nothing happens
+    without a key or for a function not cached on disk."""
+    if key is None or compiled.key is None or compiled.recipe is None:
         return
     _RAW_MEMO[key] = compiled
-    wrt_value = compiled.wrt if isinstance(compiled.wrt, str | None) else list(compiled.wrt)
-    record = {"module": compiled.key, "name": compiled.name, "args": list(compiled.args)}
-    record["wrt"] = wrt_value
+    record = {"format": INDEX_FORMAT, "module": compiled.key, "recipe": compiled.recipe.to_json()}
     open_store().put("index", key, json.dumps(record, sort_keys=True))
-
-
-def derive_exprs(kind: str, exprs: Any, wrt: Any, options: Options) -> list:
-    """The closed-form expressions of a request (imports SymPy; used lazily by ``.exprs``)."""
-    from .build import forward_exprs, make_request
-
-    return forward_exprs(make_request(kind, exprs, wrt, options))
 
 
 def forget() -> None:

@@ -85,12 +85,10 @@ def reference_value(expr: sp.Expr, point: dict[sp.Symbol, float], digits: int = 
 def reset_memory() -> None:
     """Forget every function held in memory (the store, both layers' memos, the warm index),
     keeping what is on disk: the next request behaves as in a fresh process."""
-    from symdiff import build, cache, warm
-    from symdiff.tensor import build as tensor_build
+    from symdiff import cache, pipeline, warm
 
     cache.reset_store()
-    build.clear_memo()
-    tensor_build.clear_memo()
+    pipeline.clear_memo()
     warm.forget()
 
 

@@ -12,7 +12,7 @@ import pytest
 import sympy as sp
 
 import symdiff as sd
-from symdiff import build, warm
+from symdiff import pipeline, warm
 from symdiff.codenames import code_names, is_code_name
 
 X1, ALPHA, PLAIN = sp.Symbol("x_{1}"), sp.Symbol("\\alpha"), sp.Symbol("x_1")
@@ -114,7 +114,7 @@ def test_jacobian_hvp_and_check_grad_with_original_names():
 
 def test_the_cache_and_pickling_keep_the_names():
     g = sd.grad(EXPR)
-    build.clear_memo()
+    pipeline.clear_memo()
     warm.forget()
     again = sd.grad(EXPR)  # from the disk cache
     assert again is not g and again.args == g.args and again.source == g.source

@@ -14,7 +14,6 @@ import pytest
 
 import symdiff as sd
 from symdiff import cache, warm
-from symdiff.tensor import warm as tensor_warm
 
 from .conftest import ROOT, reset_memory
 
@@ -223,16 +222,16 @@ def test_raw_keys_only_for_plain_requests():
     from symdiff.options import Options
 
     options = Options()
-    assert tensor_warm.raw_key("grad", LOGISTIC, "w", options, SHAPES) is not None
-    same = tensor_warm.raw_key("grad", LOGISTIC, ("w",), options, SHAPES)
-    assert same == tensor_warm.raw_key("grad", LOGISTIC, ["w"], options, SHAPES)
-    assert same != tensor_warm.raw_key("grad", LOGISTIC, "w", options, SHAPES)
-    assert tensor_warm.raw_key("grad", LOGISTIC, "w", options, {"X": (np.int64(3),)}) is None
-    assert tensor_warm.raw_key("grad", LOGISTIC, "w", options, {"X": (True,)}) is None
-    assert tensor_warm.raw_key("grad", lambda w: w, "w", options, SHAPES) is None
-    assert tensor_warm.raw_key("grad", LOGISTIC, "w", Options(cache=False), SHAPES) is None
+    assert warm.raw_key("grad", LOGISTIC, "w", options, SHAPES) is not None
+    same = warm.raw_key("grad", LOGISTIC, ("w",), options, SHAPES)
+    assert same == warm.raw_key("grad", LOGISTIC, ["w"], options, SHAPES)
+    assert same != warm.raw_key("grad", LOGISTIC, "w", options, SHAPES)
+    assert warm.raw_key("grad", LOGISTIC, "w", options, {"X": (np.int64(3),)}) is None
+    assert warm.raw_key("grad", LOGISTIC, "w", options, {"X": (True,)}) is None
+    assert warm.raw_key("grad", lambda w: w, "w", options, SHAPES) is None
+    assert warm.raw_key("grad", LOGISTIC, "w", Options(cache=False), SHAPES) is None
     # the scalar layer's raw keys never meet the tensor layer's
-    assert warm.raw_key("grad", LOGISTIC, "w", options) != tensor_warm.raw_key(
+    assert warm.raw_key("grad", LOGISTIC, "w", options) != warm.raw_key(
         "grad", LOGISTIC, "w", options, {}
     )
 

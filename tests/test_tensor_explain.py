@@ -122,10 +122,12 @@ def test_a_traced_function_explains_from_its_header():
     assert "[matmul] z1 = X @ w" in text and "_w_bar = " in text
 
 
-def test_shapes_argument_when_the_docstring_cannot_be_read():
+def test_a_function_without_a_recipe_takes_shapes_and_expr():
+    """A function made by hand from a source (no recipe) is not read back from its docstring
+    or header: ``shapes=`` and ``expr=`` say what it is."""
     g = sd.grad(LOGISTIC, wrt="w", shapes=SHAPES, cache=False)
     bare = CompiledFunction(
-        source=g.source.replace("Arguments (in this order, or by name): ", "Args: "),
+        source=g.source,
         name=g.name,
         args=g.args,
         wrt=g.wrt,
@@ -133,16 +135,22 @@ def test_shapes_argument_when_the_docstring_cannot_be_read():
         kind=g.kind,
     )
     assert declared_shapes(bare) is None
-    assert bare.explain(shapes=SHAPES).splitlines()[1:] == g.explain().splitlines()[1:]
+    assert declared_shapes(g) == SHAPES
+    with pytest.raises(sd.SymdiffError, match="pass expr="):
+        bare.explain(shapes=SHAPES)
+    assert bare.explain(expr=LOGISTIC, shapes=SHAPES).splitlines()[1:] == (
+        g.explain().splitlines()[1:]
+    )
 
 
-def test_a_shortened_header_asks_for_expr():
+def test_a_long_expression_explains_from_its_recipe():
+    """The header shortens a long expression; the recipe keeps all of it."""
     long_expr = LOGISTIC + "".join(f" + {k}*sum(w*w)" for k in range(2, 30))
     g = sd.grad(long_expr, wrt="w", shapes=SHAPES, cache=False)
-    with pytest.raises(sd.SymdiffError, match="pass expr="):
-        g.explain()
-    text = g.explain(expr=long_expr)
+    assert g.recipe.exprs == (long_expr,)
+    text = g.explain()
     assert "[matmul]" in text and "_w_bar = " in text
+    assert text == g.explain(expr=long_expr)
 
 
 def test_a_cached_reload_explains_identically(cache_dir, monkeypatch):
@@ -161,15 +169,8 @@ def test_a_cached_reload_explains_identically(cache_dir, monkeypatch):
     assert again is not g and again.source == g.source
     assert again.explain() == expected
     assert pickle.loads(pickle.dumps(again)).explain() == expected
-    # a function built from the cached source alone (as the disk cache loads it)
-    loaded = CompiledFunction(
-        source=again.source,
-        name=again.name,
-        args=again.args,
-        wrt=again.wrt,
-        exprs=[],
-        kind=again.kind,
-    )
+    # a function built from the cached source and recipe alone (as the disk cache loads it)
+    loaded = CompiledFunction.of(again.source, again.recipe, [])
     assert loaded.explain() == expected
 
 

@@ -6,7 +6,8 @@ import pytest
 import sympy as sp
 
 from symdiff.errors import ShapeError
-from symdiff.tensor.ir import VIEWS, arg_symbol, describe
+from symdiff.tensor.formula import text as describe
+from symdiff.tensor.ir import VIEWS, arg_symbol
 from symdiff.tensor.jvp import TENSOR_JVPS
 from symdiff.tensor.ops import Builder
 from symdiff.tensor.shapes import (

@@ -83,16 +83,18 @@ def test_tampered_modules_are_refused(tampered):
 def test_a_forged_cache_entry_with_a_valid_checksum_is_refused_and_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(tmp_path / "cache"))
     cache.reset_store()
-    from symdiff import build, warm
+    from symdiff import pipeline, warm
 
     g = sd.grad("x**2*y", wrt="x")
     canary = tmp_path / "canary"
-    forged = g.source.replace(
+    entry = cache.open_store().get("module", g.key)  # the recipe line, then the source
+    forged = entry.replace(
         "    x = _np.asarray(x)\n",
         f"    x = _np.asarray(x)\n    open({str(canary)!r}, 'w').write('ran')\n",
     )
+    assert forged != entry
     cache.open_store().put("module", g.key, forged)  # the store computes a valid checksum
-    build.clear_memo()
+    pipeline.clear_memo()
     warm.forget()
     again = sd.grad("x**2*y", wrt="x")
     assert again(3.0, 2.0) == 12.0

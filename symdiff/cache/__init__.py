@@ -26,10 +26,11 @@ Modules
 -------
 ``protocol`` (:class:`Store`, :class:`SymdiffCacheWarning`, ``MB``, :data:`DEFAULT_MAX_MB`) and
 ``entries`` (:func:`cache_key`, the header format) <- ``memory`` (:class:`MemoryStore`);
-``files`` (atomic writes, safe directories) <- ``disk`` (:class:`DiskStore`, the layout it walks
-and reads, and ``STALE_TEMP_SECONDS``, ``SCAN_EVERY_PUTS``, ``LOCK_TIMEOUT``: patch those on
-``symdiff.cache.disk``) <- this package (:func:`open_store`, :func:`reset_store`), which
-re-exports the public names.
+``modules`` (:func:`pack_module`, :func:`unpack_module`: a module entry is its source plus
+the JSON record of what it is); ``files`` (atomic writes, safe directories) <- ``disk``
+(:class:`DiskStore`, the layout it walks and reads, and ``STALE_TEMP_SECONDS``,
+``SCAN_EVERY_PUTS``, ``LOCK_TIMEOUT``: patch those on ``symdiff.cache.disk``) <- this package
+(:func:`open_store`, :func:`reset_store`), which re-exports the public names.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ from .disk import DiskStore as DiskStore
 from .entries import FORMAT_VERSION as FORMAT_VERSION
 from .entries import cache_key as cache_key
 from .memory import MemoryStore as MemoryStore
+from .modules import pack_module as pack_module
+from .modules import unpack_module as unpack_module
 from .protocol import DEFAULT_MAX_MB as DEFAULT_MAX_MB
 from .protocol import MB as MB
 from .protocol import Store as Store
@@ -57,7 +60,9 @@ __all__ = [
     "SymdiffCacheWarning",
     "cache_key",
     "open_store",
+    "pack_module",
     "reset_store",
+    "unpack_module",
 ]
 
 _TRUE = {"1", "true", "yes"}

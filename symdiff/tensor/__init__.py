@@ -19,9 +19,10 @@ Pipeline (each a small module, imports pointing down the list)::
     emit        nodes -> NumPy statements (inline views, composed elementwise, CSE)
     module      statements -> module text (header, helpers, shape checks, docstring)
     formula     nodes -> text and LaTeX formulas (.exprs, steps)
+    request     a builder call parsed and validated: a TensorRequest (key, recipe)
     steps       the backward walk recorded as Steps (derive)
-    build       a builder call -> CompiledFunction (memory and disk cache)
-    warm        the raw-request index of the disk cache (no SymPy)
+    build       the tensor layer of the build pipeline: request -> module text and recipe
+                (memory, request index and disk cache: symdiff.pipeline, as for scalars)
 
 Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``jacobian``,
 ``hessian``, ``hvp``):
@@ -52,7 +53,7 @@ Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``ja
 * ``simplify=False`` skips SymPy's simplification of elementwise derivatives (the peephole
   rewrites always apply); ``cse=False`` turns off shared elementwise subexpressions;
   ``cache=True`` keeps built functions in memory and in the disk cache, like scalar functions
-  (:mod:`symdiff.tensor.warm`): another process asking the same loads the module.
+  (:mod:`symdiff.pipeline`): another process asking the same loads the module.
 * ``CompiledFunction.exprs`` holds one :class:`~symdiff.tensor.formula.TensorFormula` per
   output: a ``str`` with the formula in the input language, e.g.
   ``X.T @ (-y*sigmoid(-(X @ w)*y))``, plus ``.shape`` and ``.latex`` (SymPy has no expressions
@@ -66,29 +67,3 @@ Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``ja
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from ..compiled import CompiledFunction
-    from ..options import Options
-
-
-def build_tensor(
-    kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any
-) -> CompiledFunction:
-    """Build the tensor function for one builder call (``symdiff.tensor.build``), or load it
-    from the cache: a request of plain strings seen before loads without importing SymPy."""
-    from . import warm
-
-    compiled = warm.lookup(kind, exprs, wrt, options, shapes)
-    if compiled is not None:
-        return compiled
-    from .build import build_tensor as build
-
-    compiled = build(kind, exprs, wrt, options, shapes)
-    warm.remember(kind, exprs, wrt, options, shapes, compiled)
-    return compiled
-
-
-__all__ = ["build_tensor"]

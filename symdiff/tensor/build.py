@@ -1,9 +1,8 @@
-"""From a builder's arguments with ``shapes=`` to a ``CompiledFunction``: parse, differentiate,
-emit, load. With ``cache=True``, kept in memory and in the disk cache: the module entry is
-keyed by :meth:`_Request.key` (kind, expression texts or a traced graph, resolved ``wrt``,
-argument shapes, options) plus :func:`symdiff.warm.fingerprint`, so a second process parses the
-request but does not derive it again (and, for plain strings, :mod:`symdiff.tensor.warm`
-finds the entry before parsing).
+"""The tensor layer: from a parsed :class:`~symdiff.tensor.request.TensorRequest` to generated
+code: differentiate, emit (:data:`LAYER`, which the build pipeline of :mod:`symdiff.pipeline`
+calls; caching is the pipeline's, as for the scalar layer: the module entry is keyed by
+:meth:`TensorRequest.key` plus :func:`symdiff.warm.fingerprint`, so a second process parses the
+request but does not derive it again, and for plain strings finds it before parsing).
 
 What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expression's):
 
@@ -26,39 +25,22 @@ What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expressio
 from __future__ import annotations
 
 import functools
-import hashlib
-import inspect
-import json
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
-import sympy as sp
-
-from .. import __version__
-from ..arguments import check_parameters, resolve_wrt
-from ..cache import open_store
-from ..compiled import CompiledFunction
-from ..errors import ShapeError, SymdiffError, UnsupportedError
+from ..errors import ShapeError, UnsupportedError
+from ..layer import Built, Call
 from ..options import Options
-from ..parsing import FUNCTIONS as scalar_functions
-from ..trace import (
-    DIRECTION,
-    call_signature,
-    combine_signatures,
-    signature_text,
-    traced_name,
-)
-from ..warm import load_cached, module_key
+from ..recipe import KindTable
+from ..trace import DIRECTION
 from .emit import Program
 from .formula import TensorFormula
-from .ir import Node, arg_symbol, describe, serialize, topological, variables
+from .ir import Node, arg_symbol, topological
 from .module import emit_module, used_dims
 from .ops import Builder
-from .parse import TENSOR_FUNCTIONS, parse_tensor
-from .shapes import Shape, dims_of, format_shape, parse_shapes
+from .request import TensorRequest, request_for
+from .shapes import Shape, dims_of, format_shape
 from .walk import backward, forward
-
-_MEMO: dict[str, CompiledFunction] = {}
 
 
 @dataclass
@@ -68,169 +50,6 @@ class _Plan:
     returns: str
     title: str
     mode: str
-
-
-@dataclass
-class _Request:
-    """A parsed builder call: the graph of its expressions and everything that keys its code."""
-
-    kind: str
-    texts: list[object]
-    many: bool
-    wrt: tuple[str, ...]
-    single: bool
-    options: Options
-    shapes: dict[str, Shape]
-    builder: Builder
-    roots: list[Node]
-    params: tuple[str, ...]
-    signature: inspect.Signature | None = None  # a traced function's (see symdiff.arguments)
-
-    @property
-    def call_signature(self) -> inspect.Signature | None:
-        """The compiled function's signature: the traced function's (with ``_v`` last for a
-        Hessian-vector product), or None for the generated function's own."""
-        return call_signature(self.signature, self.kind)
-
-    @property
-    def name(self) -> str:
-        """The generated function's name."""
-        return "f" if self.kind == "value" else f"{self.kind}_f"
-
-    @property
-    def wrt_value(self) -> str | tuple[str, ...] | None:
-        """``CompiledFunction.wrt``: None for a value, one name, or a tuple."""
-        if self.kind == "value":
-            return None
-        return self.wrt[0] if self.single else self.wrt
-
-    @property
-    def expression(self) -> str:
-        """The expressions as the header shows them: the texts, or a traced graph's formula."""
-        return "; ".join(t if isinstance(t, str) else describe(r)
-                         for t, r in zip(self.texts, self.roots, strict=True))
-
-    def key(self) -> str:
-        """A digest of everything that determines the generated source and the signature."""
-        identity = [t if isinstance(t, str) else "traced:" + serialize([r])
-                    for t, r in zip(self.texts, self.roots, strict=True)]
-        parts = [__version__, "tensor", self.kind, json.dumps(identity), str(self.many),
-                 json.dumps(list(self.wrt)), str(self.single), self.options.code_key()]
-        parts += [f"{p}:{format_shape(self.shapes[p])}" for p in self.params]
-        parts += [f"{d}>={n}" for d, n in sorted(self.builder.needs.items(), key=str)]
-        if self.signature is not None:
-            parts.append("signature" + signature_text(self.signature))
-        return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:20]
-
-
-def _texts(kind: str, exprs: object) -> tuple[list[object], bool]:
-    """The expressions, and whether a list was given (only jacobian takes one)."""
-    if kind == "jacobian" and isinstance(exprs, list | tuple):
-        if not exprs:
-            raise SymdiffError("jacobian takes an expression or a non-empty list of expressions")
-        return list(exprs), True
-    return [exprs], False
-
-
-def _is_function(item: object) -> bool:
-    return callable(item) and not isinstance(item, sp.Basic)  # a SymPy Symbol is callable
-
-
-def request_for(kind: str, exprs: object, wrt: object, options: Options,
-                shapes: object, occurs: bool = True) -> _Request:
-    """Validate and parse a builder call (no derivation yet).
-
-    The arguments and ``wrt`` follow :mod:`symdiff.arguments`: a traced function's parameters
-    in the ``def``'s order (its signature is the compiled function's), else every variable
-    sorted by name; an explicit ``wrt`` name must be a variable of the expression (a
-    ``ParseError`` otherwise; not checked with ``occurs=False``, for ``derive``) and have a
-    shape. A traced function given to ``jacobian`` may
-    return a tuple of arrays of one shape: the rows, stacked as for a list of expressions.
-    """
-    if kind not in _PLANNERS:
-        raise UnsupportedError(f"{kind} is not available for tensor expressions (shapes=); "
-                               "use hessian, or grad of a directional derivative")
-    parsed_shapes = parse_shapes(shapes)
-    items, many = _texts(kind, exprs)
-    b = Builder()
-    texts: list[object] = []
-    roots: list[Node] = []
-    signatures: list[inspect.Signature] = []
-    functions: list[object] = []
-    for item in items:
-        if _is_function(item):
-            from .trace import trace_tensor
-
-            nodes, sig, listed = trace_tensor(item, parsed_shapes, b, many=kind == "jacobian")
-            many = many or listed
-            signatures.append(sig)
-            functions.append(item)
-            texts += [item] * len(nodes)
-            roots += nodes
-        else:
-            texts.append(item)
-            roots.append(parse_tensor(item, parsed_shapes, b))
-    signature = combine_signatures(signatures, functions) if signatures else None
-    label = traced_name(functions, len(items) == 1) if functions else ""
-    found = variables(roots)
-    if signature is not None:
-        check_parameters(signature, found, label)
-    wrt_names: tuple[str, ...] = ()
-    single = False
-    if kind != "value":
-        wrt_names, single = resolve_wrt(wrt, signature, found, items,
-                                        TENSOR_FUNCTIONS | scalar_functions, label, occurs)
-        for w in wrt_names:
-            if w not in parsed_shapes:
-                raise ShapeError(f"wrt name {w!r} has no shape: add it to shapes=")
-    if kind == "hvp":
-        if len(wrt_names) != 1:
-            raise UnsupportedError(
-                "a tensor hvp takes one wrt variable (the direction _v has its shape); "
-                f"got {len(wrt_names)}: put the variables in one array, or use hessian")
-        parsed_shapes = {**parsed_shapes, DIRECTION: parsed_shapes[wrt_names[0]]}
-    names = tuple(signature.parameters) if signature is not None else tuple(found)
-    params = _parameters(kind, names, wrt_names, ordered=signature is not None)
-    return _Request(kind, texts, many, wrt_names, single, options, parsed_shapes, b, roots,
-                    params, signature)
-
-
-def _parameters(kind: str, names, wrt: Sequence[str], ordered: bool = False) -> tuple[str, ...]:
-    """The generated function's parameters: a traced function's parameters in order (when
-    ``ordered``), else every variable and wrt name sorted; then the direction ``_v`` of a
-    Hessian-vector product."""
-    params = tuple(names) if ordered else tuple(sorted(set(names) | set(wrt)))
-    return params + ((DIRECTION,) if kind == "hvp" else ())
-
-
-def build_tensor(
-    kind: str, exprs: object, wrt: object, options: Options, shapes: object
-) -> CompiledFunction:
-    """The compiled tensor function for one builder call (see the module docstring): from
-    memory, from the disk cache, or derived, emitted and loaded now (then cached), as
-    ``cache=True`` allows."""
-    request = request_for(kind, exprs, wrt, options, shapes)
-    key = request.key()
-    if not options.cache:
-        return _build(request, key, None)
-    if key in _MEMO:  # the key holds the signature; annotations may still differ
-        return _MEMO[key]._with_signature(request.call_signature)
-    disk_key = module_key(key)
-    lazy = functools.partial(_graph_exprs, kind, request.roots, request.many, request.wrt,
-                             request.single, options, request.shapes, request.params)
-    compiled = load_cached(disk_key, request.name, request.params, request.wrt_value, kind, lazy,
-                           request.call_signature)
-    if compiled is None:
-        compiled = _build(request, key, disk_key)
-        open_store().put("module", disk_key, compiled.source)
-    _MEMO[key] = compiled
-    return compiled
-
-
-def request_exprs(kind: str, exprs: object, wrt: object, options: Options,
-                  shapes: object) -> list:
-    """The ``.exprs`` of a builder call, derived without emitting or loading code."""
-    return _exprs(_plan(request_for(kind, exprs, wrt, options, shapes)))
 
 
 def _graph_exprs(kind: str, roots: Sequence[Node], many: bool, wrt: tuple[str, ...],
@@ -244,14 +63,9 @@ def _graph_exprs(kind: str, roots: Sequence[Node], many: bool, wrt: tuple[str, .
         copies[id(node)] = b.node(node.op, [copies[id(a)] for a in node.args], node.attrs,
                                   node.shape)
     new_roots = [copies[id(r)] for r in roots]
-    request = _Request(kind, [""] * len(roots), many, wrt, single, options, shapes, b,
-                       new_roots, params)
+    request = TensorRequest(kind, [""] * len(roots), many, wrt, single, options, shapes, b,
+                            new_roots, params)
     return _exprs(_plan(request))
-
-
-def clear_memo() -> None:
-    """Forget the tensor functions kept in memory."""
-    _MEMO.clear()
 
 
 def _exprs(plan: _Plan) -> list[TensorFormula]:
@@ -259,11 +73,11 @@ def _exprs(plan: _Plan) -> list[TensorFormula]:
     return [TensorFormula.of(node) for _, node in plan.outputs]
 
 
-def _plan(request: _Request) -> _Plan:
+def _plan(request: TensorRequest) -> _Plan:
     """Differentiate: the outputs of the request's kind, as nodes of its builder."""
     b, shapes = request.builder, request.shapes
     vars_ = [b.var(w, shapes[w]) for w in request.wrt]
-    plan = _PLANNERS[request.kind](b, request.roots, request.many, vars_, request.single,
+    plan = PLANNERS[request.kind](b, request.roots, request.many, vars_, request.single,
                                    request.options)
     bound = {d for p in request.params for d in dims_of(shapes[p])}
     unbound = used_dims([node for _, node in plan.outputs]) - bound
@@ -273,14 +87,16 @@ def _plan(request: _Request) -> _Plan:
     return plan
 
 
-def _build(request: _Request, key: str, disk_key: str | None) -> CompiledFunction:
-    """Derive, emit and load (no caching)."""
+def _build(request: TensorRequest) -> Built:
+    """Derive and emit (no caching): the module, its recipe and the formulas it computes."""
     plan = _plan(request)
     b, shapes, params = request.builder, request.shapes, request.params
     bound = {d for p in params for d in dims_of(shapes[p])}
     argument_text = ", ".join(f"{p} {format_shape(shapes[p])}" for p in params)
+    recipe = replace(request.recipe, mode=plan.mode,
+                     outputs=tuple(name for name, _ in plan.outputs))
     program = Program(
-        name=request.name,
+        name=recipe.name,
         title=plan.title,
         expression=request.expression,
         params=params,
@@ -294,23 +110,41 @@ def _build(request: _Request, key: str, disk_key: str | None) -> CompiledFunctio
             f"Returns {plan.returns}.",
         ],
         mode=plan.mode,
-        key=key,
+        key=request.key(),
         needs={d: n for d, n in b.needs.items() if d in bound},
         cse=request.options.cse,
     )
-    return CompiledFunction(
-        source=emit_module(program),
-        name=program.name,
-        args=params,
-        wrt=request.wrt_value,
-        exprs=_exprs(plan),
-        kind=request.kind,
-        key=disk_key,
-        signature=request.call_signature,
-    )
+    return Built(emit_module(program), recipe, _exprs(plan))
+
+
+class TensorLayer:
+    """The tensor layer as the build pipeline sees it (:class:`symdiff.layer.Layer`)."""
+
+    def request(self, call: Call) -> TensorRequest:
+        """Parse and validate a builder call (:func:`symdiff.tensor.request.request_for`)."""
+        return request_for(call.kind, call.exprs, call.wrt, call.options, call.shapes)
+
+    def build(self, request: TensorRequest) -> Built:
+        """Derive and emit ``request``."""
+        return _build(request)
+
+    def exprs(self, request: TensorRequest) -> Callable[[], list]:
+        """The ``.exprs`` of ``request``, derived when first called, from a copy of its graph
+        (what it holds pickles: never the traced function itself)."""
+        r = request
+        return functools.partial(_graph_exprs, r.kind, r.roots, r.many, r.wrt, r.single,
+                                 r.options, r.shapes, r.params)
+
+
+#: The tensor layer (see :data:`symdiff.pipeline.LAYERS`).
+LAYER = TensorLayer()
 
 
 # -- one planner per kind --------------------------------------------------------------------------
+#: The planner of each kind: the outputs it computes, and how (registered below, one each).
+PLANNERS = KindTable()
+
+
 def _scalar_root(roots: list[Node], what: str) -> Node:
     (root,) = roots
     if root.shape != ():
@@ -335,12 +169,14 @@ def _structure(names: list[str], single: bool) -> str:
     return f"({names[0]},)" if len(names) == 1 else f"({', '.join(names)})"
 
 
+@PLANNERS.kind("value")
 def _plan_value(b, roots, many, vars_, single, options) -> _Plan:
     (root,) = roots
     return _Plan([("_value", root)], "_value", f"the value, of shape {format_shape(root.shape)}",
                  "Value", "value")
 
 
+@PLANNERS.kind("grad")
 def _plan_grad(b, roots, many, vars_, single, options) -> _Plan:
     root = _scalar_root(roots, "grad")
     grads = _gradients(b, root, vars_, options)
@@ -352,6 +188,7 @@ def _plan_grad(b, roots, many, vars_, single, options) -> _Plan:
                  f"Gradient with respect to ({_names(vars_)})", mode)
 
 
+@PLANNERS.kind("value_and_grad")
 def _plan_value_and_grad(b, roots, many, vars_, single, options) -> _Plan:
     plan = _plan_grad(b, roots, many, vars_, single, options)
     return _Plan([("_value", roots[0]), *plan.outputs], f"(_value, {plan.result})",
@@ -359,6 +196,7 @@ def _plan_value_and_grad(b, roots, many, vars_, single, options) -> _Plan:
                  f"Value and gradient with respect to ({_names(vars_)})", plan.mode)
 
 
+@PLANNERS.kind("jacobian")
 def _plan_jacobian(b, roots, many, vars_, single, options) -> _Plan:
     if options.mode == "reverse":
         raise UnsupportedError("tensor Jacobians are computed in forward mode; "
@@ -374,6 +212,7 @@ def _plan_jacobian(b, roots, many, vars_, single, options) -> _Plan:
                  f"Jacobian with respect to ({_names(vars_)})", "forward")
 
 
+@PLANNERS.kind("hessian")
 def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
     root = _scalar_root(roots, "hessian")
     grads = backward(b, root, vars_, options.simplify)
@@ -394,6 +233,7 @@ def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
                  f"Hessian with respect to ({_names(vars_)})", "forward over reverse")
 
 
+@PLANNERS.kind("hvp")
 def _plan_hvp(b, roots, many, vars_, single, options) -> _Plan:
     root = _scalar_root(roots, "hvp")
     (var,) = vars_
@@ -409,11 +249,4 @@ def _plan_hvp(b, roots, many, vars_, single, options) -> _Plan:
                  f"Hessian-vector product with respect to ({var.name})", "reverse over reverse")
 
 
-_PLANNERS = {
-    "value": _plan_value,
-    "grad": _plan_grad,
-    "value_and_grad": _plan_value_and_grad,
-    "jacobian": _plan_jacobian,
-    "hessian": _plan_hessian,
-    "hvp": _plan_hvp,
-}
+PLANNERS.complete()

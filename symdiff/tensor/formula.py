@@ -18,8 +18,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import sympy as sp
-from sympy.printing.str import StrPrinter
 
+from ..inputtext import input_text
 from .ir import Node, arg_symbol, format_axes, format_index
 from .shapes import Shape, format_dim, format_shape
 
@@ -131,23 +131,10 @@ def _reduction_text(node: Node, args: list[str], raw: list[str]) -> str:
     return f"{node.op}({raw[0]}{extra}{', keepdims=True' if keepdims else ''})"
 
 
-class _InputPrinter(StrPrinter):
-    """SymPy's text, with ``Piecewise`` written as the input language's ``where``."""
-
-    def _print_Piecewise(self, expr: sp.Piecewise) -> str:
-        *pairs, (otherwise, condition) = expr.args
-        text = self._print(otherwise)
-        if condition != sp.true:
-            text = f"where({self._print(condition)}, {text}, nan)"
-        for value, cond in reversed(pairs):
-            text = f"where({self._print(cond)}, {self._print(value)}, {text})"
-        return text
-
-
 def _map_text(node: Node, args: list[str], raw: list[str]) -> str:
     (expr,) = node.attrs
     expr = expr.xreplace({arg_symbol(i): sp.Symbol(a) for i, a in enumerate(args)})
-    return _InputPrinter().doprint(expr)
+    return input_text(expr)
 
 
 def _fill_text(node: Node, args: list[str], raw: list[str]) -> str:

@@ -70,8 +70,8 @@ class Node:
         assert self.op == "var"
         return self.attrs[0]
 
-    def __repr__(self) -> str:
-        return f"<{self.op} {describe(self)}>"
+    def __repr__(self) -> str:  # the formula: symdiff.tensor.formula.text(node)
+        return f"<{self.op} {self.shape}>"
 
 
 class Graph:
@@ -144,15 +144,7 @@ def _exact(value: Any) -> str:
     return repr(value)
 
 
-# -- a readable formula --------------------------------------------------------------------------
-def describe(node: Node) -> str:
-    """The node as a formula in the input language, e.g. ``X.T @ (-y*sigmoid(-y*(X @ w)))``
-    (:func:`symdiff.tensor.formula.text`)."""
-    from .formula import text
-
-    return text(node)
-
-
+# -- text of attributes (for the printers) ---------------------------------------------------------
 def format_axes(axes: tuple[int, ...]) -> str:
     """An ``axis=`` value as written in Python: ``1`` or ``(0, 2)``."""
     return str(axes[0]) if len(axes) == 1 else str(axes)

@@ -20,15 +20,16 @@ or None to build the operation as asked. The rules:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import sympy as sp
 
 from .ir import Node, arg_symbol
 from .shapes import Shape, same_dim, same_shape, size
 
-if TYPE_CHECKING:
-    from .ops import Builder
+#: :class:`symdiff.tensor.ops.Builder`, which calls these rewrites as it builds nodes; not
+#: imported here (that would be an import cycle): the rewrites build through the builder passed.
+Builder = Any
 
 
 def broadcast_free(arg: Node, shape: Shape) -> Node:

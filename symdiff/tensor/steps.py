@@ -36,6 +36,7 @@ from ..steps import Derivation, Step, _annotation, _shown, avoiding, latex_rows
 from .elementwise import partial_step
 from .formula import TensorFormula, latex, text
 from .ir import Node, arg_symbol, topological
+from .request import request_for
 from .shapes import format_shape
 from .vjp import VJPRule
 from .walk import backward
@@ -292,8 +293,6 @@ def derive_tensor(expr: object, wrt: str | None, shapes: object, simplify: bool 
                   verbose: str = "all") -> TensorDerivation:
     """The gradient of a scalar tensor expression with respect to one variable, with the steps
     of the backward walk (see the module docstring)."""
-    from .build import request_for
-
     if wrt is not None and not isinstance(wrt, str):
         raise SymdiffError("derive differentiates with respect to one name; give wrt='name'")
     request = request_for("grad", expr, wrt, Options(simplify=simplify), shapes, occurs=False)

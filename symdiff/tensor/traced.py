@@ -9,7 +9,7 @@ from __future__ import annotations
 import numbers
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 import sympy as sp
@@ -19,8 +19,9 @@ from ..errors import UnsupportedError
 from .shapes import Dim, format_shape
 from .values import Elem
 
-if TYPE_CHECKING:
-    from .trace import Tracer
+#: :class:`symdiff.tensor.trace.Tracer`, to which a traced array hands every operation; not
+#: imported here (that would be an import cycle: the tracer makes these arrays).
+Tracer = Any
 
 _NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instead of if, and "
              "np.maximum / np.minimum instead of the built-in max / min")

@@ -1,0 +1,55 @@
+"""SymPy expressions as text in the input language: what :func:`symdiff.parse` (and the tensor
+parser, for elementwise parts) reads back as the same expression.
+
+SymPy's own text (``sstr``) writes ``Max``, ``Min``, ``Abs``, ``E`` and ``Piecewise``, which
+the input language spells ``max``, ``min``, ``abs``, ``e`` and ``where``. Recipes
+(:mod:`symdiff.recipe`) store scalar expressions this way; tensor formulas
+(:mod:`symdiff.tensor.formula`) print their elementwise parts with the same printer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sympy as sp
+from sympy.printing.str import StrPrinter
+
+
+class InputPrinter(StrPrinter):
+    """SymPy's plain text in the input language, which :func:`symdiff.parse` reads back:
+    ``max``/``min``/``abs`` for SymPy's ``Max``/``Min``/``Abs``, ``where`` for ``Piecewise``,
+    ``e`` for E. ``order`` is SymPy's printing order of terms (None: the conventional one).
+    """
+
+    def __init__(self, order: str | None = None) -> None:
+        super().__init__({"order": order})
+
+    def _call(self, name: str, args: Sequence[sp.Basic]) -> str:
+        return f"{name}({', '.join(self._print(a) for a in args)})"
+
+    def _print_Max(self, expr: sp.Max) -> str:
+        return self._call("max", expr.args)
+
+    def _print_Min(self, expr: sp.Min) -> str:
+        return self._call("min", expr.args)
+
+    def _print_Abs(self, expr: sp.Abs) -> str:
+        return self._call("abs", expr.args)
+
+    def _print_Exp1(self, expr: sp.Basic) -> str:
+        return "e"
+
+    def _print_Piecewise(self, expr: sp.Piecewise) -> str:
+        *pairs, (otherwise, condition) = expr.args
+        text = self._print(otherwise)
+        if condition != sp.true:
+            text = f"where({self._print(condition)}, {text}, nan)"
+        for value, cond in reversed(pairs):
+            text = f"where({self._print(cond)}, {self._print(value)}, {text})"
+        return text
+
+
+def input_text(expr: sp.Basic, order: str | None = None) -> str:
+    """``expr`` as text in the input language. Recipes (:class:`~symdiff.recipe.Recipe`) use
+    ``order="none"``, SymPy's stored order: sorting a long sum costs more than deriving it."""
+    return InputPrinter(order).doprint(expr)

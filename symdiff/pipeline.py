@@ -1,0 +1,96 @@
+"""The one build pipeline, for scalar and tensor requests alike: request index -> memo -> disk
+store -> build.
+
+:func:`compiled` takes a builder call (:class:`~symdiff.layer.Call`) to a
+:class:`~symdiff.compiled.CompiledFunction`:
+
+1. a call made of plain strings (and plain shapes) is looked up in the request index
+   (:func:`symdiff.warm.lookup`: memory, then disk) without importing SymPy;
+2. otherwise its layer (:data:`LAYERS`: scalar, or tensor with ``shapes=``) parses it into a
+   request, and :func:`compile_request` takes over: the request's key finds the function in
+   memory (:data:`_MEMO`), or its module entry on disk (:func:`symdiff.warm.load_module`), or
+   else the layer derives and emits it now and the module is stored;
+3. the function is indexed under the raw call, so the next process finds it in step 1.
+
+``cache=False`` skips every level. The layers know nothing of caching (:mod:`symdiff.layer`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from . import warm
+from .compiled import CompiledFunction
+from .layer import Built, Call, Layer, Request
+
+
+def _scalar_layer() -> Layer:
+    from .build import LAYER  # SymPy and Jinja load here, on first real use
+
+    return LAYER
+
+
+def _tensor_layer() -> Layer:
+    from .tensor.build import LAYER
+
+    return LAYER
+
+
+#: The layer of each kind of call (:attr:`symdiff.layer.Call.layer`), imported when first used.
+LAYERS: dict[str, Callable[[], Layer]] = {"scalar": _scalar_layer, "tensor": _tensor_layer}
+
+_MEMO: dict[str, CompiledFunction] = {}
+
+
+def compiled(call: Call) -> CompiledFunction:
+    """The function for ``call``: from the request index, from memory, from the disk cache, or
+    derived, emitted and loaded now (and then cached), as ``cache=True`` allows."""
+    raw = warm.raw_key(call.kind, call.exprs, call.wrt, call.options, call.shapes)
+    found = warm.lookup(raw, functools.partial(call_exprs, call))
+    if found is not None:
+        return found
+    layer = LAYERS[call.layer]()
+    function = compile_request(layer, layer.request(call))
+    warm.remember(raw, function)
+    return function
+
+
+def compile_request(layer: Layer, request: Request) -> CompiledFunction:
+    """The function for a parsed ``request`` of ``layer``: from memory, from its module entry,
+    or built now (and stored), as ``cache=True`` allows."""
+    signature = request.call_signature
+    if not request.options.cache:
+        return function_of(layer.build(request), None, signature)
+    key = request.key()
+    if key in _MEMO:  # the key holds the signature; annotations may still differ
+        return _MEMO[key]._with_signature(signature)
+    disk_key = warm.module_key(key)
+    function = warm.load_module(disk_key, request.recipe, layer.exprs(request), signature)
+    if function is None:
+        function = function_of(layer.build(request), disk_key, signature)
+        warm.store_module(function)
+    _MEMO[key] = function
+    return function
+
+
+def function_of(built: Built, key: str | None, signature: inspect.Signature | None
+                ) -> CompiledFunction:
+    """Load what a layer built as a :class:`CompiledFunction` (cached under ``key``)."""
+    return CompiledFunction.of(built.source, built.recipe, built.exprs, key=key,
+                               signature=signature)
+
+
+def call_exprs(call: Call) -> list[Any]:
+    """The ``.exprs`` of ``call``, derived (with SymPy) without emitting code: what a function
+    loaded through the request index computes its ``.exprs`` with, on first access."""
+    layer = LAYERS[call.layer]()
+    return layer.exprs(layer.request(call))()
+
+
+def clear_memo() -> None:
+    """Forget the functions kept in memory (both layers)."""
+    _MEMO.clear()
+

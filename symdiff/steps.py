@@ -33,22 +33,11 @@ from typing import Any
 import sympy as sp
 
 from .errors import SymdiffError
+from .local import IDENTITIES
 
-#: What each structural rule says, shown beside the step. Function rules carry their own identity.
-EXPLANATIONS: dict[str, str] = {
-    "constant": "the derivative of a constant is 0",
-    "variable": "d/dx x = 1",
-    "sum": "differentiate term by term",
-    "constant multiple": "(c f)' = c f'",
-    "product": "(f g)' = f' g + f g'",
-    "quotient": "(f/g)' = (f' g - f g')/g^2",
-    "power": "d/du u^n = n u^(n-1)",
-    "exponential": "d/du a^u = a^u ln(a)",
-    "general power": "(u^v)' = u^v (v' ln(u) + v u'/u)",
-    "chain": "(f(u))' = f'(u) u'",
-    "piecewise": "differentiate each branch; the condition is kept",
-    "simplify": "simplify the result",
-}
+#: What each structural rule says, shown beside the step (the rules' own table,
+#: :data:`symdiff.local.IDENTITIES`). Function rules carry their own identity.
+EXPLANATIONS: dict[str, str] = IDENTITIES
 
 
 @dataclass(frozen=True)

@@ -87,8 +87,8 @@ class AdjointStep:
         head = f"[{self.rule} rule] {d.text()};  {name} = {sp.sstr(sp.Add(*self.parts))}"
         rows = [head + (f"   ({'; '.join(notes)})" if notes else "")]
         for c in self.sends:
-            rows.append(f"  {c.text()}   (d({d.symbol})/d({c.target}) = {sp.sstr(c.partial)},"
-                        f" times {name})")
+            rows.append(f"  {c.text()}   (chain rule: d({d.symbol})/d({c.target}) = "
+                        f"{sp.sstr(c.partial)}, times {name})")
         return rows
 
 

@@ -115,7 +115,7 @@ def _in_code_forms(local: Local, children: tuple[sp.Expr, ...], value: sp.Expr) 
         if by_exponent is not None and by_exponent != 0 and isinstance(log, sp.log):
             by_exponent = by_exponent.xreplace({log: zero_power_log(value, base)})
         return (by_base, by_exponent)
-    if local.rule in ("sum", "product", "constant multiple", "power"):
+    if isinstance(value, sp.Pow | sp.Add | sp.Mul):
         return local.partials
     return tuple(p if p is None else stable_forms(p) for p in local.partials)
 

@@ -214,6 +214,24 @@ def test_a_shared_node_adds_up_its_contributions():
     assert exp_steps[0].adjoint is not None  # named, _tK_bar, as in the code
 
 
+@settings(max_examples=100)
+@given(expr=expressions)
+def test_forward_mode_differentiates_only_what_its_steps_show(expr):
+    """No hidden derivation over random expressions: each expression Deriver differentiates is
+    the expression of a step in the tree it returns (or an inner function's, by the chain)."""
+    seen: list[sp.Expr] = []
+    deriver = Deriver(X)
+    original = deriver._differentiate
+
+    def spy(e):
+        seen.append(e)
+        return original(e)
+
+    deriver._differentiate = spy  # type: ignore[method-assign]
+    root = deriver(stable_forms(expr))
+    assert set(seen) <= {step.expr for _, step in root.walk()}
+
+
 def test_forward_mode_derives_each_expression_once_and_shows_it():
     """Every expression forward mode differentiates is a step of the tree it returns: no hidden
     second derivation (the f = 1 quotient used to derive the reciprocal factors apart)."""

@@ -65,9 +65,16 @@ def explain(
     ``d expr / d name``, so a student sees which rule produced which code. ``expr`` is the
     expression the function was built from (default: :meth:`origin`). ``verbose="key"``
     hides the leaf constant / variable steps, ``"all"`` shows every step. Other kinds
-    (``value``, ``hessian``, ``hvp``) list their expressions and say there is no rule tree.
-    Note that the generated line may be written with shared temporaries (``_t0``) and in a
-    different but equal form: CSE and simplification run after the rules.
+    (``value``, a forward-mode ``hessian``) list their expressions and say there is no rule
+    tree. Note that the generated line may be written with shared temporaries (``_t0``) and in
+    a different but equal form: CSE and simplification run after the rules.
+
+    The steps are always those of the engine that wrote the code (:func:`engine_mode`): a
+    function emitted in reverse mode (``mode="reverse"``, or ``"auto"`` from four variables)
+    shows the sweep :mod:`symdiff.reverse` recorded as it wrote it (each temporary's
+    definition, then each node's adjoint, a fan-out's contributions summed, and what the
+    node's rule sends each operand); a ``hessian`` or ``hvp`` emitted forward over reverse
+    adds the tangent sweeps of :mod:`symdiff.forward` (:mod:`symdiff.sweeps`).
 
     A tensor function (built with ``shapes=``) pairs each gradient output ``_<name>_bar``
     of a ``grad`` or ``value_and_grad`` with the steps of

@@ -149,10 +149,15 @@ def _explain_sweeps(
     from .parsing import parse
     from .simplify import stable_forms
     from .sweeps import recorded
+    from .trace import trace
+
+    def read(e: Any) -> sp.Expr:  # as the build reads it: traced if a function, stable forms
+        traced = trace(e)[0] if callable(e) and not isinstance(e, sp.Basic) else e
+        return stable_forms(parse(traced))
 
     renamed = code_names(function.args)
     swap = {sp.Symbol(o, real=True): sp.Symbol(c, real=True) for o, c in renamed.items()}
-    parsed = [stable_forms(parse(e)).xreplace(swap) for e in exprs]
+    parsed = [read(e).xreplace(swap) for e in exprs]
     codes = [renamed.get(name, name) for name in names]
     lines = [
         "",

@@ -292,3 +292,22 @@ def test_value_and_grad_explains_the_given_expression():
 def test_explain_with_an_expression_reruns_the_same_sweep():
     g = sd.grad("a*b + c*d", mode="reverse")
     assert g.explain(expr="a*b + c*d") == g.explain()
+
+
+def test_a_traced_function_explains_its_sweep_and_takes_itself_as_expr():
+    def f(a, b, c, d):
+        return a * np.sin(b) + c * d
+
+    g = sd.grad(f)  # four parameters: reverse mode
+    assert engine_mode(g) == "reverse"
+    text = g.explain()
+    assert "[trigonometric rule] _t0 = sin(b)" in text and "<- a_bar" in text
+    assert g.explain(expr=f) == text
+
+
+def test_symbols_with_unsafe_names_explain_in_their_code_names():
+    hostile, x1 = sp.Symbol("a<b>&", real=True), sp.Symbol("x_{1}", real=True)
+    c, d = sp.symbols("c d", real=True)
+    g = sd.grad(sp.sin(x1) * hostile + c * d, mode="reverse")
+    text = g.explain()
+    assert "_d_x_1 = " in text and "<- x_1_bar" in text and "x_1_bar = a_b*cos(x_1)" in text

@@ -43,11 +43,17 @@ class Definition:
 
 @dataclass(frozen=True)
 class Contribution:
-    """What a node sends one operand: ``target_bar += partial * node_bar`` (``term``)."""
+    """What a node sends one operand: ``target_bar += partial * node_bar`` (``term``).
+
+    ``partial`` is in the form the code computes; ``rule_partial`` is the rule's own form when
+    that differs (the registry's ``sigmoid(u)*(1 - sigmoid(u))`` for the code's stable
+    ``sigmoid(u)*sigmoid(-u)``, ``u**v*log(u)`` for the code's ``log`` taken as 0 where
+    ``u**v`` is 0), else None."""
 
     target: sp.Expr
     partial: sp.Expr
     term: sp.Expr
+    rule_partial: sp.Expr | None = None
 
     def text(self) -> str:
         """``_t0_bar += z*_t2_bar``."""
@@ -87,8 +93,10 @@ class AdjointStep:
         head = f"[{self.rule} rule] {d.text()};  {name} = {sp.sstr(sp.Add(*self.parts))}"
         rows = [head + (f"   ({'; '.join(notes)})" if notes else "")]
         for c in self.sends:
-            rows.append(f"  {c.text()}   (chain rule: d({d.symbol})/d({c.target}) = "
-                        f"{sp.sstr(c.partial)}, times {name})")
+            partial = sp.sstr(c.partial if c.rule_partial is None else c.rule_partial)
+            code = "" if c.rule_partial is None else f", computed as {sp.sstr(c.partial)}"
+            rows.append(f"  {c.text()}   (chain rule: d({d.symbol})/d({c.target}) = {partial}"
+                        f"{code}, times {name})")
         return rows
 
 

@@ -185,7 +185,8 @@ def _backward(
             bar = named
         adjoint[node.symbol] = bar
         sends: list[Contribution] = []
-        for child, partial in zip(node.children, node.partials, strict=True):
+        rule_partials = node.local.partials if node.local is not None else node.partials
+        for child, partial, own in zip(node.children, node.partials, rule_partials, strict=True):
             if child.is_Atom and not child.free_symbols:
                 continue
             if partial is None:
@@ -195,7 +196,10 @@ def _backward(
             term = partial * bar
             if term != 0:
                 contributions.setdefault(child, []).append(term)
-                sends.append(Contribution(child, partial, term))
+                if record is not None:  # the rule's own form, where the code's differs
+                    own = own if own is None else own.xreplace({node.value: node.symbol})
+                    shown = own if own != partial else None
+                    sends.append(Contribution(child, partial, term, shown))
         if record is not None:
             definition = Definition(node.symbol, node.value, _rule(node))
             identity = node.local.explanation() if node.local is not None else ""

@@ -311,3 +311,22 @@ def test_symbols_with_unsafe_names_explain_in_their_code_names():
     g = sd.grad(sp.sin(x1) * hostile + c * d, mode="reverse")
     text = g.explain()
     assert "_d_x_1 = " in text and "<- x_1_bar" in text and "x_1_bar = a_b*cos(x_1)" in text
+
+
+def test_a_contribution_shows_the_rules_form_beside_the_codes():
+    """The registry's sigmoid rule reads sigmoid(u)*(1 - sigmoid(u)); the code computes its
+    stable form sigmoid(u)*sigmoid(-u); 0**y's guard is the code's, log(x) the rule's."""
+    record = ReverseSteps()
+    reverse_program([sd.parse("sigmoid(x*y) + x**y")], [X, Y], record=record)
+    (sweep,) = record.sweeps
+    (sig,) = [s for s in sweep.steps if s.rule == "sigmoid"]
+    (send,) = sig.sends
+    t = sig.definition.symbol
+    assert send.rule_partial == t * (1 - t) and send.partial != send.rule_partial
+    assert sp.simplify(to_reference(send.rule_partial.subs(t, sig.definition.value)
+                                    - send.partial.subs(t, sig.definition.value))) == 0
+    (power,) = [s for s in sweep.steps if s.rule == "general power"]
+    by_y = next(c for c in power.sends if c.target == Y)
+    assert by_y.rule_partial == power.definition.symbol * sp.log(X)
+    assert by_y.partial.has(sp.Piecewise)  # log(x) taken as 0 where x**y is 0
+    assert "computed as" in str(record)

@@ -1,8 +1,12 @@
-"""The derivative engine: structural rules plus :data:`symdiff.rules.RULES`, building steps.
+"""Forward mode: differentiate an expression tree by the local rules, recording the steps.
 
 ``differentiate(expr, var)`` returns a :class:`~symdiff.steps.Step` whose ``result`` is the
-derivative and whose substeps are the rules that produced it. The code generator and the teaching
-view both use this one recursion, so the explanation can never disagree with the code.
+derivative and whose substeps are the rules that produced it. The rules themselves (sum,
+product, quotient, power, piecewise and every function row) are those of :mod:`symdiff.local`,
+which reverse mode (:mod:`symdiff.reverse`) reads too; this module decides how a student reads
+an expression (a constant multiple, a quotient, the chain rule with a named inner function) and
+applies the rules top down. The code generator and the teaching view both use this one
+recursion, so the explanation can never disagree with the code.
 """
 
 from __future__ import annotations
@@ -12,8 +16,21 @@ from collections.abc import Callable
 import sympy as sp
 
 from .errors import UnsupportedError
+from .local import (
+    Local,
+    constant_multiple,
+    function_rule,
+    piecewise_rule,
+    power_rule,
+    product_rule,
+    quotient_rule,
+    sum_rule,
+)
 from .rules import rule_for
 from .steps import Note, Step, inner_names
+
+#: An expression written in the inner functions' names, and the rule there (the outer step).
+Written = tuple[sp.Expr, Local]
 
 
 class Deriver:
@@ -33,8 +50,8 @@ class Deriver:
         #: rule's inner functions get names not among them, found once, not at every chain step.
         self._taken: set[str] | None = None
         self._inner: dict[int, tuple[sp.Symbol, ...]] = {}
-        #: The outer function written in the inner names, and its partials, by rule and arguments.
-        self._written: dict[tuple, tuple[sp.Expr, tuple[sp.Expr | None, ...]]] = {}
+        #: The outer function written in the inner names, and its rule, by rule and arguments.
+        self._written: dict[tuple, Written] = {}
 
     def __call__(self, expr: sp.Expr) -> Step:
         """The step tree of ``d expr / d var``."""
@@ -69,7 +86,8 @@ class Deriver:
 
     def _sum(self, expr: sp.Add) -> Step:
         terms = [self(term) for term in expr.args]
-        return self._step("sum", expr, sp.Add(*(t.result for t in terms)), terms)
+        result = sum_rule(expr.args).derivative([t.result for t in terms])
+        return self._step("sum", expr, result, terms)
 
     def _mul(self, expr: sp.Mul) -> Step:
         """Constant multiple, quotient or product rule, as a student reads the product.
@@ -86,7 +104,8 @@ class Deriver:
         if constant:
             c, rest = sp.Mul(*constant), sp.Mul(*varying)
             inner = self(rest)
-            return self._step("constant multiple", expr, c * inner.result, [inner])
+            result = constant_multiple(c).derivative([inner.result])
+            return self._step("constant multiple", expr, result, [inner])
         denominators = [f for f in varying if _is_reciprocal(f)]
         if denominators and len(denominators) < len(varying):
             numerator = sp.Mul(*(f for f in varying if not _is_reciprocal(f)))
@@ -98,28 +117,37 @@ class Deriver:
 
     def _product(self, expr: sp.Expr, factors: list[sp.Expr]) -> Step:
         steps = [self(f) for f in factors]
-        terms = [
-            sp.Mul(*factors[:i], step.result, *factors[i + 1 :]) for i, step in enumerate(steps)
-        ]
-        return self._step("product", expr, sp.Add(*terms), steps)
+        result = product_rule(factors).derivative([step.result for step in steps])
+        return self._step("product", expr, result, steps)
 
     def _quotient(self, expr: sp.Expr, numerator: sp.Expr, denominator: sp.Expr) -> Step:
         top, bottom = self(numerator), self(denominator)
-        result = (top.result * denominator - numerator * bottom.result) / denominator**2
+        result = quotient_rule(numerator, denominator).derivative([top.result, bottom.result])
         note = Note("(f/g)' = (f' g - f g')/g^2 with f = {0}, g = {1}", (numerator, denominator))
         return self._step("quotient", expr, result, [top, bottom], note)
 
     def _reciprocal(self, expr: sp.Expr, factors: list[sp.Expr]) -> Step:
         """``1/(g_1 g_2 ...)``: shown as the quotient rule with ``f = 1``, ``g = g_1 g_2 ...``.
 
-        The result is the one the product rule over the factors ``g_i**-k`` gives,
-        ``-g'/g^2`` with ``g'`` expanded by the product rule and each term divided out (the
-        generated code is unchanged, and it never forms ``g**2``, which can overflow where
-        ``g`` does not).
+        The result is ``-g'/g^2`` with ``g'`` the product rule's sum over the factors of ``g``
+        (the steps shown) and each of its terms divided out, ``-g_i'/(g_i^2 prod_{j != i} g_j)``:
+        what the product rule over the factors ``g_i**-k`` gives (the generated code is
+        unchanged), from the one derivation shown, and never forming ``g**2``, which can
+        overflow where ``g`` does not.
         """
-        result = self._product(expr, factors).result
         denominator = sp.Mul(*(1 / f for f in factors))
         top, bottom = self(sp.S.One), self(denominator)
+        parts = list(sp.Mul.make_args(denominator))
+        if bottom.rule == "product" and len(bottom.substeps) == len(parts):
+            derivatives = [step.result for step in bottom.substeps]
+        else:  # g is a single power (1/(x**2)**3 kept apart): its derivative as one term
+            parts, derivatives = [denominator], [bottom.result]
+        result = sp.Add(
+            *(
+                sp.Mul(-1, part**-2, d, *(1 / p for j, p in enumerate(parts) if j != i))
+                for i, (part, d) in enumerate(zip(parts, derivatives, strict=True))
+            )
+        )
         note = Note("(f/g)' = (f' g - f g')/g^2 = -g'/g^2 with f = 1, g = {0}", (denominator,))
         return self._step("quotient", expr, result, [top, bottom], note)
 
@@ -127,35 +155,32 @@ class Deriver:
         base, exponent = expr.args
         base_varies = self.var in base.free_symbols
         exponent_varies = self.var in exponent.free_symbols
+        local = power_rule(base, exponent, base_varies, exponent_varies, expr)
         if base_varies and exponent_varies:
             steps = [self(base), self(exponent)]
-            result = expr * (steps[1].result * sp.log(base) + exponent * steps[0].result / base)
-            return self._step("general power", expr, result, steps)
-        if base_varies:
-            outer = exponent * base ** (exponent - 1)
-            return self._outer_then_chain("power", expr, [(0, outer)], "", _power_in)
-        if base.is_zero:  # 0**u: 0 for u > 0, where u**v*log(0) would give 0*zoo = nan
-            return self._outer_then_chain(
-                "exponential", expr, [(1, sp.S.Zero)], "d/du 0^u = 0  (0^u = 0 for u > 0)",
-                _zero_base_in,
-            )
-        outer = expr * sp.log(base)
-        return self._outer_then_chain("exponential", expr, [(1, outer)], "", _exponential_in)
+            result = local.derivative([s.result for s in steps])
+            return self._step(local.rule, expr, result, steps)
+        index = 0 if base_varies else 1
+
+        def in_names(*args: sp.Expr) -> Written:
+            written = sp.Pow(*args, evaluate=False)
+            return written, power_rule(*args, base_varies, exponent_varies)
+
+        pairs = [(index, local.partials[index])]
+        return self._outer_then_chain(local, expr, pairs, in_names)
 
     def _piecewise(self, expr: sp.Piecewise) -> Step:
         branches = [self(branch) for branch, _ in expr.args]
-        result = sp.Piecewise(
-            *((s.result, cond) for s, (_, cond) in zip(branches, expr.args, strict=True))
-        )
-        return self._step("piecewise", expr, result, branches)
+        local = piecewise_rule([cond for _, cond in expr.args])
+        return self._step("piecewise", expr, local.derivative([s.result for s in branches]),
+                          branches)
 
     # -- functions and the chain rule ----------------------------------------------------------
     def _function(self, expr: sp.Expr) -> Step:
         """A function from the rule table: its own rule, with the chain rule when needed."""
-        rule = rule_for(expr.func)
-        partials = rule.partials(*expr.args)
+        local = function_rule(expr.func, expr.args)
         pairs = []
-        for i, (arg, partial) in enumerate(zip(expr.args, partials, strict=True)):
+        for i, (arg, partial) in enumerate(zip(expr.args, local.partials, strict=True)):
             if self.var not in arg.free_symbols:
                 continue
             if partial is None:
@@ -164,34 +189,33 @@ class Deriver:
                 )
             pairs.append((i, partial))
 
-        def in_names(*args: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
+        def in_names(*args: sp.Expr) -> Written:
             # unevaluated where the class allows it (logaddexp does not): the arguments are
             # distinct names, and max(u_1, ..., u_n) evaluated would compare every pair of them
             try:
                 written = expr.func(*args, evaluate=False)
             except TypeError:
                 written = expr.func(*args)
-            return written, rule.partials(*args)
+            return written, function_rule(expr.func, args)
 
-        return self._outer_then_chain(rule.name, expr, pairs, rule.identity, in_names)
+        return self._outer_then_chain(local, expr, pairs, in_names)
 
     def _outer_then_chain(
         self,
-        name: str,
+        local: Local,
         expr: sp.Expr,
         pairs: list[tuple[int, sp.Expr]],
-        identity: str,
-        in_names: Callable[..., tuple[sp.Expr, tuple[sp.Expr | None, ...]]],
+        in_names: Callable[..., Written],
     ) -> Step:
-        """Apply rule ``name`` directly when every varying argument is the variable itself,
+        """Apply rule ``local`` directly when every varying argument is the variable itself,
         otherwise the chain rule: the outer derivative times each inner derivative, summed.
 
         ``pairs`` are (argument index, outer derivative at the arguments); ``in_names(*args)``
-        gives the expression and its partials with the varying arguments replaced by the inner
+        gives the expression and its rule with the varying arguments replaced by the inner
         functions' names (``u**2`` and ``2*u``), which the chain step records as its outer
         step(s): ``d/du [u**2] = 2*u`` with ``u = sin(x)``.
         """
-        args = expr.args
+        name, identity, args = local.rule, local.identity, expr.args
         if all(args[i] == self.var for i, _ in pairs):
             return self._step(name, expr, sp.Add(*(outer for _, outer in pairs)), note=identity)
         inner = [self(args[i]) for i, _ in pairs]
@@ -203,9 +227,9 @@ class Deriver:
         written = self._written.get(key)
         if written is None:
             written = self._written[key] = in_names(*named)
-        outer_expr, partials = written
+        outer_expr, outer_rule = written
         outer_steps = [
-            Step(name, outer_expr, partials[i], symbol, (), identity)
+            Step(name, outer_expr, outer_rule.partials[i], symbol, (), identity)
             for (i, _), symbol in zip(pairs, names, strict=True)
         ]
         result = sp.Add(
@@ -233,22 +257,6 @@ EXPLANATION_CHAIN_SEVERAL = (
     "(f(u_1, u_2, ...))' = sum of (d/du_i f) u_i': each partial derivative times its inner"
     " derivative"
 )
-
-
-def _power_in(base: sp.Expr, exponent: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
-    """``u**n`` and its derivative ``n*u**(n - 1)`` (the power rule's outer step in ``u``)."""
-    return sp.Pow(base, exponent, evaluate=False), (exponent * base ** (exponent - 1), None)
-
-
-def _exponential_in(base: sp.Expr, exponent: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
-    """``a**u`` and its derivative ``a**u*log(a)`` (the exponential rule's outer step in ``u``)."""
-    power = sp.Pow(base, exponent, evaluate=False)
-    return power, (None, base**exponent * sp.log(base))
-
-
-def _zero_base_in(base: sp.Expr, exponent: sp.Expr) -> tuple[sp.Expr, tuple[sp.Expr | None, ...]]:
-    """``0**u`` and its derivative 0 (it is 0 for every u > 0; ``0**u*log(0)`` would be nan)."""
-    return sp.Pow(base, exponent, evaluate=False), (None, sp.S.Zero)
 
 
 def _is_reciprocal(factor: sp.Expr) -> bool:

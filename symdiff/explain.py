@@ -87,9 +87,16 @@ def explain(
     ``d expr / d name``, so a student sees which rule produced which code. ``expr`` is the
     expression the function was built from (default: :meth:`origin`). ``verbose="key"``
     hides the leaf constant / variable steps, ``"all"`` shows every step. Other kinds
-    (``value``, ``hessian``, ``hvp``) list their expressions and say there is no rule tree.
-    Note that the generated line may be written with shared temporaries (``_t0``) and in a
-    different but equal form: CSE and simplification run after the rules.
+    (``value``, a forward-mode ``hessian``) list their expressions and say there is no rule
+    tree. Note that the generated line may be written with shared temporaries (``_t0``) and in
+    a different but equal form: CSE and simplification run after the rules.
+
+    The steps are always those of the engine that wrote the code (:func:`engine_mode`): a
+    function emitted in reverse mode (``mode="reverse"``, or ``"auto"`` from four variables)
+    shows the sweep :mod:`symdiff.reverse` recorded as it wrote it (each temporary's
+    definition, then each node's adjoint, a fan-out's contributions summed, and what the
+    node's rule sends each operand); a ``hessian`` or ``hvp`` emitted forward over reverse
+    adds the tangent sweeps of :mod:`symdiff.forward` (:mod:`symdiff.sweeps`).
 
     A tensor function (built with ``shapes=``) pairs each gradient output ``_<name>_bar``
     of a ``grad`` or ``value_and_grad`` with the steps of
@@ -106,7 +113,9 @@ def explain(
     from .teach import derive
 
     lines = [_explain_header(function)]
-    if function.kind not in ("grad", "value_and_grad", "jacobian"):
+    mode = engine_mode(function)
+    swept = mode in SWEPT_MODES and function.kind in SWEPT_MODES[mode]
+    if function.kind not in ("grad", "value_and_grad", "jacobian") and not swept:
         lines.append(f"no rule tree for kind {function.kind!r}; it computes:")
         lines.extend(f"  {e}" for e in function.exprs)
         return "\n".join(lines)
@@ -114,6 +123,8 @@ def explain(
     exprs = list(sources) if sources is not None else origin(function)
     names = [function.wrt] if isinstance(function.wrt, str) else list(function.wrt or ())
     generated = dict(zip(names, _gradient_names(function, names, scalar=True), strict=True))
+    if swept:
+        return "\n".join(lines + _explain_sweeps(function, exprs, names, mode, verbose))
     for i, source_expr in enumerate(exprs):
         for name in names:
             output = generated[name] if function.kind != "jacobian" else f"d(expr {i})/d({name})"
@@ -125,6 +136,64 @@ def explain(
             derivation = derive(source_expr, wrt=name)
             lines.extend("  " + ln for ln in derivation.text(verbose).splitlines())
     return "\n".join(lines)
+
+
+#: The kinds whose code a mode writes by sweeps (:mod:`symdiff.sweeps`), by mode.
+SWEPT_MODES = {
+    "reverse": ("grad", "value_and_grad", "jacobian"),
+    "forward over reverse": ("hessian", "hvp"),
+}
+
+#: What the sweep calls each output of a kind's generated code (``{code}``: the code name).
+_SWEPT_OUTPUTS = {
+    "grad": ("_d_{code}", "{code}_bar"),
+    "value_and_grad": ("_d_{code}", "{code}_bar"),
+    "hvp": ("_hv_{code}", "tangent of {code}_bar along _v"),
+}
+
+
+def engine_mode(function: CompiledFunction) -> str | None:
+    """The mode that wrote the function's code (``"forward"``, ``"reverse"``, ``"forward over
+    reverse"``), from its recipe; ``None`` for a function without one."""
+    recipe = getattr(function, "recipe", None)
+    return recipe.mode or None if recipe is not None else None
+
+
+def _explain_sweeps(
+    function: CompiledFunction, exprs: list[Any], names: list[str], mode: str, verbose: str
+) -> list[str]:
+    """The recorded sweeps of the engine that wrote a reverse-mode (or forward over reverse)
+    function, after the generated line of each output and the adjoint it is."""
+    import sympy as sp
+
+    from .parsing import parse
+    from .simplify import stable_forms
+    from .sweeps import recorded
+    from .trace import trace
+
+    def read(e: Any) -> sp.Expr:  # as the build reads it: traced if a function, stable forms
+        traced = trace(e)[0] if callable(e) and not isinstance(e, sp.Basic) else e
+        return stable_forms(parse(traced))
+
+    renamed = code_names(function.args)
+    swap = {sp.Symbol(o, real=True): sp.Symbol(c, real=True) for o, c in renamed.items()}
+    parsed = [read(e).xreplace(swap) for e in exprs]
+    codes = [renamed.get(name, name) for name in names]
+    lines = [
+        "",
+        f"(emitted in {mode} mode: the steps below are the sweep that wrote the code; in the "
+        "code, temporaries used once are substituted into their one use)",
+    ]
+    pattern = _SWEPT_OUTPUTS.get(function.kind)
+    for code in codes if pattern is not None else ():
+        output, adjoint = (p.format(code=code) for p in pattern)
+        assigned = _assignment(function.source, output)
+        lines.append(f"{assigned or output}    <- {adjoint}")
+    sweeps = recorded(function.kind, parsed, codes)
+    titles = ["f"] if function.kind != "jacobian" else [f"expr {i}" for i in range(len(parsed))]
+    lines.append("")
+    lines += sweeps.lines(titles, verbose)
+    return lines
 
 
 def _explain_header(

@@ -3,9 +3,11 @@
 ``reverse_program(outputs, wrt)`` returns SymPy assignments ``(target, value)`` in evaluation
 order: the forward pass (``_t0 = x*y``, ``_t1 = sin(_t0)``, ...), then for each output a backward
 pass (``_t1_bar = ...``, accumulating at fan-out like the seeds' branch node), ending in the
-adjoint of every ``wrt`` variable (``_x_bar``). Local partials come from the same rule table as
-forward mode (:data:`symdiff.rules.RULES`), so both modes compute the same derivatives. The cost
-is a small constant times the cost of the function, however many variables there are.
+adjoint of every ``wrt`` variable (``_x_bar``). Local partials come from the same rules as
+forward mode (:mod:`symdiff.local`: the structural rules and the registry's function rows), so
+both modes compute the same derivatives. The cost is a small constant times the cost of the
+function, however many variables there are. Given a :class:`~symdiff.adjoints.ReverseSteps`,
+the sweep records what it does as it does it (the teaching view of ``explain()``).
 """
 
 from __future__ import annotations
@@ -15,8 +17,16 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from .adjoints import (
+    AdjointStep,
+    Contribution,
+    Definition,
+    GradientStep,
+    ReverseSteps,
+    Sweep,
+)
 from .errors import UnsupportedError
-from .rules import rule_for
+from .local import Local, operation_rule, piecewise_rule
 from .simplify import stable_forms, zero_power_log
 
 Assignment = tuple[sp.Symbol, sp.Expr]
@@ -28,6 +38,7 @@ class _Node:
     value: sp.Expr  # in terms of child symbols
     children: tuple[sp.Expr, ...]  # symbols of temporaries, variables or constants
     partials: tuple[sp.Expr | None, ...]  # d value / d child, in terms of symbols
+    local: Local | None = None  # the rule that gave the partials (None: drawn nodes of graphs)
 
 
 def _temp(index: int) -> sp.Symbol:
@@ -58,7 +69,9 @@ class _Linearizer:
     def _binary_product(self, left: sp.Expr, factors: list[sp.Expr]) -> sp.Expr:
         for factor in factors:
             right = self(factor)
-            left = self._add(sp.Mul(left, right, evaluate=False), (left, right), (right, left))
+            children = (left, right)
+            local = operation_rule(sp.Mul, children, sp.Mul(left, right, evaluate=False))
+            left = self._add(sp.Mul(left, right, evaluate=False), children, local.partials, local)
         return left
 
     def _node(self, expr: sp.Expr) -> sp.Expr:
@@ -66,48 +79,45 @@ class _Linearizer:
             return self._piecewise(expr)
         children = tuple(self(arg) for arg in expr.args)
         value = expr.func(*children)
-        return self._add(value, children, _local_partials(expr.func, children, value))
+        local = operation_rule(expr.func, children, value)
+        return self._add(value, children, _in_code_forms(local, children, value), local)
 
     def _piecewise(self, expr: sp.Piecewise) -> sp.Expr:
         values = tuple(self(branch) for branch, _ in expr.args)
         conditions = [cond for _, cond in expr.args]
         value = sp.Piecewise(*zip(values, conditions, strict=True))
-        partials = tuple(
-            sp.Piecewise(*((1 if j == i else 0, c) for j, c in enumerate(conditions)))
-            for i in range(len(values))
-        )
-        return self._add(value, values, partials)
+        local = piecewise_rule(conditions)
+        return self._add(value, values, local.partials, local)
 
-    def _add(self, value, children, partials) -> sp.Symbol:
+    def _add(self, value, children, partials, local: Local | None = None) -> sp.Symbol:
         symbol = _temp(len(self.nodes))
         # A partial that repeats the node's own value (exp, sigmoid, ...) reuses its temporary.
         partials = tuple(
             p if p is None or p.is_Atom else p.xreplace({value: symbol}) for p in partials
         )
-        self.nodes.append(_Node(symbol, value, tuple(children), partials))
+        self.nodes.append(_Node(symbol, value, tuple(children), partials, local))
         return symbol
 
 
-def _local_partials(func, children: tuple[sp.Expr, ...], value: sp.Expr) -> tuple:
-    """d value / d child for each child, from the structural rules or the rule table."""
-    if func is sp.Add:
-        return tuple(sp.S.One for _ in children)
-    if func is sp.Mul:
-        a, b = children
-        return (b, a)
-    if func is sp.Pow:
-        base, exponent = children
-        if not exponent.free_symbols:  # x**2: no partial by the constant exponent to build
-            return (exponent * base ** (exponent - 1), sp.S.Zero)
-        if base.is_zero:  # d 0**u/du = 0 (0**u is 0 for u > 0), not 0*log(0) = nan
-            return (sp.S.Zero, sp.S.Zero)
-        # log(base) taken as 0 where value = base**exponent is 0 (JAX's rule): 0, not nan
-        return (exponent * base ** (exponent - 1), value * zero_power_log(value, base))
-    rule = rule_for(func)
-    if rule is None:
-        raise UnsupportedError(f"no derivative rule for {func.__name__}")
-    # stable forms: sigmoid(u)*(1 - sigmoid(u)) as sigmoid(u)*sigmoid(-u), exact in both tails
-    return tuple(p if p is None else stable_forms(p) for p in rule.partials(*children))
+#: The public name of the linearisation (the computational graphs draw its nodes).
+Linearizer = _Linearizer
+
+
+def _in_code_forms(local: Local, children: tuple[sp.Expr, ...], value: sp.Expr) -> tuple:
+    """The rule's partials in the forms the code computes: the stable forms of the function
+    rows (``sigmoid(u)*sigmoid(-u)`` for ``sigmoid(u)*(1 - sigmoid(u))``, exact in both tails),
+    and the exponential rule's ``log(base)`` taken as 0 where ``value = base**exponent`` is 0
+    (JAX's rule: ``d 0**u/du`` is 0, not ``0*log(0) = nan``)."""
+    if isinstance(value, sp.Pow) and local.rule in ("exponential", "general power"):
+        base = children[0]
+        by_base, by_exponent = local.partials
+        log = sp.log(base)
+        if by_exponent is not None and by_exponent != 0 and isinstance(log, sp.log):
+            by_exponent = by_exponent.xreplace({log: zero_power_log(value, base)})
+        return (by_base, by_exponent)
+    if isinstance(value, sp.Pow | sp.Add | sp.Mul):
+        return local.partials
+    return tuple(p if p is None else stable_forms(p) for p in local.partials)
 
 
 def reverse_program(
@@ -115,6 +125,7 @@ def reverse_program(
     wrt: Sequence[sp.Symbol],
     keep_values: bool = False,
     inline: bool = True,
+    record: ReverseSteps | None = None,
 ) -> tuple[list[Assignment], list[sp.Expr], list[list[sp.Expr]]]:
     """Forward and backward assignments for ``outputs`` differentiated by ``wrt``.
 
@@ -122,16 +133,19 @@ def reverse_program(
     ``gradients[k][i]`` its derivative by ``wrt[i]``, both in terms of the assigned symbols.
     Assignments nothing needs are dropped (the values too, unless ``keep_values``), and with
     ``inline`` temporaries used once are substituted (:func:`inline_single_use`); a program that
-    is differentiated further (forward over reverse) inlines after that instead.
+    is differentiated further (forward over reverse) inlines after that instead. ``record``, if
+    given, receives the forward pass and every backward step as they are made.
     """
     linear = _Linearizer()
     roots = [linear(sp.sympify(out)) for out in outputs]
     assignments: list[Assignment] = [(n.symbol, n.value) for n in linear.nodes]
+    if record is not None:
+        record.wrt = tuple(wrt)
+        record.definitions = [Definition(n.symbol, n.value, _rule(n)) for n in linear.nodes]
     gradients: list[list[sp.Expr]] = []
     for k, root in enumerate(roots):
-        backward, grads = _backward(
-            linear.nodes, root, wrt, suffix="" if len(roots) == 1 else f"_{k}"
-        )
+        suffix = "" if len(roots) == 1 else f"_{k}"
+        backward, grads = _backward(linear.nodes, root, wrt, suffix, record)
         assignments += backward
         gradients.append(grads)
     needed = [*(roots if keep_values else []), *(g for grads in gradients for g in grads)]
@@ -146,22 +160,33 @@ def reverse_program(
     return assignments, roots, gradients
 
 
-def _backward(nodes: list[_Node], root: sp.Expr, wrt: Sequence[sp.Symbol], suffix: str):
+def _rule(node: _Node) -> str:
+    return node.local.rule if node.local is not None else type(node.value).__name__.lower()
+
+
+def _backward(
+    nodes: list[_Node], root: sp.Expr, wrt: Sequence[sp.Symbol], suffix: str,
+    record: ReverseSteps | None = None,
+):
     """One backward sweep from ``root`` (seeded with 1): adjoint assignments and the grads."""
     contributions: dict[sp.Expr, list[sp.Expr]] = {root: [sp.S.One]}
     adjoint: dict[sp.Expr, sp.Expr] = {}
     assignments: list[Assignment] = []
+    steps: list[AdjointStep] = []
     for node in reversed(nodes):
         parts = contributions.get(node.symbol)
         if not parts:
             continue
         bar = sp.Add(*parts)
+        named = None
         if not bar.is_Atom:
-            symbol = sp.Symbol(f"{node.symbol.name}_bar{suffix}", real=True)
-            assignments.append((symbol, bar))
-            bar = symbol
+            named = sp.Symbol(f"{node.symbol.name}_bar{suffix}", real=True)
+            assignments.append((named, bar))
+            bar = named
         adjoint[node.symbol] = bar
-        for child, partial in zip(node.children, node.partials, strict=True):
+        sends: list[Contribution] = []
+        rule_partials = node.local.partials if node.local is not None else node.partials
+        for child, partial, own in zip(node.children, node.partials, rule_partials, strict=True):
             if child.is_Atom and not child.free_symbols:
                 continue
             if partial is None:
@@ -171,10 +196,22 @@ def _backward(nodes: list[_Node], root: sp.Expr, wrt: Sequence[sp.Symbol], suffi
             term = partial * bar
             if term != 0:
                 contributions.setdefault(child, []).append(term)
+                if record is not None:  # the rule's own form, where the code's differs
+                    own = own if own is None else own.xreplace({node.value: node.symbol})
+                    shown = own if own != partial else None
+                    sends.append(Contribution(child, partial, term, shown))
+        if record is not None:
+            definition = Definition(node.symbol, node.value, _rule(node))
+            identity = node.local.explanation() if node.local is not None else ""
+            seed = node.symbol == root
+            steps.append(AdjointStep(definition, identity, tuple(parts), named, tuple(sends), seed))
     grads = []
     for var in wrt:
         total = sp.Add(*contributions.get(var, []))
         grads.append(total)
+    if record is not None:
+        gradients = tuple(GradientStep(v, tuple(contributions.get(v, []))) for v in wrt)
+        record.sweeps.append(Sweep(root, tuple(steps), gradients, suffix))
     return assignments, grads
 
 

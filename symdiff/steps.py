@@ -1,8 +1,10 @@
-"""Steps as data: what each rule did, and its text / LaTeX / HTML rendering.
+"""Steps as data: what each rule of forward mode did, and the :class:`Derivation` that holds them.
 
 A :class:`Step` records the rule applied, the expression differentiated, the variable it is
 differentiated in, the result and the steps inside it (SymPy's ``manualintegrate`` keeps its steps
-the same way). Rendering is a table from rule name to explanation, not an ``isinstance`` chain.
+the same way). Rendering is a table from rule name to explanation, not an ``isinstance`` chain;
+the printing itself lives in :mod:`symdiff.lines` (re-exported here). Reverse mode's steps are
+:mod:`symdiff.adjoints`.
 
 Every printed line is a true equality. The chain rule's step names its inner functions
 (``Step.defines``: ``u = sin(x)``) and records its outer derivative in those names
@@ -24,31 +26,45 @@ only, and ``Derivation._ipython_display_`` publishes exactly that bundle (never 
 
 from __future__ import annotations
 
-import html
-import itertools
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import sympy as sp
 
-from .errors import SymdiffError
+from .lines import (
+    INNER_NAMES,
+    TRIVIAL_RULES,
+    VERBOSE_LEVELS,
+    Line,
+    annotation,
+    avoiding,
+    bundle,
+    check_verbose,
+    derivation_lines,
+    inner_names,
+    latex_rows,
+    render_html,
+    render_latex,
+    render_text,
+    shown,
+    single_line,
+)
+from .local import IDENTITIES
 
-#: What each structural rule says, shown beside the step. Function rules carry their own identity.
-EXPLANATIONS: dict[str, str] = {
-    "constant": "the derivative of a constant is 0",
-    "variable": "d/dx x = 1",
-    "sum": "differentiate term by term",
-    "constant multiple": "(c f)' = c f'",
-    "product": "(f g)' = f' g + f g'",
-    "quotient": "(f/g)' = (f' g - f g')/g^2",
-    "power": "d/du u^n = n u^(n-1)",
-    "exponential": "d/du a^u = a^u ln(a)",
-    "general power": "(u^v)' = u^v (v' ln(u) + v u'/u)",
-    "chain": "(f(u))' = f'(u) u'",
-    "piecewise": "differentiate each branch; the condition is kept",
-    "simplify": "simplify the result",
-}
+__all__ = [
+    "EXPLANATIONS", "INNER_NAMES", "TRIVIAL_RULES", "VERBOSE_LEVELS", "Derivation", "Line",
+    "Note", "Step", "avoiding", "derivation_lines", "inner_names", "latex_rows", "render_html",
+    "render_latex", "render_text",
+]
+
+#: The old private names of :func:`symdiff.lines.annotation` and :func:`symdiff.lines.shown`
+#: (the tensor steps print with them).
+_annotation = annotation
+_shown = shown
+
+#: What each structural rule says, shown beside the step (the rules' own table,
+#: :data:`symdiff.local.IDENTITIES`). Function rules carry their own identity.
+EXPLANATIONS: dict[str, str] = IDENTITIES
 
 
 @dataclass(frozen=True)
@@ -111,7 +127,7 @@ class Step:
 
     def text(self) -> str:
         """``d/dx [expr] = result`` in plain text (``raw = simplified`` for a simplify step)."""
-        return _single_line(self).text()
+        return single_line(self).text()
 
     def latex(self) -> str:
         """The step as one row of an ``aligned`` block (no trailing ``\\\\``).
@@ -119,7 +135,7 @@ class Step:
         A ``simplify`` step reads ``raw &= simplified`` (it rewrites the derivative, it does not
         differentiate it again); in a derivation it repeats the left-hand side of the step above.
         """
-        return _single_line(self).latex()
+        return single_line(self).latex()
 
     def __str__(self) -> str:
         return render_text([self])
@@ -132,263 +148,7 @@ class Step:
         self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
     ) -> dict[str, str]:
         """LaTeX and plain text only (see :meth:`Derivation._repr_mimebundle_`)."""
-        return _bundle(render_latex([self]), render_text([self]), None, include, exclude)
-
-
-def _latex_text(text: str) -> str:
-    """Escape characters that are special inside ``\\text{...}``."""
-    for char in "\\{}$&#^_%~":
-        text = text.replace(char, "\\" + char if char not in "\\^~" else "")
-    return text
-
-
-#: The verbose levels: every step, or the key steps (leaf ``constant`` / ``variable`` steps hidden).
-VERBOSE_LEVELS = ("all", "key")
-
-#: Leaf rules hidden at ``verbose="key"``: a student knows d/dx c = 0 and d/dx x = 1.
-TRIVIAL_RULES = frozenset({"constant", "variable"})
-
-#: Names tried, in order, for the inner function of the chain rule (one not in the expression).
-INNER_NAMES = ("u", "v", "w", "t", "s")
-
-
-def inner_names(count: int, taken: Collection[str]) -> list[str]:
-    """Names for ``count`` inner functions, none in ``taken``: ``u`` for one, else ``u_1, ...``
-    (the next of :data:`INNER_NAMES` when those are taken)."""
-    taken = set(taken)
-    fallback = (f"u{i}" for i in itertools.count(1))
-    for base in itertools.chain(INNER_NAMES, fallback):
-        names = [base] if count == 1 else [f"{base}_{i}" for i in range(1, count + 1)]
-        if base not in taken and not taken.intersection(names):
-            return names
-    raise AssertionError("unreachable")  # pragma: no cover
-
-
-def _check_verbose(verbose: str) -> str:
-    if verbose not in VERBOSE_LEVELS:
-        raise SymdiffError(f"verbose must be one of {', '.join(VERBOSE_LEVELS)}; got {verbose!r}")
-    return verbose
-
-
-def _shown(verbose: str) -> Callable[[Step], bool]:
-    """Which sub-steps a verbose level shows (top-level steps are always shown)."""
-    if _check_verbose(verbose) == "all":
-        return lambda step: True
-    return lambda step: bool(step.substeps) or step.rule not in TRIVIAL_RULES
-
-
-# -- the lines every view prints ---------------------------------------------------------------
-def _d(var: sp.Symbol, partial: bool = False) -> str:
-    if partial:
-        return rf"\frac{{\partial}}{{\partial {sp.latex(var)}}}"
-    return rf"\frac{{d}}{{d{sp.latex(var)}}}"
-
-
-def _annotation(text: str, depth: int) -> str:
-    r"""The last column: ``\quad`` per depth, then ``\text{(...)}`` with escaped content.
-
-    The indentation lives in this left-aligned column because the first column of ``aligned``
-    is right-aligned: a ``\quad`` in front of the left-hand side would be swallowed by the padding.
-    """
-    return r"\quad" * depth + rf"\text{{({_latex_text(text)})}}"
-
-
-@dataclass(frozen=True)
-class Line:
-    """One line of a shown derivation, as data: the text, LaTeX and HTML views print these.
-
-    ``kind`` is ``"derivative"`` (``d/d{var} [lhs] = rhs``; ``partial`` when ``var`` is one of
-    several inner functions, held apart from the others), ``"definition"`` (``lhs = rhs``: an
-    inner function's name and what it stands for), ``"equality"`` (``lhs = rhs``: a simplify
-    step on its own) or ``"other"`` (a step of another kind, such as a tensor step, printed by
-    its own ``text()``). ``label`` is the hierarchical number (empty for a definition).
-    Every derivative and equality line states a true equality; tests check it from this data.
-    """
-
-    label: str
-    depth: int
-    kind: str
-    rule: str
-    why: str
-    lhs: sp.Expr | None = None
-    rhs: sp.Expr | None = None
-    var: sp.Symbol | None = None
-    partial: bool = False
-    step: Any = field(default=None, repr=False, compare=False)
-
-    def text(self) -> str:
-        """The equality in plain text, without number, rule or explanation."""
-        if self.kind == "derivative":
-            return f"d/d{self.var} [{sp.sstr(self.lhs)}] = {sp.sstr(self.rhs)}"
-        if self.kind in ("definition", "equality"):
-            return f"{sp.sstr(self.lhs)} = {sp.sstr(self.rhs)}"
-        return self.step.text()
-
-    def latex(self) -> str:
-        """One row of an ``aligned`` block: ``lhs &= rhs && (rule)``."""
-        if self.kind == "other":
-            return self.step.latex()
-        if self.kind == "definition":
-            return f"{sp.latex(self.lhs)} &= {sp.latex(self.rhs)} && " + _annotation(
-                "inner function", self.depth
-            )
-        name = self.rule if self.rule == "simplify" else self.rule + " rule"
-        lhs = sp.latex(self.lhs)
-        if self.kind == "derivative":
-            lhs = rf"{_d(self.var, self.partial)}\left[{lhs}\right]"
-        return f"{lhs} &= {sp.latex(self.rhs)} && {_annotation(name, self.depth)}"
-
-
-def _single_line(step: Step, label: str = "", depth: int = 0, partial: bool = False) -> Line:
-    """The line of one step on its own: ``d/d(var) [expr] = result`` (``raw = simplified``)."""
-    kind = "equality" if step.rule == "simplify" else "derivative"
-    why = step.explanation()
-    return Line(label, depth, kind, step.rule, why, step.expr, step.result, step.var, partial, step)
-
-
-def _renamed(step: Step, names: Mapping[sp.Symbol, sp.Symbol]) -> Step:
-    """An outer step of a chain with its inner-function names changed."""
-    return replace(
-        step,
-        expr=step.expr.xreplace(names),
-        result=step.result.xreplace(names),
-        var=names.get(step.var, step.var),
-    )
-
-
-def _names_for(step: Step, used: frozenset[str]) -> tuple[tuple[tuple[sp.Symbol, sp.Expr], ...],
-                                                          tuple[Step, ...]]:
-    """A chain step's definitions and outer steps, renamed if an enclosing chain already uses a
-    name (a chain inside a chain names its inner function ``v``, not ``u`` again) or if the
-    expression has a variable of that name (tensor steps rename their placeholders late)."""
-    taken = {s.name for s in step.expr.free_symbols} | used
-    if not any(symbol.name in taken for symbol, _ in step.defines):
-        return step.defines, step.outer
-    new = inner_names(len(step.defines), taken)
-    names = {
-        old: sp.Symbol(name, **old.assumptions0)
-        for (old, _), name in zip(step.defines, new, strict=True)
-    }
-    defines = tuple((names[symbol], expr) for symbol, expr in step.defines)
-    return defines, tuple(_renamed(outer, names) for outer in step.outer)
-
-
-def avoiding(step: Step, names: Collection[str]) -> Step:
-    """The step tree with every chain rule's inner functions renamed away from ``names``: the
-    names a derivation shows outside these steps (a tensor derivation's variables and values),
-    which the steps themselves cannot know."""
-    subs = tuple(avoiding(sub, names) for sub in step.substeps)
-    step = replace(step, substeps=subs) if subs != step.substeps else step
-    if not any(symbol.name in names for symbol, _ in step.defines):
-        return step
-    defines, outer = _names_for(step, frozenset(names))
-    return replace(step, defines=defines, substeps=(*outer, *step.inner))
-
-
-def derivation_lines(steps: list[Step], verbose: str = "all") -> list[Line]:
-    """Every shown line of a list of step trees, depth first, numbered ``1``, ``1.1``, ...
-
-    A chain step is followed by one definition line per inner function (``u = x**2``), then the
-    outer derivative in ``u`` (``d/du [exp(u)] = exp(u)``), then the inner derivative(s).
-    ``verbose="key"`` hides the leaf ``constant`` / ``variable`` sub-steps (and numbering skips
-    them). A top-level ``simplify`` step repeats the left-hand side of the step above it:
-    ``d/dx [f] = simplified``; on its own it reads ``raw = simplified``.
-    """
-    shown = _shown(verbose)
-    lines: list[Line] = []
-
-    def visit(step: Any, label: str, depth: int, used: frozenset[str], partial: bool) -> None:
-        subs: list[Any] = list(step.substeps)
-        outer_count = 0
-        if isinstance(step, Step):
-            lines.append(_single_line(step, label, depth, partial))
-            if step.defines:
-                defines, outer = _names_for(step, used)
-                used = used | {symbol.name for symbol, _ in defines}
-                for symbol, expr in defines:
-                    lines.append(Line("", depth + 1, "definition", "inner function",
-                                      "inner function", symbol, expr))
-                subs[: len(outer)] = outer
-                outer_count = len(outer) if len(outer) > 1 else 0
-        else:
-            lines.append(Line(label, depth, "other", step.rule, step.explanation(), step=step))
-        number = 0
-        for i, sub in enumerate(subs):
-            if shown(sub):
-                number += 1
-                visit(sub, f"{label}.{number}", depth + 1, used, i < outer_count)
-
-    previous: Step | None = None
-    for number, step in enumerate(steps, 1):
-        if isinstance(step, Step) and step.rule == "simplify" and previous is not None:
-            lines.append(Line(str(number), 0, "derivative", "simplify", step.explanation(),
-                              previous.expr, step.result, previous.var, step=step))
-            continue
-        visit(step, str(number), 0, frozenset(), False)
-        previous = step if isinstance(step, Step) else None
-    return lines
-
-
-def render_text(steps: list[Step], verbose: str = "all") -> str:
-    """One line each, indented by depth: numbered steps with the rule and its explanation, and
-    the definition of each inner function of the chain rule (``u = sin(x)``)."""
-    rows = []
-    for line in derivation_lines(steps, verbose):
-        head = f"{line.label}. [{line.rule}] " if line.label else ""
-        why = f"   ({line.why})" if line.why else ""
-        rows.append(f"{'  ' * line.depth}{head}{line.text()}{why}")
-    return "\n".join(rows)
-
-
-def latex_rows(steps: list[Step], verbose: str = "all") -> list[str]:
-    r"""The rows of the ``aligned`` block: the lines of :func:`derivation_lines`, in LaTeX."""
-    return [line.latex() for line in derivation_lines(steps, verbose)]
-
-
-def render_latex(steps: list[Step], verbose: str = "all") -> str:
-    r"""Every step as a row of one KaTeX-safe ``aligned`` block inside ``$$ ... $$``.
-
-    Only ``aligned`` (no ``align``), ``\frac``, ``\left[ \right]``, ``\quad`` and ``\text{...}``
-    with escaped content are added to SymPy's own LaTeX.
-    """
-    rows = latex_rows(steps, verbose)
-    return "$$\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}$$"
-
-
-def render_html(steps: list[Step], verbose: str = "all") -> str:
-    """An HTML table of the steps (rule, step, explanation), every value escaped."""
-    rows = []
-    for line in derivation_lines(steps, verbose):
-        rule = line.rule if line.label else ""
-        rows.append(
-            "<tr>"
-            f"<td>{html.escape(line.label)}</td>"
-            f'<td style="padding-left:{line.depth * 1.5}em">{html.escape(rule)}</td>'
-            f"<td><code>{html.escape(line.text())}</code></td>"
-            f"<td>{html.escape(line.why)}</td>"
-            "</tr>"
-        )
-    head = "<tr><th>#</th><th>rule</th><th>step</th><th>why</th></tr>"
-    return f'<table class="symdiff-steps">{head}{"".join(rows)}</table>'
-
-
-# -- Jupyter display -------------------------------------------------------------------------------
-def _bundle(
-    latex: str,
-    text: str,
-    html_text: str | None,
-    include: Collection[str] | None,
-    exclude: Collection[str] | None,
-) -> dict[str, str]:
-    """The display bundle: LaTeX and plain text; HTML only when ``include`` names it."""
-    data = {"text/latex": latex, "text/plain": text}
-    if include is not None and "text/html" in include and html_text is not None:
-        data["text/html"] = html_text
-    if include is not None:
-        data = {k: v for k, v in data.items() if k in include}
-    if exclude is not None:
-        data = {k: v for k, v in data.items() if k not in exclude}
-    return data
+        return bundle(render_latex([self]), render_text([self]), None, include, exclude)
 
 
 @dataclass(frozen=True)
@@ -413,7 +173,7 @@ class Derivation:
     verbose: str = "all"
 
     def __post_init__(self) -> None:
-        _check_verbose(self.verbose)
+        check_verbose(self.verbose)
 
     @property
     def rules(self) -> list[str]:
@@ -450,7 +210,7 @@ class Derivation:
 
     def with_verbose(self, verbose: str) -> Derivation:
         """The same derivation, displayed at another verbose level (``"all"`` or ``"key"``)."""
-        return replace(self, verbose=_check_verbose(verbose))
+        return replace(self, verbose=check_verbose(verbose))
 
     def display(self, verbose: str | None = None) -> None:
         """Show the derivation now: through IPython's ``display`` when available, else print.
@@ -476,7 +236,7 @@ class Derivation:
         self, include: Collection[str] | None = None, exclude: Collection[str] | None = None
     ) -> dict[str, str]:
         """``text/latex`` and ``text/plain`` only (``text/html`` only when ``include`` asks)."""
-        return _bundle(self.latex(), self.text(), self.html(), include, exclude)
+        return bundle(self.latex(), self.text(), self.html(), include, exclude)
 
     def _ipython_display_(self) -> None:
         """IPython's display hook: publish the LaTeX + plain-text bundle, and nothing else.

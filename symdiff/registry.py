@@ -66,16 +66,23 @@ class Domain:
     ``args`` is an open interval per parameter (for ``*more`` functions, per argument of the
     sample call); an interval ``(c, c)`` stands for the number ``c``, for a parameter that must
     be a number. ``kinks(*args)`` gives SymPy expressions that vanish where the function has a
-    kink or a jump (tests keep away from those points).
+    kink or a jump (tests keep away from those points). ``at`` holds the documented gradients
+    at special points, ``(point, gradient)`` of the function of bare variables (``abs'(0) =
+    0``, ties of ``max`` split evenly): the tests check them exactly.
     """
 
     args: tuple[tuple[float, float], ...]
     kinks: Callable[..., tuple[Any, ...]] | None = None
+    at: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...] = ()
 
 
-def on(*args: tuple[float, float], kinks: Callable[..., tuple[Any, ...]] | None = None) -> Domain:
-    """``Domain(args, kinks)``, short enough for a row."""
-    return Domain(tuple(args), kinks)
+def on(
+    *args: tuple[float, float],
+    kinks: Callable[..., tuple[Any, ...]] | None = None,
+    at: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...] = (),
+) -> Domain:
+    """``Domain(args, kinks, at)``, short enough for a row."""
+    return Domain(tuple(args), kinks, at)
 
 
 @dataclass(frozen=True)
@@ -264,11 +271,12 @@ ROWS: tuple[Fn, ...] = (
        domain=on((-9, 9), (-6, 6))),
     Fn(("abs",), "Abs", ufunc="abs", traced=("fabs",), in_place=True,
        rule="absolute value", identity="d/du |u| = sign(u)  (0 at u = 0)",
-       partials=unary(lambda u: sp.sign(u)), domain=on((-6, 6), kinks=_at_zero),
+       partials=unary(lambda u: sp.sign(u)),
+       domain=on((-6, 6), kinks=_at_zero, at=(((0.0,), (0.0,)),)),
        doc="Absolute value (``np.abs`` on numbers); by convention ``abs'(0) = 0``."),
     Fn(("sign",), "sign", ufunc="sign",
        rule="sign", identity="d/du sign(u) = 0  (by convention, also at 0)", partials=unary(_zero),
-       domain=on((-9, 9), kinks=_at_zero),
+       domain=on((-9, 9), kinks=_at_zero, at=(((0.0,), (0.0,)),)),
        doc="Sign: -1, 0 or 1 (``np.sign`` on numbers); its derivative is 0."),
     Fn((), "Heaviside", params="x, h0=None", constant=(1,), ufunc="heaviside", method="heaviside",
        rule="step function", identity="d/du H(u) = 0  (by convention, also at 0)",
@@ -292,17 +300,20 @@ ROWS: tuple[Fn, ...] = (
     Fn(("max",), "Max", params="a, b, *more", ufunc="maximum", traced=("fmax",), method="nested",
        numeric=lambda *v: functools.reduce(np.maximum, v),
        rule="maximum", identity="d max(a, b) = [a > b] da + [b > a] db, ties split evenly",
-       partials=_tie_shares, domain=on((-3, 3), (0, 4), (-1, 1), kinks=_ties),
+       partials=_tie_shares,
+       domain=on((-3, 3), (0, 4), (-1, 1), kinks=_ties,
+                 at=(((1.0, 1.0), (0.5, 0.5)), ((2.0, 2.0, 2.0), (1 / 3, 1 / 3, 1 / 3)))),
        doc="The largest of two or more values (or of one list of them), elementwise."),
     Fn(("min",), "Min", params="a, b, *more", ufunc="minimum", traced=("fmin",), method="nested",
        numeric=lambda *v: functools.reduce(np.minimum, v),
        rule="minimum", identity="d min(a, b) = [a < b] da + [b < a] db, ties split evenly",
-       partials=_min_shares, domain=on((-9, 9), (-3, 3), kinks=_ties),
+       partials=_min_shares,
+       domain=on((-9, 9), (-3, 3), kinks=_ties, at=(((0.0, 0.0), (0.5, 0.5)),)),
        doc="The smallest of two or more values (or of one list of them), elementwise."),
     Fn(("relu",), "F:relu", template="_np.maximum({0}, 0.0)", numeric=lambda x: np.maximum(x, 0.0),
        rule="ReLU", identity="d/du relu(u) = [u > 0]  (0 at u = 0)",
        partials=unary(lambda u: sp.Heaviside(u, 0)), reference=lambda u: sp.Max(u, 0),
-       domain=on((-7, 3), kinks=_at_zero),
+       domain=on((-7, 3), kinks=_at_zero, at=(((0.0,), (0.0,)),)),
        doc="Rectified linear unit ``max(x, 0)``; by convention ``relu'(0) = 0``."),
     Fn(("sigmoid",), "F:sigmoid", helper="_sigmoid", nesting=2,
        tensor_form=lambda u: 1 / (1 + sp.exp(sp.Min(-u, SIGMOID_CLIP))),

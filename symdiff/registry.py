@@ -40,6 +40,7 @@ class _Lazy:
 sp = _Lazy("sympy")
 np = _Lazy("numpy")
 F = _Lazy("symdiff.functions")
+errors = _Lazy("symdiff.errors")
 #: Where a row's ``head`` is looked up: ``"sin"`` in SymPy, ``"CF:log1p"`` in
 #: ``sympy.codegen.cfunctions``, ``"NN:logaddexp"`` in ``sympy.codegen.numpy_nodes``,
 #: ``"F:relu"`` in :mod:`symdiff.functions`.
@@ -170,6 +171,20 @@ def _log_base_check(x: Any, base: Any = None) -> tuple[int, str] | None:
     return None
 
 
+_HEAVISIDE_X2 = "the second argument of heaviside (its value at 0) must be a number"
+
+
+def _heaviside_check(x1: Any, x2: Any) -> tuple[int, str] | None:
+    return None if x2.is_number and x2.is_extended_real else (1, _HEAVISIDE_X2)
+
+
+def _heaviside(x1: Any, x2: Any) -> Any:
+    """``Heaviside(x1, x2)`` (NumPy's signature); ``x2`` printed as a float, so a number."""
+    if _heaviside_check(x1, x2) is not None:
+        raise errors.UnsupportedError(_HEAVISIDE_X2)
+    return sp.Heaviside(x1, x2)
+
+
 def _unique_max_indicator(a: Any, *args: Any) -> Any:
     """tie_share away from ties: 1 where ``a`` is the maximum, else 0."""
     # a against the others: Eq(a, Max(*args)) lets SymPy move terms across (Eq(y*(x - 1),
@@ -256,19 +271,22 @@ ROWS: tuple[Fn, ...] = (
        doc="Natural logarithm, or the logarithm to ``base`` (``np.log(x) / np.log(base)``)."),
     Fn(("sqrt",), "", build=lambda x: sp.sqrt(x), ufunc="sqrt",  # a power: printed, derived so
        domain=on((0.35, 7)), doc="Square root (``np.sqrt`` on numbers)."),
-    Fn((), "CF:log1p", ufunc="log1p",
+    Fn(("log1p",), "CF:log1p", ufunc="log1p",
        rule="logarithm", identity="d/du log(1 + u) = 1/(1 + u)",
        partials=unary(lambda u: 1 / (1 + u)), reference=lambda u: sp.log(1 + u),
-       domain=on((-0.25, 0.25))),
-    Fn((), "CF:expm1", ufunc="expm1",
+       domain=on((-0.25, 0.25)),
+       doc="``log(1 + x)``, accurate for small ``x`` (``np.log1p`` on numbers)."),
+    Fn(("expm1",), "CF:expm1", ufunc="expm1", grows=True,
        rule="exponential", identity="d/du (exp(u) - 1) = exp(u)",
        partials=unary(lambda u: sp.exp(u)), reference=lambda u: sp.exp(u) - 1,
-       domain=on((-2, 1))),
-    Fn((), "NN:logaddexp", params="a, b", ufunc="logaddexp",
+       domain=on((-2, 1)),
+       doc="``exp(x) - 1``, accurate for small ``x`` (``np.expm1`` on numbers)."),
+    Fn(("logaddexp",), "NN:logaddexp", params="a, b", ufunc="logaddexp",
        rule="log-sum-exp",
        identity="d log(exp(a) + exp(b)) = sigmoid(a - b) da + sigmoid(b - a) db",
        partials=_logaddexp_partials, reference=lambda a, b: sp.log(sp.exp(a) + sp.exp(b)),
-       domain=on((-9, 9), (-6, 6))),
+       domain=on((-9, 9), (-6, 6)),
+       doc="``log(exp(a) + exp(b))``, computed without overflow (``np.logaddexp`` on numbers)."),
     Fn(("abs",), "Abs", ufunc="abs", traced=("fabs",), in_place=True,
        rule="absolute value", identity="d/du |u| = sign(u)  (0 at u = 0)",
        partials=unary(lambda u: sp.sign(u)),
@@ -278,10 +296,13 @@ ROWS: tuple[Fn, ...] = (
        rule="sign", identity="d/du sign(u) = 0  (by convention, also at 0)", partials=unary(_zero),
        domain=on((-9, 9), kinks=_at_zero, at=(((0.0,), (0.0,)),)),
        doc="Sign: -1, 0 or 1 (``np.sign`` on numbers); its derivative is 0."),
-    Fn((), "Heaviside", params="x, h0=None", constant=(1,), ufunc="heaviside", method="heaviside",
+    Fn(("heaviside",), "Heaviside", params="x1, x2", constant=(1,), build=_heaviside,
+       check=_heaviside_check, ufunc="heaviside", method="heaviside",
        rule="step function", identity="d/du H(u) = 0  (by convention, also at 0)",
        partials=lambda u, *h0: (sp.S.Zero, *(None for _ in h0)),
-       domain=on((-6, 6), (0.5, 0.5), kinks=_at_zero)),
+       domain=on((-6, 6), (0.5, 0.5), kinks=_at_zero),
+       doc="Step function: 0 for ``x1 < 0``, ``x2`` at 0, 1 for ``x1 > 0`` (``np.heaviside``; "
+           "``x2`` must be a number); its derivative is 0."),
     Fn(("erf",), "erf", helper="_erf",
        rule="error function", identity="d/du erf(u) = 2/sqrt(pi) exp(-u^2)",
        partials=unary(lambda u: 2 / sp.sqrt(sp.pi) * sp.exp(-(u**2))),

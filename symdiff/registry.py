@@ -269,6 +269,10 @@ ROWS: tuple[Fn, ...] = (
        rule="logarithm", identity="d/du log(u) = 1/u", partials=unary(lambda u: 1 / u),
        domain=on((0.35, 7), (1.5, 8)),
        doc="Natural logarithm, or the logarithm to ``base`` (``np.log(x) / np.log(base)``)."),
+    Fn(("log2",), "CF:log2", ufunc="log2",
+       rule="logarithm", identity="d/du log2(u) = 1/(u log(2))",
+       partials=unary(lambda u: 1 / (u * sp.log(2))), reference=lambda u: sp.log(u) / sp.log(2),
+       domain=on((0.35, 7)), doc="Base-2 logarithm (``np.log2`` on numbers)."),
     Fn(("sqrt",), "", build=lambda x: sp.sqrt(x), ufunc="sqrt",  # a power: printed, derived so
        domain=on((0.35, 7)), doc="Square root (``np.sqrt`` on numbers)."),
     Fn(("log1p",), "CF:log1p", ufunc="log1p",

@@ -273,6 +273,11 @@ ROWS: tuple[Fn, ...] = (
        rule="logarithm", identity="d/du log2(u) = 1/(u log(2))",
        partials=unary(lambda u: 1 / (u * sp.log(2))), reference=lambda u: sp.log(u) / sp.log(2),
        domain=on((0.35, 7)), doc="Base-2 logarithm (``np.log2`` on numbers)."),
+    Fn(("log10",), "CF:log10", ufunc="log10",
+       rule="logarithm", identity="d/du log10(u) = 1/(u log(10))",
+       partials=unary(lambda u: 1 / (u * sp.log(10))),
+       reference=lambda u: sp.log(u) / sp.log(10),
+       domain=on((0.35, 7)), doc="Base-10 logarithm (``np.log10`` on numbers)."),
     Fn(("sqrt",), "", build=lambda x: sp.sqrt(x), ufunc="sqrt",  # a power: printed, derived so
        domain=on((0.35, 7)), doc="Square root (``np.sqrt`` on numbers)."),
     Fn(("log1p",), "CF:log1p", ufunc="log1p",

@@ -90,7 +90,7 @@ NUMPY_CASES = [
     ),
     (
         lambda x, y: np.arctan2(y, x) + np.log(x) + np.log1p(y) + np.log2(x) + np.log10(y),
-        "atan2(y, x) + log(x) + log1p(y) + log2(x) + log(y, 10)",
+        "atan2(y, x) + log(x) + log1p(y) + log2(x) + log10(y)",
     ),
     (
         lambda x, y: np.expm1(x) + np.exp2(y) + np.sqrt(x) + np.square(y) + np.reciprocal(x),

@@ -40,6 +40,7 @@ class _Lazy:
 sp = _Lazy("sympy")
 np = _Lazy("numpy")
 F = _Lazy("symdiff.functions")
+CF = _Lazy("sympy.codegen.cfunctions")
 errors = _Lazy("symdiff.errors")
 #: Where a row's ``head`` is looked up: ``"sin"`` in SymPy, ``"CF:log1p"`` in
 #: ``sympy.codegen.cfunctions``, ``"NN:logaddexp"`` in ``sympy.codegen.numpy_nodes``,
@@ -264,6 +265,10 @@ ROWS: tuple[Fn, ...] = (
     Fn(("exp",), "exp", ufunc="exp", in_place=True, grows=True,
        rule="exponential", identity="d/du exp(u) = exp(u)", partials=unary(lambda u: sp.exp(u)),
        domain=on((-6, 6)), doc="Exponential (``np.exp`` on numbers)."),
+    Fn(("exp2",), "CF:exp2", ufunc="exp2", grows=True,
+       rule="exponential", identity="d/du exp2(u) = exp2(u) log(2)",
+       partials=unary(lambda u: CF.exp2(u) * sp.log(2)), reference=lambda u: 2**u,
+       domain=on((-6, 6)), doc="``2**x`` (``np.exp2`` on numbers)."),
     Fn(("log", "ln"), "log", params="x, base=None", build=_log, check=_log_base_check,
        ufunc="log", numeric=_log_numeric, in_place=True,
        rule="logarithm", identity="d/du log(u) = 1/u", partials=unary(lambda u: 1 / u),

@@ -368,7 +368,6 @@ def where(cond: object, a: object, b: object) -> Any:
 
 #: NumPy ufuncs without a row of their own yet, traced to formulas (issue #14, steps 10 and 11).
 _LEGACY_UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
-    np.logaddexp2: lambda a, b: sp.log(2**a + 2**b, 2),
     np.hypot: lambda a, b: sp.sqrt(a**2 + b**2),
 }
 #: NumPy ufuncs a traced value understands, as SymPy builders (of SymPy arguments): arithmetic

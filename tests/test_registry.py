@@ -41,7 +41,7 @@ MATH_ONLY = {"maximum", "minimum"}
 #: The rest of symdiff.math (not elementwise functions).
 MATH_EXTRAS = {"where", "logsumexp", "softmax", "pi", "e"}
 #: NumPy functions traced to formulas rather than to a row's node (step 11).
-LEGACY_TRACED = {"logaddexp2", "hypot"}
+LEGACY_TRACED = {"hypot"}
 #: Ufuncs tracing treats as arithmetic: they stay in trace.py (step 6).
 OPERATOR_UFUNCS = {
     "add", "subtract", "multiply", "divide", "power", "float_power", "negative", "positive",
@@ -49,7 +49,7 @@ OPERATOR_UFUNCS = {
     "greater", "greater_equal", "less", "less_equal",
 }
 #: In verify's allow-list without a row yet (they become rows in step 11).
-LEGACY_NUMPY_NAMES = {"hypot", "logaddexp2"}
+LEGACY_NUMPY_NAMES = {"hypot"}
 
 
 def _args(row: R.Fn, count: int | None = None) -> list[sp.Expr]:

@@ -1,4 +1,5 @@
-"""SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus`` and the tie share.
+"""SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus``, the tie share
+and the real cube root ``cbrt``.
 
 They carry no derivative of their own (``fdiff`` is deliberately absent): the derivative rules
 live in :mod:`symdiff.rules`, the one rule table. ``rewrite(sp.exp)`` gives each in SymPy's own
@@ -96,4 +97,28 @@ class tie_share(sp.Function):
         return True
 
 
-CUSTOM_FUNCTIONS: tuple[type[sp.Function], ...] = (relu, sigmoid, softplus, tie_share)
+class cbrt(sp.Function):
+    """Real cube root (NumPy's ``cbrt``): ``cbrt(-8) = -2``.
+
+    SymPy's ``cbrt(u)`` is ``u**(1/3)``, the principal complex root (and ``x**(1/3)`` is nan in
+    NumPy for ``x < 0``); the codegen class ``Cbrt`` has no numeric value. Real numbers
+    evaluate to SymPy's real root.
+    """
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, u):
+        if u.is_number and u.is_extended_real:
+            return sp.real_root(u, 3)
+        return None
+
+    def _eval_rewrite_as_Pow(self, u, **kwargs):
+        return sp.sign(u) * sp.Abs(u) ** sp.Rational(1, 3)
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def _eval_evalf(self, prec):
+        u = self.args[0]
+        return (sp.sign(u) * sp.Abs(u) ** sp.Rational(1, 3)).evalf(prec)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -285,6 +286,12 @@ ROWS: tuple[Fn, ...] = (
        domain=on((0.35, 7)), doc="Base-10 logarithm (``np.log10`` on numbers)."),
     Fn(("sqrt",), "", build=lambda x: sp.sqrt(x), ufunc="sqrt",  # a power: printed, derived so
        domain=on((0.35, 7)), doc="Square root (``np.sqrt`` on numbers)."),
+    Fn(("cbrt",), "F:cbrt", ufunc="cbrt",
+       rule="power", identity="d/du cbrt(u) = 1/(3 cbrt(u)^2)  (inf at u = 0)",
+       partials=unary(lambda u: 1 / (3 * F.cbrt(u) ** 2)),
+       reference=lambda u: sp.sign(u) * sp.Abs(u) ** sp.Rational(1, 3),
+       domain=on((-2, 2), kinks=_at_zero, at=(((0.0,), (math.inf,)),)),
+       doc="Real cube root (``np.cbrt`` on numbers): ``cbrt(-8) = -2``; ``cbrt'(0) = inf``."),
     Fn(("log1p",), "CF:log1p", ufunc="log1p",
        rule="logarithm", identity="d/du log(1 + u) = 1/(1 + u)",
        partials=unary(lambda u: 1 / (1 + u)), reference=lambda u: sp.log(1 + u),

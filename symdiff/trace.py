@@ -18,7 +18,7 @@ list of scalars (:func:`trace_function` with ``many``).
 What cannot be traced is an :class:`~symdiff.errors.UnsupportedError` that names it: Python
 control flow on a traced value (``if x > 0:``, ``bool(x)``; use ``where(cond, a, b)``),
 ``float(x)``/``int(x)`` and the standard library's :mod:`math` (use :mod:`symdiff.math` or
-NumPy), NumPy functions outside the tables (``np.cbrt``), indexing, iteration, ``len``, unknown
+NumPy), NumPy functions outside the tables (``np.rint``), indexing, iteration, ``len``, unknown
 attributes, operators other than ``+ - * / **`` and unary ``- +``, and ``==``/``!=``. A
 comparison ``< <= > >=`` gives a :class:`Condition`, usable only as the condition of ``where``
 (``symdiff.math.where`` or ``np.where``).

@@ -202,6 +202,10 @@ def _at_zero(u: Any, *rest: Any) -> tuple[Any, ...]:
     return (u,)
 
 
+def _at_integers(u: Any) -> tuple[Any, ...]:
+    return (sp.sin(sp.pi * u),)
+
+
 def _ties(*args: Any) -> tuple[Any, ...]:
     return tuple(p - q for i, p in enumerate(args) for q in args[i + 1 :])
 
@@ -331,6 +335,10 @@ ROWS: tuple[Fn, ...] = (
        domain=on((-6, 6), (0.5, 0.5), kinks=_at_zero),
        doc="Step function: 0 for ``x1 < 0``, ``x2`` at 0, 1 for ``x1 > 0`` (``np.heaviside``; "
            "``x2`` must be a number); its derivative is 0."),
+    Fn(("floor",), "floor", ufunc="floor",
+       rule="step function", identity="d/du floor(u) = 0  (by convention, also at the jumps)",
+       partials=unary(_zero), domain=on((-3, 3), kinks=_at_integers, at=(((1.0,), (0.0,)),)),
+       doc="The largest integer ``<= x`` (``np.floor`` on numbers); its derivative is 0."),
     Fn(("erf",), "erf", helper="_erf",
        rule="error function", identity="d/du erf(u) = 2/sqrt(pi) exp(-u^2)",
        partials=unary(lambda u: 2 / sp.sqrt(sp.pi) * sp.exp(-(u**2))),

@@ -19,7 +19,7 @@ import symdiff as sd
 from symdiff import registry
 from symdiff.differentiate import differentiate
 
-from .conftest import X, Y, Z, to_reference
+from .conftest import X, Y, Z, drop_step_derivatives, to_reference
 
 
 def _into_domain(row: registry.Fn, *args: sp.Expr) -> list[sp.Expr]:
@@ -93,8 +93,7 @@ def _heaviside(value, at_zero=0.5):
 
 def _reference(expr, var, point):
     derivative = sp.diff(to_reference(expr), var).replace(sp.DiracDelta, lambda *a: sp.S.Zero)
-    # sign' = 0 (our convention): SymPy leaves Derivative(sign(u), x) of a non-real-looking u
-    derivative = derivative.replace(lambda e: isinstance(e, sp.Derivative), lambda e: sp.S.Zero)
+    derivative = drop_step_derivatives(derivative)  # sign' = floor' = 0, left unevaluated
     with mpmath.workdps(30):
         fn = sp.lambdify((X, Y, Z), derivative, modules=[{"Heaviside": _heaviside}, "mpmath"])
         return float(fn(*(mpmath.mpf(v) for v in point)))

@@ -86,9 +86,7 @@ def _reference_derivative(expr: sp.Expr, var: sp.Symbol) -> sp.Expr:
         share = next(iter(expr.atoms(tie_share)))
         stripped = expr.replace(tie_share, lambda *a: placeholder)
         return sp.diff(stripped, var).subs(placeholder, share)
-    derivative = sp.diff(to_reference(expr), var)
-    # floor' = 0 (no delta at its jumps), as the rows' conventions say
-    return derivative.replace(lambda e: isinstance(e, sp.Derivative), lambda e: sp.S.Zero)
+    return sp.diff(to_reference(expr), var)  # reference_value drops floor' and the like
 
 
 def _prefix(row: R.Fn) -> str:

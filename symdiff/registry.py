@@ -343,6 +343,15 @@ ROWS: tuple[Fn, ...] = (
        rule="step function", identity="d/du ceil(u) = 0  (by convention, also at the jumps)",
        partials=unary(_zero), domain=on((-3, 3), kinks=_at_integers, at=(((1.0,), (0.0,)),)),
        doc="The smallest integer ``>= x`` (``np.ceil`` on numbers); its derivative is 0."),
+    Fn(("mod", "remainder"), "Mod", params="a, b", ufunc="mod",
+       rule="modulo",
+       identity="d mod(a, b) = da - floor(a/b) db  (mod(a, b) = a - b floor(a/b); no delta at "
+                "the jumps)",
+       partials=lambda a, b: (sp.S.One, -sp.floor(a / b)),
+       reference=lambda a, b: a - b * sp.floor(a / b),
+       domain=on((-5, 5), (1, 3), kinks=lambda a, b: (sp.sin(sp.pi * a / b),)),
+       doc="Remainder with the sign of ``b``, ``a - b*floor(a/b)`` (``np.mod``, Python's "
+           "``%``); its derivative is ``da - floor(a/b) db``, with no delta at the jumps."),
     Fn(("erf",), "erf", helper="_erf",
        rule="error function", identity="d/du erf(u) = 2/sqrt(pi) exp(-u^2)",
        partials=unary(lambda u: 2 / sp.sqrt(sp.pi) * sp.exp(-(u**2))),

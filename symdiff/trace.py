@@ -318,7 +318,9 @@ _OPERATORS = {
     "rshift": ">>",
 }
 for _name, _symbol in _OPERATORS.items():
-    _hint = " (for a power write **)" if _symbol == "^" else ""
+    _hint = {"^": " (for a power write **)", "%": " (use mod(a, b) of symdiff.math or np.mod)"}.get(
+        _symbol, ""
+    )
     _message = f"operator {_symbol!r} is not supported when tracing{_hint}"
     for _dunder in (f"__{_name}__", f"__r{_name}__"):
         setattr(Traced, _dunder, _refuse(_message))

@@ -1,5 +1,5 @@
-"""SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus``, the tie share
-and the real cube root ``cbrt``.
+"""SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus``, the tie share,
+the real cube root ``cbrt`` and ``hypot_share`` (the partials of ``hypot``).
 
 They carry no derivative of their own (``fdiff`` is deliberately absent): the derivative rules
 live in :mod:`symdiff.rules`, the one rule table. ``rewrite(sp.exp)`` gives each in SymPy's own
@@ -122,3 +122,28 @@ class cbrt(sp.Function):
     def _eval_evalf(self, prec):
         u = self.args[0]
         return (sp.sign(u) * sp.Abs(u) ** sp.Rational(1, 3)).evalf(prec)
+
+
+class hypot_share(sp.Function):
+    """``a / hypot(a, b)``, the partial of ``hypot(a, b)`` in ``a``; 0 at ``a = b = 0``.
+
+    At the origin ``hypot`` has a cone, and its gradient there is taken as 0, the minimal-norm
+    subgradient (as ``abs'(0) = 0``; ``hypot(x, 0) = |x|``). Real numbers evaluate.
+    """
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a, b):
+        if all(v.is_number and v.is_extended_real for v in (a, b)):
+            return sp.S.Zero if a.is_zero and b.is_zero else a / sp.sqrt(a**2 + b**2)
+        return None
+
+    def _eval_is_extended_real(self):
+        return all(a.is_extended_real for a in self.args) or None
+
+    def _eval_evalf(self, prec):
+        a, b = self.args
+        if a.is_zero and b.is_zero:
+            return sp.S.Zero
+        return (a / sp.sqrt(a**2 + b**2)).evalf(prec)

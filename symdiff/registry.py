@@ -206,6 +206,10 @@ def _at_integers(u: Any) -> tuple[Any, ...]:
     return (sp.sin(sp.pi * u),)
 
 
+def _at_origin(a: Any, b: Any) -> tuple[Any, ...]:
+    return (a**2 + b**2,)
+
+
 def _ties(*args: Any) -> tuple[Any, ...]:
     return tuple(p - q for i, p in enumerate(args) for q in args[i + 1 :])
 
@@ -319,6 +323,20 @@ ROWS: tuple[Fn, ...] = (
        reference=lambda a, b: sp.log(2**a + 2**b) / sp.log(2),
        domain=on((-9, 9), (-6, 6)),
        doc="``log2(2**a + 2**b)``, computed without overflow (``np.logaddexp2`` on numbers)."),
+    Fn(("hypot",), "CF:hypot", params="a, b", ufunc="hypot",
+       rule="hypotenuse",
+       identity="d hypot(a, b) = (a da + b db)/hypot(a, b)  (0 at a = b = 0)",
+       partials=lambda a, b: (F.hypot_share(a, b), F.hypot_share(b, a)),
+       reference=lambda a, b: sp.sqrt(a**2 + b**2),
+       domain=on((-3, 3), (-2, 2), kinks=_at_origin, at=(((0.0, 0.0), (0.0, 0.0)),)),
+       doc="``sqrt(a**2 + b**2)`` without overflow (``np.hypot`` on numbers); its gradient at "
+           "the origin is 0."),
+    Fn((), "F:hypot_share", params="a, b", helper="_hypot_share",
+       rule="hypotenuse share",
+       identity="d hypot_share(a, b) = (b^2 da - a b db)/hypot(a, b)^3",
+       partials=lambda a, b: (b**2 / CF.hypot(a, b) ** 3, -a * b / CF.hypot(a, b) ** 3),
+       reference=lambda a, b: a / sp.sqrt(a**2 + b**2),
+       domain=on((-3, 3), (-2, 2), kinks=_at_origin)),
     Fn(("abs",), "Abs", ufunc="abs", traced=("fabs",), in_place=True,
        rule="absolute value", identity="d/du |u| = sign(u)  (0 at u = 0)",
        partials=unary(lambda u: sp.sign(u)),

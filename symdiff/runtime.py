@@ -40,6 +40,7 @@ Conventions at poles and outside the real domain:
 * ``_polygamma``: ``nan`` at every pole ``x = 0, -1, -2, ...`` (either sign of zero) and at
   ``-inf``; ``polygamma(0, +inf) = +inf``, ``polygamma(n, +inf) = 0`` for ``n >= 1``.
 * ``_argmax_share``: ``nan`` wherever any argument is ``nan`` (the maximum is undefined).
+* ``_hypot_share``: 0 at ``a = b = 0`` (the gradient of ``hypot`` at the origin).
 """
 
 import inspect
@@ -631,6 +632,28 @@ def _sigmoid(x):
     except FloatingPointError:
         with _np.errstate(over="ignore"):
             return 1.0 / (1.0 + _np.exp(-_np.asarray(x)))
+
+
+def _hypot_share(a, b):
+    """``a / hypot(a, b)``: the partial of ``hypot(a, b)`` in ``a``, in ``[-1, 1]``.
+
+    0 where ``a = b = 0`` (the minimal-norm subgradient, as ``abs'(0) = 0``); ``sign(a)`` where
+    ``a`` is infinite and ``b`` finite (0 for ``b`` infinite and ``a`` finite); ``nan`` where an
+    argument is ``nan`` or both are infinite. Computed in float64 and rounded once to the
+    arguments' float dtype (integers and bools give float64).
+    """
+    a = a if isinstance(a, float | int) else _np.asarray(a)
+    b = b if isinstance(b, float | int) else _np.asarray(b)
+    dtype = _np.result_type(a, b)
+    if dtype.kind == "c":
+        raise TypeError(f"_hypot_share needs real input, got dtype {dtype}")
+    dtype = dtype if dtype.kind == "f" else _np.dtype(_np.float64)
+    a, b = _np.asarray(a, dtype=_np.float64), _np.asarray(b, dtype=_np.float64)
+    with _np.errstate(invalid="ignore", divide="ignore"):
+        h = _np.hypot(a, b)
+        share = a / _np.where(h == 0.0, 1.0, h)
+        share = _np.where(_np.isinf(a) & _np.isfinite(b), _np.sign(a), share)
+    return share.astype(dtype)[()]
 
 
 def _prod_others(x, axes):

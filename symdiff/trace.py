@@ -368,10 +368,6 @@ def where(cond: object, a: object, b: object) -> Any:
     return Traced(result) if _symbolic((cond, a, b)) else result
 
 
-#: NumPy ufuncs without a row of their own yet, traced to formulas (issue #14, steps 10 and 11).
-_LEGACY_UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
-    np.hypot: lambda a, b: sp.sqrt(a**2 + b**2),
-}
 #: NumPy ufuncs a traced value understands, as SymPy builders (of SymPy arguments): arithmetic
 #: and comparisons here, the functions from the registry rows (``np.<ufunc>`` and ``traced``).
 UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
@@ -390,7 +386,6 @@ UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
     np.rad2deg: lambda a: a * 180 / sp.pi,
     np.degrees: lambda a: a * 180 / sp.pi,
     **{getattr(np, name): registry.build_fn(row) for name, row in registry.traced_numpy().items()},
-    **_LEGACY_UFUNCS,
     np.greater: sp.Gt,
     np.greater_equal: sp.Ge,
     np.less: sp.Lt,

@@ -114,7 +114,8 @@ def _away_from_kinks(expr, point) -> bool:
     """True unless the point sits on a kink, where the conventions (tested on their own) apply
     and sympy.diff's Heaviside(0) = 1/2 is not our tie-splitting rule."""
     values = dict(zip((X, Y, Z), point, strict=True))
-    return all(abs(float(gap.subs(values).evalf(20))) > 1e-9 for gap in _kink_gaps(expr))
+    # complex(): SymPy's logaddexp/logaddexp2 evaluate through complex logs (a 1e-95j residue)
+    return all(abs(complex(gap.subs(values).evalf(20))) > 1e-9 for gap in _kink_gaps(expr))
 
 
 def _close(ours: float, reference: float) -> bool:

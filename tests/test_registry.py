@@ -1,8 +1,7 @@
 """The function registry (symdiff/registry.py) and its consumers (issue #14): each consumer
 reads the rows and keeps no list of its own (the printer, verify, runtime, parsing, tracing,
-symdiff.math, the tensor emitter, the rule table). What still differs on purpose is named below
-(the ``LEGACY_*``/``*_ONLY`` sets), with the migration step that removes it; a step that
-changes a consumer shrinks its set here."""
+symdiff.math, the tensor emitter, the rule table). What differs on purpose is named below
+(``MATH_ONLY``, ``MATH_EXTRAS``, ``OPERATOR_UFUNCS``), with the reason."""
 
 from __future__ import annotations
 
@@ -40,16 +39,12 @@ HEADS = [p for p in ROWS if p.values[0].head]
 MATH_ONLY = {"maximum", "minimum"}
 #: The rest of symdiff.math (not elementwise functions).
 MATH_EXTRAS = {"where", "logsumexp", "softmax", "pi", "e"}
-#: NumPy functions traced to formulas rather than to a row's node (step 11).
-LEGACY_TRACED = {"hypot"}
 #: Ufuncs tracing treats as arithmetic: they stay in trace.py (step 6).
 OPERATOR_UFUNCS = {
     "add", "subtract", "multiply", "divide", "power", "float_power", "negative", "positive",
     "reciprocal", "square", "deg2rad", "radians", "rad2deg", "degrees",
     "greater", "greater_equal", "less", "less_equal",
 }
-#: In verify's allow-list without a row yet (they become rows in step 11).
-LEGACY_NUMPY_NAMES = {"hypot"}
 
 
 def _args(row: R.Fn, count: int | None = None) -> list[sp.Expr]:
@@ -249,10 +244,10 @@ def test_the_printer_has_no_method_of_its_own_for_a_row():
 
 
 def test_verify_allows_the_rows_names():
-    """verify's allow-list is its structural names plus the rows' (and, until step 11, legacy
-    names): ``sqrt`` is both, since any ``x**(1/2)`` prints ``_np.sqrt``."""
+    """verify's allow-list is its structural names plus the rows': ``sqrt`` is both, since any
+    ``x**(1/2)`` prints ``_np.sqrt``."""
     allowed = verify.NUMPY_NAMES
-    assert allowed == verify.STRUCTURAL_NUMPY_NAMES | R.numpy_names() | LEGACY_NUMPY_NAMES
+    assert allowed == verify.STRUCTURAL_NUMPY_NAMES | R.numpy_names()
     assert verify.STRUCTURAL_NUMPY_NAMES & R.numpy_names() == {"sqrt"}
 
 
@@ -284,7 +279,7 @@ def test_trace_functions_are_the_rows_canonical_names():
 def test_traced_ufuncs_are_the_rows():
     functions = {u for u in trace.UFUNCS if u.__name__ not in OPERATOR_UFUNCS}
     rows = R.traced_numpy()
-    assert functions == {getattr(np, name) for name in rows.keys() | LEGACY_TRACED}
+    assert functions == {getattr(np, name) for name in rows}
     for name, row in rows.items():
         ufunc = getattr(np, name)
         args = _args(row, ufunc.nin)
@@ -293,16 +288,15 @@ def test_traced_ufuncs_are_the_rows():
 
 
 def test_trace_lists_no_row_of_its_own():
-    """trace.py's literal tables hold arithmetic, comparisons and legacy formulas only: the
-    functions come from the rows."""
+    """trace.py's literal tables hold arithmetic and comparisons only: the functions come from
+    the rows."""
     tree = ast.parse((ROOT / "symdiff" / "trace.py").read_text(encoding="utf-8"))
     tables = {
         ast.unparse(node.target): node.value for node in tree.body
         if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Dict)
     }
     ufuncs = {ast.unparse(k) for k in tables["UFUNCS"].keys if k is not None}
-    ufuncs |= {ast.unparse(k) for k in tables["_LEGACY_UFUNCS"].keys}
-    assert ufuncs == {f"np.{name}" for name in OPERATOR_UFUNCS | LEGACY_TRACED}
+    assert ufuncs == {f"np.{name}" for name in OPERATOR_UFUNCS}
     assert {k.value for k in tables["FUNCTIONS"].keys if k is not None} == MATH_ONLY
 
 

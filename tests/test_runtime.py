@@ -28,6 +28,7 @@ from symdiff.runtime import (
     _erf,
     _float_arrays,
     _gamma,
+    _hypot_share,
     _loggamma,
     _polygamma,
     _prod_others,
@@ -262,6 +263,7 @@ UNARY = [
     ("_loggamma", _loggamma),
     ("_polygamma0", lambda x: _polygamma(0, x)),
     ("_polygamma3", lambda x: _polygamma(3, x)),
+    ("_hypot_share", lambda x: _hypot_share(x, 0.5)),
 ]
 SAMPLE = np.array([[0.3, 1.7, 4.2], [2.5, 0.9, 12.0]])
 
@@ -465,6 +467,7 @@ def _call_examples():
         "_polygamma": ((2, x), _polygamma(2, x)),
         "_argmax_share": ((x, x, 1.0), _argmax_share(x, x, 1.0)),
         "_sigmoid": ((x,), _sigmoid(x)),
+        "_hypot_share": ((x, 1.0), _hypot_share(x, 1.0)),
         "_prod_others": ((x, (0,)), _prod_others(x, (0,))),
         "_common_shape": ((("a", "b", "c"), x, x[:, None], np.asarray(1.0)), (6, 6)),
         "_float_dtype": ((("a", "b"), x.astype(np.float32), np.arange(2)), np.dtype(np.float64)),

@@ -122,7 +122,7 @@ NUMPY_CASES = [
     ),
     (
         lambda x, y: np.hypot(x, y) + np.degrees(x) + np.radians(y) + np.deg2rad(x) + np.rad2deg(y),
-        "sqrt(x**2 + y**2) + x*180/pi + y*pi/180 + x*pi/180 + y*180/pi",
+        "hypot(x, y) + x*180/pi + y*pi/180 + x*pi/180 + y*180/pi",
     ),
     (lambda x, y: np.sin(np.pi * x) + np.e**y, "sin(pi*x) + e**y"),
 ]

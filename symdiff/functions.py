@@ -2,7 +2,8 @@
 the real cube root ``cbrt`` and ``hypot_share`` (the partials of ``hypot``).
 
 They carry no derivative of their own (``fdiff`` is deliberately absent): the derivative rules
-live in :mod:`symdiff.rules`, the one rule table. ``rewrite(sp.exp)`` gives each in SymPy's own
+live in the rows of :mod:`symdiff.registry` (:data:`symdiff.rules.RULES`), which name these
+classes as their heads. ``rewrite(sp.exp)`` gives each in SymPy's own
 primitives, which tests use to build independent references.
 """
 

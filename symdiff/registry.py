@@ -538,3 +538,29 @@ def traced_numpy() -> dict[str, Fn]:
 def in_place_ufuncs() -> dict[type, str]:
     """SymPy class -> ufunc, for the functions tensor code applies in place (imports SymPy)."""
     return {head_class(row): row.ufunc for row in ROWS if row.in_place and row.ufunc}
+
+
+def markdown() -> str:
+    """The function table of the README (between its ``functions`` markers; a test checks it):
+    one line per public row, with its aliases, what it is and its derivative rule."""
+    lines = [
+        "| function | also | what it is | derivative |",
+        "|---|---|---|---|",
+    ]
+    for row in ROWS:
+        if not row.names:
+            continue
+        call = f"`{row.names[0]}({row.params})`"
+        aliases = " ".join(f"`{name}`" for name in row.names[1:])
+        identity = f"`{row.identity}`" if row.identity else "as the power `x**(1/2)`"
+        cells = (call, aliases, row.doc, identity)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m symdiff.registry markdown
+    import sys
+
+    if sys.argv[1:] != ["markdown"]:
+        raise SystemExit("usage: python -m symdiff.registry markdown")
+    sys.stdout.write(markdown())

@@ -352,3 +352,19 @@ def test_tensor_sigmoid_is_the_rows_tensor_form():
     u = sp.Symbol("u", real=True)
     assert emit._tensor_forms(sigmoid(u)) == rows[0].tensor_form(u)
     assert emit._tensor_forms(sigmoid(u)) == 1 / (1 + sp.exp(sp.Min(-u, 88)))  # as before
+
+
+# -- documentation ---------------------------------------------------------------------------------
+def test_the_readme_function_table_is_the_registrys():
+    """README's table between the functions markers is ``python -m symdiff.registry markdown``,
+    and every public row is in it (regenerate the block when a row changes)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- functions:start -->\n", "<!-- functions:end -->"
+    block = readme[readme.index(start) + len(start) : readme.index(end)]
+    assert block == R.markdown()
+    out = subprocess.run([sys.executable, "-m", "symdiff.registry", "markdown"],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout == block
+    for row in R.ROWS:
+        for name in row.names:
+            assert f"`{name}" in block, name

@@ -1,5 +1,6 @@
 """SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus``, the tie share,
-the real cube root ``cbrt`` and ``hypot_share`` (the partials of ``hypot``).
+the real cube root ``cbrt``, ``hypot_share`` (the partials of ``hypot``) and an ``erfc`` that
+keeps its argument's sign.
 
 They carry no derivative of their own (``fdiff`` is deliberately absent): the derivative rules
 live in the rows of :mod:`symdiff.registry` (:data:`symdiff.rules.RULES`), which name these
@@ -148,3 +149,19 @@ class hypot_share(sp.Function):
         if a.is_zero and b.is_zero:
             return sp.S.Zero
         return (a / sp.sqrt(a**2 + b**2)).evalf(prec)
+
+
+class erfc(sp.erfc):
+    """SymPy's ``erfc``, without its symbolic rewrite ``erfc(-u) -> 2 - erfc(u)``.
+
+    That rewrite cancels catastrophically where ``erfc(u)`` is near 2 and so loses the point of
+    ``erfc``, which is full relative precision where it is tiny. Numbers still evaluate as
+    SymPy's do. It prints and differentiates as ``erfc`` (the registry row matches by class
+    name, the rule table through the base class).
+    """
+
+    @classmethod
+    def eval(cls, arg):
+        if arg.is_number:
+            return super().eval(arg)
+        return None

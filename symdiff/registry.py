@@ -374,6 +374,12 @@ ROWS: tuple[Fn, ...] = (
        rule="error function", identity="d/du erf(u) = 2/sqrt(pi) exp(-u^2)",
        partials=unary(lambda u: 2 / sp.sqrt(sp.pi) * sp.exp(-(u**2))),
        domain=on((-4, 4)), doc=f"Error function {_VECTORIZED}."),
+    Fn(("erfc",), "erfc", build=lambda x: F.erfc(x), helper="_erfc",
+       rule="error function", identity="d/du erfc(u) = -2/sqrt(pi) exp(-u^2)",
+       partials=unary(lambda u: -2 / sp.sqrt(sp.pi) * sp.exp(-(u**2))),
+       domain=on((-3, 9)),
+       doc="Complementary error function ``1 - erf(x)``, accurate where it is tiny "
+           f"{_VECTORIZED}."),
     Fn(("gamma",), "gamma", helper="_gamma", helper_deps=("_sinpi",), grows=True,
        rule="gamma function", identity="d/du gamma(u) = gamma(u) digamma(u)",
        partials=unary(lambda u: sp.gamma(u) * sp.polygamma(0, u)),

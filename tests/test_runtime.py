@@ -26,6 +26,7 @@ from symdiff.runtime import (
     _as_output,
     _as_vector,
     _erf,
+    _erfc,
     _float_arrays,
     _gamma,
     _hypot_share,
@@ -259,6 +260,7 @@ def test_polygamma_accepts_numpy_integer_order():
 
 UNARY = [
     ("_erf", _erf),
+    ("_erfc", _erfc),
     ("_gamma", _gamma),
     ("_loggamma", _loggamma),
     ("_polygamma0", lambda x: _polygamma(0, x)),
@@ -462,6 +464,7 @@ def _call_examples():
         ),
         "_sinpi": ((x,), _sinpi(x)),
         "_erf": ((x,), _erf(x)),
+        "_erfc": ((x,), _erfc(x)),
         "_gamma": ((x,), _gamma(x)),
         "_loggamma": ((x[2:],), _loggamma(x[2:])),
         "_polygamma": ((2, x), _polygamma(2, x)),
@@ -680,3 +683,16 @@ def test_common_shape_is_numpy_broadcasting():
     with pytest.raises(ShapeError, match=r"arguments 'b' with shape \(3,\) and 'c' with shape "
                        r"\(4,\) do not broadcast together"):
         _common_shape(("a", "b", "c"), np.zeros(1), np.zeros(3), np.zeros(4))
+
+
+def test_erfc_keeps_full_relative_precision_in_the_tail():
+    """Where erfc is tiny 1 - erf(x) is 0 or all rounding; _erfc is within a few ulp of mpmath
+    up to the underflow, and 2 - erfc(|x|) on the left."""
+    xs = np.concatenate([np.linspace(-6.0, 27.0, 3001), [0.46875, -0.46875, 4.0, 26.5]])
+    with mpmath.workdps(40):
+        exact = np.array([float(mpmath.erfc(mpmath.mpf(float(v)))) for v in xs])
+    got = _erfc(xs)
+    normal = exact > 1e-300
+    assert np.max(np.abs(got[normal] - exact[normal]) / exact[normal]) < 2e-15
+    assert _erfc(np.inf) == 0.0 and _erfc(-np.inf) == 2.0 and _erfc(28.0) == 0.0
+    assert np.isnan(_erfc(np.nan))

@@ -1,6 +1,6 @@
 """SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus``, the tie share,
-the real cube root ``cbrt``, ``hypot_share`` (the partials of ``hypot``) and an ``erfc`` that
-keeps its argument's sign.
+the real cube root ``cbrt``, ``hypot_share`` (the partials of ``hypot``), an ``erfc`` that
+keeps its argument's sign and ``sinc_d`` (the derivatives of ``sinc``).
 
 They carry no derivative of their own (``fdiff`` is deliberately absent): the derivative rules
 live in the rows of :mod:`symdiff.registry` (:data:`symdiff.rules.RULES`), which name these
@@ -165,3 +165,38 @@ class erfc(sp.erfc):
         if arg.is_number:
             return super().eval(arg)
         return None
+
+
+def _sinc_derivative(n: int, u: sp.Expr) -> sp.Expr:
+    """The n-th derivative of ``sin(u)/u`` at ``u`` (its limit, a rational, at 0)."""
+    if u.is_zero:
+        return sp.S.Zero if n % 2 else sp.Rational((-1) ** (n // 2), n + 1)
+    t = sp.Dummy("t")
+    return sp.diff(sp.sin(t) / t, t, n).subs(t, u)
+
+
+class sinc_d(sp.Function):
+    """``sinc_d(n, u)``: the n-th derivative of SymPy's (unnormalized) ``sinc(u) = sin(u)/u``.
+
+    The closed forms are 0/0 at ``u = 0`` and lose every digit near it (``(cos(u) - sinc(u))/u``
+    has a relative error of about eps/u^2), so derivatives of ``sinc`` are this node, printed as
+    the runtime helper ``_sinc_d`` (a series near 0). ``sinc_d(1, 0) = 0``, ``sinc_d(2, 0) =
+    -1/3``. Numbers evaluate; ``n`` is a non-negative integer.
+    """
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, n, u):
+        if n.is_Integer and n.is_nonnegative and u.is_number and u.is_extended_real:
+            return _sinc_derivative(int(n), u)
+        return None
+
+    def _eval_is_extended_real(self):
+        return self.args[1].is_extended_real
+
+    def _eval_evalf(self, prec):
+        n, u = self.args
+        if not n.is_Integer:
+            return None
+        return _sinc_derivative(int(n), u).evalf(prec)

@@ -210,6 +210,11 @@ def _at_origin(a: Any, b: Any) -> tuple[Any, ...]:
     return (a**2 + b**2,)
 
 
+def _sinc_reference(n: int, u: Any) -> Any:
+    t = sp.Dummy("t")
+    return sp.diff(sp.sin(t) / t, t, n).subs(t, u)
+
+
 def _ties(*args: Any) -> tuple[Any, ...]:
     return tuple(p - q for i, p in enumerate(args) for q in args[i + 1 :])
 
@@ -380,6 +385,17 @@ ROWS: tuple[Fn, ...] = (
        domain=on((-3, 9)),
        doc="Complementary error function ``1 - erf(x)``, accurate where it is tiny "
            f"{_VECTORIZED}."),
+    Fn(("sinc",), "sinc", build=lambda x: sp.sinc(sp.pi * x), ufunc="sinc", method="sinc",
+       rule="sinc", identity="d/du sinc(u) = (cos(u) - sinc(u))/u  (0 at u = 0)",
+       partials=unary(lambda u: F.sinc_d(1, u)),
+       domain=on((-3, 3), kinks=_at_zero, at=(((0.0,), (0.0,)),)),  # closed forms: 0/0
+       doc="NumPy's normalized ``sinc(x) = sin(pi x)/(pi x)``, 1 at 0 (``np.sinc`` on numbers); "
+           "stored as SymPy's ``sinc(pi*x)``; ``sinc'(0) = 0``."),
+    Fn((), "F:sinc_d", params="n, x", constant=(0,), helper="_sinc_d", int_args=(0,),
+       rule="sinc", identity="d/du sinc_d(n, u) = sinc_d(n + 1, u)",
+       partials=lambda n, u: (None, F.sinc_d(n + 1, u)),
+       reference=lambda n, u: _sinc_reference(int(n), u),
+       domain=on((1, 1), (-3, 3), kinks=lambda n, u: (u,))),
     Fn(("gamma",), "gamma", helper="_gamma", helper_deps=("_sinpi",), grows=True,
        rule="gamma function", identity="d/du gamma(u) = gamma(u) digamma(u)",
        partials=unary(lambda u: sp.gamma(u) * sp.polygamma(0, u)),

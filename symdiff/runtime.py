@@ -43,6 +43,7 @@ Conventions at poles and outside the real domain:
   ``-inf``; ``polygamma(0, +inf) = +inf``, ``polygamma(n, +inf) = 0`` for ``n >= 1``.
 * ``_argmax_share``: ``nan`` wherever any argument is ``nan`` (the maximum is undefined).
 * ``_hypot_share``: 0 at ``a = b = 0`` (the gradient of ``hypot`` at the origin).
+* ``_sinc_d``: the limits at 0 (``sinc_d(1, 0) = 0``); 0 at ``+-inf``.
 """
 
 import inspect
@@ -711,6 +712,36 @@ def _as_vector(v, n):
             f"got shape {v.shape}"
         )
     return v
+
+
+def _sinc_d(n, x):
+    """The n-th derivative of ``sin(x)/x`` (SymPy's unnormalized sinc) of a real array.
+
+    Its Taylor series ``sum_k (-1)^k x^(2k - n) / ((2k + 1) (2k - n)!)`` for ``|x| < 2`` (no
+    cancellation: every term is below 2 in size), and beyond the recurrence
+    ``f^(n) = (sin^(n)(x) - n f^(n - 1)) / x`` from ``x f = sin(x)``, which is stable for
+    ``|x| > n`` (used for n up to 2 times the threshold; the derivatives symdiff takes are of
+    order 1 to 3). ``nan -> nan``; 0 at ``+-inf``.
+    """
+    x = _np.asarray(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"_sinc_d needs real input, got dtype {x.dtype}")
+    dtype = x.dtype if x.dtype.kind == "f" else _np.dtype(_np.float64)
+    x = x.astype(_np.float64)
+    n = int(n)
+    with _np.errstate(all="ignore"):
+        small = _np.where(_np.abs(x) < 2.0, x, 0.0)
+        series = _np.zeros_like(small)
+        for k in range(n // 2 + 30, (n + 1) // 2 - 1, -1):  # from the small terms up
+            m = 2 * k - n
+            series = series + (-1.0) ** k * small**m / ((2 * k + 1) * _math.factorial(m))
+        big = _np.where(_np.abs(x) < 2.0, 2.0, x)
+        f = _np.sin(big) / big
+        for j in range(1, n + 1):
+            f = (_np.sin(big + j * _np.pi / 2) - j * f) / big
+        f = _np.where(_np.isinf(x), 0.0, f)
+        out = _np.where(_np.abs(x) < 2.0, series, f).astype(dtype)
+    return out[()] if out.ndim == 0 else out
 
 
 def _sigmoid(x):

@@ -385,7 +385,11 @@ UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
     np.radians: lambda a: a * sp.pi / 180,
     np.rad2deg: lambda a: a * 180 / sp.pi,
     np.degrees: lambda a: a * 180 / sp.pi,
-    **{getattr(np, name): registry.build_fn(row) for name, row in registry.traced_numpy().items()},
+    **{
+        getattr(np, name): registry.build_fn(row)
+        for name, row in registry.traced_numpy().items()
+        if isinstance(getattr(np, name), np.ufunc)
+    },
     np.greater: sp.Gt,
     np.greater_equal: sp.Ge,
     np.less: sp.Lt,
@@ -408,10 +412,20 @@ def _np_clip(a: object, a_min: object = None, a_max: object = None) -> Any:
     return result
 
 
-#: NumPy functions (``__array_function__``) a traced value understands.
+def _np_row(name: str) -> Callable[..., Any]:
+    return lambda *args: apply(name, *args)
+
+
+#: NumPy functions (``__array_function__``) a traced value understands: ``where`` and ``clip``,
+#: and the rows' NumPy functions that are not ufuncs (``np.sinc``).
 ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.where: _np_where,
     np.clip: _np_clip,
+    **{
+        getattr(np, name): _np_row(row.names[0])
+        for name, row in registry.traced_numpy().items()
+        if not isinstance(getattr(np, name), np.ufunc)
+    },
 }
 
 

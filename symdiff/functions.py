@@ -1,7 +1,10 @@
-"""SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus`` and the tie share.
+"""SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus``, the tie share,
+the real cube root ``cbrt``, ``hypot_share`` (the partials of ``hypot``), an ``erfc`` that
+keeps its argument's sign and ``sinc_d`` (the derivatives of ``sinc``).
 
 They carry no derivative of their own (``fdiff`` is deliberately absent): the derivative rules
-live in :mod:`symdiff.rules`, the one rule table. ``rewrite(sp.exp)`` gives each in SymPy's own
+live in the rows of :mod:`symdiff.registry` (:data:`symdiff.rules.RULES`), which name these
+classes as their heads. ``rewrite(sp.exp)`` gives each in SymPy's own
 primitives, which tests use to build independent references.
 """
 
@@ -94,3 +97,106 @@ class tie_share(sp.Function):
 
     def _eval_is_extended_real(self):
         return True
+
+
+class cbrt(sp.Function):
+    """Real cube root (NumPy's ``cbrt``): ``cbrt(-8) = -2``.
+
+    SymPy's ``cbrt(u)`` is ``u**(1/3)``, the principal complex root (and ``x**(1/3)`` is nan in
+    NumPy for ``x < 0``); the codegen class ``Cbrt`` has no numeric value. Real numbers
+    evaluate to SymPy's real root.
+    """
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, u):
+        if u.is_number and u.is_extended_real:
+            return sp.real_root(u, 3)
+        return None
+
+    def _eval_rewrite_as_Pow(self, u, **kwargs):
+        return sp.sign(u) * sp.Abs(u) ** sp.Rational(1, 3)
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def _eval_evalf(self, prec):
+        u = self.args[0]
+        return (sp.sign(u) * sp.Abs(u) ** sp.Rational(1, 3)).evalf(prec)
+
+
+class hypot_share(sp.Function):
+    """``a / hypot(a, b)``, the partial of ``hypot(a, b)`` in ``a``; 0 at ``a = b = 0``.
+
+    At the origin ``hypot`` has a cone, and its gradient there is taken as 0, the minimal-norm
+    subgradient (as ``abs'(0) = 0``; ``hypot(x, 0) = |x|``). Real numbers evaluate.
+    """
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a, b):
+        if all(v.is_number and v.is_extended_real for v in (a, b)):
+            return sp.S.Zero if a.is_zero and b.is_zero else a / sp.sqrt(a**2 + b**2)
+        return None
+
+    def _eval_is_extended_real(self):
+        return all(a.is_extended_real for a in self.args) or None
+
+    def _eval_evalf(self, prec):
+        a, b = self.args
+        if a.is_zero and b.is_zero:
+            return sp.S.Zero
+        return (a / sp.sqrt(a**2 + b**2)).evalf(prec)
+
+
+class erfc(sp.erfc):
+    """SymPy's ``erfc``, without its symbolic rewrite ``erfc(-u) -> 2 - erfc(u)``.
+
+    That rewrite cancels catastrophically where ``erfc(u)`` is near 2 and so loses the point of
+    ``erfc``, which is full relative precision where it is tiny. Numbers still evaluate as
+    SymPy's do. It prints and differentiates as ``erfc`` (the registry row matches by class
+    name, the rule table through the base class).
+    """
+
+    @classmethod
+    def eval(cls, arg):
+        if arg.is_number:
+            return super().eval(arg)
+        return None
+
+
+def _sinc_derivative(n: int, u: sp.Expr) -> sp.Expr:
+    """The n-th derivative of ``sin(u)/u`` at ``u`` (its limit, a rational, at 0)."""
+    if u.is_zero:
+        return sp.S.Zero if n % 2 else sp.Rational((-1) ** (n // 2), n + 1)
+    t = sp.Dummy("t")
+    return sp.diff(sp.sin(t) / t, t, n).subs(t, u)
+
+
+class sinc_d(sp.Function):
+    """``sinc_d(n, u)``: the n-th derivative of SymPy's (unnormalized) ``sinc(u) = sin(u)/u``.
+
+    The closed forms are 0/0 at ``u = 0`` and lose every digit near it (``(cos(u) - sinc(u))/u``
+    has a relative error of about eps/u^2), so derivatives of ``sinc`` are this node, printed as
+    the runtime helper ``_sinc_d`` (a series near 0). ``sinc_d(1, 0) = 0``, ``sinc_d(2, 0) =
+    -1/3``. Numbers evaluate; ``n`` is a non-negative integer.
+    """
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, n, u):
+        if n.is_Integer and n.is_nonnegative and u.is_number and u.is_extended_real:
+            return _sinc_derivative(int(n), u)
+        return None
+
+    def _eval_is_extended_real(self):
+        return self.args[1].is_extended_real
+
+    def _eval_evalf(self, prec):
+        n, u = self.args
+        if not n.is_Integer:
+            return None
+        return _sinc_derivative(int(n), u).evalf(prec)

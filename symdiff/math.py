@@ -114,6 +114,20 @@ def _angle(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
     return function
 
 
+def _pair(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
+    def function(a: Value, b: Value) -> Value:
+        return _call(name, numeric, a, b)
+
+    return function
+
+
+def _step(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
+    def function(x1: Value, x2: Value) -> Value:
+        return _call(name, numeric, x1, x2)
+
+    return function
+
+
 def _with_base(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
     def function(x: Value, base: Value | None = None) -> Value:
         return _call(name, numeric, x) if base is None else _call(name, numeric, x, base)
@@ -130,7 +144,14 @@ def _any_number(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
 
 #: A row's ``params`` -> the Python function of that signature (a row with new ``params``
 #: adds its shape here; tests/test_registry.py checks every public row has one).
-_SHAPES = {"x": _unary, "y, x": _angle, "x, base=None": _with_base, "a, b, *more": _any_number}
+_SHAPES = {
+    "x": _unary,
+    "y, x": _angle,
+    "a, b": _pair,
+    "x1, x2": _step,
+    "x, base=None": _with_base,
+    "a, b, *more": _any_number,
+}
 
 # -- the rows' functions (each row's canonical name; symdiff.math has no aliases) ------------------
 sin = _function("sin")
@@ -147,11 +168,26 @@ asinh = _function("asinh")
 acosh = _function("acosh")
 atanh = _function("atanh")
 exp = _function("exp")
+exp2 = _function("exp2")
 log = _function("log")
+log2 = _function("log2")
+log10 = _function("log10")
 sqrt = _function("sqrt")
+cbrt = _function("cbrt")
+log1p = _function("log1p")
+expm1 = _function("expm1")
+logaddexp = _function("logaddexp")
+logaddexp2 = _function("logaddexp2")
+hypot = _function("hypot")
 abs = _function("abs")
 sign = _function("sign")
+heaviside = _function("heaviside")
+floor = _function("floor")
+ceil = _function("ceil")
+mod = _function("mod")
 erf = _function("erf")
+erfc = _function("erfc")
+sinc = _function("sinc")
 gamma = _function("gamma")
 loggamma = _function("loggamma")
 max = _function("max")

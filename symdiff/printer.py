@@ -193,6 +193,8 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
             return self._nested(f"_np.{row.ufunc}", expr.args)
         if row.method == "heaviside":
             return self._heaviside(expr)
+        if row.method == "sinc":  # SymPy's sin(u)/u is NumPy's normalized sinc of u/pi
+            return f"_np.sinc({self._print(expr.args[0] / sp.pi)})"
         printed = [
             str(int(arg)) if i in row.int_args else self._print(arg)
             for i, arg in enumerate(expr.args)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -40,6 +41,8 @@ class _Lazy:
 sp = _Lazy("sympy")
 np = _Lazy("numpy")
 F = _Lazy("symdiff.functions")
+CF = _Lazy("sympy.codegen.cfunctions")
+errors = _Lazy("symdiff.errors")
 #: Where a row's ``head`` is looked up: ``"sin"`` in SymPy, ``"CF:log1p"`` in
 #: ``sympy.codegen.cfunctions``, ``"NN:logaddexp"`` in ``sympy.codegen.numpy_nodes``,
 #: ``"F:relu"`` in :mod:`symdiff.functions`.
@@ -66,16 +69,23 @@ class Domain:
     ``args`` is an open interval per parameter (for ``*more`` functions, per argument of the
     sample call); an interval ``(c, c)`` stands for the number ``c``, for a parameter that must
     be a number. ``kinks(*args)`` gives SymPy expressions that vanish where the function has a
-    kink or a jump (tests keep away from those points).
+    kink or a jump (tests keep away from those points). ``at`` holds the documented gradients
+    at special points, ``(point, gradient)`` of the function of bare variables (``abs'(0) =
+    0``, ties of ``max`` split evenly): the tests check them exactly.
     """
 
     args: tuple[tuple[float, float], ...]
     kinks: Callable[..., tuple[Any, ...]] | None = None
+    at: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...] = ()
 
 
-def on(*args: tuple[float, float], kinks: Callable[..., tuple[Any, ...]] | None = None) -> Domain:
-    """``Domain(args, kinks)``, short enough for a row."""
-    return Domain(tuple(args), kinks)
+def on(
+    *args: tuple[float, float],
+    kinks: Callable[..., tuple[Any, ...]] | None = None,
+    at: tuple[tuple[tuple[float, ...], tuple[float, ...]], ...] = (),
+) -> Domain:
+    """``Domain(args, kinks, at)``, short enough for a row."""
+    return Domain(tuple(args), kinks, at)
 
 
 @dataclass(frozen=True)
@@ -163,6 +173,20 @@ def _log_base_check(x: Any, base: Any = None) -> tuple[int, str] | None:
     return None
 
 
+_HEAVISIDE_X2 = "the second argument of heaviside (its value at 0) must be a number"
+
+
+def _heaviside_check(x1: Any, x2: Any) -> tuple[int, str] | None:
+    return None if x2.is_number and x2.is_extended_real else (1, _HEAVISIDE_X2)
+
+
+def _heaviside(x1: Any, x2: Any) -> Any:
+    """``Heaviside(x1, x2)`` (NumPy's signature); ``x2`` printed as a float, so a number."""
+    if _heaviside_check(x1, x2) is not None:
+        raise errors.UnsupportedError(_HEAVISIDE_X2)
+    return sp.Heaviside(x1, x2)
+
+
 def _unique_max_indicator(a: Any, *args: Any) -> Any:
     """tie_share away from ties: 1 where ``a`` is the maximum, else 0."""
     # a against the others: Eq(a, Max(*args)) lets SymPy move terms across (Eq(y*(x - 1),
@@ -176,6 +200,19 @@ def _unique_max_indicator(a: Any, *args: Any) -> Any:
 
 def _at_zero(u: Any, *rest: Any) -> tuple[Any, ...]:
     return (u,)
+
+
+def _at_integers(u: Any) -> tuple[Any, ...]:
+    return (sp.sin(sp.pi * u),)
+
+
+def _at_origin(a: Any, b: Any) -> tuple[Any, ...]:
+    return (a**2 + b**2,)
+
+
+def _sinc_reference(n: int, u: Any) -> Any:
+    t = sp.Dummy("t")
+    return sp.diff(sp.sin(t) / t, t, n).subs(t, u)
 
 
 def _ties(*args: Any) -> tuple[Any, ...]:
@@ -242,42 +279,123 @@ ROWS: tuple[Fn, ...] = (
     Fn(("exp",), "exp", ufunc="exp", in_place=True, grows=True,
        rule="exponential", identity="d/du exp(u) = exp(u)", partials=unary(lambda u: sp.exp(u)),
        domain=on((-6, 6)), doc="Exponential (``np.exp`` on numbers)."),
+    Fn(("exp2",), "CF:exp2", ufunc="exp2", grows=True,
+       rule="exponential", identity="d/du exp2(u) = exp2(u) log(2)",
+       partials=unary(lambda u: CF.exp2(u) * sp.log(2)), reference=lambda u: 2**u,
+       domain=on((-6, 6)), doc="``2**x`` (``np.exp2`` on numbers)."),
     Fn(("log", "ln"), "log", params="x, base=None", build=_log, check=_log_base_check,
        ufunc="log", numeric=_log_numeric, in_place=True,
        rule="logarithm", identity="d/du log(u) = 1/u", partials=unary(lambda u: 1 / u),
        domain=on((0.35, 7), (1.5, 8)),
        doc="Natural logarithm, or the logarithm to ``base`` (``np.log(x) / np.log(base)``)."),
+    Fn(("log2",), "CF:log2", ufunc="log2",
+       rule="logarithm", identity="d/du log2(u) = 1/(u log(2))",
+       partials=unary(lambda u: 1 / (u * sp.log(2))), reference=lambda u: sp.log(u) / sp.log(2),
+       domain=on((0.35, 7)), doc="Base-2 logarithm (``np.log2`` on numbers)."),
+    Fn(("log10",), "CF:log10", ufunc="log10",
+       rule="logarithm", identity="d/du log10(u) = 1/(u log(10))",
+       partials=unary(lambda u: 1 / (u * sp.log(10))),
+       reference=lambda u: sp.log(u) / sp.log(10),
+       domain=on((0.35, 7)), doc="Base-10 logarithm (``np.log10`` on numbers)."),
     Fn(("sqrt",), "", build=lambda x: sp.sqrt(x), ufunc="sqrt",  # a power: printed, derived so
        domain=on((0.35, 7)), doc="Square root (``np.sqrt`` on numbers)."),
-    Fn((), "CF:log1p", ufunc="log1p",
+    Fn(("cbrt",), "F:cbrt", ufunc="cbrt",
+       rule="power", identity="d/du cbrt(u) = 1/(3 cbrt(u)^2)  (inf at u = 0)",
+       partials=unary(lambda u: 1 / (3 * F.cbrt(u) ** 2)),
+       reference=lambda u: sp.sign(u) * sp.Abs(u) ** sp.Rational(1, 3),
+       domain=on((-2, 2), kinks=_at_zero, at=(((0.0,), (math.inf,)),)),
+       doc="Real cube root (``np.cbrt`` on numbers): ``cbrt(-8) = -2``; ``cbrt'(0) = inf``."),
+    Fn(("log1p",), "CF:log1p", ufunc="log1p",
        rule="logarithm", identity="d/du log(1 + u) = 1/(1 + u)",
        partials=unary(lambda u: 1 / (1 + u)), reference=lambda u: sp.log(1 + u),
-       domain=on((-0.25, 0.25))),
-    Fn((), "CF:expm1", ufunc="expm1",
+       domain=on((-0.25, 0.25)),
+       doc="``log(1 + x)``, accurate for small ``x`` (``np.log1p`` on numbers)."),
+    Fn(("expm1",), "CF:expm1", ufunc="expm1", grows=True,
        rule="exponential", identity="d/du (exp(u) - 1) = exp(u)",
        partials=unary(lambda u: sp.exp(u)), reference=lambda u: sp.exp(u) - 1,
-       domain=on((-2, 1))),
-    Fn((), "NN:logaddexp", params="a, b", ufunc="logaddexp",
+       domain=on((-2, 1)),
+       doc="``exp(x) - 1``, accurate for small ``x`` (``np.expm1`` on numbers)."),
+    Fn(("logaddexp",), "NN:logaddexp", params="a, b", ufunc="logaddexp",
        rule="log-sum-exp",
        identity="d log(exp(a) + exp(b)) = sigmoid(a - b) da + sigmoid(b - a) db",
        partials=_logaddexp_partials, reference=lambda a, b: sp.log(sp.exp(a) + sp.exp(b)),
-       domain=on((-9, 9), (-6, 6))),
+       domain=on((-9, 9), (-6, 6)),
+       doc="``log(exp(a) + exp(b))``, computed without overflow (``np.logaddexp`` on numbers)."),
+    Fn(("logaddexp2",), "NN:logaddexp2", params="a, b", ufunc="logaddexp2",
+       rule="log-sum-exp",
+       identity="d log2(2^a + 2^b) = sigmoid((a - b) log(2)) da + sigmoid((b - a) log(2)) db",
+       partials=lambda a, b: (F.sigmoid((a - b) * sp.log(2)), F.sigmoid((b - a) * sp.log(2))),
+       reference=lambda a, b: sp.log(2**a + 2**b) / sp.log(2),
+       domain=on((-9, 9), (-6, 6)),
+       doc="``log2(2**a + 2**b)``, computed without overflow (``np.logaddexp2`` on numbers)."),
+    Fn(("hypot",), "CF:hypot", params="a, b", ufunc="hypot",
+       rule="hypotenuse",
+       identity="d hypot(a, b) = (a da + b db)/hypot(a, b)  (0 at a = b = 0)",
+       partials=lambda a, b: (F.hypot_share(a, b), F.hypot_share(b, a)),
+       reference=lambda a, b: sp.sqrt(a**2 + b**2),
+       domain=on((-3, 3), (-2, 2), kinks=_at_origin, at=(((0.0, 0.0), (0.0, 0.0)),)),
+       doc="``sqrt(a**2 + b**2)`` without overflow (``np.hypot`` on numbers); its gradient at "
+           "the origin is 0."),
+    Fn((), "F:hypot_share", params="a, b", helper="_hypot_share",
+       rule="hypotenuse share",
+       identity="d hypot_share(a, b) = (b^2 da - a b db)/hypot(a, b)^3",
+       partials=lambda a, b: (b**2 / CF.hypot(a, b) ** 3, -a * b / CF.hypot(a, b) ** 3),
+       reference=lambda a, b: a / sp.sqrt(a**2 + b**2),
+       domain=on((-3, 3), (-2, 2), kinks=_at_origin)),
     Fn(("abs",), "Abs", ufunc="abs", traced=("fabs",), in_place=True,
        rule="absolute value", identity="d/du |u| = sign(u)  (0 at u = 0)",
-       partials=unary(lambda u: sp.sign(u)), domain=on((-6, 6), kinks=_at_zero),
+       partials=unary(lambda u: sp.sign(u)),
+       domain=on((-6, 6), kinks=_at_zero, at=(((0.0,), (0.0,)),)),
        doc="Absolute value (``np.abs`` on numbers); by convention ``abs'(0) = 0``."),
     Fn(("sign",), "sign", ufunc="sign",
        rule="sign", identity="d/du sign(u) = 0  (by convention, also at 0)", partials=unary(_zero),
-       domain=on((-9, 9), kinks=_at_zero),
+       domain=on((-9, 9), kinks=_at_zero, at=(((0.0,), (0.0,)),)),
        doc="Sign: -1, 0 or 1 (``np.sign`` on numbers); its derivative is 0."),
-    Fn((), "Heaviside", params="x, h0=None", constant=(1,), ufunc="heaviside", method="heaviside",
+    Fn(("heaviside",), "Heaviside", params="x1, x2", constant=(1,), build=_heaviside,
+       check=_heaviside_check, ufunc="heaviside", method="heaviside",
        rule="step function", identity="d/du H(u) = 0  (by convention, also at 0)",
        partials=lambda u, *h0: (sp.S.Zero, *(None for _ in h0)),
-       domain=on((-6, 6), (0.5, 0.5), kinks=_at_zero)),
+       domain=on((-6, 6), (0.5, 0.5), kinks=_at_zero),
+       doc="Step function: 0 for ``x1 < 0``, ``x2`` at 0, 1 for ``x1 > 0`` (``np.heaviside``; "
+           "``x2`` must be a number); its derivative is 0."),
+    Fn(("floor",), "floor", ufunc="floor",
+       rule="step function", identity="d/du floor(u) = 0  (by convention, also at the jumps)",
+       partials=unary(_zero), domain=on((-3, 3), kinks=_at_integers, at=(((1.0,), (0.0,)),)),
+       doc="The largest integer ``<= x`` (``np.floor`` on numbers); its derivative is 0."),
+    Fn(("ceil",), "ceiling", ufunc="ceil",
+       rule="step function", identity="d/du ceil(u) = 0  (by convention, also at the jumps)",
+       partials=unary(_zero), domain=on((-3, 3), kinks=_at_integers, at=(((1.0,), (0.0,)),)),
+       doc="The smallest integer ``>= x`` (``np.ceil`` on numbers); its derivative is 0."),
+    Fn(("mod", "remainder"), "Mod", params="a, b", ufunc="mod",
+       rule="modulo",
+       identity="d mod(a, b) = da - floor(a/b) db  (mod(a, b) = a - b floor(a/b); no delta at "
+                "the jumps)",
+       partials=lambda a, b: (sp.S.One, -sp.floor(a / b)),
+       reference=lambda a, b: a - b * sp.floor(a / b),
+       domain=on((-5, 5), (1, 3), kinks=lambda a, b: (sp.sin(sp.pi * a / b),)),
+       doc="Remainder with the sign of ``b``, ``a - b*floor(a/b)`` (``np.mod``, Python's "
+           "``%``); its derivative is ``da - floor(a/b) db``, with no delta at the jumps."),
     Fn(("erf",), "erf", helper="_erf",
        rule="error function", identity="d/du erf(u) = 2/sqrt(pi) exp(-u^2)",
        partials=unary(lambda u: 2 / sp.sqrt(sp.pi) * sp.exp(-(u**2))),
        domain=on((-4, 4)), doc=f"Error function {_VECTORIZED}."),
+    Fn(("erfc",), "erfc", build=lambda x: F.erfc(x), helper="_erfc",
+       rule="error function", identity="d/du erfc(u) = -2/sqrt(pi) exp(-u^2)",
+       partials=unary(lambda u: -2 / sp.sqrt(sp.pi) * sp.exp(-(u**2))),
+       domain=on((-3, 9)),
+       doc="Complementary error function ``1 - erf(x)``, accurate where it is tiny "
+           f"{_VECTORIZED}."),
+    Fn(("sinc",), "sinc", build=lambda x: sp.sinc(sp.pi * x), ufunc="sinc", method="sinc",
+       rule="sinc", identity="d/du sinc(u) = (cos(u) - sinc(u))/u  (0 at u = 0)",
+       partials=unary(lambda u: F.sinc_d(1, u)),
+       domain=on((-3, 3), kinks=_at_zero, at=(((0.0,), (0.0,)),)),  # closed forms: 0/0
+       doc="NumPy's normalized ``sinc(x) = sin(pi x)/(pi x)``, 1 at 0 (``np.sinc`` on numbers); "
+           "stored as SymPy's ``sinc(pi*x)``; ``sinc'(0) = 0``."),
+    Fn((), "F:sinc_d", params="n, x", constant=(0,), helper="_sinc_d", int_args=(0,),
+       rule="sinc", identity="d/du sinc_d(n, u) = sinc_d(n + 1, u)",
+       partials=lambda n, u: (None, F.sinc_d(n + 1, u)),
+       reference=lambda n, u: _sinc_reference(int(n), u),
+       domain=on((1, 1), (-3, 3), kinks=lambda n, u: (u,))),
     Fn(("gamma",), "gamma", helper="_gamma", helper_deps=("_sinpi",), grows=True,
        rule="gamma function", identity="d/du gamma(u) = gamma(u) digamma(u)",
        partials=unary(lambda u: sp.gamma(u) * sp.polygamma(0, u)),
@@ -292,17 +410,20 @@ ROWS: tuple[Fn, ...] = (
     Fn(("max",), "Max", params="a, b, *more", ufunc="maximum", traced=("fmax",), method="nested",
        numeric=lambda *v: functools.reduce(np.maximum, v),
        rule="maximum", identity="d max(a, b) = [a > b] da + [b > a] db, ties split evenly",
-       partials=_tie_shares, domain=on((-3, 3), (0, 4), (-1, 1), kinks=_ties),
+       partials=_tie_shares,
+       domain=on((-3, 3), (0, 4), (-1, 1), kinks=_ties,
+                 at=(((1.0, 1.0), (0.5, 0.5)), ((2.0, 2.0, 2.0), (1 / 3, 1 / 3, 1 / 3)))),
        doc="The largest of two or more values (or of one list of them), elementwise."),
     Fn(("min",), "Min", params="a, b, *more", ufunc="minimum", traced=("fmin",), method="nested",
        numeric=lambda *v: functools.reduce(np.minimum, v),
        rule="minimum", identity="d min(a, b) = [a < b] da + [b < a] db, ties split evenly",
-       partials=_min_shares, domain=on((-9, 9), (-3, 3), kinks=_ties),
+       partials=_min_shares,
+       domain=on((-9, 9), (-3, 3), kinks=_ties, at=(((0.0, 0.0), (0.5, 0.5)),)),
        doc="The smallest of two or more values (or of one list of them), elementwise."),
     Fn(("relu",), "F:relu", template="_np.maximum({0}, 0.0)", numeric=lambda x: np.maximum(x, 0.0),
        rule="ReLU", identity="d/du relu(u) = [u > 0]  (0 at u = 0)",
        partials=unary(lambda u: sp.Heaviside(u, 0)), reference=lambda u: sp.Max(u, 0),
-       domain=on((-7, 3), kinks=_at_zero),
+       domain=on((-7, 3), kinks=_at_zero, at=(((0.0,), (0.0,)),)),
        doc="Rectified linear unit ``max(x, 0)``; by convention ``relu'(0) = 0``."),
     Fn(("sigmoid",), "F:sigmoid", helper="_sigmoid", nesting=2,
        tensor_form=lambda u: 1 / (1 + sp.exp(sp.Min(-u, SIGMOID_CLIP))),
@@ -439,3 +560,29 @@ def traced_numpy() -> dict[str, Fn]:
 def in_place_ufuncs() -> dict[type, str]:
     """SymPy class -> ufunc, for the functions tensor code applies in place (imports SymPy)."""
     return {head_class(row): row.ufunc for row in ROWS if row.in_place and row.ufunc}
+
+
+def markdown() -> str:
+    """The function table of the README (between its ``functions`` markers; a test checks it):
+    one line per public row, with its aliases, what it is and its derivative rule."""
+    lines = [
+        "| function | also | what it is | derivative |",
+        "|---|---|---|---|",
+    ]
+    for row in ROWS:
+        if not row.names:
+            continue
+        call = f"`{row.names[0]}({row.params})`"
+        aliases = " ".join(f"`{name}`" for name in row.names[1:])
+        identity = f"`{row.identity}`" if row.identity else "as the power `x**(1/2)`"
+        cells = (call, aliases, row.doc, identity)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python -m symdiff.registry markdown
+    import sys
+
+    if sys.argv[1:] != ["markdown"]:
+        raise SystemExit("usage: python -m symdiff.registry markdown")
+    sys.stdout.write(markdown())

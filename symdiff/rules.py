@@ -5,11 +5,15 @@ derivative of ``f`` with respect to each of its arguments, evaluated at those ar
 rule (multiplying by the inner derivatives and summing) is applied once, in
 :mod:`symdiff.differentiate`, never inside an entry. The entries are read from the function
 registry (:mod:`symdiff.registry`), whose row for a function holds its rule beside everything
-else about it: adding a function is one row there.
+else about it, its test domain included: adding a function is one row there (plus a SymPy
+class in :mod:`symdiff.functions` or a helper in :mod:`symdiff.runtime` only where SymPy or
+NumPy lacks one).
 
-Conventions at non-differentiable points (documented in the README): ``abs'(0) = 0``,
-``sign' = 0``, ``relu'(0) = 0``; for ``max``/``min`` the gradient is split evenly among tied
-arguments (``max(x, 0)'`` at 0 is 1/2).
+Conventions at non-differentiable points (each row's ``identity``; the README's function table
+is generated from the rows): ``abs'(0) = 0``, ``sign' = floor' = ceil' = heaviside' = 0``,
+``relu'(0) = 0``, ``cbrt'(0) = inf``, ``hypot``'s gradient 0 at the origin,
+``d mod(a, b) = da - floor(a/b) db``; for ``max``/``min`` the gradient is split evenly among
+tied arguments (``max(x, 0)'`` at 0 is 1/2).
 """
 
 from __future__ import annotations

@@ -30,6 +30,8 @@ Rules for every helper in this module (checked by ``tests/test_runtime.py``):
 Conventions at poles and outside the real domain:
 
 * ``_erf``: ``nan -> nan``, ``+-inf -> +-1``.
+* ``_erfc``: ``nan -> nan``, ``erfc(+inf) = 0``, ``erfc(-inf) = 2``; 0 from ``x = 28`` on
+  (underflow).
 * ``_gamma``: like ``scipy.special.gamma``: ``gamma(+0.0) = +inf``, ``gamma(-0.0) = -inf``,
   ``nan`` at the negative integers and at ``-inf``; ``+inf`` for ``x > 171.62`` (overflow).
   For ``x < -171`` ``|gamma(x)|`` is subnormal or below: it loses digits and becomes a signed
@@ -40,6 +42,8 @@ Conventions at poles and outside the real domain:
 * ``_polygamma``: ``nan`` at every pole ``x = 0, -1, -2, ...`` (either sign of zero) and at
   ``-inf``; ``polygamma(0, +inf) = +inf``, ``polygamma(n, +inf) = 0`` for ``n >= 1``.
 * ``_argmax_share``: ``nan`` wherever any argument is ``nan`` (the maximum is undefined).
+* ``_hypot_share``: 0 at ``a = b = 0`` (the gradient of ``hypot`` at the origin).
+* ``_sinc_d``: the limits at 0 (``sinc_d(1, 0) = 0``); 0 at ``+-inf``.
 """
 
 import inspect
@@ -159,6 +163,105 @@ def _erf(x):
         erfc = _np.exp(-s * s) * _np.exp(-(yy - s) * (yy + s)) * _np.where(y <= 4.0, mid, far)
         big = _np.copysign((0.5 - erfc) + 0.5, x)
         out = _np.where(y <= 0.46875, small, big).astype(dtype)
+    return out[()] if out.ndim == 0 else out
+
+
+def _erfc(x):
+    """Complementary error function ``1 - erf(x)`` of a real array, to full relative precision
+    where it is tiny (``x`` large), unlike ``1 - erf(x)``.
+
+    Cody's CALERF (see :func:`_erf`, whose coefficients these are): ``1 - x * P(x^2) / Q(x^2)``
+    for ``|x| <= 0.46875``, ``exp(-x^2) P(|x|) / Q(|x|)`` for ``|x| <= 4`` and ``exp(-x^2) / |x|
+    * (1/sqrt(pi) + R(1/x^2) / x^2)`` beyond (0 once it underflows, from ``x = 28`` on); ``2 -
+    erfc(|x|)`` for ``x < -0.46875``. ``erfc(+inf) = 0``, ``erfc(-inf) = 2``, ``nan -> nan``.
+    """
+    x = _np.asarray(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"_erfc needs real input, got dtype {x.dtype}")
+    dtype = x.dtype if x.dtype.kind == "f" else _np.dtype(_np.float64)
+    x = x.astype(_np.float64)
+    a = (
+        3.16112374387056560e00,
+        1.13864154151050156e02,
+        3.77485237685302021e02,
+        3.20937758913846947e03,
+        1.85777706184603153e-1,
+    )
+    b = (
+        2.36012909523441209e01,
+        2.44024637934444173e02,
+        1.28261652607737228e03,
+        2.84423683343917062e03,
+    )
+    c = (
+        5.64188496988670089e-1,
+        8.88314979438837594e00,
+        6.61191906371416295e01,
+        2.98635138197400131e02,
+        8.81952221241769090e02,
+        1.71204761263407058e03,
+        2.05107837782607147e03,
+        1.23033935479799725e03,
+        2.15311535474403846e-8,
+    )
+    d = (
+        1.57449261107098347e01,
+        1.17693950891312499e02,
+        5.37181101862009858e02,
+        1.62138957456669019e03,
+        3.29079923573345963e03,
+        4.36261909014324716e03,
+        3.43936767414372164e03,
+        1.23033935480374942e03,
+    )
+    p = (
+        3.05326634961232344e-1,
+        3.60344899949804439e-1,
+        1.25781726111229246e-1,
+        1.60837851487422766e-2,
+        6.58749161529837803e-4,
+        1.63153871373020978e-2,
+    )
+    q = (
+        2.56852019228982242e00,
+        1.87295284992346047e00,
+        5.27905102951428412e-1,
+        6.05183413124413191e-2,
+        2.33520497626869185e-3,
+    )
+    y = _np.abs(x)
+    with _np.errstate(all="ignore"):
+        # |x| <= 0.46875: erf directly.
+        z = _np.minimum(y, 0.46875) ** 2
+        num = a[4] * z
+        den = z
+        for i in range(3):
+            num = (num + a[i]) * z
+            den = (den + b[i]) * z
+        small = x * (num + a[3]) / (den + b[3])
+        # 0.46875 < |x| <= 4: erfc.
+        y2 = _np.clip(y, 0.46875, 4.0)
+        num = c[8] * y2
+        den = y2
+        for i in range(7):
+            num = (num + c[i]) * y2
+            den = (den + d[i]) * y2
+        mid = (num + c[7]) / (den + d[7])
+        # |x| > 4; from 28 on exp(-x^2) underflows to 0.
+        y3 = _np.clip(y, 4.0, 28.0)
+        z = 1.0 / (y3 * y3)
+        num = p[5] * z
+        den = z
+        for i in range(4):
+            num = (num + p[i]) * z
+            den = (den + q[i]) * z
+        far = (5.6418958354775628695e-1 - z * (num + p[4]) / (den + q[4])) / y3
+        yy = _np.where(y <= 4.0, y2, y3)
+        # exp(-y^2) without the rounding error of y*y: y^2 = s^2 + (y - s)(y + s), s = y to 1/16.
+        s = _np.trunc(yy * 16.0) / 16.0
+        erfc = _np.exp(-s * s) * _np.exp(-(yy - s) * (yy + s)) * _np.where(y <= 4.0, mid, far)
+        big = _np.where(x < 0.0, 2.0 - erfc, erfc)
+        out = _np.where(y <= 0.46875, 1.0 - small, big).astype(dtype)
     return out[()] if out.ndim == 0 else out
 
 
@@ -611,6 +714,36 @@ def _as_vector(v, n):
     return v
 
 
+def _sinc_d(n, x):
+    """The n-th derivative of ``sin(x)/x`` (SymPy's unnormalized sinc) of a real array.
+
+    Its Taylor series ``sum_k (-1)^k x^(2k - n) / ((2k + 1) (2k - n)!)`` for ``|x| < 2`` (no
+    cancellation: every term is below 2 in size), and beyond the recurrence
+    ``f^(n) = (sin^(n)(x) - n f^(n - 1)) / x`` from ``x f = sin(x)``, which is stable for
+    ``|x| > n`` (used for n up to 2 times the threshold; the derivatives symdiff takes are of
+    order 1 to 3). ``nan -> nan``; 0 at ``+-inf``.
+    """
+    x = _np.asarray(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"_sinc_d needs real input, got dtype {x.dtype}")
+    dtype = x.dtype if x.dtype.kind == "f" else _np.dtype(_np.float64)
+    x = x.astype(_np.float64)
+    n = int(n)
+    with _np.errstate(all="ignore"):
+        small = _np.where(_np.abs(x) < 2.0, x, 0.0)
+        series = _np.zeros_like(small)
+        for k in range(n // 2 + 30, (n + 1) // 2 - 1, -1):  # from the small terms up
+            m = 2 * k - n
+            series = series + (-1.0) ** k * small**m / ((2 * k + 1) * _math.factorial(m))
+        big = _np.where(_np.abs(x) < 2.0, 2.0, x)
+        f = _np.sin(big) / big
+        for j in range(1, n + 1):
+            f = (_np.sin(big + j * _np.pi / 2) - j * f) / big
+        f = _np.where(_np.isinf(x), 0.0, f)
+        out = _np.where(_np.abs(x) < 2.0, series, f).astype(dtype)
+    return out[()] if out.ndim == 0 else out
+
+
 def _sigmoid(x):
     """Logistic function ``1 / (1 + exp(-x))``: one ``exp``, accurate in both tails.
 
@@ -631,6 +764,28 @@ def _sigmoid(x):
     except FloatingPointError:
         with _np.errstate(over="ignore"):
             return 1.0 / (1.0 + _np.exp(-_np.asarray(x)))
+
+
+def _hypot_share(a, b):
+    """``a / hypot(a, b)``: the partial of ``hypot(a, b)`` in ``a``, in ``[-1, 1]``.
+
+    0 where ``a = b = 0`` (the minimal-norm subgradient, as ``abs'(0) = 0``); ``sign(a)`` where
+    ``a`` is infinite and ``b`` finite (0 for ``b`` infinite and ``a`` finite); ``nan`` where an
+    argument is ``nan`` or both are infinite. Computed in float64 and rounded once to the
+    arguments' float dtype (integers and bools give float64).
+    """
+    a = a if isinstance(a, float | int) else _np.asarray(a)
+    b = b if isinstance(b, float | int) else _np.asarray(b)
+    dtype = _np.result_type(a, b)
+    if dtype.kind == "c":
+        raise TypeError(f"_hypot_share needs real input, got dtype {dtype}")
+    dtype = dtype if dtype.kind == "f" else _np.dtype(_np.float64)
+    a, b = _np.asarray(a, dtype=_np.float64), _np.asarray(b, dtype=_np.float64)
+    with _np.errstate(invalid="ignore", divide="ignore"):
+        h = _np.hypot(a, b)
+        share = a / _np.where(h == 0.0, 1.0, h)
+        share = _np.where(_np.isinf(a) & _np.isfinite(b), _np.sign(a), share)
+    return share.astype(dtype)[()]
 
 
 def _prod_others(x, axes):

@@ -18,7 +18,7 @@ list of scalars (:func:`trace_function` with ``many``).
 What cannot be traced is an :class:`~symdiff.errors.UnsupportedError` that names it: Python
 control flow on a traced value (``if x > 0:``, ``bool(x)``; use ``where(cond, a, b)``),
 ``float(x)``/``int(x)`` and the standard library's :mod:`math` (use :mod:`symdiff.math` or
-NumPy), NumPy functions outside the tables (``np.cbrt``), indexing, iteration, ``len``, unknown
+NumPy), NumPy functions outside the tables (``np.rint``), indexing, iteration, ``len``, unknown
 attributes, operators other than ``+ - * / **`` and unary ``- +``, and ``==``/``!=``. A
 comparison ``< <= > >=`` gives a :class:`Condition`, usable only as the condition of ``where``
 (``symdiff.math.where`` or ``np.where``).
@@ -318,7 +318,9 @@ _OPERATORS = {
     "rshift": ">>",
 }
 for _name, _symbol in _OPERATORS.items():
-    _hint = " (for a power write **)" if _symbol == "^" else ""
+    _hint = {"^": " (for a power write **)", "%": " (use mod(a, b) of symdiff.math or np.mod)"}.get(
+        _symbol, ""
+    )
     _message = f"operator {_symbol!r} is not supported when tracing{_hint}"
     for _dunder in (f"__{_name}__", f"__r{_name}__"):
         setattr(Traced, _dunder, _refuse(_message))
@@ -366,17 +368,6 @@ def where(cond: object, a: object, b: object) -> Any:
     return Traced(result) if _symbolic((cond, a, b)) else result
 
 
-#: NumPy ufuncs without a row of their own yet, traced to formulas (issue #14, steps 10 and 11).
-_LEGACY_UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
-    np.exp2: lambda a: 2**a,
-    np.expm1: lambda a: sp.exp(a) - 1,
-    np.log1p: lambda a: sp.log(1 + a),
-    np.log2: lambda a: sp.log(a, 2),
-    np.log10: lambda a: sp.log(a, 10),
-    np.logaddexp: lambda a, b: sp.log(sp.exp(a) + sp.exp(b)),
-    np.logaddexp2: lambda a, b: sp.log(2**a + 2**b, 2),
-    np.hypot: lambda a, b: sp.sqrt(a**2 + b**2),
-}
 #: NumPy ufuncs a traced value understands, as SymPy builders (of SymPy arguments): arithmetic
 #: and comparisons here, the functions from the registry rows (``np.<ufunc>`` and ``traced``).
 UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
@@ -394,8 +385,11 @@ UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
     np.radians: lambda a: a * sp.pi / 180,
     np.rad2deg: lambda a: a * 180 / sp.pi,
     np.degrees: lambda a: a * 180 / sp.pi,
-    **{getattr(np, name): registry.build_fn(row) for name, row in registry.traced_numpy().items()},
-    **_LEGACY_UFUNCS,
+    **{
+        getattr(np, name): registry.build_fn(row)
+        for name, row in registry.traced_numpy().items()
+        if isinstance(getattr(np, name), np.ufunc)
+    },
     np.greater: sp.Gt,
     np.greater_equal: sp.Ge,
     np.less: sp.Lt,
@@ -418,10 +412,20 @@ def _np_clip(a: object, a_min: object = None, a_max: object = None) -> Any:
     return result
 
 
-#: NumPy functions (``__array_function__``) a traced value understands.
+def _np_row(name: str) -> Callable[..., Any]:
+    return lambda *args: apply(name, *args)
+
+
+#: NumPy functions (``__array_function__``) a traced value understands: ``where`` and ``clip``,
+#: and the rows' NumPy functions that are not ufuncs (``np.sinc``).
 ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.where: _np_where,
     np.clip: _np_clip,
+    **{
+        getattr(np, name): _np_row(row.names[0])
+        for name, row in registry.traced_numpy().items()
+        if not isinstance(getattr(np, name), np.ufunc)
+    },
 }
 
 

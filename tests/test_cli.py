@@ -222,10 +222,10 @@ def test_derive_needs_wrt_when_ambiguous(capsys):
 
 # -- errors ------------------------------------------------------------------------------------
 def test_bad_expression_is_one_line_with_position(capsys):
-    code, out, err = run(capsys, "grad", "foo(x)")
+    code, out, err = run(capsys, "grad", "frob(x)")
     assert code == 2
     assert out == ""
-    assert err == "symdiff: error: unknown function 'foo' (at position 0)\n"
+    assert err == "symdiff: error: unknown function 'frob' (at position 0)\n"
 
 
 def test_syntax_error_has_no_caret_lines(capsys):
@@ -297,10 +297,10 @@ def test_internal_error_traceback_with_debug(capsys, monkeypatch):
 
 def test_symdiff_error_traceback_with_debug(capsys, monkeypatch):
     monkeypatch.setenv("SYMDIFF_DEBUG", "1")
-    code, _, err = run(capsys, "grad", "foo(x)")
+    code, _, err = run(capsys, "grad", "frob(x)")
     assert code == 2
     assert "Traceback" in err
-    assert err.splitlines()[-1] == "symdiff: error: unknown function 'foo' (at position 0)"
+    assert err.splitlines()[-1] == "symdiff: error: unknown function 'frob' (at position 0)"
 
 
 # -- cache -------------------------------------------------------------------------------------
@@ -349,10 +349,10 @@ def test_process_exit_codes_0_and_2(tmp_path):
     assert float(dx) == pytest.approx(2.0 * np.cos(0.3))
     assert float(dy) == pytest.approx(np.sin(0.3))
 
-    bad = symdiff_process(tmp_path, "grad", "foo(x)")
+    bad = symdiff_process(tmp_path, "grad", "frob(x)")
     assert bad.returncode == 2
     assert bad.stdout == ""
-    assert bad.stderr.splitlines() == ["symdiff: error: unknown function 'foo' (at position 0)"]
+    assert bad.stderr.splitlines() == ["symdiff: error: unknown function 'frob' (at position 0)"]
 
     unknown = symdiff_process(tmp_path, "frobnicate")
     assert unknown.returncode == 2
@@ -463,7 +463,7 @@ ENTRY_POINT = pathlib.Path(sys.executable).with_name("symdiff")
         (["cache", "clear"], 0, ""),
         (["grad", "__import__('os')"], 2, ""),
         (["grad", "sin(x", "--wrt", "x"], 2, ""),
-        (["derive", "foo(x)"], 2, ""),
+        (["derive", "frob(x)"], 2, ""),
     ],
 )
 def test_installed_entry_point(tmp_path, argv, code, needle):

@@ -53,7 +53,7 @@ def test_misspelt_functions_get_a_did_you_mean(text, suggestion):
 
 
 def test_unknown_functions_without_a_close_match_just_name_themselves():
-    assert parse_error("foo(x)").reason == "unknown function 'foo'"
+    assert parse_error("frob(x)").reason == "unknown function 'frob'"  # not foo: floor
     assert "x*(...)" in parse_error("x(y + 1)").reason  # one letter: a product, probably
 
 

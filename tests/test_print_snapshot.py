@@ -22,6 +22,7 @@ from sympy.codegen.cfunctions import expm1, log1p
 from sympy.codegen.numpy_nodes import logaddexp
 
 import symdiff as sd
+from symdiff import registry
 from symdiff.functions import relu, sigmoid, softplus, tie_share
 from symdiff.printer import ArrayCodePrinter, CodePrinter
 from symdiff.render import HELPERS_HEADING
@@ -54,6 +55,17 @@ SCALAR_CASES = {
     "log_base": sp.log(V, 2),  # a quotient of logs, no head of its own
     "sqrt": sp.sqrt(V),  # a power, no head of its own
 }
+_INNER = (U, V, X - Z)
+#: Every further row of the registry (those added since the snapshot was first taken): its
+#: node over the inner arguments, numbers where the row needs them.
+SCALAR_CASES.update({
+    row.head.rpartition(":")[2]: registry.head_class(row)(*(
+        sp.nsimplify(lo) if lo == hi else _INNER[i]
+        for i, (lo, hi) in enumerate(row.domain.args)
+    ))
+    for row in registry.ROWS
+    if row.head and row.head.rpartition(":")[2] not in SCALAR_CASES
+})
 
 #: Tensor modules: one per public function name, applied to a fresh array (where the emitter
 #: works in place) and summed; plus sigmoid after a matmul and logsumexp.
@@ -64,6 +76,17 @@ _TENSOR_NAMES = (
     "acosh", "atanh", "exp", "log", "sqrt", "abs", "sign", "erf", "gamma", "loggamma", "min",
     "max", "relu", "sigmoid", "softplus",
 )
+#: The further public functions of the registry (made public or added since the snapshot was
+#: first taken): arguments x*y + 1, then x, then y; numbers where the row needs them.
+_TENSOR_ARGS.update({
+    row.names[0]: ", ".join(
+        repr(lo) if lo == hi else ("x*y + 1", "x", "y")[i]
+        for i, (lo, hi) in enumerate(row.domain.args)
+    )
+    for row in registry.ROWS
+    if row.names and row.names[0] not in _TENSOR_NAMES
+})
+_TENSOR_NAMES += tuple(sorted(set(_TENSOR_ARGS) - set(_TENSOR_NAMES)))
 TENSOR_CASES = {
     **{
         name: (f"sum({name}({_TENSOR_ARGS.get(name, 'x*y + 1')}))", ["x", "y"],

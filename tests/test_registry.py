@@ -1,8 +1,7 @@
 """The function registry (symdiff/registry.py) and its consumers (issue #14): each consumer
 reads the rows and keeps no list of its own (the printer, verify, runtime, parsing, tracing,
-symdiff.math, the tensor emitter, the rule table). What still differs on purpose is named below
-(the ``LEGACY_*``/``*_ONLY`` sets), with the migration step that removes it; a step that
-changes a consumer shrinks its set here."""
+symdiff.math, the tensor emitter, the rule table). What differs on purpose is named below
+(``MATH_ONLY``, ``MATH_EXTRAS``, ``OPERATOR_UFUNCS``), with the reason."""
 
 from __future__ import annotations
 
@@ -27,6 +26,7 @@ from symdiff.parsing import functions as parsing_functions
 from symdiff.printer import ArrayCodePrinter, CodePrinter
 from symdiff.rules import RULES
 from symdiff.tensor import emit
+from symdiff.tensor import traced as tensor_traced
 from symdiff.tensor.parse import TENSOR_FUNCTIONS
 
 from .conftest import ROOT, to_reference
@@ -40,16 +40,12 @@ HEADS = [p for p in ROWS if p.values[0].head]
 MATH_ONLY = {"maximum", "minimum"}
 #: The rest of symdiff.math (not elementwise functions).
 MATH_EXTRAS = {"where", "logsumexp", "softmax", "pi", "e"}
-#: NumPy functions traced to formulas rather than to a row's node (steps 10 and 11).
-LEGACY_TRACED = {"exp2", "expm1", "log1p", "log2", "log10", "logaddexp", "logaddexp2", "hypot"}
 #: Ufuncs tracing treats as arithmetic: they stay in trace.py (step 6).
 OPERATOR_UFUNCS = {
     "add", "subtract", "multiply", "divide", "power", "float_power", "negative", "positive",
     "reciprocal", "square", "deg2rad", "radians", "rad2deg", "degrees",
     "greater", "greater_equal", "less", "less_equal",
 }
-#: In verify's allow-list without a row yet (they become rows in step 11).
-LEGACY_NUMPY_NAMES = {"exp2", "hypot", "log2", "log10", "logaddexp2"}
 
 
 def _args(row: R.Fn, count: int | None = None) -> list[sp.Expr]:
@@ -194,7 +190,9 @@ def test_parser_reads_the_row(row):
 
 def test_parser_numeric_care_is_where_it_was():
     """Which rows parsing bounds (max_exponent, max_constant_depth): as before the registry."""
-    assert {row.head for row in R.ROWS if row.grows} == {"exp", "sinh", "cosh", "gamma", "loggamma"}
+    assert {row.head for row in R.ROWS if row.grows} == {
+        "exp", "sinh", "cosh", "gamma", "loggamma", "CF:expm1", "CF:exp2"
+    }
     assert {row.names[0] for row in R.ROWS if row.nesting == 2} == {"sigmoid", "softplus"}
 
 
@@ -247,10 +245,10 @@ def test_the_printer_has_no_method_of_its_own_for_a_row():
 
 
 def test_verify_allows_the_rows_names():
-    """verify's allow-list is its structural names plus the rows' (and, until step 11, legacy
-    names): ``sqrt`` is both, since any ``x**(1/2)`` prints ``_np.sqrt``."""
+    """verify's allow-list is its structural names plus the rows': ``sqrt`` is both, since any
+    ``x**(1/2)`` prints ``_np.sqrt``."""
     allowed = verify.NUMPY_NAMES
-    assert allowed == verify.STRUCTURAL_NUMPY_NAMES | R.numpy_names() | LEGACY_NUMPY_NAMES
+    assert allowed == verify.STRUCTURAL_NUMPY_NAMES | R.numpy_names()
     assert verify.STRUCTURAL_NUMPY_NAMES & R.numpy_names() == {"sqrt"}
 
 
@@ -281,8 +279,12 @@ def test_trace_functions_are_the_rows_canonical_names():
 
 def test_traced_ufuncs_are_the_rows():
     functions = {u for u in trace.UFUNCS if u.__name__ not in OPERATOR_UFUNCS}
-    rows = R.traced_numpy()
-    assert functions == {getattr(np, name) for name in rows.keys() | LEGACY_TRACED}
+    traced = R.traced_numpy()
+    rows = {name: row for name, row in traced.items() if isinstance(getattr(np, name), np.ufunc)}
+    assert functions == {getattr(np, name) for name in rows}
+    others = {getattr(np, name) for name in traced.keys() - rows.keys()}
+    assert others == {np.sinc}  # not a ufunc (it dispatches through __array_function__)
+    assert others <= set(trace.ARRAY_FUNCTIONS) and others <= set(tensor_traced.ARRAY_FUNCTIONS)
     for name, row in rows.items():
         ufunc = getattr(np, name)
         args = _args(row, ufunc.nin)
@@ -291,16 +293,15 @@ def test_traced_ufuncs_are_the_rows():
 
 
 def test_trace_lists_no_row_of_its_own():
-    """trace.py's literal tables hold arithmetic, comparisons and legacy formulas only: the
-    functions come from the rows."""
+    """trace.py's literal tables hold arithmetic and comparisons only: the functions come from
+    the rows."""
     tree = ast.parse((ROOT / "symdiff" / "trace.py").read_text(encoding="utf-8"))
     tables = {
         ast.unparse(node.target): node.value for node in tree.body
         if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Dict)
     }
     ufuncs = {ast.unparse(k) for k in tables["UFUNCS"].keys if k is not None}
-    ufuncs |= {ast.unparse(k) for k in tables["_LEGACY_UFUNCS"].keys}
-    assert ufuncs == {f"np.{name}" for name in OPERATOR_UFUNCS | LEGACY_TRACED}
+    assert ufuncs == {f"np.{name}" for name in OPERATOR_UFUNCS}
     assert {k.value for k in tables["FUNCTIONS"].keys if k is not None} == MATH_ONLY
 
 
@@ -356,3 +357,19 @@ def test_tensor_sigmoid_is_the_rows_tensor_form():
     u = sp.Symbol("u", real=True)
     assert emit._tensor_forms(sigmoid(u)) == rows[0].tensor_form(u)
     assert emit._tensor_forms(sigmoid(u)) == 1 / (1 + sp.exp(sp.Min(-u, 88)))  # as before
+
+
+# -- documentation ---------------------------------------------------------------------------------
+def test_the_readme_function_table_is_the_registrys():
+    """README's table between the functions markers is ``python -m symdiff.registry markdown``,
+    and every public row is in it (regenerate the block when a row changes)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- functions:start -->\n", "<!-- functions:end -->"
+    block = readme[readme.index(start) + len(start) : readme.index(end)]
+    assert block == R.markdown()
+    out = subprocess.run([sys.executable, "-m", "symdiff.registry", "markdown"],
+                         capture_output=True, text=True, cwd=ROOT, check=True)
+    assert out.stdout == block
+    for row in R.ROWS:
+        for name in row.names:
+            assert f"`{name}" in block, name

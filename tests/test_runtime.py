@@ -26,12 +26,15 @@ from symdiff.runtime import (
     _as_output,
     _as_vector,
     _erf,
+    _erfc,
     _float_arrays,
     _gamma,
+    _hypot_share,
     _loggamma,
     _polygamma,
     _prod_others,
     _sigmoid,
+    _sinc_d,
     _sinpi,
     helper_source,
 )
@@ -258,10 +261,14 @@ def test_polygamma_accepts_numpy_integer_order():
 
 UNARY = [
     ("_erf", _erf),
+    ("_erfc", _erfc),
     ("_gamma", _gamma),
     ("_loggamma", _loggamma),
     ("_polygamma0", lambda x: _polygamma(0, x)),
     ("_polygamma3", lambda x: _polygamma(3, x)),
+    ("_hypot_share", lambda x: _hypot_share(x, 0.5)),
+    ("_sinc_d1", lambda x: _sinc_d(1, x)),
+    ("_sinc_d2", lambda x: _sinc_d(2, x)),
 ]
 SAMPLE = np.array([[0.3, 1.7, 4.2], [2.5, 0.9, 12.0]])
 
@@ -460,11 +467,14 @@ def _call_examples():
         ),
         "_sinpi": ((x,), _sinpi(x)),
         "_erf": ((x,), _erf(x)),
+        "_erfc": ((x,), _erfc(x)),
         "_gamma": ((x,), _gamma(x)),
         "_loggamma": ((x[2:],), _loggamma(x[2:])),
         "_polygamma": ((2, x), _polygamma(2, x)),
         "_argmax_share": ((x, x, 1.0), _argmax_share(x, x, 1.0)),
         "_sigmoid": ((x,), _sigmoid(x)),
+        "_hypot_share": ((x, 1.0), _hypot_share(x, 1.0)),
+        "_sinc_d": ((1, x), _sinc_d(1, x)),
         "_prod_others": ((x, (0,)), _prod_others(x, (0,))),
         "_common_shape": ((("a", "b", "c"), x, x[:, None], np.asarray(1.0)), (6, 6)),
         "_float_dtype": ((("a", "b"), x.astype(np.float32), np.arange(2)), np.dtype(np.float64)),
@@ -677,3 +687,30 @@ def test_common_shape_is_numpy_broadcasting():
     with pytest.raises(ShapeError, match=r"arguments 'b' with shape \(3,\) and 'c' with shape "
                        r"\(4,\) do not broadcast together"):
         _common_shape(("a", "b", "c"), np.zeros(1), np.zeros(3), np.zeros(4))
+
+
+def test_erfc_keeps_full_relative_precision_in_the_tail():
+    """Where erfc is tiny 1 - erf(x) is 0 or all rounding; _erfc is within a few ulp of mpmath
+    up to the underflow, and 2 - erfc(|x|) on the left."""
+    xs = np.concatenate([np.linspace(-6.0, 27.0, 3001), [0.46875, -0.46875, 4.0, 26.5]])
+    with mpmath.workdps(40):
+        exact = np.array([float(mpmath.erfc(mpmath.mpf(float(v)))) for v in xs])
+    got = _erfc(xs)
+    normal = exact > 1e-300
+    assert np.max(np.abs(got[normal] - exact[normal]) / exact[normal]) < 2e-15
+    assert _erfc(np.inf) == 0.0 and _erfc(-np.inf) == 2.0 and _erfc(28.0) == 0.0
+    assert np.isnan(_erfc(np.nan))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3])
+def test_sinc_d_is_accurate_through_zero_and_beyond(n):
+    """The n-th derivative of sin(x)/x: the series near 0 and the recurrence beyond agree with
+    mpmath (relative to the function's scale), also just around the switch at |x| = 2."""
+    xs = np.concatenate([np.linspace(-9.0, 9.0, 361), [0.0, 1e-9, -1e-4, 1.9999999, 2.0]])
+    with mpmath.workdps(40):
+        exact = np.array([
+            float(mpmath.diff(lambda t: mpmath.sinc(t), mpmath.mpf(float(v)), n)) for v in xs
+        ])
+    got = _sinc_d(n, xs)
+    np.testing.assert_allclose(got, exact, rtol=1e-13, atol=1e-13)
+    assert _sinc_d(1, 0.0) == 0.0 and _sinc_d(2, 0.0) == -1 / 3

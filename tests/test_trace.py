@@ -90,11 +90,11 @@ NUMPY_CASES = [
     ),
     (
         lambda x, y: np.arctan2(y, x) + np.log(x) + np.log1p(y) + np.log2(x) + np.log10(y),
-        "atan2(y, x) + log(x) + log(1 + y) + log(x, 2) + log(y, 10)",
+        "atan2(y, x) + log(x) + log1p(y) + log2(x) + log10(y)",
     ),
     (
         lambda x, y: np.expm1(x) + np.exp2(y) + np.sqrt(x) + np.square(y) + np.reciprocal(x),
-        "exp(x) - 1 + 2**y + sqrt(x) + y**2 + 1/x",
+        "expm1(x) + exp2(y) + sqrt(x) + y**2 + 1/x",
     ),
     (
         lambda x, y: np.abs(x - 0.5) + np.absolute(y) + np.fabs(x) + np.sign(x - 0.4),
@@ -118,11 +118,11 @@ NUMPY_CASES = [
     ),
     (
         lambda x, y: np.logaddexp(x, y) + np.logaddexp(0, x) + np.logaddexp2(x, y),
-        "log(exp(x) + exp(y)) + log(1 + exp(x)) + log(2**x + 2**y, 2)",
+        "logaddexp(x, y) + logaddexp(0, x) + logaddexp2(x, y)",
     ),
     (
         lambda x, y: np.hypot(x, y) + np.degrees(x) + np.radians(y) + np.deg2rad(x) + np.rad2deg(y),
-        "sqrt(x**2 + y**2) + x*180/pi + y*pi/180 + x*pi/180 + y*180/pi",
+        "hypot(x, y) + x*180/pi + y*pi/180 + x*pi/180 + y*180/pi",
     ),
     (lambda x, y: np.sin(np.pi * x) + np.e**y, "sin(pi*x) + e**y"),
 ]
@@ -382,8 +382,8 @@ REFUSED = [
     (lambda x: round(x), "no numeric value"),
     (lambda x: math.sin(x), r"standard library's math.*symdiff\.math or NumPy"),
     (lambda x: math.exp(x), "symdiff.math"),
-    (lambda x: np.cbrt(x), r"^numpy function 'cbrt' is not supported when tracing$"),
-    (lambda x: np.floor(x), "numpy function 'floor'"),
+    (lambda x: np.rint(x), r"^numpy function 'rint' is not supported when tracing$"),
+    (lambda x: np.spacing(x), "numpy function 'spacing'"),
     (lambda x: np.sum(x), "numpy function 'sum'"),
     (lambda x: np.sin(x, out=np.empty(())), "keyword arguments of numpy function 'sin'"),
     (lambda x: np.add.reduce([x, x]), "cannot be converted to a NumPy array"),
@@ -475,11 +475,11 @@ UNARY = [  # bounded growth, so that nested compositions stay finite
     (np.arctan, "atan({})"),
     (np.arcsinh, "asinh({})"),
     (lambda u: np.exp(np.sin(u)), "exp(sin({}))"),
-    (lambda u: np.expm1(np.tanh(u)), "(exp(tanh({})) - 1)"),
+    (lambda u: np.expm1(np.tanh(u)), "expm1(tanh({}))"),
     (np.negative, "(-({}))"),
     (np.abs, "abs({})"),
     (lambda u: np.sqrt(1 + np.square(u)), "sqrt(1 + ({})**2)"),
-    (lambda u: np.log1p(u * u), "log(1 + ({0})*({0}))"),
+    (lambda u: np.log1p(u * u), "log1p(({0})*({0}))"),
     (lambda u: sm.sigmoid(u), "sigmoid({})"),
     (lambda u: sm.softplus(u), "softplus({})"),
 ]
@@ -489,7 +489,7 @@ BINARY = [
     (np.multiply, "({} * {})"),
     (np.maximum, "max({}, {})"),
     (np.minimum, "min({}, {})"),
-    (np.logaddexp, "log(exp({}) + exp({}))"),
+    (np.logaddexp, "logaddexp({}, {})"),
     (lambda a, b: a / (1 + b**2), "({} / (1 + ({})**2))"),
     (lambda a, b: np.where(a > b, a, b * 0.5), "where({0} > {1}, {0}, {1}*0.5)"),
 ]

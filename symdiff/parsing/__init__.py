@@ -19,11 +19,11 @@ Grammar
     NAME     := [A-Za-z][A-Za-z0-9_]*           # ASCII, not a Python keyword -> real Symbol
     NUMBER   := Python int or float literal     # floats become exact rationals: 0.1 -> 1/10
 
-Functions (``FUNCTIONS``): sin cos tan asin acos atan atan2(y, x) sinh cosh tanh asinh acosh
-atanh exp log (``log(x)`` is natural, ``log(x, b)`` and ``log(x, base=b)`` are base ``b``) ln
-sqrt abs sign erf gamma loggamma min max (two or more arguments) relu sigmoid softplus
-``where(cond, a, b)`` (a :class:`sympy.Piecewise`), and the NumPy spellings arcsin arccos
-arctan arctan2 arcsinh arccosh arctanh. Constants: ``pi`` and ``e``. Every other name is a
+Functions (``FUNCTIONS``): the rows of :mod:`symdiff.registry` under their names and aliases
+(sin, ..., the NumPy spellings arcsin ... arctanh, ln; ``log(x)`` is natural, ``log(x, b)``
+and ``log(x, base=b)`` are base ``b``; min and max take two or more arguments; the second
+argument of heaviside must be a number), and ``where(cond, a, b)`` (a
+:class:`sympy.Piecewise`). Constants: ``pi`` and ``e``. Every other name is a
 variable, ``Symbol(name, real=True)``: ``np``, ``exec``, ``E``, ``I``, ``S``, ``N``, ``oo``
 or ``lambda_`` are plain variables. Names starting with ``_`` (so every dunder) are refused.
 

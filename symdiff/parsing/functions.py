@@ -18,7 +18,8 @@ class FunctionSpec:
     """How one function name is built: ``build(*args)`` with ``min_args..max_args`` arguments,
     the optional ones also by ``keywords``; ``check(*args)`` gives ``(index, why)`` for an
     argument to refuse; ``grows``: refuse numbers above ``max_exponent``; ``nesting``: weight
-    towards ``max_constant_depth``."""
+    towards ``max_constant_depth``; ``constant``: positions of arguments that must be numbers
+    (their check says so)."""
 
     build: Callable[..., sp.Expr]
     min_args: int = 1
@@ -28,13 +29,14 @@ class FunctionSpec:
     check: Callable[..., tuple[int, str] | None] | None = None
     grows: bool = False
     nesting: int = 1
+    constant: tuple[int, ...] = ()
 
 
 def _spec(row: registry.Fn) -> FunctionSpec:
     least, most = registry.arity(row)
     return FunctionSpec(
         registry.build_fn(row), least, most, registry.usage(row), registry.keywords(row),
-        row.check, row.grows, row.nesting,
+        row.check, row.grows, row.nesting, row.constant,
     )
 
 

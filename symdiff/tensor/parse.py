@@ -33,7 +33,7 @@ import sympy as sp
 
 from .. import parsing as scalar
 from ..errors import ParseError, ShapeError
-from ..parsing.functions import FUNCTION_SPECS
+from ..parsing.functions import FUNCTION_SPECS, FunctionSpec
 from ..parsing.hints import did_you_mean
 from .ir import Node
 from .literals import Literals
@@ -297,6 +297,8 @@ class _Parser(Literals, Values):
                           cond)
             compare = _COMPARE[type(cond.ops[0])]
             positional = [cond.left, cond.comparators[0], *positional[1:]]
+        if spec.constant:  # arguments that must be numbers (heaviside's value at 0)
+            return self.constant_call(node, name, spec, positional)
         try:
             template = _template(name, len(positional), compare)
         except ParseError as exc:
@@ -308,6 +310,22 @@ class _Parser(Literals, Values):
                       "write the constant directly", node)
         replacements = {sp.Symbol(f"a{i}", real=True): v.expr for i, v in enumerate(values)}
         return self.checked(template.xreplace(replacements), shape, node)
+
+    def constant_call(self, node: ast.Call, name: str, spec: FunctionSpec,
+                      positional: list[ast.AST]) -> Elem:
+        """A function some of whose arguments must be numbers: a template of symbols would fail
+        its check, so it is built from the arguments themselves (plan P14)."""
+        if not spec.min_args <= len(positional) <= (spec.max_args or len(positional)):
+            self.fail(f"{name}() takes {spec.usage} ({len(positional)} given)", node.func)
+        values = [self.build(arg) for arg in positional]
+        refused = spec.check(*(v.expr for v in values))
+        if refused is not None:
+            self.fail(refused[1], positional[refused[0]])
+        shape = broadcast(name, *(v.shape for v in values), where=self.where(node))
+        if all(v.expr.is_number for v in values):
+            self.fail(f"this {name}() is constant only after cancelling variables; "
+                      "write the constant directly", node)
+        return self.checked(spec.build(*(v.expr for v in values)), shape, node)
 
     def tensor_call(self, node: ast.Call, name: str, keywords: dict[str, ast.AST]) -> Elem:
         allowed = {

@@ -14,6 +14,7 @@ from typing import Any, NoReturn
 import numpy as np
 import sympy as sp
 
+from .. import registry
 from .. import trace as scalar
 from ..errors import UnsupportedError
 from .shapes import Dim, format_shape
@@ -259,6 +260,10 @@ def _np_dot(tracer: Tracer, a: object, b: object, out: object = None) -> TracedT
     return tracer.matmul(a, b)
 
 
+def _np_row(name: str, build: Callable[..., Any]) -> Callable[..., TracedTensor]:
+    return lambda tracer, *args: tracer.elementwise(name, build, *args)
+
+
 ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.sum: _reduction("sum"),
     np.mean: _reduction("mean"),
@@ -275,6 +280,11 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.where: _np_where,
     np.clip: _np_clip,
     np.dot: _np_dot,
+    **{  # the rows' NumPy functions that are not ufuncs (np.sinc)
+        getattr(np, name): _np_row(name, registry.build_fn(row))
+        for name, row in registry.traced_numpy().items()
+        if not isinstance(getattr(np, name), np.ufunc)
+    },
 }
 
 

@@ -36,10 +36,7 @@ STRUCTURAL_NUMPY_NAMES = frozenset(
         "zeros",
     }
 )
-#: Allowed already, though no row prints them yet: issue #14 step 11 gives them rows and drops
-#: this set (removing a name would turn cached modules that use it into cache misses).
-_LEGACY_NUMPY_NAMES = frozenset({"exp2", "hypot", "log2", "log10", "logaddexp2"})
-NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | registry.numpy_names() | _LEGACY_NUMPY_NAMES
+NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | registry.numpy_names()
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
 #: Runtime helpers that check arguments and take the parameters' names as their first argument
 #: (a tuple of strings, each the name of a parameter), to name an argument in their errors.

@@ -1,8 +1,9 @@
 """SymPy expressions as text in the input language: what :func:`symdiff.parse` (and the tensor
 parser, for elementwise parts) reads back as the same expression.
 
-SymPy's own text (``sstr``) writes ``Max``, ``Min``, ``Abs``, ``E`` and ``Piecewise``, which
-the input language spells ``max``, ``min``, ``abs``, ``e`` and ``where``. Recipes
+SymPy's own text (``sstr``) writes ``Max``, ``Min``, ``Abs``, ``ceiling``, ``Mod``, ``E`` and
+``Piecewise``, which the input language spells ``max``, ``min``, ``abs``, ``ceil``, ``mod``, ``e``
+and ``where``: every function is printed under its registry row's first name. Recipes
 (:mod:`symdiff.recipe`) store scalar expressions this way; tensor formulas
 (:mod:`symdiff.tensor.formula`) print their elementwise parts with the same printer.
 """
@@ -14,6 +15,8 @@ from collections.abc import Sequence
 import sympy as sp
 from sympy.printing.str import StrPrinter
 
+from . import registry
+
 
 class InputPrinter(StrPrinter):
     """SymPy's plain text in the input language, which :func:`symdiff.parse` reads back:
@@ -23,6 +26,16 @@ class InputPrinter(StrPrinter):
 
     def __init__(self, order: str | None = None) -> None:
         super().__init__({"order": order})
+
+    def _print(self, expr: sp.Basic, **kwargs) -> str:
+        """A registry row's node under the row's first name (``ceil`` for SymPy's ``ceiling``,
+        ``mod`` for ``Mod``); ``sinc`` with its argument over pi, since ``sinc(x)`` is read as
+        SymPy's ``sinc(pi*x)``. Internal rows (no names) never occur in a user's expression."""
+        row = registry.by_class_name().get(type(expr).__name__)
+        if row is None or not row.names:
+            return super()._print(expr, **kwargs)
+        args = (expr.args[0] / sp.pi,) if row.method == "sinc" else expr.args
+        return self._call(row.names[0], args)
 
     def _call(self, name: str, args: Sequence[sp.Basic]) -> str:
         return f"{name}({', '.join(self._print(a) for a in args)})"

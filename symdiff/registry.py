@@ -375,11 +375,11 @@ ROWS: tuple[Fn, ...] = (
        domain=on((-5, 5), (1, 3), kinks=lambda a, b: (sp.sin(sp.pi * a / b),)),
        doc="Remainder with the sign of ``b``, ``a - b*floor(a/b)`` (``np.mod``, Python's "
            "``%``); its derivative is ``da - floor(a/b) db``, with no delta at the jumps."),
-    Fn(("erf",), "erf", helper="_erf",
+    Fn(("erf",), "erf", helper="_erf", helper_deps=("_cody_erf",),
        rule="error function", identity="d/du erf(u) = 2/sqrt(pi) exp(-u^2)",
        partials=unary(lambda u: 2 / sp.sqrt(sp.pi) * sp.exp(-(u**2))),
        domain=on((-4, 4)), doc=f"Error function {_VECTORIZED}."),
-    Fn(("erfc",), "erfc", build=lambda x: F.erfc(x), helper="_erfc",
+    Fn(("erfc",), "erfc", build=lambda x: F.erfc(x), helper="_erfc", helper_deps=("_cody_erf",),
        rule="error function", identity="d/du erfc(u) = -2/sqrt(pi) exp(-u^2)",
        partials=unary(lambda u: -2 / sp.sqrt(sp.pi) * sp.exp(-(u**2))),
        domain=on((-3, 9)),

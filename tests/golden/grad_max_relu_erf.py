@@ -67,44 +67,17 @@ def _as_output(value, shape, dtype):
     return value
 
 
-def _common_shape(names, *arrays):
-    """The broadcast shape of ``arrays`` (the arguments ``names``); quick when they all have one
-    shape (the usual call). Arguments that do not broadcast together raise ``_ShapeError``
-    naming two of them and their shapes."""
-    shape = arrays[0].shape
-    for array in arrays:
-        if array.shape != shape:
-            break
-    else:
-        return shape
-    seen = []
-    for name, array in zip(names, arrays, strict=True):
-        for other, before in seen:
-            try:
-                _np.broadcast_shapes(before.shape, array.shape)
-            except ValueError:
-                raise _ShapeError(
-                    f"arguments {other!r} with shape {before.shape} and {name!r} with shape "
-                    f"{array.shape} do not broadcast together (the arguments broadcast like "
-                    "those of a NumPy ufunc)"
-                ) from None
-        seen.append((name, array))
-    return _np.broadcast_shapes(*(a.shape for a in arrays))
-
-
-def _erf(x):
-    """Error function of a real array.
+def _cody_erf(x):
+    """Cody's rational approximations of the error function for a float64 array ``x``:
+    ``(small, erfc_abs)``, ``small = erf(x)`` where ``|x| <= 0.46875`` and ``erfc_abs =
+    erfc(|x|)`` where ``|x| > 0.46875`` (each meaningless elsewhere). An internal building block
+    of :func:`_erf` and :func:`_erfc`.
 
     W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
     (1969), with the coefficients of his SPECFUN routine CALERF: ``x * P(x^2) / Q(x^2)`` for
-    ``|x| <= 0.46875``, ``1 - erfc`` with ``erfc = exp(-x^2) P(|x|) / Q(|x|)`` for
-    ``|x| <= 4`` and ``erfc = exp(-x^2) / |x| * (1/sqrt(pi) + R(1/x^2) / x^2)`` beyond.
+    ``|x| <= 0.46875``, ``erfc = exp(-x^2) P(|x|) / Q(|x|)`` for ``|x| <= 4`` and ``erfc =
+    exp(-x^2) / |x| * (1/sqrt(pi) + R(1/x^2) / x^2)`` beyond (0 once it underflows, from 28 on).
     """
-    x = _np.asarray(x)
-    if x.dtype.kind == "c":
-        raise TypeError(f"_erf needs real input, got dtype {x.dtype}")
-    dtype = x.dtype if x.dtype.kind == "f" else _np.dtype(_np.float64)
-    x = x.astype(_np.float64)
     a = (
         3.16112374387056560e00,
         1.13864154151050156e02,
@@ -172,8 +145,8 @@ def _erf(x):
             num = (num + c[i]) * y2
             den = (den + d[i]) * y2
         mid = (num + c[7]) / (den + d[7])
-        # |x| > 4: erfc; beyond 27 erfc underflows and erf == +-1 exactly.
-        y3 = _np.clip(y, 4.0, 27.0)
+        # |x| > 4; from 28 on exp(-x^2) underflows to 0.
+        y3 = _np.clip(y, 4.0, 28.0)
         z = 1.0 / (y3 * y3)
         num = p[5] * z
         den = z
@@ -184,9 +157,47 @@ def _erf(x):
         yy = _np.where(y <= 4.0, y2, y3)
         # exp(-y^2) without the rounding error of y*y: y^2 = s^2 + (y - s)(y + s), s = y to 1/16.
         s = _np.trunc(yy * 16.0) / 16.0
-        erfc = _np.exp(-s * s) * _np.exp(-(yy - s) * (yy + s)) * _np.where(y <= 4.0, mid, far)
-        big = _np.copysign((0.5 - erfc) + 0.5, x)
-        out = _np.where(y <= 0.46875, small, big).astype(dtype)
+        erfc_abs = _np.exp(-s * s) * _np.exp(-(yy - s) * (yy + s)) * _np.where(y <= 4.0, mid, far)
+    return small, erfc_abs
+
+
+def _common_shape(names, *arrays):
+    """The broadcast shape of ``arrays`` (the arguments ``names``); quick when they all have one
+    shape (the usual call). Arguments that do not broadcast together raise ``_ShapeError``
+    naming two of them and their shapes."""
+    shape = arrays[0].shape
+    for array in arrays:
+        if array.shape != shape:
+            break
+    else:
+        return shape
+    seen = []
+    for name, array in zip(names, arrays, strict=True):
+        for other, before in seen:
+            try:
+                _np.broadcast_shapes(before.shape, array.shape)
+            except ValueError:
+                raise _ShapeError(
+                    f"arguments {other!r} with shape {before.shape} and {name!r} with shape "
+                    f"{array.shape} do not broadcast together (the arguments broadcast like "
+                    "those of a NumPy ufunc)"
+                ) from None
+        seen.append((name, array))
+    return _np.broadcast_shapes(*(a.shape for a in arrays))
+
+
+def _erf(x):
+    """Error function of a real array, from Cody's approximations (:func:`_cody_erf`):
+    ``erf`` directly for ``|x| <= 0.46875``, ``1 - erfc(|x|)`` with the sign of ``x`` beyond."""
+    x = _np.asarray(x)
+    if x.dtype.kind == "c":
+        raise TypeError(f"_erf needs real input, got dtype {x.dtype}")
+    dtype = x.dtype if x.dtype.kind == "f" else _np.dtype(_np.float64)
+    x = x.astype(_np.float64)
+    small, erfc_abs = _cody_erf(x)
+    with _np.errstate(all="ignore"):
+        big = _np.copysign((0.5 - erfc_abs) + 0.5, x)
+        out = _np.where(_np.abs(x) <= 0.46875, small, big).astype(dtype)
     return out[()] if out.ndim == 0 else out
 
 

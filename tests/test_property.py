@@ -112,10 +112,19 @@ def _kink_gaps(expr):
 
 def _away_from_kinks(expr, point) -> bool:
     """True unless the point sits on a kink, where the conventions (tested on their own) apply
-    and sympy.diff's Heaviside(0) = 1/2 is not our tie-splitting rule."""
-    values = dict(zip((X, Y, Z), point, strict=True))
-    # complex(): SymPy's logaddexp/logaddexp2 evaluate through complex logs (a 1e-95j residue)
-    return all(abs(complex(gap.subs(values).evalf(20))) > 1e-9 for gap in _kink_gaps(expr))
+    and sympy.diff's Heaviside(0) = 1/2 is not our tie-splitting rule. The gaps are evaluated
+    with mpmath at 30 digits, like the references: SymPy's ``evalf`` of nested ``logaddexp``
+    raises its precision without end (it ran for minutes on one drawn example)."""
+    gaps = [to_reference(gap) for gap in _kink_gaps(expr)]
+    if not gaps:
+        return True
+    with mpmath.workdps(30):
+        fn = sp.lambdify((X, Y, Z), gaps, modules=[{"Heaviside": _heaviside}, "mpmath"])
+        try:
+            values = fn(*(mpmath.mpf(v) for v in point))
+        except (ZeroDivisionError, ValueError):  # undefined there: no reference either
+            return False
+    return all(abs(complex(value)) > 1e-9 for value in values)
 
 
 def _close(ours: float, reference: float) -> bool:
@@ -133,7 +142,7 @@ def _occurring(expr, builder):
     return wrt
 
 
-@settings(max_examples=500)
+@settings(max_examples=300)
 @given(expr=expressions, point=points)
 def test_generated_gradient_matches_sympy_diff(expr, point):
     assume(_away_from_kinks(expr, point))
@@ -161,7 +170,7 @@ def test_reverse_mode_matches_sympy_diff(expr, point):
         assert _close(float(value), reference), (expr, var, float(value), reference)
 
 
-@settings(max_examples=500)
+@settings(max_examples=300)
 @given(expr=expressions, point=points)
 def test_derive_result_matches_sympy_diff_at_points(expr, point):
     assume(_away_from_kinks(expr, point))
@@ -173,7 +182,7 @@ def test_derive_result_matches_sympy_diff_at_points(expr, point):
     assert _close(value, _reference(expr, var, point))
 
 
-@settings(max_examples=60)
+@settings(max_examples=40)  # simplify_for_people is slow on some draws (issue #16)
 @given(expr=expressions)
 def test_simplified_derivation_equals_raw_derivation(expr):
     var = sorted(expr.free_symbols, key=str)[0]
@@ -186,6 +195,10 @@ def test_simplified_derivation_equals_raw_derivation(expr):
 
 
 def reference_value_any(expr, subs):
-    """Value at a point at 30 digits, with derivative-only terms (DiracDelta) removed."""
+    """Value at a point at 30 digits, with derivative-only terms (DiracDelta) removed; through
+    mpmath, since SymPy's ``evalf`` of nested ``logaddexp`` raises its precision without end."""
     expr = to_reference(expr).replace(sp.DiracDelta, lambda *a: sp.S.Zero)
-    return expr.subs(subs).evalf(30)
+    symbols = sorted(subs, key=str)
+    with mpmath.workdps(30):
+        fn = sp.lambdify(symbols, expr, modules=[{"Heaviside": _heaviside}, "mpmath"])
+        return fn(*(mpmath.mpf(str(subs[s])) for s in symbols))

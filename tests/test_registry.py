@@ -256,7 +256,7 @@ def test_runtime_knows_the_rows_helpers():
     """runtime's dependency table lists its own infrastructure and reads the rows' helpers."""
     deps = R.helper_dependencies()
     assert deps.items() <= runtime.HELPER_DEPENDENCIES.items()
-    tree = ast.parse((ROOT / "symdiff" / "runtime.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "symdiff" / "runtime" / "__init__.py").read_text(encoding="utf-8"))
     (table,) = [
         node.value for node in tree.body
         if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "HELPER_DEPENDENCIES"

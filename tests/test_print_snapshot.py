@@ -120,7 +120,8 @@ def _scalar(expr: sp.Expr) -> dict[str, object]:
 
 
 def _tensor(text: str, wrt: list[str], shapes: dict) -> str:
-    """The generated function of the module (the helpers after it come from runtime.py as is)."""
+    """The generated function of the module (the helpers after it come from symdiff.runtime as
+    is)."""
     source = sd.value_and_grad(text, wrt=wrt, shapes=shapes).source
     end = source.find("\n\n\n" + HELPERS_HEADING)
     return source[source.index("\ndef value_and_grad_f(") + 1 : None if end < 0 else end + 1]

@@ -1,4 +1,4 @@
-"""The function registry (symdiff/registry.py) and its consumers (issue #14): each consumer
+"""The function registry (symdiff/registry/) and its consumers (issue #14): each consumer
 reads the rows and keeps no list of its own (the printer, verify, runtime, parsing, tracing,
 symdiff.math, the tensor emitter, the rule table). What differs on purpose is named below
 (``MATH_ONLY``, ``MATH_EXTRAS``, ``OPERATOR_UFUNCS``), with the reason."""
@@ -76,15 +76,20 @@ def _values(row: R.Fn) -> list[np.ndarray | float]:
 
 
 # -- the table itself ------------------------------------------------------------------------------
-def test_the_module_imports_the_standard_library_only():
-    tree = ast.parse((ROOT / "symdiff" / "registry.py").read_text())
+def test_the_package_imports_the_standard_library_only():
+    """Every module of the registry package imports the standard library and its siblings only."""
+    paths = sorted((ROOT / "symdiff" / "registry").glob("*.py"))
+    assert {p.stem for p in paths} >= {"__init__", "schema", "rows", "queries"}
     imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "the registry imports nothing of symdiff's (a sink)"
-            imported.add(node.module.split(".")[0])
+    for path in paths:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                imported.update(alias.name.split(".")[0] for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level:
+                # a sibling in the package; nothing else of symdiff's (the registry is a sink)
+                assert node.level == 1 and node.module, ast.unparse(node)
+            elif isinstance(node, ast.ImportFrom):
+                imported.add(node.module.split(".")[0])
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}
 
 
@@ -256,7 +261,7 @@ def test_runtime_knows_the_rows_helpers():
     """runtime's dependency table lists its own infrastructure and reads the rows' helpers."""
     deps = R.helper_dependencies()
     assert deps.items() <= runtime.HELPER_DEPENDENCIES.items()
-    tree = ast.parse((ROOT / "symdiff" / "runtime.py").read_text(encoding="utf-8"))
+    tree = ast.parse((ROOT / "symdiff" / "runtime" / "__init__.py").read_text(encoding="utf-8"))
     (table,) = [
         node.value for node in tree.body
         if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "HELPER_DEPENDENCIES"

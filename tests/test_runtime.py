@@ -621,14 +621,60 @@ def test_helper_source_executes_in_bare_namespace():
 
 # ------------------------------------------------------------------------- source rules
 
-SOURCE_PATH = pathlib.Path(runtime.__file__)
+PACKAGE_DIR = pathlib.Path(runtime.__file__).parent
+HELPER_MODULES = sorted(p for p in PACKAGE_DIR.glob("*.py") if p.name != "__init__.py")
+#: The imports a helper module may make: the names its helpers' text may use.
+HELPER_IMPORTS = {
+    "import math as _math",
+    "import numpy as _np",
+    "from ..errors import ArgumentError as _ArgumentError",
+    "from ..errors import ShapeError as _ShapeError",
+}
 
 
-def test_module_top_level_statements():
-    tree = ast.parse(SOURCE_PATH.read_text())
-    body = tree.body
+def _docstring_first(body: list[ast.stmt]) -> None:
     assert isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
     assert isinstance(body[0].value.value, str) and body[0].value.value.strip()
+
+
+def test_the_package_is_its_init_and_helper_modules():
+    """Every helper module is a plain ``.py`` file next to ``__init__``; none hides deeper."""
+    assert (PACKAGE_DIR / "__init__.py").is_file()
+    assert len(HELPER_MODULES) >= 2
+    assert not [p for p in PACKAGE_DIR.rglob("*.py") if p.parent != PACKAGE_DIR]
+
+
+@pytest.mark.parametrize("path", HELPER_MODULES, ids=lambda p: p.name)
+def test_helper_module_top_level_statements(path):
+    """A helper module: its docstring, imports of ``_np``/``_math``/the error classes, helpers."""
+    body = ast.parse(path.read_text()).body
+    _docstring_first(body)
+    for node in body[1:]:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            assert ast.unparse(node) in HELPER_IMPORTS, ast.unparse(node)
+            continue
+        assert isinstance(node, ast.FunctionDef), f"unexpected: {ast.unparse(node)[:80]}"
+        assert node.name in HELPER_DEPENDENCIES, f"{node.name} is not in HELPER_DEPENDENCIES"
+        assert getattr(runtime, node.name).__module__ == f"symdiff.runtime.{path.stem}"
+    assert "import numpy as _np" in {ast.unparse(n) for n in body[1:]}
+
+
+def test_every_helper_is_defined_once_and_calls_only_its_own_modules_helpers():
+    defined: dict[str, str] = {}
+    for path in HELPER_MODULES:
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef):
+                assert node.name not in defined, f"{node.name} in {defined.get(node.name)}"
+                defined[node.name] = path.stem
+    assert sorted(defined) == HELPERS
+    for name, deps in HELPER_DEPENDENCIES.items():
+        assert {defined[d] for d in deps} <= {defined[name]}, name
+
+
+def test_init_top_level_statements():
+    """``__init__``: its docstring, imports, ``__all__``, HELPER_DEPENDENCIES and helper_source."""
+    body = ast.parse((PACKAGE_DIR / "__init__.py").read_text()).body
+    _docstring_first(body)
     functions = []
     for node in body[1:]:
         if isinstance(node, ast.Import | ast.ImportFrom):
@@ -638,13 +684,11 @@ def test_module_top_level_statements():
             continue
         if isinstance(node, ast.AnnAssign | ast.Assign):
             targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
-            assert [ast.unparse(t) for t in targets] == ["HELPER_DEPENDENCIES"]
+            assert [ast.unparse(t) for t in targets] in (["HELPER_DEPENDENCIES"], ["__all__"])
             continue
         raise AssertionError(f"unexpected top-level statement: {ast.unparse(node)[:80]}")
-    assert sorted(f for f in functions if f != "helper_source") == HELPERS
-    assert "helper_source" in functions
-    imports = {ast.unparse(n) for n in body if isinstance(n, ast.Import | ast.ImportFrom)}
-    assert {"import math as _math", "import numpy as _np"} <= imports
+    assert functions == ["helper_source"]
+    assert sorted(runtime.__all__) == sorted([*HELPERS, "HELPER_DEPENDENCIES", "helper_source"])
 
 
 def test_public_helpers_present():

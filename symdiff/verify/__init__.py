@@ -62,9 +62,13 @@ __all__ = [
 
 @functools.cache
 def trusted_helpers() -> dict[str, str]:
-    """The syntax tree dump of every helper in ``runtime.py``, read as text (not imported)."""
-    tree = ast.parse((Path(__file__).parent.parent / "runtime.py").read_text(encoding="utf-8"))
-    return {n.name: ast.dump(n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+    """The syntax tree dump of every helper in the modules of the ``runtime`` package, read as
+    text (not imported)."""
+    helpers: dict[str, str] = {}
+    for path in sorted((Path(__file__).parent.parent / "runtime").glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        helpers.update((n.name, ast.dump(n)) for n in tree.body if isinstance(n, ast.FunctionDef))
+    return helpers
 
 
 @functools.cache

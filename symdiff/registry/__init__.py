@@ -1,0 +1,65 @@
+"""The elementwise functions: one row each, holding everything about it (see the fields of Fn).
+
+A row says which names a string may call the function by, which SymPy class its node is, its
+derivative rule (as a student reads it), how it prints as NumPy code, which NumPy functions
+tracing maps to it, whether tensor code may apply it in place, where it is smooth (for the
+tests), and which numbers need care when parsing. The consumers read the rows: the rule table
+(:data:`symdiff.rules.RULES`), the printer, verify's allow-list and runtime's helper table, the
+parser, tracing (``trace.FUNCTIONS``/``UFUNCS``), :mod:`symdiff.math` and the tensor emitter;
+``tests/test_registry.py`` checks that none keeps a list of its own (issue #14).
+
+The package's modules: :mod:`~symdiff.registry.schema` (what a row is: ``Fn``, ``Domain``, the
+lazy namespaces, ``head_class``), :mod:`~symdiff.registry.rows` (the table ``ROWS``, the module
+to read) and :mod:`~symdiff.registry.queries` (the views the consumers read: ``by_name``,
+``numpy_names``, ``helper_dependencies``, ``markdown``, ...). Everything is importable from
+``symdiff.registry`` as before; ``python -m symdiff.registry markdown`` prints README's table.
+
+Importing this package needs the standard library only: SymPy, NumPy and
+:mod:`symdiff.functions` are reached through lazy namespaces, and a row touches them only
+inside a ``lambda``, so ``symdiff.math`` and ``symdiff.verify`` may read the table and stay
+cheap to import.
+"""
+
+
+from .queries import (
+    GRAMMAR,
+    arity,
+    by_class_name,
+    by_name,
+    helper_dependencies,
+    in_place_ufuncs,
+    keywords,
+    markdown,
+    numpy_names,
+    parse_names,
+    signature,
+    traced_numpy,
+    usage,
+)
+from .rows import ROWS, SIGMOID_CLIP
+from .schema import Domain, Fn, Partials, build_fn, head_class, on, unary
+
+__all__ = [
+    "GRAMMAR",
+    "ROWS",
+    "SIGMOID_CLIP",
+    "Domain",
+    "Fn",
+    "Partials",
+    "arity",
+    "build_fn",
+    "by_class_name",
+    "by_name",
+    "head_class",
+    "helper_dependencies",
+    "in_place_ufuncs",
+    "keywords",
+    "markdown",
+    "numpy_names",
+    "on",
+    "parse_names",
+    "signature",
+    "traced_numpy",
+    "unary",
+    "usage",
+]

@@ -1,0 +1,133 @@
+"""Views derived from the table, which the consumers read: rows by name and by SymPy class,
+parsing's names, signatures and usage texts, the NumPy names printed code may call, the runtime
+helpers of the rows, tracing's map, tensor code's in-place ufuncs, and README's table
+(:func:`markdown`)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import re
+
+from .rows import ROWS
+from .schema import Fn, head_class
+
+#: Call forms of the string grammar that are not functions of their own.
+GRAMMAR = frozenset({"where"})
+
+
+@functools.cache
+def by_name() -> dict[str, Fn]:
+    """Every name a string may call (canonical names and aliases) -> its row."""
+    return {name: row for row in ROWS for name in row.names}
+
+
+@functools.cache
+def by_class_name() -> dict[str, Fn]:
+    """The class name of each row's SymPy node (``"Max"``, ``"log1p"``, ``"relu"``) -> its row."""
+    return {row.head.rpartition(":")[2]: row for row in ROWS if row.head}
+
+
+def parse_names() -> frozenset[str]:
+    """The function names of strings (the grammar's ``where`` aside)."""
+    return frozenset(by_name())
+
+
+@functools.cache
+def _signature(params: str) -> inspect.Signature:
+    kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    parameters = []
+    for param in params.split(", "):
+        name, eq, default = param.partition("=")
+        if name.startswith("*"):
+            parameters.append(inspect.Parameter(name[1:], inspect.Parameter.VAR_POSITIONAL))
+        elif eq:
+            assert default == "None", param
+            parameters.append(inspect.Parameter(name, kind, default=None))
+        else:
+            parameters.append(inspect.Parameter(name, kind))
+    return inspect.Signature(parameters)
+
+
+def signature(row: Fn) -> inspect.Signature:
+    """The Python signature of ``row.params`` (``symdiff.math``'s functions have it)."""
+    return _signature(row.params)
+
+
+def arity(row: Fn) -> tuple[int, int | None]:
+    """Least and most positional arguments (most None: any number)."""
+    kinds = [p.default is inspect.Parameter.empty for p in signature(row).parameters.values()
+             if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+    variadic = row.params.split(", ")[-1].startswith("*")
+    return sum(kinds), None if variadic else len(kinds)
+
+
+def keywords(row: Fn) -> tuple[str, ...]:
+    """The optional parameters, which a string may also pass by keyword (``base`` of log)."""
+    return tuple(p.name for p in signature(row).parameters.values() if p.default is None)
+
+
+_COUNTS = ("no", "one", "two", "three", "four")
+
+
+def usage(row: Fn) -> str:
+    """How many arguments the function takes, as parse errors say it."""
+    least, most = arity(row)
+    params = row.params.split(", ")
+    if most is None:
+        return f"{_COUNTS[least]} or more arguments"
+    if least == most:
+        listed = "" if least == 1 else f" ({row.params})"
+        return f"{_COUNTS[least]} argument{'s' if least != 1 else ''}{listed}"
+    required = ", ".join(params[:least])
+    optional = [p.partition("=")[0] for p in params[least:]]
+    brackets = "".join(f"[, {p}" for p in optional) + "]" * len(optional)
+    keywords = " or ".join(f"the keyword {p}=" for p in optional)
+    return f"{_COUNTS[least]} or {_COUNTS[most]} arguments ({required}{brackets}) or {keywords}"
+
+
+def numpy_names() -> frozenset[str]:
+    """The ``_np.<name>`` functions printed code of the rows may call."""
+    names = {row.ufunc for row in ROWS if row.ufunc}
+    for row in ROWS:
+        names.update(re.findall(r"_np\.(\w+)", row.template or ""))
+    return frozenset(names)
+
+
+def helper_dependencies() -> dict[str, tuple[str, ...]]:
+    """Runtime helpers of the rows -> the helpers each calls (those listed too, calling none)."""
+    deps: dict[str, tuple[str, ...]] = {}
+    for row in ROWS:
+        if row.helper:
+            deps[row.helper] = row.helper_deps
+            for dep in row.helper_deps:
+                deps.setdefault(dep, ())
+    return deps
+
+
+def traced_numpy() -> dict[str, Fn]:
+    """NumPy function name -> the row tracing maps it to (rows with names only)."""
+    return {u: row for row in ROWS if row.names for u in (row.ufunc, *row.traced) if u}
+
+
+def in_place_ufuncs() -> dict[type, str]:
+    """SymPy class -> ufunc, for the functions tensor code applies in place (imports SymPy)."""
+    return {head_class(row): row.ufunc for row in ROWS if row.in_place and row.ufunc}
+
+
+def markdown() -> str:
+    """The function table of the README (between its ``functions`` markers; a test checks it):
+    one line per public row, with its aliases, what it is and its derivative rule."""
+    lines = [
+        "| function | also | what it is | derivative |",
+        "|---|---|---|---|",
+    ]
+    for row in ROWS:
+        if not row.names:
+            continue
+        call = f"`{row.names[0]}({row.params})`"
+        aliases = " ".join(f"`{name}`" for name in row.names[1:])
+        identity = f"`{row.identity}`" if row.identity else "as the power `x**(1/2)`"
+        cells = (call, aliases, row.doc, identity)
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"

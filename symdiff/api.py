@@ -265,9 +265,10 @@ def check_grad(
             f"check_grad needs a value for every variable; missing: {', '.join(missing)}"
         )
     point = {k: np.asarray(v, dtype=float) for k, v in at.items() if k in g.args}
-    values = (np.asarray(v, dtype=float) for v in g._values(point))  # defaults filled in
+    # defaults filled in
+    values = (np.asarray(v, dtype=float) for v in g.positional_arguments(point))
     point = dict(zip(g.args, values, strict=True))
-    grads = _call(g, point)
+    grads = g.call_by_name(point)
     grads = [grads] if isinstance(g.wrt, str) else list(grads)
     worst = 0.0
     for name, analytic in zip(names, grads, strict=True):
@@ -275,18 +276,12 @@ def check_grad(
         h = (step if step is not None else np.finfo(float).eps ** (1 / 3)) * np.maximum(
             1.0, np.abs(x)
         )
-        plus = _call(f, {**point, name: x + h})
-        minus = _call(f, {**point, name: x - h})
+        plus = f.call_by_name({**point, name: x + h})
+        minus = f.call_by_name({**point, name: x - h})
         numeric = (plus - minus) / (2 * h)
         scale = np.maximum(1.0, np.maximum(np.abs(analytic), np.abs(numeric)))
         worst = max(worst, float(np.nanmax(np.abs(analytic - numeric) / scale)))
     return worst
-
-
-def _call(function: CompiledFunction, values: Mapping[str, Any]) -> Any:
-    """``function`` on ``values`` by name (extra names ignored, defaults filled), whatever the
-    kinds of its parameters (positional-only ones too)."""
-    return function._fn(*function._values(values))
 
 
 class Objective:
@@ -347,7 +342,7 @@ class Objective:
 
     def value_and_grad(self, x: Any) -> tuple[float, np.ndarray]:
         """``(f(x), grad f(x))`` for ``minimize(..., jac=True)``."""
-        value, grads = _call(self._value_and_grad, self._kwargs(x))
+        value, grads = self._value_and_grad.call_by_name(self._kwargs(x))
         if self._vector:
             return float(value), np.array(grads, dtype=float)
         return float(value), np.array([float(g) for g in grads])
@@ -367,7 +362,7 @@ class Objective:
             self._hessian = hessian(self._expr, target, shapes=self._shapes)
         kwargs = self._kwargs(x)
         n = kwargs[self.wrt[0]].size if self._vector else len(self.wrt)
-        return np.asarray(_call(self._hessian, kwargs), dtype=float).reshape(n, -1)
+        return np.asarray(self._hessian.call_by_name(kwargs), dtype=float).reshape(n, -1)
 
     def hessp(self, x: Any, p: Any) -> np.ndarray:
         """The Hessian at ``x`` times the vector ``p``, without forming the Hessian."""
@@ -377,7 +372,7 @@ class Objective:
             self._hvp = hvp(self._expr, target, shapes=self._shapes)
         if not self._vector:
             direction = direction.reshape(len(self.wrt))
-        return np.asarray(_call(self._hvp, {**self._kwargs(x), "_v": direction}), dtype=float)
+        return np.asarray(self._hvp.call_by_name({**self._kwargs(x), "_v": direction}), dtype=float)
 
 
 def objective(

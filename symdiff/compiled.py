@@ -100,8 +100,9 @@ class CompiledFunction:
         self.__signature__ = signature
         self._call = self._fn if _plain(signature) else _binder(self._fn, signature)
 
-    def _with_signature(self, signature: inspect.Signature | None) -> CompiledFunction:
-        """The same generated function (not loaded again) seen through another signature."""
+    def with_signature(self, signature: inspect.Signature | None) -> CompiledFunction:
+        """The same generated function (not loaded again) seen through another signature
+        (``self`` if it is the same)."""
         if signature == self.__signature__ or (signature is None and self._signature is None):
             return self
         clone = object.__new__(type(self))
@@ -110,15 +111,21 @@ class CompiledFunction:
         clone._sign()
         return clone
 
-    def _values(self, values: Mapping[str, Any]) -> list[Any]:
-        """The generated function's positional arguments from ``values`` by name, defaults filling
-        what is not given; a missing argument is a ``TypeError`` naming it."""
+    def positional_arguments(self, values: Mapping[str, Any]) -> list[Any]:
+        """The generated function's positional arguments from ``values`` by name (other names
+        ignored), defaults filling what is not given; a missing argument is a ``TypeError``
+        naming it."""
         parameters = self.__signature__.parameters
         empty = inspect.Parameter.empty
         missing = [a for a in self.args if a not in values and parameters[a].default is empty]
         if missing:
             raise TypeError(f"{self.name}() missing argument(s): {', '.join(missing)}")
         return [values[a] if a in values else parameters[a].default for a in self.args]
+
+    def call_by_name(self, values: Mapping[str, Any]) -> Any:
+        """The generated function on ``values`` by name (:meth:`positional_arguments`), whatever
+        the kinds of the parameters (positional-only ones too)."""
+        return self._fn(*self.positional_arguments(values))
 
     if TYPE_CHECKING:
 

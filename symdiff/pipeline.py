@@ -66,7 +66,7 @@ def compile_request(layer: Layer, request: Request) -> CompiledFunction:
         return function_of(layer.build(request), None, signature)
     key = request.key()
     if key in _MEMO:  # the key holds the signature; annotations may still differ
-        return _MEMO[key]._with_signature(signature)
+        return _MEMO[key].with_signature(signature)
     disk_key = warm.module_key(key)
     function = warm.load_module(disk_key, request.recipe, layer.exprs(request), signature)
     if function is None:

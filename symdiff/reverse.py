@@ -45,17 +45,23 @@ def _temp(index: int) -> sp.Symbol:
     return sp.Symbol(f"_t{index}", real=True)
 
 
-class _Linearizer:
-    """Assigns one temporary per distinct compound subexpression, children first."""
+class Linearizer:
+    """Assigns one temporary per distinct compound subexpression, children first.
+
+    ``nodes`` are the assignments made so far, in order; ``seen`` maps each subexpression
+    linearised so far to the symbol (or constant) standing for it. A subclass (the computational
+    graphs' :class:`symdiff.graphs.written.AsWritten`) may fill ``seen`` and record nodes of its
+    own with :meth:`add`.
+    """
 
     def __init__(self) -> None:
         self.nodes: list[_Node] = []
-        self._seen: dict[sp.Expr, sp.Expr] = {}
+        self.seen: dict[sp.Expr, sp.Expr] = {}
 
     def __call__(self, expr: sp.Expr) -> sp.Expr:
         """The symbol (or constant) standing for ``expr`` after linearisation."""
-        if expr in self._seen:
-            return self._seen[expr]
+        if expr in self.seen:
+            return self.seen[expr]
         if expr.is_Atom or not expr.free_symbols:
             result = expr
         elif isinstance(expr, sp.Mul) and len(expr.args) > 2:
@@ -63,7 +69,7 @@ class _Linearizer:
             result = self._binary_product(self(head), rest)
         else:
             result = self._node(expr)
-        self._seen[expr] = result
+        self.seen[expr] = result
         return result
 
     def _binary_product(self, left: sp.Expr, factors: list[sp.Expr]) -> sp.Expr:
@@ -71,7 +77,7 @@ class _Linearizer:
             right = self(factor)
             children = (left, right)
             local = operation_rule(sp.Mul, children, sp.Mul(left, right, evaluate=False))
-            left = self._add(sp.Mul(left, right, evaluate=False), children, local.partials, local)
+            left = self.add(sp.Mul(left, right, evaluate=False), children, local.partials, local)
         return left
 
     def _node(self, expr: sp.Expr) -> sp.Expr:
@@ -80,16 +86,18 @@ class _Linearizer:
         children = tuple(self(arg) for arg in expr.args)
         value = expr.func(*children)
         local = operation_rule(expr.func, children, value)
-        return self._add(value, children, _in_code_forms(local, children, value), local)
+        return self.add(value, children, _in_code_forms(local, children, value), local)
 
     def _piecewise(self, expr: sp.Piecewise) -> sp.Expr:
         values = tuple(self(branch) for branch, _ in expr.args)
         conditions = [cond for _, cond in expr.args]
         value = sp.Piecewise(*zip(values, conditions, strict=True))
         local = piecewise_rule(conditions)
-        return self._add(value, values, local.partials, local)
+        return self.add(value, values, local.partials, local)
 
-    def _add(self, value, children, partials, local: Local | None = None) -> sp.Symbol:
+    def add(self, value, children, partials, local: Local | None = None) -> sp.Symbol:
+        """Record a node: a new temporary for ``value`` with its ``children`` and local
+        ``partials`` (and the rule that gave them, if any); returns the temporary."""
         symbol = _temp(len(self.nodes))
         # A partial that repeats the node's own value (exp, sigmoid, ...) reuses its temporary.
         partials = tuple(
@@ -97,10 +105,6 @@ class _Linearizer:
         )
         self.nodes.append(_Node(symbol, value, tuple(children), partials, local))
         return symbol
-
-
-#: The public name of the linearisation (the computational graphs draw its nodes).
-Linearizer = _Linearizer
 
 
 def _in_code_forms(local: Local, children: tuple[sp.Expr, ...], value: sp.Expr) -> tuple:
@@ -136,7 +140,7 @@ def reverse_program(
     is differentiated further (forward over reverse) inlines after that instead. ``record``, if
     given, receives the forward pass and every backward step as they are made.
     """
-    linear = _Linearizer()
+    linear = Linearizer()
     roots = [linear(sp.sympify(out)) for out in outputs]
     assignments: list[Assignment] = [(n.symbol, n.value) for n in linear.nodes]
     if record is not None:

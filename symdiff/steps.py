@@ -36,7 +36,6 @@ from .lines import (
     TRIVIAL_RULES,
     VERBOSE_LEVELS,
     Line,
-    annotation,
     avoiding,
     bundle,
     check_verbose,
@@ -46,7 +45,6 @@ from .lines import (
     render_html,
     render_latex,
     render_text,
-    shown,
     single_line,
 )
 from .local import IDENTITIES
@@ -56,11 +54,6 @@ __all__ = [
     "Note", "Step", "avoiding", "derivation_lines", "inner_names", "latex_rows", "render_html",
     "render_latex", "render_text",
 ]
-
-#: The old private names of :func:`symdiff.lines.annotation` and :func:`symdiff.lines.shown`
-#: (the tensor steps print with them).
-_annotation = annotation
-_shown = shown
 
 #: What each structural rule says, shown beside the step (the rules' own table,
 #: :data:`symdiff.local.IDENTITIES`). Function rules carry their own identity.

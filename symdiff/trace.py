@@ -77,7 +77,9 @@ _NO_NUMBER = (
     "library's math functions cannot take it; use symdiff.math or NumPy functions "
     "(np.sin, np.exp, ...) instead"
 )
-_CONDITION_ONLY = (
+#: Why a comparison was refused: it can only be the condition of ``where`` (shared with the
+#: tensor tracer).
+CONDITION_ONLY = (
     "a comparison such as x > 0 can only be the condition of where(cond, a, b) "
     "(symdiff.math.where or np.where)"
 )
@@ -86,12 +88,12 @@ _CONSTANTS: dict[float, sp.Expr] = {math.pi: sp.pi, math.e: sp.E}
 
 
 # -- numbers and expressions ---------------------------------------------------------------------
-def _operand(value: object) -> sp.Expr:
+def operand(value: object) -> sp.Expr:
     """``value`` (a traced value, a SymPy expression or a number) as a SymPy expression."""
     if isinstance(value, Traced):
         return value.expr
     if isinstance(value, Condition):
-        raise UnsupportedError(_CONDITION_ONLY)
+        raise UnsupportedError(CONDITION_ONLY)
     if isinstance(value, sp.Expr):
         return value
     if isinstance(value, np.ndarray):
@@ -133,14 +135,14 @@ def _wrap(expr: sp.Basic) -> Traced | Condition:
     return Traced(expr) if isinstance(expr, sp.Expr) else Condition(expr)
 
 
-def _divide(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+def divide(a: sp.Expr, b: sp.Expr) -> sp.Expr:
     """``a / b``; dividing by an exact zero raises ``ZeroDivisionError``, as Python does."""
     if b.is_zero:
         raise ZeroDivisionError("division by zero")
     return a / b
 
 
-def _power(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+def power(a: sp.Expr, b: sp.Expr) -> sp.Expr:
     """``a ** b``; zero to a negative power raises ``ZeroDivisionError``, as Python does."""
     if a.is_zero and b.is_negative:
         raise ZeroDivisionError("0.0 cannot be raised to a negative power")
@@ -148,10 +150,10 @@ def _power(a: sp.Expr, b: sp.Expr) -> sp.Expr:
 
 
 def _symbolic(args: tuple[object, ...]) -> bool:
-    return any(isinstance(a, _Symbolic) for a in args)
+    return any(isinstance(a, Symbolic) for a in args)
 
 
-def _refuse(message: str) -> Callable[..., NoReturn]:
+def refuse(message: str) -> Callable[..., NoReturn]:
     """A method that raises ``UnsupportedError(message)`` whatever its arguments."""
 
     def method(self: object, *args: object) -> NoReturn:
@@ -161,7 +163,7 @@ def _refuse(message: str) -> Callable[..., NoReturn]:
 
 
 # -- traced values -------------------------------------------------------------------------------
-class _Symbolic:
+class Symbolic:
     """What traced values and traced conditions share: NumPy dispatch, and the refusals."""
 
     __slots__ = ("expr",)
@@ -196,7 +198,7 @@ class _Symbolic:
         build = UFUNCS.get(ufunc)
         if build is None:
             raise UnsupportedError(f"numpy function '{name}' is not supported when tracing")
-        return _wrap(build(*map(_operand, inputs)))
+        return _wrap(build(*map(operand, inputs)))
 
     def __array_function__(
         self, func: Callable[..., Any], types: object, args: tuple[Any, ...], kwargs: dict
@@ -220,13 +222,13 @@ class _Symbolic:
             "use symdiff.math or NumPy functions"
         )
 
-    __float__ = __int__ = __index__ = __complex__ = _refuse(_NO_NUMBER)
-    __round__ = __trunc__ = __floor__ = __ceil__ = _refuse(_NO_NUMBER)
-    __getitem__ = _refuse(f"indexing a traced value (x[i]) is not supported: {_SCALAR_ONLY}")
-    __iter__ = _refuse(f"iterating over a traced value is not supported: {_SCALAR_ONLY}")
-    __len__ = _refuse(f"len() of a traced value is not supported: {_SCALAR_ONLY}")
-    __eq__ = _refuse("comparison '==' of traced values is not supported; " + _CONDITION_ONLY)
-    __ne__ = _refuse("comparison '!=' of traced values is not supported; " + _CONDITION_ONLY)
+    __float__ = __int__ = __index__ = __complex__ = refuse(_NO_NUMBER)
+    __round__ = __trunc__ = __floor__ = __ceil__ = refuse(_NO_NUMBER)
+    __getitem__ = refuse(f"indexing a traced value (x[i]) is not supported: {_SCALAR_ONLY}")
+    __iter__ = refuse(f"iterating over a traced value is not supported: {_SCALAR_ONLY}")
+    __len__ = refuse(f"len() of a traced value is not supported: {_SCALAR_ONLY}")
+    __eq__ = refuse("comparison '==' of traced values is not supported; " + CONDITION_ONLY)
+    __ne__ = refuse("comparison '!=' of traced values is not supported; " + CONDITION_ONLY)
     __hash__ = None  # type: ignore[assignment]
 
 
@@ -234,7 +236,7 @@ class TracedAttributeError(UnsupportedError, AttributeError):
     """An unknown attribute of a traced value: an UnsupportedError that ``hasattr`` understands."""
 
 
-class Traced(_Symbolic):
+class Traced(Symbolic):
     """A scalar value seen while tracing: wraps the SymPy expression computed so far (``.expr``).
 
     Supports ``+ - * / **`` with numbers on either side, unary ``-``/``+``, ``abs()``, the
@@ -245,36 +247,36 @@ class Traced(_Symbolic):
     __slots__ = ()
 
     def __add__(self, other: object) -> Traced:
-        return Traced(self.expr + _operand(other))
+        return Traced(self.expr + operand(other))
 
     def __radd__(self, other: object) -> Traced:
-        return Traced(_operand(other) + self.expr)
+        return Traced(operand(other) + self.expr)
 
     def __sub__(self, other: object) -> Traced:
-        return Traced(self.expr - _operand(other))
+        return Traced(self.expr - operand(other))
 
     def __rsub__(self, other: object) -> Traced:
-        return Traced(_operand(other) - self.expr)
+        return Traced(operand(other) - self.expr)
 
     def __mul__(self, other: object) -> Traced:
-        return Traced(self.expr * _operand(other))
+        return Traced(self.expr * operand(other))
 
     def __rmul__(self, other: object) -> Traced:
-        return Traced(_operand(other) * self.expr)
+        return Traced(operand(other) * self.expr)
 
     def __truediv__(self, other: object) -> Traced:
-        return Traced(_divide(self.expr, _operand(other)))
+        return Traced(divide(self.expr, operand(other)))
 
     def __rtruediv__(self, other: object) -> Traced:
-        return Traced(_divide(_operand(other), self.expr))
+        return Traced(divide(operand(other), self.expr))
 
     def __pow__(self, other: object, modulo: object = None) -> Traced:
         if modulo is not None:
             raise UnsupportedError("pow() with a modulus is not supported when tracing")
-        return Traced(_power(self.expr, _operand(other)))
+        return Traced(power(self.expr, operand(other)))
 
     def __rpow__(self, other: object) -> Traced:
-        return Traced(_power(_operand(other), self.expr))
+        return Traced(power(operand(other), self.expr))
 
     def __neg__(self) -> Traced:
         return Traced(-self.expr)
@@ -286,19 +288,19 @@ class Traced(_Symbolic):
         return Traced(sp.Abs(self.expr))
 
     def __lt__(self, other: object) -> Condition:
-        return Condition(sp.Lt(self.expr, _operand(other)))
+        return Condition(sp.Lt(self.expr, operand(other)))
 
     def __le__(self, other: object) -> Condition:
-        return Condition(sp.Le(self.expr, _operand(other)))
+        return Condition(sp.Le(self.expr, operand(other)))
 
     def __gt__(self, other: object) -> Condition:
-        return Condition(sp.Gt(self.expr, _operand(other)))
+        return Condition(sp.Gt(self.expr, operand(other)))
 
     def __ge__(self, other: object) -> Condition:
-        return Condition(sp.Ge(self.expr, _operand(other)))
+        return Condition(sp.Ge(self.expr, operand(other)))
 
 
-class Condition(_Symbolic):
+class Condition(Symbolic):
     """A traced comparison (``x > 0``): only usable as the condition of ``where(cond, a, b)``."""
 
     __slots__ = ()
@@ -323,13 +325,13 @@ for _name, _symbol in _OPERATORS.items():
     )
     _message = f"operator {_symbol!r} is not supported when tracing{_hint}"
     for _dunder in (f"__{_name}__", f"__r{_name}__"):
-        setattr(Traced, _dunder, _refuse(_message))
-        setattr(Condition, _dunder, _refuse(f"{_message}; {_CONDITION_ONLY}"))
-Traced.__invert__ = _refuse("operator '~' is not supported when tracing")  # type: ignore[method-assign]
+        setattr(Traced, _dunder, refuse(_message))
+        setattr(Condition, _dunder, refuse(f"{_message}; {CONDITION_ONLY}"))
+Traced.__invert__ = refuse("operator '~' is not supported when tracing")  # type: ignore[method-assign]
 for _dunder in ("add", "sub", "mul", "truediv", "pow", "radd", "rsub", "rmul", "rtruediv", "rpow"):
-    setattr(Condition, f"__{_dunder}__", _refuse(_CONDITION_ONLY))
+    setattr(Condition, f"__{_dunder}__", refuse(CONDITION_ONLY))
 for _dunder in ("neg", "pos", "abs", "invert", "lt", "le", "gt", "ge"):
-    setattr(Condition, f"__{_dunder}__", _refuse(_CONDITION_ONLY))
+    setattr(Condition, f"__{_dunder}__", refuse(CONDITION_ONLY))
 del _name, _symbol, _hint, _message, _dunder
 
 
@@ -348,7 +350,7 @@ def apply(name: str, *args: object) -> Any:
 
     The result is a :class:`Traced` value if any argument is one, else a SymPy expression.
     """
-    result = FUNCTIONS[name](*map(_operand, args))
+    result = FUNCTIONS[name](*map(operand, args))
     return Traced(result) if _symbolic(args) else result
 
 
@@ -364,7 +366,7 @@ def where(cond: object, a: object, b: object) -> Any:
             "a where() inside the condition of a where() is not supported; "
             "nest where() in the values instead"
         )
-    result = sp.Piecewise((_operand(a), condition), (_operand(b), True))
+    result = sp.Piecewise((operand(a), condition), (operand(b), True))
     return Traced(result) if _symbolic((cond, a, b)) else result
 
 
@@ -374,12 +376,12 @@ UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
     np.add: operator.add,
     np.subtract: operator.sub,
     np.multiply: operator.mul,
-    np.divide: _divide,  # also np.true_divide
-    np.power: _power,
-    np.float_power: _power,
+    np.divide: divide,  # also np.true_divide
+    np.power: power,
+    np.float_power: power,
     np.negative: operator.neg,
     np.positive: operator.pos,
-    np.reciprocal: lambda a: _divide(sp.S.One, a),
+    np.reciprocal: lambda a: divide(sp.S.One, a),
     np.square: lambda a: a**2,
     np.deg2rad: lambda a: a * sp.pi / 180,
     np.radians: lambda a: a * sp.pi / 180,
@@ -584,14 +586,14 @@ def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Traced
 def _result(value: object, fn: object) -> sp.Expr:
     """What a traced function returned, as a SymPy expression."""
     if isinstance(value, Condition):
-        raise UnsupportedError(f"{_describe(fn)} returned a comparison; {_CONDITION_ONLY}")
+        raise UnsupportedError(f"{_describe(fn)} returned a comparison; {CONDITION_ONLY}")
     if isinstance(value, np.ndarray) and value.ndim:
         raise UnsupportedError(
             f"{_describe(fn)} returned an array of shape {value.shape}; a traced function must "
             "return one scalar"
         )
-    if isinstance(value, _Symbolic | sp.Expr | numbers.Real | np.ndarray):
-        return _operand(value)
+    if isinstance(value, Symbolic | sp.Expr | numbers.Real | np.ndarray):
+        return operand(value)
     returned = (
         "None (is a return statement missing?)" if value is None else (f"a {type(value).__name__}")
     )

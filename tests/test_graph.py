@@ -449,9 +449,9 @@ def test_missing_point_value_and_constant_graph():
 
 
 def test_graph_is_what_reverse_mode_computes():
-    from symdiff.reverse import _Linearizer
+    from symdiff.reverse import Linearizer
 
-    linear = _Linearizer()
+    linear = Linearizer()
     linear(sd.parse(SEED))
     g = sd.graph(SEED)
     assert len([n for n in g.nodes if n.kind == "operation"]) == len(linear.nodes)

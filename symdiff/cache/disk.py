@@ -15,15 +15,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .entries import (
-    _ENTRY_NAME_RE,
-    _NAMESPACE_RE,
+    ENTRY_NAME_RE,
     FORMAT_VERSION,
-    _check,
-    _check_text,
-    _decode_entry,
-    _encode_entry,
+    NAMESPACE_RE,
+    check_key,
+    check_text,
+    decode_entry,
+    encode_entry,
 )
-from .files import TEMP_PREFIX, _make_dirs, _prepare_dir, _scandir, _unlink, _write_atomic
+from .files import TEMP_PREFIX, make_dirs, prepare_dir, scan_dir, try_unlink, write_atomic
 from .memory import MemoryStore
 from .protocol import SymdiffCacheWarning
 
@@ -55,7 +55,7 @@ class DiskStore:
         self._estimate = 0
         self._puts_until_scan = 0  # the first put measures the tree
         self._warned = False
-        _prepare_dir(self.root, self.path)
+        prepare_dir(self.root, self.path)
         import filelock  # deferred: only a disk store needs it
 
         self._filelock = filelock
@@ -73,7 +73,7 @@ class DiskStore:
 
         A hit touches the file's mtime (the LRU clock).
         """
-        _check(namespace, key)
+        check_key(namespace, key)
         text = self._fallback.get(namespace, key)
         if text is not None:
             return text
@@ -106,23 +106,23 @@ class DiskStore:
         On any OSError the text is kept in memory for this process and one
         :class:`SymdiffCacheWarning` per store is issued; nothing is raised.
         """
-        _check(namespace, key)
-        _check_text(text)
+        check_key(namespace, key)
+        check_text(text)
         try:
             body = text.encode("utf-8")
         except UnicodeEncodeError:
             log.debug("symdiff cache: %s/%s is not encodable, kept in memory", namespace, key)
             self._fallback.put(namespace, key, text)
             return
-        data = _encode_entry(body)
+        data = encode_entry(body)
         if len(data) > self.max_bytes:
             log.debug("symdiff cache: %s/%s is larger than the cap, kept in memory", namespace, key)
             self._fallback.put(namespace, key, text)
             return
         path = self._entry(namespace, key)
         try:
-            _make_dirs(self.path, path.parent)
-            _write_atomic(path, data)
+            make_dirs(self.path, path.parent)
+            write_atomic(path, data)
         except OSError as exc:
             self._write_failed(exc)
             self._fallback.put(namespace, key, text)
@@ -176,7 +176,7 @@ class DiskStore:
             except OSError:
                 continue
             if is_temp:
-                if st.st_mtime < stale_before and _unlink(path):
+                if st.st_mtime < stale_before and try_unlink(path):
                     removed += 1
             else:
                 entries.append((st.st_mtime, path, st.st_size))
@@ -187,7 +187,7 @@ class DiskStore:
             for _, path, size in entries:
                 if total <= target:
                     break
-                if _unlink(path):
+                if try_unlink(path):
                     removed += 1
                     total -= size
         return removed, total
@@ -229,7 +229,8 @@ class DiskStore:
         return count
 
     def _clear(self) -> int:
-        return sum(1 for path, is_temp in list(_walk(self.path)) if not is_temp and _unlink(path))
+        entries = list(_walk(self.path))
+        return sum(1 for path, is_temp in entries if not is_temp and try_unlink(path))
 
 
 def _walk(top: Path) -> Iterator[tuple[str, bool]]:
@@ -237,16 +238,16 @@ def _walk(top: Path) -> Iterator[tuple[str, bool]]:
 
     Only names the store itself creates are listed: anything else is left alone.
     """
-    for ns in _scandir(top):
-        if not (ns.is_dir(follow_symlinks=False) and _NAMESPACE_RE.fullmatch(ns.name)):
+    for ns in scan_dir(top):
+        if not (ns.is_dir(follow_symlinks=False) and NAMESPACE_RE.fullmatch(ns.name)):
             continue
-        for shard in _scandir(ns.path):
+        for shard in scan_dir(ns.path):
             if not shard.is_dir(follow_symlinks=False) or len(shard.name) != 2:
                 continue
-            for item in _scandir(shard.path):
+            for item in scan_dir(shard.path):
                 if item.name.startswith(TEMP_PREFIX):
                     yield item.path, True
-                elif _ENTRY_NAME_RE.fullmatch(item.name):
+                elif ENTRY_NAME_RE.fullmatch(item.name):
                     yield item.path, False
 
 
@@ -266,6 +267,6 @@ def _read_entry(path: Path) -> tuple[str | None, os.stat_result | None, str | No
             st = os.fstat(handle.fileno())
             if not stat.S_ISREG(st.st_mode):
                 return None, st, "not a regular file"
-            return _decode_entry(handle.read()), st, None
+            return decode_entry(handle.read()), st, None
     except (OSError, ValueError) as exc:
         return None, st, str(exc) or type(exc).__name__

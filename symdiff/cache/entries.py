@@ -10,9 +10,11 @@ import re
 FORMAT_VERSION: int = 1
 """Version of the on-disk format; entries live under ``<root>/v{FORMAT_VERSION}/``."""
 
-_NAMESPACE_RE = re.compile(r"[a-z]+")
+NAMESPACE_RE = re.compile(r"[a-z]+")
+"""What a namespace (a directory under ``v{FORMAT_VERSION}/``) must fully match."""
 _KEY_RE = re.compile(r"[0-9a-f]{16,64}")
-_ENTRY_NAME_RE = re.compile(r"([0-9a-f]{16,64})\.py")
+ENTRY_NAME_RE = re.compile(r"([0-9a-f]{16,64})\.py")
+"""What an entry's file name must fully match; group 1 is the key."""
 _HEADER_RE = re.compile(rb"# symdiff-cache v([0-9]+) sha256=([0-9a-f]{64}) bytes=([0-9]+)")
 _MAX_HEADER = 128
 
@@ -35,27 +37,28 @@ def cache_key(*parts: str) -> str:
     return digest.hexdigest()
 
 
-def _check(namespace: str, key: str) -> None:
+def check_key(namespace: str, key: str) -> None:
     """Raise ValueError unless ``namespace`` is ``[a-z]+`` and ``key`` is ``[0-9a-f]{16,64}``."""
-    if not isinstance(namespace, str) or not _NAMESPACE_RE.fullmatch(namespace):
+    if not isinstance(namespace, str) or not NAMESPACE_RE.fullmatch(namespace):
         raise ValueError(f"invalid cache namespace {namespace!r}: expected [a-z]+")
     if not isinstance(key, str) or not _KEY_RE.fullmatch(key):
         raise ValueError(f"invalid cache key {key!r}: expected 16 to 64 lowercase hex digits")
 
 
-def _check_text(text: str) -> None:
+def check_text(text: str) -> None:
+    """Raise TypeError unless ``text`` (the value to store) is a ``str``."""
     if not isinstance(text, str):
         raise TypeError(f"cache text must be str, not {type(text).__name__}")
 
 
 # -- entry format ----------------------------------------------------------------------------------
-def _encode_entry(body: bytes) -> bytes:
+def encode_entry(body: bytes) -> bytes:
     """The file contents for ``body``: header line, newline, body."""
     header = f"# symdiff-cache v{FORMAT_VERSION} sha256={hashlib.sha256(body).hexdigest()} "
     return header.encode("ascii") + b"bytes=%d\n" % len(body) + body
 
 
-def _decode_entry(data: bytes) -> str:
+def decode_entry(data: bytes) -> str:
     """The verified text of a file's contents; raises ValueError saying what is wrong."""
     newline = data.find(b"\n", 0, _MAX_HEADER)
     if newline < 0:

@@ -13,7 +13,8 @@ from pathlib import Path
 TEMP_PREFIX = ".tmp-"
 
 
-def _scandir(path: str | Path) -> list[os.DirEntry]:
+def scan_dir(path: str | Path) -> list[os.DirEntry]:
+    """The entries of directory ``path``, or ``[]`` if it cannot be read (never raises)."""
     try:
         with os.scandir(path) as it:
             return list(it)
@@ -21,7 +22,8 @@ def _scandir(path: str | Path) -> list[os.DirEntry]:
         return []
 
 
-def _unlink(path: str | Path) -> bool:
+def try_unlink(path: str | Path) -> bool:
+    """Remove file ``path``; True if it was removed, False on any OSError (never raises)."""
     try:
         os.unlink(path)
     except OSError:
@@ -29,7 +31,7 @@ def _unlink(path: str | Path) -> bool:
     return True
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a fsync'ed temp file in the same directory and
     ``os.replace``; on failure remove the temp file and re-raise."""
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=TEMP_PREFIX, suffix=".part")
@@ -40,11 +42,11 @@ def _write_atomic(path: Path, data: bytes) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        _unlink(tmp)
+        try_unlink(tmp)
         raise
 
 
-def _make_dirs(base: Path, target: Path) -> None:
+def make_dirs(base: Path, target: Path) -> None:
     """Create ``target`` and its missing parents down from ``base`` with mode 0o700."""
     if target.is_dir():
         return
@@ -65,14 +67,14 @@ def _make_dirs(base: Path, target: Path) -> None:
         os.chmod(directory, 0o700)  # the umask may have removed bits; never add any
 
 
-def _prepare_dir(root: Path, v1: Path) -> None:
+def prepare_dir(root: Path, v1: Path) -> None:
     """Create ``root`` and ``v1`` (0o700) and check they are safe and writable.
 
     Raises OSError whose message is the reason the cache cannot be used.
     """
     for base, directory in ((Path(root.anchor), root), (root, v1)):
         try:
-            _make_dirs(base, directory)
+            make_dirs(base, directory)
         except OSError as exc:
             why = _why(exc)
             raise OSError(exc.errno, f"cannot create cache directory {directory}: {why}") from exc

@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from .entries import _check, _check_text
+from .entries import check_key, check_text
 from .protocol import DEFAULT_MAX_MB, MB
 
 
@@ -25,7 +25,7 @@ class MemoryStore:
 
     def get(self, namespace: str, key: str) -> str | None:
         """The stored text, or ``None``; a hit makes the entry most recently used."""
-        _check(namespace, key)
+        check_key(namespace, key)
         with self._mutex:
             item = self._items.get((namespace, key))
             if item is None:
@@ -35,8 +35,8 @@ class MemoryStore:
 
     def put(self, namespace: str, key: str, text: str) -> None:
         """Store ``text``, evicting least-recently-used entries beyond ``max_bytes``."""
-        _check(namespace, key)
-        _check_text(text)
+        check_key(namespace, key)
+        check_text(text)
         size = len(text.encode("utf-8", "surrogatepass"))
         with self._mutex:
             old = self._items.pop((namespace, key), None)

@@ -1,6 +1,6 @@
 """Subtraction and division as they are written: the reverse-mode linearisation for pictures.
 
-:class:`AsWritten` extends :class:`symdiff.reverse._Linearizer` (the linearisation the generated
+:class:`AsWritten` extends :class:`symdiff.reverse.Linearizer` (the linearisation the generated
 reverse-mode code comes from) so that ``x - y`` is a ``-`` node and ``x / y`` a ``/`` node in
 :func:`symdiff.graphs.graph`, where SymPy has ``x + (-1)*y`` and ``x * y**-1``.
 """
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..reverse import _Linearizer
+from ..reverse import Linearizer
 
 
-class AsWritten(_Linearizer):
+class AsWritten(Linearizer):
     """The reverse-mode linearisation, with subtraction and division drawn as they are written.
 
     SymPy stores ``a - b`` as ``a + (-1)*b`` and ``a / b`` as ``a * b**-1``; a student who wrote
@@ -39,10 +39,10 @@ class AsWritten(_Linearizer):
         self.labels: dict[sp.Expr, str] = {}
 
     def __call__(self, expr: sp.Expr) -> sp.Expr:
-        if expr not in self._seen and expr.free_symbols and not expr.is_Atom:
+        if expr not in self.seen and expr.free_symbols and not expr.is_Atom:
             result = self._as_written(expr)
             if result is not None:
-                self._seen[expr] = result
+                self.seen[expr] = result
                 return result
         return super().__call__(expr)
 
@@ -80,11 +80,11 @@ class AsWritten(_Linearizer):
         for term in negated:
             so_far = so_far + term
             right = self(-term)
-            if so_far not in self._seen:  # (a - b) seen before: reuse its node
-                self._seen[so_far] = self._labelled(
+            if so_far not in self.seen:  # (a - b) seen before: reuse its node
+                self.seen[so_far] = self._labelled(
                     "-", left - right, (left, right), (sp.S.One, sp.S.NegativeOne)
                 )
-            left = self._seen[so_far]
+            left = self.seen[so_far]
         return left
 
     def _division(self, numerator: sp.Expr, denominator: sp.Expr) -> sp.Expr:
@@ -92,6 +92,6 @@ class AsWritten(_Linearizer):
         return self._labelled("/", a / b, (a, b), (1 / b, -a / b**2))
 
     def _labelled(self, label: str, value, children, partials) -> sp.Symbol:
-        symbol = self._add(value, children, partials)
+        symbol = self.add(value, children, partials)
         self.labels[symbol] = label
         return symbol

@@ -12,7 +12,7 @@ from typing import ClassVar
 import sympy as sp
 
 from ..errors import SymdiffError
-from .functions import _CONSTANTS, FUNCTION_SPECS, TENSOR_FUNCTIONS, FunctionSpec
+from .functions import CONSTANTS, FUNCTION_SPECS, TENSOR_FUNCTIONS, FunctionSpec
 from .guards import BuildChecks
 from .hints import unknown_function, variables
 from .limits import LIMITS, budget_seconds
@@ -60,8 +60,8 @@ class ExpressionBuilder(BuildChecks):
 
     def visit_Name(self, node: ast.Name) -> sp.Expr:
         name = node.id
-        if name in _CONSTANTS:
-            return _CONSTANTS[name]
+        if name in CONSTANTS:
+            return CONSTANTS[name]
         if name in FUNCTION_SPECS:
             self.fail(f"{name!r} is a function; call it as {name}(...)", node)
         return self.symbol(name, node)
@@ -249,7 +249,7 @@ class ExpressionBuilder(BuildChecks):
                 self.src.original_offset(opening) if opening >= 0 else node,
             )
         name = func.id
-        if name in _CONSTANTS:
+        if name in CONSTANTS:
             self.fail(f"{name!r} is a constant, not a function (to multiply, write {name}*(...))",
                       func)
         spec = FUNCTION_SPECS.get(name)

@@ -12,7 +12,7 @@ import sympy as sp
 
 from ..errors import ParseError, UnsupportedError
 from .builder import ExpressionBuilder
-from .functions import _CONSTANTS
+from .functions import CONSTANTS
 from .limits import LIMITS, PARSER_RECURSION_LIMIT, recursion_limit
 from .names import check_symbol_name
 from .sizes import NON_FINITE, numerically_real, short_expr
@@ -68,7 +68,7 @@ def text_names(text: str) -> frozenset[str]:
     return frozenset(
         node.id
         for node in nodes
-        if isinstance(node, ast.Name) and id(node) not in called and node.id not in _CONSTANTS
+        if isinstance(node, ast.Name) and id(node) not in called and node.id not in CONSTANTS
     )
 
 

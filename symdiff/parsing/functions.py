@@ -10,7 +10,8 @@ import sympy as sp
 
 from .. import registry
 
-_CONSTANTS: dict[str, sp.Expr] = {"pi": sp.pi, "e": sp.E}
+CONSTANTS: dict[str, sp.Expr] = {"pi": sp.pi, "e": sp.E}
+"""The named constants an expression may use, and the SymPy numbers they stand for."""
 
 
 @dataclass(frozen=True)

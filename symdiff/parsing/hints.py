@@ -11,7 +11,7 @@ import keyword
 import re
 import tokenize
 
-from .functions import _CONSTANTS, FUNCTIONS, TENSOR_FUNCTIONS
+from .functions import CONSTANTS, FUNCTIONS, TENSOR_FUNCTIONS
 
 #: A Python numeric literal (without the imaginary suffix), for finding ``2x`` and ``3.5e2y``.
 _NUMBER = re.compile(
@@ -31,7 +31,7 @@ def variables(tree: ast.AST | None, limit: int = 3) -> list[str]:
         if (
             isinstance(node, ast.Name)
             and id(node) not in called
-            and node.id not in _CONSTANTS
+            and node.id not in CONSTANTS
             and node.id not in FUNCTIONS
             and node.id not in found
         ):

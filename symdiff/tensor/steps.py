@@ -31,8 +31,9 @@ from typing import Any
 import sympy as sp
 
 from ..errors import SymdiffError
+from ..lines import annotation, shown
 from ..options import Options
-from ..steps import Derivation, Step, _annotation, _shown, avoiding, latex_rows
+from ..steps import Derivation, Step, avoiding, latex_rows
 from .elementwise import partial_step
 from .formula import TensorFormula, latex, text
 from .ir import Node, arg_symbol, topological
@@ -88,7 +89,7 @@ class TensorStep:
 
     def latex_rows(self, depth: int = 0) -> list[str]:
         """Rows of an ``aligned`` block: the definition (with the rule), then each gradient."""
-        rule = _annotation(self.rule + " rule", depth)
+        rule = annotation(self.rule + " rule", depth)
         rows = []
         if self.latex_expr:
             rows.append(f"{self.latex_expr} && {rule}")
@@ -128,14 +129,14 @@ class TensorDerivation(Derivation):
 
     def latex(self, verbose: str | None = None) -> str:
         """Every step as rows of one KaTeX-safe ``aligned`` block inside ``$$ ... $$``."""
-        shown = _shown(verbose or self.verbose)
+        is_shown = shown(verbose or self.verbose)
         top, bottom = sp.latex(sp.Symbol(self.output)), sp.latex(self.var)
         d = rf"\frac{{\partial {top}}}{{\partial {bottom}}}"
         rows = [rf"{d} &= {self.result.latex} && \text{{(result)}}"]
         for step in self.steps:
             rows += step.latex_rows(0)
             for sub in step.substeps:
-                if shown(sub):
+                if is_shown(sub):
                     rows += [_indent(row, 1) for row in latex_rows([sub], verbose or self.verbose)]
         return "$$\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}$$"
 

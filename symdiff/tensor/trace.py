@@ -45,7 +45,7 @@ from ..parsing import LIMITS
 from .ir import Node
 from .ops import Builder
 from .shapes import Dim, Shape, broadcast, format_shape
-from .traced import TensorCondition, TracedTensor, _Traced
+from .traced import TensorCondition, TracedArray, TracedTensor, tracer_of, value_of
 from .values import Elem, Values
 
 _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
@@ -74,12 +74,12 @@ class Tracer(Values):
     def operand(self, value: object) -> Elem:
         """``value`` (a traced array, a dimension, a number) as an elementwise value."""
         if isinstance(value, TracedTensor):
-            if value._tracer is not self:
+            if tracer_of(value) is not self:
                 raise UnsupportedError("a traced array from another trace cannot be used here")
-            return value._value
+            return value_of(value)
         if isinstance(value, TensorCondition):
-            raise UnsupportedError(scalar._CONDITION_ONLY)
-        if isinstance(value, scalar._Symbolic):
+            raise UnsupportedError(scalar.CONDITION_ONLY)
+        if isinstance(value, scalar.Symbolic):
             raise UnsupportedError("a scalar traced value cannot be combined with a traced array")
         if isinstance(value, sp.Expr):
             if not all(s.is_integer for s in value.free_symbols):
@@ -94,7 +94,7 @@ class Tracer(Values):
         if isinstance(value, list | tuple):
             raise UnsupportedError(f"a {type(value).__name__} cannot be combined with a traced "
                                    "array: pass it to the function as an argument")
-        return Elem(scalar._operand(value), ())
+        return Elem(scalar.operand(value), ())
 
     def node(self, value: object) -> Node:
         """``value`` as a tensor node (a number becomes a constant)."""
@@ -125,7 +125,7 @@ class Tracer(Values):
             raise UnsupportedError("a where() inside the condition of a where() is not "
                                    "supported; nest where() in the values instead")
         x, y = self.operand(a), self.operand(b)
-        shape = broadcast("where", cond._value.shape, x.shape, y.shape, where=self.where())
+        shape = broadcast("where", value_of(cond).shape, x.shape, y.shape, where=self.where())
         return TracedTensor(self, Elem(sp.Piecewise((x.expr, cond.expr), (y.expr, True)), shape))
 
     def reduce(self, kind: str, a: object, axis: Any = None, keepdims: Any = False,
@@ -214,7 +214,7 @@ def _check(expr: sp.Expr) -> None:
 
 
 def _integer(value: object) -> int:
-    if isinstance(value, bool | _Traced):
+    if isinstance(value, bool | TracedArray):
         raise UnsupportedError("indices must be ints, slices of ints, None or '...'")
     try:
         return operator.index(value)  # type: ignore[arg-type]
@@ -251,7 +251,7 @@ def _refuse_extra(name: str, extra: dict[str, Any]) -> None:
 # -- symdiff.math --------------------------------------------------------------------------------
 def apply(name: str, *args: Any, **kwargs: Any) -> Any:
     """A :mod:`symdiff.math` function of traced arrays (``sd.math.sigmoid(x)``, ...)."""
-    tracer = next(a._tracer for a in args if isinstance(a, _Traced))
+    tracer = next(tracer_of(a) for a in args if isinstance(a, TracedArray))
     if name == "where":
         return tracer.where_(*args)
     if name in ("logsumexp", "softmax"):
@@ -296,7 +296,7 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
 def _node(tracer: Tracer, value: object) -> Node:
     """What a traced function returned, as a node."""
     if isinstance(value, TensorCondition):
-        raise UnsupportedError(f"{tracer.name} returned a comparison; " + scalar._CONDITION_ONLY)
+        raise UnsupportedError(f"{tracer.name} returned a comparison; " + scalar.CONDITION_ONLY)
     if isinstance(value, TracedTensor):
         return tracer.node(value)
     if isinstance(value, numbers.Real | np.ndarray | sp.Expr) and np.ndim(value) == 0:

@@ -31,7 +31,7 @@ _NO_NUMBER = ("a traced array has no numeric value while tracing: float(), int()
 
 
 # -- traced values -------------------------------------------------------------------------------
-class _Traced:
+class TracedArray:
     """What traced arrays and traced comparisons share: NumPy dispatch and the refusals."""
 
     __slots__ = ("_tracer", "_value")
@@ -94,18 +94,28 @@ class _Traced:
                                "outside NumPy's dispatch, such as scipy's, was called on it); "
                                "use NumPy or symdiff.math functions")
 
-    __float__ = __int__ = __index__ = __complex__ = scalar._refuse(_NO_NUMBER)
-    __round__ = __trunc__ = __floor__ = __ceil__ = scalar._refuse(_NO_NUMBER)
-    __iter__ = scalar._refuse("iterating over a traced array is not supported; index it "
+    __float__ = __int__ = __index__ = __complex__ = scalar.refuse(_NO_NUMBER)
+    __round__ = __trunc__ = __floor__ = __ceil__ = scalar.refuse(_NO_NUMBER)
+    __iter__ = scalar.refuse("iterating over a traced array is not supported; index it "
                               "(x[0], x[:, 1]) or use array operations")
-    __eq__ = scalar._refuse("comparison '==' of traced arrays is not supported; "
-                            + scalar._CONDITION_ONLY)
-    __ne__ = scalar._refuse("comparison '!=' of traced arrays is not supported; "
-                            + scalar._CONDITION_ONLY)
+    __eq__ = scalar.refuse("comparison '==' of traced arrays is not supported; "
+                            + scalar.CONDITION_ONLY)
+    __ne__ = scalar.refuse("comparison '!=' of traced arrays is not supported; "
+                            + scalar.CONDITION_ONLY)
     __hash__ = None  # type: ignore[assignment]
 
 
-class TensorCondition(_Traced):
+def tracer_of(array: TracedArray) -> Tracer:
+    """The tracer ``array`` belongs to (the one that made it)."""
+    return array._tracer
+
+
+def value_of(array: TracedArray) -> Elem:
+    """The elementwise value and shape ``array`` stands for."""
+    return array._value
+
+
+class TensorCondition(TracedArray):
     """A traced comparison of arrays: only the condition of ``np.where`` / ``sd.math.where``."""
 
     __slots__ = ()
@@ -120,7 +130,7 @@ def _elementwise(name: str, build: Callable[..., sp.Basic], reflected: bool = Fa
     return method
 
 
-class TracedTensor(_Traced):
+class TracedTensor(TracedArray):
     """An array seen while tracing with ``shapes=`` (see the module docstring)."""
 
     __slots__ = ()
@@ -131,9 +141,9 @@ class TracedTensor(_Traced):
     __rsub__ = _elementwise("subtract", operator.sub, True)
     __mul__ = _elementwise("multiply", operator.mul)
     __rmul__ = _elementwise("multiply", operator.mul, True)
-    __truediv__ = _elementwise("divide", scalar._divide)
-    __rtruediv__ = _elementwise("divide", scalar._divide, True)
-    __rpow__ = _elementwise("power", scalar._power, True)
+    __truediv__ = _elementwise("divide", scalar.divide)
+    __rtruediv__ = _elementwise("divide", scalar.divide, True)
+    __rpow__ = _elementwise("power", scalar.power, True)
     __lt__ = _elementwise("less", sp.Lt)
     __le__ = _elementwise("less_equal", sp.Le)
     __gt__ = _elementwise("greater", sp.Gt)
@@ -142,7 +152,7 @@ class TracedTensor(_Traced):
     def __pow__(self, other: object, modulo: object = None) -> TracedTensor:
         if modulo is not None:
             raise UnsupportedError("pow() with a modulus is not supported when tracing")
-        return self._tracer.elementwise("power", scalar._power, self, other)
+        return self._tracer.elementwise("power", scalar.power, self, other)
 
     def __neg__(self) -> TracedTensor:
         return TracedTensor(self._tracer, Elem(-self._value.expr, self._value.shape))
@@ -288,4 +298,6 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
 }
 
 
-__all__ = ["ARRAY_FUNCTIONS", "TensorCondition", "TracedTensor"]
+__all__ = [
+    "ARRAY_FUNCTIONS", "TensorCondition", "TracedArray", "TracedTensor", "tracer_of", "value_of",
+]

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
 
-from . import pipeline, warm
+from . import pipeline, request_index
 from .cache import open_store
 from .compiled import CompiledFunction
 from .errors import SymdiffError
@@ -24,7 +24,7 @@ from .options import Options
 if TYPE_CHECKING:
     import sympy as sp
 
-    from .steps import Derivation
+    from .engine.steps import Derivation
 
 Expression = Union[str, "sp.Basic", int, float, Callable[..., Any]]
 
@@ -86,7 +86,8 @@ def derive(
     parameter). Unlike the builders, ``derive`` accepts a ``wrt`` that does not occur: the
     steps show why the derivative is 0 (the constant rule), nothing is silently wrong. The
     returned
-    :class:`~symdiff.steps.Derivation` has ``result`` (simplified), ``steps`` (the rule tree and,
+    :class:`~symdiff.engine.steps.Derivation` has ``result`` (simplified), ``steps`` (the rule tree
+    and,
     if simplification changed anything, a final ``simplify`` step), and renders as text, LaTeX
     and HTML. ``verbose`` chooses what the Jupyter display shows: ``"all"`` steps or the ``"key"``
     steps (leaf constant / variable steps hidden); ``str()`` always lists every step.
@@ -94,7 +95,7 @@ def derive(
     With ``shapes=`` (a scalar tensor expression), the steps are those of the backward walk that
     ``grad`` emits, one matrix-calculus rule per node (:mod:`symdiff.tensor.steps`).
     """
-    from .teach import derive as derive_steps
+    from .teach.derivation import derive as derive_steps
 
     return derive_steps(expr, wrt, simplify=simplify, verbose=verbose, shapes=shapes)
 
@@ -400,5 +401,5 @@ def cache_info() -> dict[str, Any]:
 def clear_cache() -> int:
     """Remove every cached module (disk and memory); returns how many entries were removed."""
     pipeline.clear_memo()
-    warm.forget()
+    request_index.forget()
     return open_store().clear()

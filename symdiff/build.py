@@ -4,7 +4,7 @@ of :mod:`symdiff.pipeline` calls; caching is the pipeline's).
 
 Forward mode differentiates each output symbolically (simplified, then CSE across all
 outputs); reverse mode emits a forward sweep over temporaries and one backward sweep of
-adjoints per output (:mod:`symdiff.reverse`). One planner per kind (:data:`PLANNERS`).
+adjoints per output (:mod:`symdiff.engine.reverse`). One planner per kind (:data:`PLANNERS`).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from dataclasses import dataclass, replace
 
 import sympy as sp
 
-from .differentiate import differentiate
-from .emit import ArrayResult, Program, Result, emit_source
-from .forward import tangent_program
+from .codegen.emit import ArrayResult, Program, Result, emit_source
+from .codegen.printer import brief_text
+from .engine.forward import differentiate
+from .engine.reverse import inline_single_use, prune, reverse_program
+from .engine.tangents import tangent_program
 from .layer import Built, Call
-from .printer import brief_text
 from .recipe import KindTable
 from .request import Request, expression, make_request, restored, symbol, wrt_names
-from .reverse import inline_single_use, prune, reverse_program
 from .simplify import operation_nodes, simplify_for_people
 
 __all__ = [

@@ -10,12 +10,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import explain
-from .codenames import code_names, rename_keywords
-from .explain import names as _names
-from .load import load_function
+from .codegen.load import load_function
+from .codegen.naming import code_names, rename_keywords
+from .codegen.render import HELPERS_HEADING
 from .recipe import Recipe
-from .render import HELPERS_HEADING
+from .teach import explain
+from .teach.explain import names as _names
 
 
 class CompiledFunction:
@@ -204,14 +204,15 @@ class CompiledFunction:
     # -- which rule produced which line ------------------------------------------------------------
     def origin(self) -> list[Any]:
         """The expression(s) this function was built from, read from :attr:`recipe` (see
-        :func:`symdiff.explain.origin`)."""
+        :func:`symdiff.teach.explain.origin`)."""
         return explain.origin(self)
 
     def explain(
         self, expr: Any = None, verbose: str = "key", shapes: Mapping[str, Any] | None = None
     ) -> str:
         """Pair each generated output line with the rule tree of the derivative it computes
-        (see :func:`symdiff.explain.explain`, which documents every kind, scalar and tensor)."""
+        (see :func:`symdiff.teach.explain.explain`, which documents every kind, scalar and
+        tensor)."""
         return explain.explain(self, expr, verbose, shapes)
 
 
@@ -252,7 +253,8 @@ _CODE_FONT = "var(--jp-code-font-family, Menlo, Consolas, 'DejaVu Sans Mono', mo
 def _split_helpers(source: str, name: str) -> tuple[str, str, str]:
     """``source`` as (everything before its helper section, the helper section, ""): the
     helpers copied from the runtime follow the function ``name``, under the comment
-    :data:`~symdiff.render.HELPERS_HEADING`. Without that section the whole source is the first
+    :data:`~symdiff.codegen.render.HELPERS_HEADING`. Without that section the whole source is the
+    first
     part and the others are empty."""
     lines = source.splitlines()
     start = next((i for i, ln in enumerate(lines) if ln == HELPERS_HEADING), None)

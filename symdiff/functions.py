@@ -3,7 +3,7 @@ the real cube root ``cbrt``, ``hypot_share`` (the partials of ``hypot``), an ``e
 keeps its argument's sign and ``sinc_d`` (the derivatives of ``sinc``).
 
 They carry no derivative of their own (``fdiff`` is deliberately absent): the derivative rules
-live in the rows of :mod:`symdiff.registry` (:data:`symdiff.rules.RULES`), which name these
+live in the rows of :mod:`symdiff.registry` (:data:`symdiff.engine.rules.RULES`), which name these
 classes as their heads. ``rewrite(sp.exp)`` gives each in SymPy's own
 primitives, which tests use to build independent references.
 """

@@ -5,10 +5,11 @@ store -> build.
 :class:`~symdiff.compiled.CompiledFunction`:
 
 1. a call made of plain strings (and plain shapes) is looked up in the request index
-   (:func:`symdiff.warm.lookup`: memory, then disk) without importing SymPy;
+   (:func:`symdiff.request_index.lookup`: memory, then disk) without importing SymPy;
 2. otherwise its layer (:data:`LAYERS`: scalar, or tensor with ``shapes=``) parses it into a
    request, and :func:`compile_request` takes over: the request's key finds the function in
-   memory (:data:`_MEMO`), or its module entry on disk (:func:`symdiff.warm.load_module`), or
+   memory (:data:`_MEMO`), or its module entry on disk (:func:`symdiff.request_index.load_module`),
+   or
    else the layer derives and emits it now and the module is stored;
 3. the function is indexed under the raw call, so the next process finds it in step 1.
 
@@ -22,7 +23,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from . import warm
+from . import request_index
 from .compiled import CompiledFunction
 from .layer import Built, Call, Layer, Request
 
@@ -48,13 +49,13 @@ _MEMO: dict[str, CompiledFunction] = {}
 def compiled(call: Call) -> CompiledFunction:
     """The function for ``call``: from the request index, from memory, from the disk cache, or
     derived, emitted and loaded now (and then cached), as ``cache=True`` allows."""
-    raw = warm.raw_key(call.kind, call.exprs, call.wrt, call.options, call.shapes)
-    found = warm.lookup(raw, functools.partial(call_exprs, call))
+    raw = request_index.raw_key(call.kind, call.exprs, call.wrt, call.options, call.shapes)
+    found = request_index.lookup(raw, functools.partial(call_exprs, call))
     if found is not None:
         return found
     layer = LAYERS[call.layer]()
     function = compile_request(layer, layer.request(call))
-    warm.remember(raw, function)
+    request_index.remember(raw, function)
     return function
 
 
@@ -67,11 +68,11 @@ def compile_request(layer: Layer, request: Request) -> CompiledFunction:
     key = request.key()
     if key in _MEMO:  # the key holds the signature; annotations may still differ
         return _MEMO[key].with_signature(signature)
-    disk_key = warm.module_key(key)
-    function = warm.load_module(disk_key, request.recipe, layer.exprs(request), signature)
+    disk_key = request_index.module_key(key)
+    function = request_index.load_module(disk_key, request.recipe, layer.exprs(request), signature)
     if function is None:
         function = function_of(layer.build(request), disk_key, signature)
-        warm.store_module(function)
+        request_index.store_module(function)
     _MEMO[key] = function
     return function
 

@@ -4,7 +4,7 @@
 them in stable forms, gives symbols whose names are not identifiers their code names, and
 decides the arguments and ``wrt`` (:mod:`symdiff.arguments`). A request knows its key (what
 determines the generated code) and its :class:`~symdiff.recipe.Recipe`, with the expressions
-as input-language text (:func:`symdiff.inputtext.input_text`) that :func:`symdiff.parse` reads
+as input-language text (:func:`symdiff.teach.inputtext.input_text`) that :func:`symdiff.parse` reads
 back.
 """
 
@@ -20,13 +20,13 @@ import sympy as sp
 
 from . import __version__
 from .arguments import check_parameters, resolve_wrt
-from .codenames import code_names
+from .codegen.naming import code_names
 from .errors import SymdiffError
-from .inputtext import input_text
 from .options import Options
 from .parsing import FUNCTIONS, check_wrt, parse
 from .recipe import Recipe
 from .simplify import stable_forms
+from .teach.inputtext import input_text
 from .trace import (
     DIRECTION,
     call_signature,
@@ -54,7 +54,7 @@ class Request:
     options: Options = field(default_factory=Options)
     signature: inspect.Signature | None = None
     #: ``(code name, original name)`` of the SymPy symbols whose names are not identifiers
-    #: (:mod:`symdiff.codenames`): the expressions and ``wrt`` use the code names.
+    #: (:mod:`symdiff.codegen.naming`): the expressions and ``wrt`` use the code names.
     aliases: tuple[tuple[str, str], ...] = ()
 
     @property
@@ -191,7 +191,8 @@ def _with_code_names(
 ) -> tuple[tuple[sp.Expr, ...], object, tuple[tuple[str, str], ...]]:
     """The expressions and ``wrt`` with every symbol whose name is not an identifier (SymPy
     input such as ``Symbol("x_{1}")``) renamed to its code name, and the ``(code, original)``
-    pairs (:func:`symdiff.codenames.code_names`); unchanged when every name is an identifier."""
+    pairs (:func:`symdiff.codegen.naming.code_names`); unchanged when every name is an
+    identifier."""
     renamed = code_names(_free_names(exprs))
     if not renamed:
         return exprs, wrt, ()

@@ -76,7 +76,8 @@ def reference_value(expr: sp.Expr, point: dict[sp.Symbol, float], digits: int = 
 def reset_memory() -> None:
     """Forget every function held in memory (the store, both layers' memos, the warm index),
     keeping what is on disk: the next request behaves as in a fresh process."""
-    from symdiff import cache, pipeline, warm
+    from symdiff import cache, pipeline
+    from symdiff import request_index as warm
 
     cache.reset_store()
     pipeline.clear_memo()

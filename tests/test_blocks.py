@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.runtime import _in_blocks, helper_source
+from symdiff.codegen.helpers import _in_blocks, helper_source
 from symdiff.verify import VerificationError, check_module
 
 EXPRESSIONS = [

@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff import cache, render, warm
+from symdiff import cache
+from symdiff import request_index as warm
+from symdiff.codegen import render
 
 from .conftest import ROOT, reset_memory
 

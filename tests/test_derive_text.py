@@ -1,6 +1,7 @@
 """Derivations never print a false equality, and name the rule a student expects at every node.
 
-Each shown line is data (:meth:`symdiff.steps.Derivation.lines`): the text, LaTeX and HTML views
+Each shown line is data (:meth:`symdiff.engine.steps.Derivation.lines`): the text, LaTeX and HTML
+views
 print exactly those lines. The checks below read that data, not the printed text, and then check
 that the printed text holds each line (with its variable ``x`` or ``u``). The reference for every
 ``d/dv [lhs] = rhs`` is ``sympy.diff(lhs, v)``, compared with ``rhs`` symbolically for the
@@ -23,7 +24,7 @@ from hypothesis import given, settings
 import symdiff as sd
 from symdiff import registry
 from symdiff.cli import main as cli_main
-from symdiff.steps import Derivation, Step
+from symdiff.engine.steps import Derivation, Step
 
 from .conftest import X, Y, Z, drop_step_derivatives, to_reference
 from .test_derive import RULE_SEQUENCES

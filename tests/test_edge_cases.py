@@ -98,7 +98,8 @@ def test_no_python_exception_and_no_warning_escalation(mode):
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 @pytest.mark.parametrize("name", ["sigmoid", "erf"])
 def test_runtime_helpers_emit_no_warning_at_infinities_and_nan(name, mode):
-    """The runtime helpers silence their own floating-point warnings (symdiff.runtime: sigmoid
+    """The runtime helpers silence their own floating-point warnings (symdiff.codegen.helpers:
+    sigmoid
     even raises internally to detect overflow): at +-inf, nan and far in the tails, with every
     warning an error, values and derivatives equal SciPy's."""
     x = np.array([-np.inf, -1000.0, -40.0, -1.5, 0.0, 2.0, 40.0, 1000.0, np.inf, np.nan])
@@ -145,7 +146,7 @@ def test_derivative_of_zero_to_the_y_is_zero_not_zoo():
     and JAX return. The printer still prints ``zoo`` as nan."""
     import sympy as sp
 
-    from symdiff.printer import CodePrinter
+    from symdiff.codegen.printer import CodePrinter
 
     g = sd.grad("0**y", wrt="y", cache=False)
     assert "_np.nan" not in g.source

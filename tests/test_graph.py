@@ -449,7 +449,7 @@ def test_missing_point_value_and_constant_graph():
 
 
 def test_graph_is_what_reverse_mode_computes():
-    from symdiff.reverse import Linearizer
+    from symdiff.engine.reverse import Linearizer
 
     linear = Linearizer()
     linear(sd.parse(SEED))

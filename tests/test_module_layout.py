@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.render import HELPERS_HEADING
-from symdiff.runtime import HELPER_DEPENDENCIES
+from symdiff.codegen.helpers import HELPER_DEPENDENCIES
+from symdiff.codegen.render import HELPERS_HEADING
 from symdiff.verify import check_module
 from tests.tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES
 

@@ -51,7 +51,7 @@ def test_wheel_contains_the_templates(tmp_path):
 )
 def test_installed_copy_finds_its_templates_from_another_directory(tmp_path):
     code = (
-        "import symdiff, symdiff.render as r; "
+        "import symdiff, symdiff.codegen.render as r; "
         "print(r.templates_dir()); print(symdiff.__file__); "
         "print(symdiff.grad('x**2', wrt='x')(3.0))"
     )

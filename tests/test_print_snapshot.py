@@ -23,10 +23,10 @@ from sympy.codegen.numpy_nodes import logaddexp
 
 import symdiff as sd
 from symdiff import registry
+from symdiff.codegen.printer import ArrayCodePrinter, CodePrinter
+from symdiff.codegen.render import HELPERS_HEADING
+from symdiff.engine.rules import RULES, rule_for
 from symdiff.functions import relu, sigmoid, softplus, tie_share
-from symdiff.printer import ArrayCodePrinter, CodePrinter
-from symdiff.render import HELPERS_HEADING
-from symdiff.rules import RULES, rule_for
 
 SNAPSHOT = pathlib.Path(__file__).resolve().parent / "golden" / "print_snapshot.json"
 X, Y, Z = sp.symbols("x y z", real=True)
@@ -120,7 +120,8 @@ def _scalar(expr: sp.Expr) -> dict[str, object]:
 
 
 def _tensor(text: str, wrt: list[str], shapes: dict) -> str:
-    """The generated function of the module (the helpers after it come from symdiff.runtime as
+    """The generated function of the module (the helpers after it come from symdiff.codegen.helpers
+    as
     is)."""
     source = sd.value_and_grad(text, wrt=wrt, shapes=shapes).source
     end = source.find("\n\n\n" + HELPERS_HEADING)

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import symdiff as sd
 from symdiff import registry
-from symdiff.differentiate import differentiate
+from symdiff.engine.forward import differentiate
 
 from .conftest import X, Y, Z, drop_step_derivatives, to_reference
 

@@ -20,11 +20,12 @@ from sympy.codegen.numpy_nodes import logaddexp
 import symdiff as sd
 import symdiff.math as sm
 from symdiff import registry as R
-from symdiff import runtime, trace, verify
+from symdiff import trace, verify
+from symdiff.codegen import helpers as runtime
+from symdiff.codegen.printer import ArrayCodePrinter, CodePrinter
+from symdiff.engine.rules import RULES
 from symdiff.functions import sigmoid, softplus
 from symdiff.parsing import functions as parsing_functions
-from symdiff.printer import ArrayCodePrinter, CodePrinter
-from symdiff.rules import RULES
 from symdiff.tensor import emit
 from symdiff.tensor import traced as tensor_traced
 from symdiff.tensor.parse import TENSOR_FUNCTIONS
@@ -244,7 +245,7 @@ def test_the_printers_print_the_rows_way(row, printer):
 
 def test_the_printer_has_no_method_of_its_own_for_a_row():
     """The printer reads the rows (one ``_print`` dispatch): no ``_print_<head>`` shadows one."""
-    ours = {name for cls in ArrayCodePrinter.__mro__ if cls.__module__ == "symdiff.printer"
+    ours = {name for cls in ArrayCodePrinter.__mro__ if cls.__module__ == "symdiff.codegen.printer"
             for name in vars(cls)}
     assert ours & {f"_print_{name}" for name in R.by_class_name()} == set()
 
@@ -261,7 +262,8 @@ def test_runtime_knows_the_rows_helpers():
     """runtime's dependency table lists its own infrastructure and reads the rows' helpers."""
     deps = R.helper_dependencies()
     assert deps.items() <= runtime.HELPER_DEPENDENCIES.items()
-    tree = ast.parse((ROOT / "symdiff" / "runtime" / "__init__.py").read_text(encoding="utf-8"))
+    helpers = ROOT / "symdiff" / "codegen" / "helpers" / "__init__.py"
+    tree = ast.parse(helpers.read_text(encoding="utf-8"))
     (table,) = [
         node.value for node in tree.body
         if isinstance(node, ast.AnnAssign) and ast.unparse(node.target) == "HELPER_DEPENDENCIES"

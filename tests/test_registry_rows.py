@@ -18,7 +18,7 @@ import symdiff as sd
 import symdiff.math as sm
 from symdiff import registry as R
 from symdiff import verify
-from symdiff.differentiate import differentiate
+from symdiff.engine.forward import differentiate
 from symdiff.functions import tie_share
 
 from .conftest import X, Y, reference_value, to_reference

@@ -16,15 +16,15 @@ import sympy as sp
 from hypothesis import assume, given, settings
 
 import symdiff as sd
-from symdiff import local
 from symdiff import registry as R
-from symdiff.adjoints import ReverseSteps
-from symdiff.differentiate import Deriver, differentiate
-from symdiff.explain import engine_mode
-from symdiff.reverse import reverse_program
-from symdiff.rules import RULES
+from symdiff.engine import local
+from symdiff.engine.adjoints import ReverseSteps
+from symdiff.engine.forward import Deriver, differentiate
+from symdiff.engine.reverse import reverse_program
+from symdiff.engine.rules import RULES
+from symdiff.engine.sweeps import recorded
 from symdiff.simplify import stable_forms
-from symdiff.sweeps import recorded
+from symdiff.teach.explain import engine_mode
 
 from .conftest import X, Y, Z, drop_step_derivatives, to_reference
 from .test_property import _away_from_kinks, _heaviside, expressions, points

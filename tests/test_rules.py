@@ -10,9 +10,9 @@ import sympy as sp
 
 import symdiff as sd
 from symdiff import registry
-from symdiff.differentiate import differentiate
+from symdiff.engine.forward import differentiate
+from symdiff.engine.rules import RULES
 from symdiff.functions import tie_share
-from symdiff.rules import RULES
 
 from .conftest import X, Y, reference_value, to_reference
 

@@ -1,4 +1,5 @@
-"""symdiff.runtime: accuracy against mpmath and scipy, dtype/shape/special-value rules, and the
+"""symdiff.codegen.helpers: accuracy against mpmath and scipy, dtype/shape/special-value rules, and
+the
 rules on the helpers' source (it is pasted into generated modules)."""
 
 from __future__ import annotations
@@ -18,9 +19,8 @@ import scipy.special as sc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symdiff import runtime
-from symdiff.errors import ShapeError
-from symdiff.runtime import (
+from symdiff.codegen import helpers as runtime
+from symdiff.codegen.helpers import (
     HELPER_DEPENDENCIES,
     _argmax_share,
     _as_output,
@@ -39,6 +39,7 @@ from symdiff.runtime import (
     _sinpi,
     helper_source,
 )
+from symdiff.errors import ShapeError
 
 HELPERS = sorted(HELPER_DEPENDENCIES)
 PUBLIC_HELPERS = ["_argmax_share", "_erf", "_gamma", "_loggamma", "_polygamma"]
@@ -655,7 +656,7 @@ def test_helper_module_top_level_statements(path):
             continue
         assert isinstance(node, ast.FunctionDef), f"unexpected: {ast.unparse(node)[:80]}"
         assert node.name in HELPER_DEPENDENCIES, f"{node.name} is not in HELPER_DEPENDENCIES"
-        assert getattr(runtime, node.name).__module__ == f"symdiff.runtime.{path.stem}"
+        assert getattr(runtime, node.name).__module__ == f"symdiff.codegen.helpers.{path.stem}"
     assert "import numpy as _np" in {ast.unparse(n) for n in body[1:]}
 
 
@@ -724,7 +725,7 @@ def test_helper_refers_only_to_allowed_names(name):
 
 
 def test_common_shape_is_numpy_broadcasting():
-    from symdiff.runtime import _common_shape
+    from symdiff.codegen.helpers import _common_shape
 
     for shapes in [[(3,), (3,)], [(), (4, 1), (5,)], [(2, 1, 3), (4, 1)], [(0,), (1,)]]:
         arrays = [np.zeros(s) for s in shapes]

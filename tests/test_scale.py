@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.render import HELPERS_HEADING
+from symdiff.codegen.render import HELPERS_HEADING
 
 ROSENBROCK = "100*(y - x**2)**2 + (1 - x)**2"
 

@@ -12,8 +12,9 @@ import pytest
 import sympy as sp
 
 import symdiff as sd
-from symdiff import pipeline, warm
-from symdiff.codenames import code_names, is_code_name
+from symdiff import pipeline
+from symdiff import request_index as warm
+from symdiff.codegen.naming import code_names, is_code_name
 
 X1, ALPHA, PLAIN = sp.Symbol("x_{1}"), sp.Symbol("\\alpha"), sp.Symbol("x_1")
 EXPR = sp.sin(X1) * ALPHA + PLAIN**2

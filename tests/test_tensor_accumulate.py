@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.render import HELPERS_HEADING
+from symdiff.codegen.render import HELPERS_HEADING
 from tests.tensor_cases import central_gradient
 
 X = ("n",)

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.render import HELPERS_HEADING
-from symdiff.runtime import _check_shapes
+from symdiff.codegen.helpers import _check_shapes
+from symdiff.codegen.render import HELPERS_HEADING
 from symdiff.verify import check_module
 
 from .tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES

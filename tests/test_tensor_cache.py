@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff import cache, warm
+from symdiff import cache
+from symdiff import request_index as warm
 
 from .conftest import ROOT, reset_memory
 

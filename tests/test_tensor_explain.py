@@ -10,7 +10,7 @@ import pytest
 
 import symdiff as sd
 from symdiff.compiled import CompiledFunction
-from symdiff.explain import declared_shapes
+from symdiff.teach.explain import declared_shapes
 
 from .conftest import reset_memory
 

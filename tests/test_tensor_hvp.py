@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.render import HELPERS_HEADING
+from symdiff.codegen.render import HELPERS_HEADING
 from tests.tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES
 from tests.test_tensor_ops import OPS, random_values
 

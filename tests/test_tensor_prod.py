@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.render import HELPERS_HEADING
+from symdiff.codegen.render import HELPERS_HEADING
 from symdiff.verify import VerificationError, check_module
 
 RNG = np.random.default_rng(20)

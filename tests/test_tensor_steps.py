@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import symdiff as sd
-from symdiff.steps import Derivation
+from symdiff.engine.steps import Derivation
 from symdiff.tensor.steps import TensorDerivation, TensorStep
 from symdiff.tensor.vjp import TENSOR_VJPS
 

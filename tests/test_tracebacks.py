@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff import load
+from symdiff.codegen import load
 
 from .conftest import ROOT
 

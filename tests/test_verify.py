@@ -83,7 +83,8 @@ def test_tampered_modules_are_refused(tampered):
 def test_a_forged_cache_entry_with_a_valid_checksum_is_refused_and_rebuilt(tmp_path, monkeypatch):
     monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(tmp_path / "cache"))
     cache.reset_store()
-    from symdiff import pipeline, warm
+    from symdiff import pipeline
+    from symdiff import request_index as warm
 
     g = sd.grad("x**2*y", wrt="x")
     canary = tmp_path / "canary"
@@ -117,7 +118,7 @@ def test_a_sum_of_thousands_of_terms_is_checked_without_recursion():
 def test_titles_print_long_sums_briefly_and_short_ones_in_full():
     import sympy as sp
 
-    from symdiff.printer import brief_text
+    from symdiff.codegen.printer import brief_text
 
     x = sp.symbols("x0:40")
     assert brief_text(sum(x)) == "x0 + x1 + x10 + x11 + ...(36 more terms)"

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.runtime import _check_shapes
+from symdiff.codegen.helpers import _check_shapes
 from symdiff.verify import VerificationError, check_module
 
 LOGISTIC = "sum(log(1 + exp(-y * (X @ w))))"

@@ -1,7 +1,8 @@
 """Computational graphs: the expression DAG that reverse mode computes, drawn and walked through.
 
 ``sd.graph(expr, at={...})`` builds the graph from the same linearisation as
-:func:`symdiff.reverse.reverse_program` (one node per distinct subexpression, local partials from
+:func:`symdiff.engine.reverse.reverse_program` (one node per distinct subexpression, local partials
+from
 the rule table), so the picture is what the generated code computes, with one difference for
 the reader: subtraction and division are drawn as written, as ``-`` and ``/`` nodes with their
 own local rules, where SymPy (and the generated code) has ``a + (-1)*b`` and ``a * b**-1``; see

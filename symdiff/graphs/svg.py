@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
-from ..render import render
+from ..codegen.render import render
 from .layout import (
     CELL,
     LABEL_CHAR,

@@ -1,6 +1,7 @@
 """Subtraction and division as they are written: the reverse-mode linearisation for pictures.
 
-:class:`AsWritten` extends :class:`symdiff.reverse.Linearizer` (the linearisation the generated
+:class:`AsWritten` extends :class:`symdiff.engine.reverse.Linearizer` (the linearisation the
+generated
 reverse-mode code comes from) so that ``x - y`` is a ``-`` node and ``x / y`` a ``/`` node in
 :func:`symdiff.graphs.graph`, where SymPy has ``x + (-1)*y`` and ``x * y**-1``.
 """
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 import sympy as sp
 
-from ..reverse import Linearizer
+from ..engine.reverse import Linearizer
 
 
 class AsWritten(Linearizer):

@@ -56,7 +56,7 @@ SymPy input is not re-parsed: its symbols are checked and made real, and values 
 finite real numbers (``zoo``, ``oo``, ``nan``, ``I``) are refused; the size limits below are
 for strings. A symbol's name need not be an identifier (``Symbol("x_{1}")``, ``Symbol("\\alpha")``
 from code that prints LaTeX): it only must not be empty, start with ``_`` or exceed
-``max_name_length``; generated code uses a safe identifier for it (:mod:`symdiff.codenames`).
+``max_name_length``; generated code uses a safe identifier for it (:mod:`symdiff.codegen.naming`).
 
 Limits (``LIMITS``)
 -------------------

@@ -59,7 +59,7 @@ def check_symbol_name(name: str) -> str:
 
     Any name that is not empty, does not start with ``_`` (reserved for generated code) and is
     at most ``max_name_length`` characters long: names that are not identifiers (``x_{1}``,
-    ``\\alpha``) are given safe identifiers in generated code (:mod:`symdiff.codenames`).
+    ``\\alpha``) are given safe identifiers in generated code (:mod:`symdiff.codegen.naming`).
     """
     if not name or name.startswith("_") or len(name) > LIMITS["max_name_length"]:
         check_identifier(name, "symbol name")  # raises, with the reason

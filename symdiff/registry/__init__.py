@@ -4,7 +4,8 @@ A row says which names a string may call the function by, which SymPy class its 
 derivative rule (as a student reads it), how it prints as NumPy code, which NumPy functions
 tracing maps to it, whether tensor code may apply it in place, where it is smooth (for the
 tests), and which numbers need care when parsing. The consumers read the rows: the rule table
-(:data:`symdiff.rules.RULES`), the printer, verify's allow-list and runtime's helper table, the
+(:data:`symdiff.engine.rules.RULES`), the printer, verify's allow-list and runtime's helper table,
+the
 parser, tracing (``trace.FUNCTIONS``/``UFUNCS``), :mod:`symdiff.math` and the tensor emitter;
 ``tests/test_registry.py`` checks that none keeps a list of its own (issue #14).
 

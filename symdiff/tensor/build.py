@@ -1,7 +1,8 @@
 """The tensor layer: from a parsed :class:`~symdiff.tensor.request.TensorRequest` to generated
 code: differentiate, emit (:data:`LAYER`, which the build pipeline of :mod:`symdiff.pipeline`
 calls; caching is the pipeline's, as for the scalar layer: the module entry is keyed by
-:meth:`TensorRequest.key` plus :func:`symdiff.warm.fingerprint`, so a second process parses the
+:meth:`TensorRequest.key` plus :func:`symdiff.request_index.fingerprint`, so a second process
+parses the
 request but does not derive it again, and for plain strings finds it before parsing).
 
 What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expression's):

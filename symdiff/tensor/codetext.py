@@ -12,7 +12,7 @@ import re
 
 import sympy as sp
 
-from ..printer import ArrayCodePrinter, CodePrinter
+from ..codegen.printer import ArrayCodePrinter, CodePrinter
 from .ir import Node, format_index
 from .shapes import Dim, Shape
 

@@ -2,7 +2,8 @@
 
 A ``map`` node applies one SymPy expression in the placeholders ``_a0, _a1, ...`` to its
 arguments elementwise; its partial derivative in ``_ai`` is that of the scalar layer
-(:func:`symdiff.differentiate.differentiate`, driven by :data:`symdiff.rules.RULES`), so every
+(:func:`symdiff.engine.forward.differentiate`, driven by :data:`symdiff.engine.rules.RULES`), so
+every
 elementwise function of the scalar layer works on tensors with the same conventions
 (``relu'(0) = 0``, ties of ``max(a, b)`` split evenly, ...).
 """
@@ -13,9 +14,9 @@ import functools
 
 import sympy as sp
 
-from ..differentiate import differentiate
+from ..engine.forward import differentiate
+from ..engine.steps import Step
 from ..simplify import simplify_for_people, stable_forms, zero_power_logs
-from ..steps import Step
 from .ir import arg_symbol
 
 

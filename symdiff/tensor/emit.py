@@ -6,7 +6,7 @@ Which nodes get a line of their own:
 * views (``.T``, ``x[:, None]``, slices, reshapes, ``broadcast_to``) are printed inline;
 * an elementwise node used only by another elementwise node is composed into it, so a chain
   of elementwise operations is one NumPy expression (printed by
-  :class:`~symdiff.printer.ArrayCodePrinter`, in stable forms such as ``logaddexp``); a
+  :class:`~symdiff.codegen.printer.ArrayCodePrinter`, in stable forms such as ``logaddexp``); a
   function of such an expression is applied in place (``_t1 = x - _t0``, then
   ``_t1 = _np.exp(_t1, out=_t1)``);
 * everything else (matmul, reductions as ``_np.add.reduce(...)``, softmax, ...) is a temporary
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from .. import registry
-from ..printer import ArrayCodePrinter
+from ..codegen.printer import ArrayCodePrinter
 from ..simplify import stable_forms
 from .codetext import (
     PLACEHOLDER,
@@ -305,7 +305,7 @@ class _Emitter:
     def _prod_others(self, node: Node, code: str, target: str) -> None:
         """The product of the other elements along the axes, without dividing by zero: the
         runtime helper ``_prod_others`` (``prod(x) / x`` when ``x`` has no zero, else zeros
-        counted; see :mod:`symdiff.runtime`)."""
+        counted; see :mod:`symdiff.codegen.helpers`)."""
         (axes,) = node.attrs
         self.printer.helpers.add("_prod_others")
         self.lines.append((target, f"_prod_others({code}, {format_axes(axes)})"))

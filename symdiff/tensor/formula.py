@@ -19,7 +19,7 @@ from typing import Any
 
 import sympy as sp
 
-from ..inputtext import input_text
+from ..teach.inputtext import input_text
 from .ir import Node, arg_symbol, format_axes, format_index
 from .shapes import Shape, format_dim, format_shape
 

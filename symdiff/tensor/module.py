@@ -24,8 +24,8 @@ from collections.abc import Sequence
 
 import sympy as sp
 
-from ..emit import names_tuple, render_module
-from ..runtime import helper_source
+from ..codegen.emit import names_tuple, render_module
+from ..codegen.helpers import helper_source
 from .emit import Program, emit_statements
 from .ir import Node, topological
 from .shapes import dims_of

@@ -17,7 +17,7 @@ code. For ``sum(log(1 + exp(-y * (X @ w))))``::
 An elementwise step carries, as sub-steps, the scalar rule tree of each partial derivative it
 used (:func:`symdiff.tensor.elementwise.partial_step`), so the chain rule inside ``softplus`` is
 shown exactly as ``sd.derive`` shows it for scalars. The result is the very node ``sd.grad``
-emits. Rendering follows :mod:`symdiff.steps`: numbered plain text, and one KaTeX-safe
+emits. Rendering follows :mod:`symdiff.engine.steps`: numbered plain text, and one KaTeX-safe
 ``aligned`` block.
 """
 
@@ -30,10 +30,10 @@ from typing import Any
 
 import sympy as sp
 
+from ..engine.lines import annotation, shown
+from ..engine.steps import Derivation, Step, avoiding, latex_rows
 from ..errors import SymdiffError
-from ..lines import annotation, shown
 from ..options import Options
-from ..steps import Derivation, Step, avoiding, latex_rows
 from .elementwise import partial_step
 from .formula import TensorFormula, latex, text
 from .ir import Node, arg_symbol, topological
@@ -105,7 +105,7 @@ class TensorStep:
         return " \\\\\n".join(self.latex_rows())
 
     def __str__(self) -> str:
-        from ..steps import render_text
+        from ..engine.steps import render_text
 
         return render_text([self])  # type: ignore[list-item]
 

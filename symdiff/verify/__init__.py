@@ -2,7 +2,7 @@
 
 The templates can only produce a narrow shape of module: ``import numpy as _np`` (and
 ``import math as _math``), the module constants in :data:`CONSTANTS`, helper functions copied
-verbatim from :mod:`symdiff.runtime`, and one function whose body assigns arithmetic on its
+verbatim from :mod:`symdiff.codegen.helpers`, and one function whose body assigns arithmetic on its
 parameters and NumPy calls to temporaries and returns them. :func:`check_module` accepts
 exactly that and refuses anything else (an unexpected statement, name, attribute or call), so
 neither a bug nor a tampered cache entry can run arbitrary code. Standard library only.
@@ -62,10 +62,10 @@ __all__ = [
 
 @functools.cache
 def trusted_helpers() -> dict[str, str]:
-    """The syntax tree dump of every helper in the modules of the ``runtime`` package, read as
-    text (not imported)."""
+    """The syntax tree dump of every helper in the modules of the ``codegen.helpers`` package,
+    read as text (not imported)."""
     helpers: dict[str, str] = {}
-    for path in sorted((Path(__file__).parent.parent / "runtime").glob("*.py")):
+    for path in sorted((Path(__file__).parent.parent / "codegen" / "helpers").glob("*.py")):
         tree = ast.parse(path.read_text(encoding="utf-8"))
         helpers.update((n.name, ast.dump(n)) for n in tree.body if isinstance(n, ast.FunctionDef))
     return helpers

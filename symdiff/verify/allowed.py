@@ -20,7 +20,7 @@ FORMULAS = "_formulas"
 IMPORTS = {("numpy", "_np"), ("math", "_math")}
 #: The error classes the runtime helpers raise, bound to built-ins in a generated module (so
 #: that a saved module runs on its own) and rebound by the loader to symdiff's ``ShapeError``
-#: and ``ArgumentError`` (:func:`symdiff.load.load_function`), which subclass them.
+#: and ``ArgumentError`` (:func:`symdiff.codegen.load.load_function`), which subclass them.
 ERROR_CONSTANTS = ("_ShapeError = ValueError", "_ArgumentError = TypeError")
 #: The module-level constants a generated module may define, each exactly as written here.
 CONSTANTS = ('_FLOAT64 = _np.dtype("float64")', *ERROR_CONSTANTS)

@@ -17,7 +17,7 @@ def f():
     return _value
 
 
-# Helpers copied from symdiff.runtime, so that this module runs on its own.
+# Helpers copied from symdiff.codegen.helpers, so this module runs on its own.
 
 
 def _as_output(value, shape, dtype):

@@ -30,7 +30,7 @@ def _formulas(x, y, _shape, _dtype):
     return (_d_x, _d_y)
 
 
-# Helpers copied from symdiff.runtime, so that this module runs on its own.
+# Helpers copied from symdiff.codegen.helpers, so this module runs on its own.
 _ShapeError = ValueError
 _ArgumentError = TypeError
 

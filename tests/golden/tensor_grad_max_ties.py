@@ -31,7 +31,7 @@ def grad_f(X, Y):
     return (_X_bar, _Y_bar)
 
 
-# Helpers copied from symdiff.runtime, so that this module runs on its own.
+# Helpers copied from symdiff.codegen.helpers, so this module runs on its own.
 _ShapeError = ValueError
 _ArgumentError = TypeError
 

@@ -33,7 +33,7 @@ def grad_f(W, X):
     return _X_bar
 
 
-# Helpers copied from symdiff.runtime, so that this module runs on its own.
+# Helpers copied from symdiff.codegen.helpers, so this module runs on its own.
 _ShapeError = ValueError
 _ArgumentError = TypeError
 

@@ -30,7 +30,7 @@ def hvp_f(X, w, y, _v):
     return _w_hvp
 
 
-# Helpers copied from symdiff.runtime, so that this module runs on its own.
+# Helpers copied from symdiff.codegen.helpers, so this module runs on its own.
 _ShapeError = ValueError
 _ArgumentError = TypeError
 

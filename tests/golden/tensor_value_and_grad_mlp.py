@@ -56,7 +56,7 @@ def value_and_grad_f(W1, W2, X, Y, b1, b2):
     return (_value, (_W1_bar, _b1_bar, _W2_bar, _b2_bar))
 
 
-# Helpers copied from symdiff.runtime, so that this module runs on its own.
+# Helpers copied from symdiff.codegen.helpers, so this module runs on its own.
 _ShapeError = ValueError
 _ArgumentError = TypeError
 

@@ -28,7 +28,7 @@ def _formulas(w, y, _shape, _dtype):
     return (_value, (_d_w,))
 
 
-# Helpers copied from symdiff.runtime, so that this module runs on its own.
+# Helpers copied from symdiff.codegen.helpers, so this module runs on its own.
 _ShapeError = ValueError
 _ArgumentError = TypeError
 

@@ -3,7 +3,7 @@
 :func:`derivation_lines` turns step trees into numbered lines (a chain step's inner functions
 named, renamed where an enclosing chain uses the name); :func:`render_text`,
 :func:`render_latex` and :func:`render_html` print them, so the views cannot disagree. The step
-data lives in :mod:`symdiff.steps` (rule steps, :class:`~symdiff.steps.Step`) and
+data lives in :mod:`symdiff.engine.steps` (rule steps, :class:`~symdiff.engine.steps.Step`) and
 :mod:`symdiff.tensor.steps`; here a rule step is anything with ``defines`` (its chain rule's
 inner functions), any other step prints itself (``text()``, ``latex()``).
 """
@@ -18,11 +18,12 @@ from typing import Any
 
 import sympy as sp
 
-from .errors import SymdiffError
+from ..errors import SymdiffError
 
 
 def is_rule_step(step: Any) -> bool:
-    """A rule step (:class:`symdiff.steps.Step`: it may define inner functions), not a step of
+    """A rule step (:class:`symdiff.engine.steps.Step`: it may define inner functions), not a step
+    of
     another kind that prints itself."""
     return hasattr(step, "defines")
 

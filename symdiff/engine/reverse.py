@@ -4,9 +4,10 @@
 order: the forward pass (``_t0 = x*y``, ``_t1 = sin(_t0)``, ...), then for each output a backward
 pass (``_t1_bar = ...``, accumulating at fan-out like the seeds' branch node), ending in the
 adjoint of every ``wrt`` variable (``_x_bar``). Local partials come from the same rules as
-forward mode (:mod:`symdiff.local`: the structural rules and the registry's function rows), so
+forward mode (:mod:`symdiff.engine.local`: the structural rules and the registry's function rows),
+so
 both modes compute the same derivatives. The cost is a small constant times the cost of the
-function, however many variables there are. Given a :class:`~symdiff.adjoints.ReverseSteps`,
+function, however many variables there are. Given a :class:`~symdiff.engine.adjoints.ReverseSteps`,
 the sweep records what it does as it does it (the teaching view of ``explain()``).
 """
 
@@ -17,17 +18,10 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .adjoints import (
-    AdjointStep,
-    Contribution,
-    Definition,
-    GradientStep,
-    ReverseSteps,
-    Sweep,
-)
-from .errors import UnsupportedError
+from ..errors import UnsupportedError
+from ..simplify import stable_forms, zero_power_log
+from .adjoints import AdjointStep, Contribution, Definition, GradientStep, ReverseSteps, Sweep
 from .local import Local, operation_rule, piecewise_rule
-from .simplify import stable_forms, zero_power_log
 
 Assignment = tuple[sp.Symbol, sp.Expr]
 

@@ -1,13 +1,14 @@
 """The argument checks of a generated function: broadcast shape (``_common_shape``), float
 dtype (``_float_dtype``, ``_float_arrays``), a direction vector (``_as_vector``) and a tensor
 function's declared shapes (``_check_shapes``). Pasted verbatim into generated modules: the
-rules of :mod:`symdiff.runtime` hold for every function here; the two error classes are bound
+rules of :mod:`symdiff.codegen.helpers` hold for every function here; the two error classes are
+bound
 as that docstring says."""
 
 import numpy as _np
 
-from ..errors import ArgumentError as _ArgumentError
-from ..errors import ShapeError as _ShapeError
+from ...errors import ArgumentError as _ArgumentError
+from ...errors import ShapeError as _ShapeError
 
 
 def _common_shape(names, *arrays):

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import sympy as sp
 from sympy.printing.str import StrPrinter
 
-from . import registry
+from .. import registry
 
 
 class InputPrinter(StrPrinter):

@@ -14,12 +14,12 @@ from typing import Protocol
 
 import sympy as sp
 
-from . import __version__
+from .. import __version__
+from ..simplify import shared_subexpressions, stable_forms, zero_power_logs
+from ..verify import ERROR_CONSTANTS
+from .helpers import helper_source
 from .printer import CodePrinter
 from .render import HELPERS_HEADING, render
-from .runtime import helper_source
-from .simplify import shared_subexpressions, stable_forms, zero_power_logs
-from .verify import ERROR_CONSTANTS
 
 
 @dataclass(frozen=True)
@@ -181,7 +181,7 @@ def render_module(
 
     The module reads top-down as a person would write it: the header, the imports, the public
     function and its formulas, then one section of helpers (``helpers``, the source of the
-    runtime helpers the code calls, under :data:`~symdiff.render.HELPERS_HEADING`; Python
+    runtime helpers the code calls, under :data:`~symdiff.codegen.render.HELPERS_HEADING`; Python
     resolves module-level names when a function runs, so the helpers may follow it).
     With ``block_inputs`` (elementwise programs), the formulas go into a second function,
     ``_formulas(*block_inputs, _shape, _dtype)``, which the public one calls through the

@@ -1,6 +1,6 @@
 """The block loop of a generated function (``_in_blocks``: long arrays in cache-sized blocks)
 and the shaping of its outputs (``_as_output``). Pasted verbatim into generated modules: the
-rules of :mod:`symdiff.runtime` hold for every function here."""
+rules of :mod:`symdiff.codegen.helpers` hold for every function here."""
 
 import numpy as _np
 

@@ -3,8 +3,9 @@
 A :class:`Step` records the rule applied, the expression differentiated, the variable it is
 differentiated in, the result and the steps inside it (SymPy's ``manualintegrate`` keeps its steps
 the same way). Rendering is a table from rule name to explanation, not an ``isinstance`` chain;
-the printing itself lives in :mod:`symdiff.lines` (re-exported here). Reverse mode's steps are
-:mod:`symdiff.adjoints`.
+the printing itself lives in :mod:`symdiff.engine.lines` (re-exported here). Reverse mode's steps
+are
+:mod:`symdiff.engine.adjoints`.
 
 Every printed line is a true equality. The chain rule's step names its inner functions
 (``Step.defines``: ``u = sin(x)``) and records its outer derivative in those names
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 #: What each structural rule says, shown beside the step (the rules' own table,
-#: :data:`symdiff.local.IDENTITIES`). Function rules carry their own identity.
+#: :data:`symdiff.engine.local.IDENTITIES`). Function rules carry their own identity.
 EXPLANATIONS: dict[str, str] = IDENTITIES
 
 

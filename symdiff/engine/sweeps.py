@@ -1,8 +1,10 @@
 """The recorded sweeps of reverse mode and of forward over reverse, for ``explain()``.
 
-A reverse-mode function's code is written by :func:`symdiff.reverse.reverse_program`; a Hessian
+A reverse-mode function's code is written by :func:`symdiff.engine.reverse.reverse_program`; a
+Hessian
 or Hessian-vector product in mode "forward over reverse" by that program followed by
-:func:`symdiff.forward.tangent_program` (one tangent sweep per column, or one along ``_v``), as
+:func:`symdiff.engine.tangents.tangent_program` (one tangent sweep per column, or one along
+``_v``), as
 :mod:`symdiff.build` plans them. The functions here run those same engines, with the same
 arguments, and keep what they record: the steps of the engine that wrote the code, never the
 rule tree of another engine. Tests check that the steps' results equal the compiled functions'.
@@ -16,8 +18,8 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from .adjoints import ReverseSteps, TangentStep
-from .forward import tangent_program
 from .reverse import reverse_program
+from .tangents import tangent_program
 
 #: How :mod:`symdiff.build` names a Hessian-vector product's direction components.
 DIRECTION_PREFIX = "_v_"
@@ -25,7 +27,7 @@ DIRECTION_PREFIX = "_v_"
 
 @dataclass
 class Recorded:
-    """The reverse sweep (:class:`~symdiff.adjoints.ReverseSteps`) and, for second
+    """The reverse sweep (:class:`~symdiff.engine.adjoints.ReverseSteps`) and, for second
     derivatives, the tangent sweeps over its gradient program (one list per sweep)."""
 
     reverse: ReverseSteps

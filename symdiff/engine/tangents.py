@@ -2,11 +2,11 @@
 
 Given assignments ``t = value`` (in evaluation order) and the tangent of each input variable,
 :func:`tangent_program` emits ``t_dot = sum(d value / d u * u_dot)`` after each assignment whose
-value depends on something with a tangent, using forward mode (:mod:`symdiff.differentiate`, the
-local rules of :mod:`symdiff.local`) for the local derivatives. Applied to a reverse-mode
+value depends on something with a tangent, using forward mode (:mod:`symdiff.engine.forward`, the
+local rules of :mod:`symdiff.engine.local`) for the local derivatives. Applied to a reverse-mode
 gradient program it gives Hessian-vector products (forward over reverse) at a cost within a
 small factor of the gradient's. Given a list, it records each tangent it writes, with the rule
-tree of every local derivative (:class:`~symdiff.adjoints.TangentStep`).
+tree of every local derivative (:class:`~symdiff.engine.adjoints.TangentStep`).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 
 import sympy as sp
 
+from ..simplify import stable_forms, zero_power_logs
 from .adjoints import TangentStep
-from .differentiate import Deriver
-from .simplify import stable_forms, zero_power_logs
+from .forward import Deriver
 from .steps import Step
 
 Assignment = tuple[sp.Symbol, sp.Expr]
@@ -55,7 +55,7 @@ def tangent_program(
     record: list[TangentStep] | None = None,
 ) -> tuple[list[Assignment], list[sp.Expr]]:
     """``assignments`` interleaved with tangent assignments, and the tangents of ``outputs``;
-    ``record``, if given, receives one :class:`~symdiff.adjoints.TangentStep` per tangent."""
+    ``record``, if given, receives one :class:`~symdiff.engine.adjoints.TangentStep` per tangent."""
     dots: dict[sp.Symbol, sp.Expr] = dict(directions)
     known: dict[sp.Expr, sp.Symbol] = {}
     program: list[Assignment] = []

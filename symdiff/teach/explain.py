@@ -16,8 +16,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .codenames import code_names
-from .errors import SymdiffError
+from ..codegen.naming import code_names
+from ..errors import SymdiffError
 
 #: :class:`symdiff.compiled.CompiledFunction`, which is not imported here: it imports this
 #: module (its ``explain`` and ``origin`` methods), and imports must not go in a circle.
@@ -34,7 +34,7 @@ def origin(function: CompiledFunction) -> list[Any]:
     recipe = _recipe(function)
     if recipe.tensor:
         return list(recipe.exprs)
-    from .parsing import parse
+    from ..parsing import parse
 
     try:
         parsed = [parse(text) for text in recipe.exprs]
@@ -93,10 +93,10 @@ def explain(
 
     The steps are always those of the engine that wrote the code (:func:`engine_mode`): a
     function emitted in reverse mode (``mode="reverse"``, or ``"auto"`` from four variables)
-    shows the sweep :mod:`symdiff.reverse` recorded as it wrote it (each temporary's
+    shows the sweep :mod:`symdiff.engine.reverse` recorded as it wrote it (each temporary's
     definition, then each node's adjoint, a fan-out's contributions summed, and what the
     node's rule sends each operand); a ``hessian`` or ``hvp`` emitted forward over reverse
-    adds the tangent sweeps of :mod:`symdiff.forward` (:mod:`symdiff.sweeps`).
+    adds the tangent sweeps of :mod:`symdiff.engine.tangents` (:mod:`symdiff.engine.sweeps`).
 
     A tensor function (built with ``shapes=``) pairs each gradient output ``_<name>_bar``
     of a ``grad`` or ``value_and_grad`` with the steps of
@@ -110,7 +110,7 @@ def explain(
     tensor_shapes = dict(shapes) if shapes is not None else declared_shapes(function)
     if tensor_shapes is not None:
         return _explain_tensor(function, expr, verbose, tensor_shapes)
-    from .teach import derive
+    from .derivation import derive
 
     lines = [_explain_header(function)]
     mode = engine_mode(function)
@@ -138,7 +138,7 @@ def explain(
     return "\n".join(lines)
 
 
-#: The kinds whose code a mode writes by sweeps (:mod:`symdiff.sweeps`), by mode.
+#: The kinds whose code a mode writes by sweeps (:mod:`symdiff.engine.sweeps`), by mode.
 SWEPT_MODES = {
     "reverse": ("grad", "value_and_grad", "jacobian"),
     "forward over reverse": ("hessian", "hvp"),
@@ -166,10 +166,10 @@ def _explain_sweeps(
     function, after the generated line of each output and the adjoint it is."""
     import sympy as sp
 
-    from .parsing import parse
-    from .simplify import stable_forms
-    from .sweeps import recorded
-    from .trace import trace
+    from ..engine.sweeps import recorded
+    from ..parsing import parse
+    from ..simplify import stable_forms
+    from ..trace import trace
 
     def read(e: Any) -> sp.Expr:  # as the build reads it: traced if a function, stable forms
         traced = trace(e)[0] if callable(e) and not isinstance(e, sp.Basic) else e
@@ -223,7 +223,7 @@ def declared_shapes(function: CompiledFunction) -> dict[str, tuple[int | str, ..
 def _explain_tensor(
     function: CompiledFunction, expr: Any, verbose: str, shapes: Mapping[str, Any]
 ) -> str:
-    from .teach import derive
+    from .derivation import derive
 
     lines = [_explain_header(function, shapes)]
     if function.kind not in ("grad", "value_and_grad"):

@@ -2,7 +2,7 @@
 (``_hypot_share``), the derivatives of ``sinc`` (``_sinc_d``), ``_sigmoid`` (softplus's
 derivative and a function of its own) and, for tensor code, the gradient of ``prod``
 (``_prod_others``). Pasted verbatim into generated modules: the rules of
-:mod:`symdiff.runtime` hold for every function here."""
+:mod:`symdiff.codegen.helpers` hold for every function here."""
 
 import math as _math
 

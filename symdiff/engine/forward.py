@@ -1,9 +1,11 @@
 """Forward mode: differentiate an expression tree by the local rules, recording the steps.
 
-``differentiate(expr, var)`` returns a :class:`~symdiff.steps.Step` whose ``result`` is the
+``differentiate(expr, var)`` returns a :class:`~symdiff.engine.steps.Step` whose ``result`` is the
 derivative and whose substeps are the rules that produced it. The rules themselves (sum,
-product, quotient, power, piecewise and every function row) are those of :mod:`symdiff.local`,
-which reverse mode (:mod:`symdiff.reverse`) reads too; this module decides how a student reads
+product, quotient, power, piecewise and every function row) are those of
+:mod:`symdiff.engine.local`,
+which reverse mode (:mod:`symdiff.engine.reverse`) reads too; this module decides how a student
+reads
 an expression (a constant multiple, a quotient, the chain rule with a named inner function) and
 applies the rules top down. The code generator and the teaching view both use this one
 recursion, so the explanation can never disagree with the code.
@@ -15,7 +17,7 @@ from collections.abc import Callable
 
 import sympy as sp
 
-from .errors import UnsupportedError
+from ..errors import UnsupportedError
 from .local import (
     Local,
     constant_multiple,

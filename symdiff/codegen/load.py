@@ -24,8 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import ArgumentError, ShapeError
-from .verify import check_module
+from ..errors import ArgumentError, ShapeError
+from ..verify import check_module
 
 #: What the error classes of a generated module (``_ShapeError = ValueError``, see
 #: :data:`symdiff.verify.ERROR_CONSTANTS`) are rebound to once it runs inside symdiff.

@@ -63,7 +63,7 @@ def fingerprint() -> str:
     template text, and the Python and NumPy major versions."""
     import numpy
 
-    from .render import templates_digest
+    from .codegen.render import templates_digest
 
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     return (

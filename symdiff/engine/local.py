@@ -4,9 +4,11 @@ A :class:`Local` is one rule applied at one operation: its student-facing name (
 ``"power"``, ``"trigonometric"``, ...), its identity and the partial derivative of the operation
 by each operand, written in the operands. The structural rules (sum, constant multiple, product,
 quotient, power, piecewise) are here; the functions' rules are the rows of the registry, read
-through :func:`symdiff.rules.rule_for`. Forward mode (:mod:`symdiff.differentiate`) multiplies
+through :func:`symdiff.engine.rules.rule_for`. Forward mode (:mod:`symdiff.engine.forward`)
+multiplies
 each partial by its operand's derivative and adds them up (the chain rule); reverse mode
-(:mod:`symdiff.reverse`) multiplies each by the operation's adjoint and sends it to the operand.
+(:mod:`symdiff.engine.reverse`) multiplies each by the operation's adjoint and sends it to the
+operand.
 So the two engines cannot disagree on a rule: there is one copy of each.
 
 A rule may also say how a person writes the derivative from its operands' derivatives
@@ -21,7 +23,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .errors import UnsupportedError
+from ..errors import UnsupportedError
 from .rules import rule_for
 
 #: What each structural rule says, shown beside its step. Function rules carry their own identity.

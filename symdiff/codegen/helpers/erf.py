@@ -1,5 +1,5 @@
 """The error functions ``_erf`` and ``_erfc``, on one core ``_cody_erf`` (Cody's rational
-approximations). Pasted verbatim into generated modules: the rules of :mod:`symdiff.runtime`
+approximations). Pasted verbatim into generated modules: the rules of :mod:`symdiff.codegen.helpers`
 hold for every function here."""
 
 import numpy as _np

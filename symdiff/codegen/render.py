@@ -12,14 +12,15 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from .errors import SymdiffError
+from ..errors import SymdiffError
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+#: The ``symdiff`` package folder: an installed wheel carries ``templates/`` inside it.
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
 #: The comment that opens the helper section at the end of a generated module
 #: (``module.py.jinja``): every line after it is helper code copied from
-#: :mod:`symdiff.runtime`, which displays may fold away.
-HELPERS_HEADING = "# Helpers copied from symdiff.runtime, so that this module runs on its own."
+#: :mod:`symdiff.codegen.helpers`, which displays may fold away.
+HELPERS_HEADING = "# Helpers copied from symdiff.codegen.helpers, so this module runs on its own."
 
 
 def templates_dir() -> Path:

@@ -1,8 +1,8 @@
 """``derive``: the derivative of one expression with every rule applied, for teaching.
 
 The implementation behind :func:`symdiff.derive` (and what ``CompiledFunction.explain`` derives
-again): the scalar rule table of :mod:`symdiff.differentiate` recorded as
-:class:`~symdiff.steps.Step`\\ s, or with ``shapes=`` the backward walk of the tensor layer
+again): the scalar rule table of :mod:`symdiff.engine.forward` recorded as
+:class:`~symdiff.engine.steps.Step`\\ s, or with ``shapes=`` the backward walk of the tensor layer
 (:mod:`symdiff.tensor.steps`). It imports neither the builders nor compiled functions.
 """
 
@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .errors import SymdiffError
+from ..errors import SymdiffError
 
 if TYPE_CHECKING:
-    from .steps import Derivation
+    from ..engine.steps import Derivation
 
 
 def derive(
@@ -28,17 +28,17 @@ def derive(
     """Differentiate ``expr`` with respect to one variable, recording every rule applied
     (the documentation is :func:`symdiff.derive`'s)."""
     if shapes is not None:
-        from .tensor.steps import derive_tensor
+        from ..tensor.steps import derive_tensor
 
         return derive_tensor(expr, wrt, shapes, simplify, verbose)
     import sympy as sp
 
-    from .differentiate import differentiate
-    from .parsing import check_identifier
-    from .request import expression, symbol
-    from .simplify import simplify_for_people
-    from .steps import Derivation, Step
-    from .trace import parameters
+    from ..engine.forward import differentiate
+    from ..engine.steps import Derivation, Step
+    from ..parsing import check_identifier
+    from ..request import expression, symbol
+    from ..simplify import simplify_for_people
+    from ..trace import parameters
 
     parsed = expression(expr)
     if wrt is None:

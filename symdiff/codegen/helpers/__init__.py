@@ -8,16 +8,19 @@ the generated module (see :func:`helper_source`), so that the shipped code is ex
 this package tests.
 
 The helpers live in the package's modules by family, and this ``__init__`` imports every one of
-them (``from symdiff.runtime import _erf`` keeps working; the underscore keeps them apart from a
+them (``from symdiff.codegen.helpers import _erf`` keeps working; the underscore keeps them apart
+from a
 generated module's own names, not private to this package):
 
-* :mod:`~symdiff.runtime.erf`: ``_erf``, ``_erfc`` and their core ``_cody_erf``;
-* :mod:`~symdiff.runtime.gamma`: ``_gamma`` (with ``_sinpi``), ``_loggamma``, ``_polygamma``;
-* :mod:`~symdiff.runtime.derivatives`: what derivatives print (``_argmax_share``,
+* :mod:`~symdiff.codegen.helpers.erf`: ``_erf``, ``_erfc`` and their core ``_cody_erf``;
+* :mod:`~symdiff.codegen.helpers.gamma`: ``_gamma`` (with ``_sinpi``), ``_loggamma``,
+``_polygamma``;
+* :mod:`~symdiff.codegen.helpers.derivatives`: what derivatives print (``_argmax_share``,
   ``_hypot_share``, ``_sinc_d``, ``_sigmoid``, ``_prod_others``);
-* :mod:`~symdiff.runtime.arguments`: the argument checks (``_common_shape``, ``_float_dtype``,
+* :mod:`~symdiff.codegen.helpers.arguments`: the argument checks (``_common_shape``,
+``_float_dtype``,
   ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
-* :mod:`~symdiff.runtime.blocks`: the block loop ``_in_blocks`` and ``_as_output``.
+* :mod:`~symdiff.codegen.helpers.blocks`: the block loop ``_in_blocks`` and ``_as_output``.
 
 A helper calls only helpers of its own module. This ``__init__`` holds ``__all__`` (every helper
 and the two names below), the dependency table :data:`HELPER_DEPENDENCIES` and
@@ -68,7 +71,7 @@ Conventions at poles and outside the real domain:
 import inspect
 from collections.abc import Iterable
 
-from .. import registry as _registry
+from ... import registry as _registry
 from .arguments import _as_vector, _check_shapes, _common_shape, _float_arrays, _float_dtype
 from .blocks import _as_output, _in_blocks
 from .derivatives import _argmax_share, _hypot_share, _prod_others, _sigmoid, _sinc_d

@@ -1,14 +1,15 @@
-"""Reverse-mode steps as data: the sweep :mod:`symdiff.reverse` walked while writing the code.
+"""Reverse-mode steps as data: the sweep :mod:`symdiff.engine.reverse` walked while writing the
+code.
 
 Reverse mode names every operation of the expression once (the forward pass, ``_t1 = sin(_t0)``)
 and then walks these nodes from the output down (the backward pass). At each node it first adds
 up what the node's users sent it, its adjoint ``_t0_bar = df/d_t0`` (a node used more than once
 receives one contribution per use: fan-out), then applies the node's local rule
-(:mod:`symdiff.local`: product rule, power rule, the trigonometric rule of ``sin``, ...) and
+(:mod:`symdiff.engine.local`: product rule, power rule, the trigonometric rule of ``sin``, ...) and
 sends each operand ``d(node)/d(operand) * node_bar`` (the chain rule). The gradient of a variable
 is the sum of what it received. :class:`ReverseSteps` keeps exactly that, as the walk did it,
 and prints it (``str``); :class:`TangentStep` records forward mode over such a program (the
-Hessians' forward over reverse, :mod:`symdiff.forward`), with the rule tree of each local
+Hessians' forward over reverse, :mod:`symdiff.engine.tangents`), with the rule tree of each local
 derivative. ``explain()`` of a reverse-mode function shows these steps, the ones of the engine
 that wrote its code.
 """
@@ -185,7 +186,7 @@ class ReverseSteps:
 class TangentStep:
     """Forward mode over a program, at one assignment ``symbol = value``: its tangent
     ``dot = sum(d value/d u * u_dot)`` over the operands ``u`` that have a tangent; ``terms``
-    hold each operand, the rule tree of its local derivative (:class:`~symdiff.steps.Step`)
+    hold each operand, the rule tree of its local derivative (:class:`~symdiff.engine.steps.Step`)
     and its tangent's name. ``symbol`` is None for an output's tangent (written, not named)."""
 
     symbol: sp.Symbol | None

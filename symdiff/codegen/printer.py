@@ -2,7 +2,7 @@
 
 Generated code imports NumPy as ``_np``; every name the printer introduces starts with an
 underscore, and user variables never do, so the two cannot collide. Functions NumPy lacks (erf,
-gamma, ...) print as calls of helpers from :mod:`symdiff.runtime`; the printer records which
+gamma, ...) print as calls of helpers from :mod:`symdiff.codegen.helpers`; the printer records which
 helpers an expression needs in :attr:`CodePrinter.helpers`.
 """
 
@@ -15,7 +15,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.str import StrPrinter
 
-from . import registry
+from .. import registry
 
 #: Sums of more terms than this print in SymPy's stored order instead of the conventional one:
 #: sorting terms for display costs far more than deriving them (seconds for a sum of thousands

@@ -83,8 +83,8 @@ def test_text_lists_one_numbered_step_a_line():
     lines = text.splitlines()
     assert lines[0].startswith("d/dx [x**2*sin(x)] = ")
     assert lines[1].startswith("1. [product]")
-    assert lines[2].strip().startswith("1.1. [power]")
-    assert lines[3].strip().startswith("1.2. [trigonometric]")
+    assert lines[2].startswith("  f': [power]")  # sub-steps: indented, labelled by their part
+    assert lines[3].startswith("  g': [trigonometric]")
 
 
 def test_latex_is_one_katex_safe_aligned_block():

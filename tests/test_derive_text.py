@@ -209,8 +209,8 @@ def test_chain_text_writes_the_outer_step_in_u_with_its_definition():
         "1. [chain] d/dx [sin(x)**2] = 2*sin(x)*cos(x)"
         "   ((f(u))' = f'(u) u': outer derivative times inner derivative)",
         "  u = sin(x)   (inner function)",
-        "  1.1. [power] d/du [u**2] = 2*u   (d/du u^n = n u^(n-1))",
-        "  1.2. [trigonometric] d/dx [sin(x)] = cos(x)   (d/du sin(u) = cos(u))",
+        "  f'(u): [power] d/du [u**2] = 2*u   (d/du u^2 = 2 u)",
+        "  u': [trigonometric] d/dx [sin(x)] = cos(x)   (d/du sin(u) = cos(u))",
         "2. [simplify] d/dx [sin(x)**2] = sin(2*x)   (simplify the result)",
     ]
     assert "d/dx [sin(x)**2] = 2*sin(x)\n" not in text + "\n"
@@ -242,7 +242,7 @@ def test_nested_chains_name_v_in_text_too_and_a_variable_u_is_not_reused():
     text = str(sd.derive("exp(sin(x)**2)", wrt="x"))
     assert "  u = sin(x)**2   (inner function)" in text
     assert "    v = sin(x)   (inner function)" in text
-    assert "1.2.1. [power] d/dv [v**2] = 2*v" in text
+    assert "    f'(v): [power] d/dv [v**2] = 2*v" in text
     text = str(sd.derive("exp(u**2)", wrt="u"))
     assert "  v = u**2   (inner function)" in text
     assert "[exponential] d/dv [exp(v)] = exp(v)" in text

@@ -98,9 +98,10 @@ def test_latex_is_one_katex_safe_aligned_block():
     assert depth == 0
 
 
-def test_html_is_escaped_table():
+def test_html_is_an_escaped_tree():
     html = sd.derive("max(x, 0)", wrt="x")._repr_html_()
-    assert html.startswith("<table") and "maximum" in html and "<script" not in html
+    assert html.startswith('<div class="symdiff-steps">') and "maximum" in html
+    assert "<script" not in html and "[a &gt; b]" in html
 
 
 def test_derive_needs_wrt_when_ambiguous_and_checks_it():

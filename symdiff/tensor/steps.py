@@ -11,7 +11,7 @@ code. For ``sum(log(1 + exp(-y * (X @ w))))``::
 
     1. [sum (broadcast back)] f = sum(z2): z2_bar = full((n,), 1)
     2. [elementwise chain] z2 = softplus(-z1*y): z1_bar = -y*sigmoid(-z1*y)
-      2.1. [chain] d/dz1 [softplus(-z1*y)] = ...   (the scalar rule table's steps)
+      [chain] d/dz1 [softplus(-z1*y)] = ...   (the scalar rule table's steps)
     3. [matmul] z1 = X @ w: w_bar = X.T @ z1_bar
 
 An elementwise step carries, as sub-steps, the scalar rule tree of each partial derivative it

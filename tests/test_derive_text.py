@@ -25,6 +25,7 @@ import symdiff as sd
 from symdiff import registry
 from symdiff.cli import main as cli_main
 from symdiff.engine.steps import Derivation, Step
+from symdiff.engine.texnames import tex
 
 from .conftest import X, Y, Z, drop_step_derivatives, to_reference
 from .test_derive import RULE_SEQUENCES
@@ -228,14 +229,14 @@ def test_text_latex_and_html_name_the_same_inner_functions(text, wrt):
     assert definitions
     for line in definitions:
         assert f"{line.lhs} = {sp.sstr(line.rhs)}   (inner function)" in plain
-        assert f"{sp.latex(line.lhs)} &= {sp.latex(line.rhs)} && " in latex
+        assert f"{tex(line.lhs)} &= {tex(line.rhs)} && " in latex  # names as names
         assert f"<code>{line.lhs} = " in page
     for line in d.lines():
         if line.kind == "derivative" and line.var != d.var:
             assert f"d/d{line.var} [{sp.sstr(line.lhs)}]" in plain
-            d_latex = (rf"\frac{{\partial}}{{\partial {sp.latex(line.var)}}}" if line.partial
-                       else rf"\frac{{d}}{{d{sp.latex(line.var)}}}")
-            assert f"{d_latex}\\left[{sp.latex(line.lhs)}\\right]" in latex
+            d_latex = (rf"\frac{{\partial}}{{\partial {tex(line.var)}}}" if line.partial
+                       else rf"\frac{{d}}{{d{tex(line.var)}}}")
+            assert f"{d_latex}\\left[{tex(line.lhs)}\\right]" in latex
 
 
 def test_nested_chains_name_v_in_text_too_and_a_variable_u_is_not_reused():

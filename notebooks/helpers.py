@@ -1,4 +1,5 @@
-"""Display helpers for the teaching notebooks: Markdown tables, and SVG charts drawn by hand.
+"""Display helpers for the teaching notebooks: Markdown tables, columns side by side, and SVG
+charts drawn by hand.
 
 The charts are plain SVG text, so the notebooks need no plotting library (matplotlib is not a
 dependency of symdiff). A notebook in this folder imports them: ``from helpers import md_table``.
@@ -9,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from IPython.display import SVG, Markdown
+from IPython.display import HTML, SVG, Markdown
 
 COLORS = ("#1c7ed6", "#e8590c", "#2f9e44", "#ae3ec9", "#868e96")
 
@@ -176,3 +177,14 @@ def _legend(names: list[str], x: float, y: float, kind: str) -> list[str]:
             )
         out.append(f'{mark}<text x="{x + 24}" y="{row}">{_esc(name)}</text>')
     return out
+
+
+def side_by_side(*columns: tuple[str, str]) -> HTML:
+    """Columns next to each other, each a (title, LaTeX block) pair: Jupyter typesets the
+    ``$$ ... $$`` math of an HTML output. The titles are escaped; the LaTeX is put as it is."""
+    cells = "".join(
+        '<div style="flex:1 1 0;min-width:18em;overflow-x:auto">'
+        f"<p><b>{_esc(title)}</b></p>\n\n{latex}\n\n</div>"
+        for title, latex in columns
+    )
+    return HTML(f'<div style="display:flex;gap:2em;align-items:flex-start">{cells}</div>')

@@ -83,8 +83,8 @@ def test_text_lists_one_numbered_step_a_line():
     lines = text.splitlines()
     assert lines[0].startswith("d/dx [x**2*sin(x)] = ")
     assert lines[1].startswith("1. [product]")
-    assert lines[2].strip().startswith("1.1. [power]")
-    assert lines[3].strip().startswith("1.2. [trigonometric]")
+    assert lines[2].startswith("  f': [power]")  # sub-steps: indented, labelled by their part
+    assert lines[3].startswith("  g': [trigonometric]")
 
 
 def test_latex_is_one_katex_safe_aligned_block():
@@ -98,9 +98,10 @@ def test_latex_is_one_katex_safe_aligned_block():
     assert depth == 0
 
 
-def test_html_is_escaped_table():
+def test_html_is_an_escaped_tree():
     html = sd.derive("max(x, 0)", wrt="x")._repr_html_()
-    assert html.startswith("<table") and "maximum" in html and "<script" not in html
+    assert html.startswith('<div class="symdiff-steps">') and "maximum" in html
+    assert "<script" not in html and "[a &gt; b]" in html
 
 
 def test_derive_needs_wrt_when_ambiguous_and_checks_it():

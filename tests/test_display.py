@@ -1,9 +1,10 @@
 """Jupyter displays: derivations as one KaTeX-safe LaTeX block, compiled functions as source.
 
 The golden strings were written once from the output and checked by eye: each row is
-``d/dx [expr] &= result && (rule)``, sub-steps indented with ``\\quad`` in the rule column, the
-chain rule's inner function named ``u``, and a final ``simplify`` row when simplifying changed
-the result.
+``d/dx [expr] &= result && (rule) identity``, the identity with its parts named (``f = ...``,
+``g = ...``); sub-steps indented with ``\\quad`` in the rule column and labelled with the part of
+the identity they compute (``f'\\colon``); the chain rule's inner function named ``u``, and a
+final ``simplify`` row when simplifying changed the result.
 """
 
 from __future__ import annotations
@@ -20,57 +21,71 @@ from symdiff.compiled import CompiledFunction, highlight_html
 HAS_IPYTHON = importlib.util.find_spec("IPython") is not None
 
 GOLDEN = {
-    "x**2*sin(x)": (
-        "$$\\begin{aligned}\n"
-        "\\frac{d}{dx}\\left[x^{2} \\sin{\\left(x \\right)}\\right]"
-        " &= x^{2} \\cos{\\left(x \\right)} + 2 x \\sin{\\left(x \\right)}"
-        " && \\text{(product rule)} \\\\\n"
-        "\\frac{d}{dx}\\left[x^{2}\\right] &= 2 x && \\quad\\text{(power rule)} \\\\\n"
-        "\\frac{d}{dx}\\left[\\sin{\\left(x \\right)}\\right] &= \\cos{\\left(x \\right)}"
-        " && \\quad\\text{(trigonometric rule)} \\\\\n"
-        "\\frac{d}{dx}\\left[x^{2} \\sin{\\left(x \\right)}\\right] &= x \\left(x \\cos{\\left(x"
-        " \\right)} + 2 \\sin{\\left(x \\right)}\\right) && \\text{(simplify)}\n"
-        "\\end{aligned}$$"
+    'x**2*sin(x)': (
+        '$$\\begin{aligned}\n'
+        '\\frac{d}{dx}\\left[x^{2} \\sin{\\left(x \\right)}\\right] &= x^{2} \\cos{\\left(x'
+        ' \\right)} + 2 x \\sin{\\left(x \\right)} && \\text{(product rule)}\\quad \\left(f'
+        " g\\right)' = f' g + f g' \\text{ with } f = x^{2},\\ g = \\sin{\\left(x \\right)}"
+        ' \\\\\n'
+        "\\frac{d}{dx}\\left[x^{2}\\right] &= 2 x && \\quad f'\\colon\\ \\text{(power"
+        ' rule)}\\quad \\frac{d}{dx} x^{2} = 2 x \\\\\n'
+        '\\frac{d}{dx}\\left[\\sin{\\left(x \\right)}\\right] &= \\cos{\\left(x \\right)} &&'
+        " \\quad g'\\colon\\ \\text{(trigonometric rule)} \\\\\n"
+        '\\frac{d}{dx}\\left[x^{2} \\sin{\\left(x \\right)}\\right] &= x \\left(x \\cos{\\left(x'
+        ' \\right)} + 2 \\sin{\\left(x \\right)}\\right) && \\text{(simplify)}\n'
+        '\\end{aligned}$$'
     ),
-    "sin(x)/x": (
-        "$$\\begin{aligned}\n"
-        "\\frac{d}{dx}\\left[\\frac{\\sin{\\left(x \\right)}}{x}\\right] &= \\frac{x \\cos{\\left(x"
-        " \\right)} - \\sin{\\left(x \\right)}}{x^{2}} && \\text{(quotient rule)} \\\\\n"
-        "\\frac{d}{dx}\\left[\\sin{\\left(x \\right)}\\right] &= \\cos{\\left(x \\right)}"
-        " && \\quad\\text{(trigonometric rule)} \\\\\n"
-        "\\frac{d}{dx}\\left[x\\right] &= 1 && \\quad\\text{(variable rule)}\n"
-        "\\end{aligned}$$"
+    'sin(x)/x': (
+        '$$\\begin{aligned}\n'
+        '\\frac{d}{dx}\\left[\\frac{\\sin{\\left(x \\right)}}{x}\\right] &= \\frac{x'
+        ' \\cos{\\left(x \\right)} - \\sin{\\left(x \\right)}}{x^{2}} && \\text{(quotient'
+        " rule)}\\quad \\left(\\frac{f}{g}\\right)' = \\frac{f' g - f g'}{g^{2}} \\text{ with"
+        ' } f = \\sin{\\left(x \\right)},\\ g = x \\\\\n'
+        '\\frac{d}{dx}\\left[\\sin{\\left(x \\right)}\\right] &= \\cos{\\left(x \\right)} &&'
+        " \\quad f'\\colon\\ \\text{(trigonometric rule)} \\\\\n"
+        "\\frac{d}{dx}\\left[x\\right] &= 1 && \\quad g'\\colon\\ \\text{(variable rule)}\n"
+        '\\end{aligned}$$'
     ),
-    "exp(x**2)": (
-        "$$\\begin{aligned}\n"
-        "\\frac{d}{dx}\\left[e^{x^{2}}\\right] &= 2 x e^{x^{2}} && \\text{(chain rule)} \\\\\n"
-        "u &= x^{2} && \\quad\\text{(inner function)} \\\\\n"
-        "\\frac{d}{du}\\left[e^{u}\\right] &= e^{u} && \\quad\\text{(exponential rule)} \\\\\n"
-        "\\frac{d}{dx}\\left[x^{2}\\right] &= 2 x && \\quad\\text{(power rule)}\n"
-        "\\end{aligned}$$"
+    'exp(x**2)': (
+        '$$\\begin{aligned}\n'
+        '\\frac{d}{dx}\\left[e^{x^{2}}\\right] &= 2 x e^{x^{2}} && \\text{(chain rule)}\\quad'
+        " \\left(f(u)\\right)' = f'(u)\\, u' \\\\\n"
+        'u &= x^{2} && \\quad\\text{(inner function)} \\\\\n'
+        "\\frac{d}{du}\\left[e^{u}\\right] &= e^{u} && \\quad f'(u)\\colon\\"
+        ' \\text{(exponential rule)} \\\\\n'
+        "\\frac{d}{dx}\\left[x^{2}\\right] &= 2 x && \\quad u'\\colon\\ \\text{(power"
+        ' rule)}\\quad \\frac{d}{dx} x^{2} = 2 x\n'
+        '\\end{aligned}$$'
     ),
-    "log(x, 2)": (
-        "$$\\begin{aligned}\n"
-        "\\frac{d}{dx}\\left[\\frac{\\log{\\left(x \\right)}}{\\log{\\left(2 \\right)}}\\right]"
-        " &= \\frac{1}{x \\log{\\left(2 \\right)}} && \\text{(constant multiple rule)} \\\\\n"
-        "\\frac{d}{dx}\\left[\\log{\\left(x \\right)}\\right] &= \\frac{1}{x}"
-        " && \\quad\\text{(logarithm rule)}\n"
-        "\\end{aligned}$$"
+    'log(x, 2)': (
+        '$$\\begin{aligned}\n'
+        '\\frac{d}{dx}\\left[\\frac{\\log{\\left(x \\right)}}{\\log{\\left(2 \\right)}}\\right] &='
+        ' \\frac{1}{x \\log{\\left(2 \\right)}} && \\text{(constant multiple rule)}\\quad'
+        " \\left(c f\\right)' = c f' \\text{ with } c = \\frac{1}{\\log{\\left(2 \\right)}},\\ f"
+        ' = \\log{\\left(x \\right)} \\\\\n'
+        '\\frac{d}{dx}\\left[\\log{\\left(x \\right)}\\right] &= \\frac{1}{x} && \\quad'
+        " f'\\colon\\ \\text{(logarithm rule)}\n"
+        '\\end{aligned}$$'
     ),
-    "x**x": (
-        "$$\\begin{aligned}\n"
-        "\\frac{d}{dx}\\left[x^{x}\\right] &= x^{x} \\left(\\log{\\left(x \\right)} + 1\\right)"
-        " && \\text{(general power rule)} \\\\\n"
-        "\\frac{d}{dx}\\left[x\\right] &= 1 && \\quad\\text{(variable rule)} \\\\\n"
-        "\\frac{d}{dx}\\left[x\\right] &= 1 && \\quad\\text{(variable rule)}\n"
-        "\\end{aligned}$$"
+    'x**x': (
+        '$$\\begin{aligned}\n'
+        '\\frac{d}{dx}\\left[x^{x}\\right] &= x^{x} \\left(\\log{\\left(x \\right)} + 1\\right)'
+        ' && \\text{(general power rule, by logarithmic differentiation)}\\quad'
+        " \\left(f^{g}\\right)' = \\left(e^{g \\ln{f}}\\right)' = f^{g} \\left(g' \\ln{f} +"
+        " \\frac{g f'}{f}\\right) \\text{ with } f = x\\ \\text{(base)},\\ g = x\\"
+        ' \\text{(exponent)} \\\\\n'
+        "\\frac{d}{dx}\\left[x\\right] &= 1 && \\quad \\text{base } f'\\colon\\ \\text{(variable"
+        ' rule)} \\\\\n'
+        "\\frac{d}{dx}\\left[x\\right] &= 1 && \\quad \\text{exponent } g'\\colon\\"
+        ' \\text{(variable rule)}\n'
+        '\\end{aligned}$$'
     ),
 }
 
 
 def assert_katex_safe(latex: str) -> None:
     """The subset KaTeX renders: one ``aligned`` block, balanced braces and ``\\left``/``\\right``,
-    ``\\text{...}`` holding only letters, spaces, digits and parentheses."""
+    ``\\text{...}`` holding only letters, spaces, digits, parentheses and commas."""
     assert latex.startswith("$$\\begin{aligned}\n") and latex.endswith("\n\\end{aligned}$$")
     assert latex.count("\\begin{") == latex.count("\\end{")
     assert not re.search(r"\\begin\{(align|eqnarray|equation)\*?\}", latex)
@@ -81,7 +96,7 @@ def assert_katex_safe(latex: str) -> None:
     assert depth == 0
     assert len(re.findall(r"\\left\b", latex)) == len(re.findall(r"\\right\b", latex))
     for content in re.findall(r"\\text\{([^}]*)\}", latex):
-        assert re.fullmatch(r"[A-Za-z0-9 ()]*", content), content
+        assert re.fullmatch(r"[A-Za-z0-9 (),]*", content), content
 
 
 # -- derivations -----------------------------------------------------------------------------------
@@ -124,7 +139,7 @@ def test_simplify_row_repeats_the_derivative_not_a_second_derivative():
 
 def test_plain_text_lists_the_rules_in_order():
     text = str(sd.derive("exp(x**2)*sin(x)", wrt="x"))
-    rules = re.findall(r"^\s*[\d.]+\. \[([a-z ]+)\]", text, flags=re.M)
+    rules = re.findall(r"^\s*(?:\d\. |[^\s\[]+: )?\[([a-z ]+)\]", text, flags=re.M)
     assert rules == ["product", "chain", "exponential", "power", "trigonometric", "simplify"]
     assert text.splitlines()[1].startswith("1. [product]")
 
@@ -139,7 +154,7 @@ def test_mimebundle_has_latex_and_plain_but_no_html():
     assert set(d._repr_mimebundle_(include={"text/html"})) == {"text/html"}
     assert set(d.steps[0]._repr_mimebundle_()) == {"text/latex", "text/plain"}
     # called by hand, _repr_html_ is still the escaped table API.md lists
-    assert d._repr_html_().startswith('<table class="symdiff-steps">')
+    assert d._repr_html_().startswith('<div class="symdiff-steps">')
 
 
 def test_verbose_key_hides_constant_and_variable_leaves():
@@ -217,7 +232,7 @@ def test_ipython_shows_latex_not_html(tmp_path):
     assert out["latex"][2] == sd.derive("exp(x**2)", wrt="x").latex("key")
     assert out["step"] == ["text/latex", "text/plain"]
     assert "text/html" in out["compiled"]  # compiled functions do show as HTML
-    assert out["html_by_hand"].startswith('<table class="symdiff-steps">')
+    assert out["html_by_hand"].startswith('<div class="symdiff-steps">')
 
 
 # -- compiled functions ----------------------------------------------------------------------------

@@ -1,8 +1,12 @@
 """The lines every view of a derivation prints: text, LaTeX and HTML read one :class:`Line` list.
 
-:func:`derivation_lines` turns step trees into numbered lines (a chain step's inner functions
-named, renamed where an enclosing chain uses the name); :func:`render_text`,
-:func:`render_latex` and :func:`render_html` print them, so the views cannot disagree. The step
+:func:`derivation_lines` turns step trees into lines (a chain step's inner functions named,
+renamed where an enclosing chain uses the name), each with the identity its rule applies, parts
+named (:mod:`symdiff.engine.identities`), and each sub-step labelled with the part of its
+parent's identity it computes (``f'``, ``g'``, ``f'(u)``, ``u'``, ``base f'``): only the
+top-level steps are numbered, the nesting is the tree itself. :func:`render_text` prints an
+indented tree, :func:`render_latex` one ``aligned`` block, :func:`render_html` a tree of
+collapsible ``<details>``; so the views cannot disagree. The step
 data lives in :mod:`symdiff.engine.steps` (rule steps, :class:`~symdiff.engine.steps.Step`) and
 :mod:`symdiff.tensor.steps`; here a rule step is anything with ``defines`` (its chain rule's
 inner functions), any other step prints itself (``text()``, ``latex()``).
@@ -19,6 +23,8 @@ from typing import Any
 import sympy as sp
 
 from ..errors import SymdiffError
+from .identities import Identity, display_name, identity_of
+from .texnames import d_by, tex
 
 
 def is_rule_step(step: Any) -> bool:
@@ -71,12 +77,6 @@ def shown(verbose: str) -> Callable[[Any], bool]:
 
 
 # -- the lines every view prints ---------------------------------------------------------------
-def _d(var: sp.Symbol, partial: bool = False) -> str:
-    if partial:
-        return rf"\frac{{\partial}}{{\partial {sp.latex(var)}}}"
-    return rf"\frac{{d}}{{d{sp.latex(var)}}}"
-
-
 def annotation(text: str, depth: int) -> str:
     r"""The last column: ``\quad`` per depth, then ``\text{(...)}`` with escaped content.
 
@@ -84,6 +84,14 @@ def annotation(text: str, depth: int) -> str:
     is right-aligned: a ``\quad`` in front of the left-hand side would be swallowed by the padding.
     """
     return r"\quad" * depth + rf"\text{{({_latex_text(text)})}}"
+
+
+def rule_annotation(depth: int, name: str, role: str = "", identity: str = "") -> str:
+    r"""The last column of a step's row: indentation, the part of the parent's identity it
+    computes (``f'\colon``), ``\text{(quotient rule)}``, then the identity with its parts named."""
+    head = rf" {role}\colon\ " if role else ""  # the space ends \quad before a letter
+    tail = rf"\quad {identity}" if identity else ""
+    return r"\quad" * depth + head + rf"\text{{({_latex_text(name)})}}" + tail
 
 
 @dataclass(frozen=True)
@@ -94,7 +102,11 @@ class Line:
     several inner functions, held apart from the others), ``"definition"`` (``lhs = rhs``: an
     inner function's name and what it stands for), ``"equality"`` (``lhs = rhs``: a simplify
     step on its own) or ``"other"`` (a step of another kind, such as a tensor step, printed by
-    its own ``text()``). ``label`` is the hierarchical number (empty for a definition).
+    its own ``text()``). ``label`` is the number of a top-level step (empty below: the nesting
+    is shown by ``depth``); ``role`` and ``role_latex`` say which part of the parent step's
+    identity a sub-step computes (``f'``, ``u'``, ``base f'``; empty when none); ``why`` is the
+    explanation printed beside it, the identity with its parts named when the rule has one
+    (``identity``, whose ``latex`` the LaTeX view prints).
     Every derivative and equality line states a true equality; tests check it from this data.
     """
 
@@ -108,6 +120,9 @@ class Line:
     var: sp.Symbol | None = None
     partial: bool = False
     step: Any = field(default=None, repr=False, compare=False)
+    role: str = ""
+    role_latex: str = ""
+    identity: Identity | None = field(default=None, repr=False, compare=False)
 
     def text(self) -> str:
         """The equality in plain text, without number, rule or explanation."""
@@ -117,26 +132,42 @@ class Line:
             return f"{sp.sstr(self.lhs)} = {sp.sstr(self.rhs)}"
         return self.step.text()
 
+    def head(self) -> str:
+        """What the text and HTML views print before the equality: ``1. [quotient] `` for a
+        top-level step, ``f': [trigonometric] `` for a sub-step, nothing for a definition."""
+        if self.kind == "definition":
+            return ""
+        if self.label:
+            return f"{self.label}. [{self.rule}] "
+        return (f"{self.role}: " if self.role else "") + f"[{self.rule}] "
+
     def latex(self) -> str:
-        """One row of an ``aligned`` block: ``lhs &= rhs && (rule)``."""
+        """One row of an ``aligned`` block: ``lhs &= rhs && (rule) identity``."""
         if self.kind == "other":
             return self.step.latex()
         if self.kind == "definition":
-            return f"{sp.latex(self.lhs)} &= {sp.latex(self.rhs)} && " + annotation(
+            return f"{tex(self.lhs)} &= {tex(self.rhs)} && " + annotation(
                 "inner function", self.depth
             )
-        name = self.rule if self.rule == "simplify" else self.rule + " rule"
-        lhs = sp.latex(self.lhs)
+        lhs = tex(self.lhs)
         if self.kind == "derivative":
-            lhs = rf"{_d(self.var, self.partial)}\left[{lhs}\right]"
-        return f"{lhs} &= {sp.latex(self.rhs)} && {annotation(name, self.depth)}"
+            lhs = rf"{d_by(self.var, self.partial)}\left[{lhs}\right]"
+        identity = self.identity.latex if self.identity is not None else ""
+        note = rule_annotation(self.depth, display_name(self.rule), self.role_latex, identity)
+        return f"{lhs} &= {tex(self.rhs)} && {note}"
 
 
-def single_line(step: Any, label: str = "", depth: int = 0, partial: bool = False) -> Line:
-    """The line of one step on its own: ``d/d(var) [expr] = result`` (``raw = simplified``)."""
+def single_line(
+    step: Any, label: str = "", depth: int = 0, partial: bool = False,
+    role: tuple[str, str] = ("", ""), defines: Any = None,
+) -> Line:
+    """The line of one step on its own: ``d/d(var) [expr] = result`` (``raw = simplified``),
+    with the identity its rule applies (in the chain rule's shown names ``defines``)."""
     kind = "equality" if step.rule == "simplify" else "derivative"
-    why = step.explanation()
-    return Line(label, depth, kind, step.rule, why, step.expr, step.result, step.var, partial, step)
+    identity = identity_of(step, defines)
+    why = identity.text if identity is not None else step.explanation()
+    return Line(label, depth, kind, step.rule, why, step.expr, step.result, step.var, partial,
+                step, role[0], role[1], identity)
 
 
 def _renamed(step: Any, names: Mapping[sp.Symbol, sp.Symbol]) -> Any:
@@ -179,37 +210,42 @@ def avoiding(step: Any, names: Collection[str]) -> Any:
 
 
 def derivation_lines(steps: Sequence[Any], verbose: str = "all") -> list[Line]:
-    """Every shown line of a list of step trees, depth first, numbered ``1``, ``1.1``, ...
+    """Every shown line of a list of step trees, depth first; top-level steps numbered ``1``,
+    ``2``, sub-steps labelled with their role in the parent's identity (``f'``, ``u'``).
 
     A chain step is followed by one definition line per inner function (``u = x**2``), then the
-    outer derivative in ``u`` (``d/du [exp(u)] = exp(u)``), then the inner derivative(s).
-    ``verbose="key"`` hides the leaf ``constant`` / ``variable`` sub-steps (and numbering skips
-    them). A top-level ``simplify`` step repeats the left-hand side of the step above it:
+    outer derivative in ``u`` (``d/du [exp(u)] = exp(u)``, role ``f'(u)``), then the inner
+    derivative(s) (role ``u'``). ``verbose="key"`` hides the leaf ``constant`` / ``variable``
+    sub-steps. A top-level ``simplify`` step repeats the left-hand side of the step above it:
     ``d/dx [f] = simplified``; on its own it reads ``raw = simplified``.
     """
     is_shown = shown(verbose)
     lines: list[Line] = []
 
-    def visit(step: Any, label: str, depth: int, used: frozenset[str], partial: bool) -> None:
+    def visit(step: Any, label: str, depth: int, used: frozenset[str], partial: bool,
+              role: tuple[str, str]) -> None:
         subs: list[Any] = list(step.substeps)
         outer_count = 0
+        roles: tuple[tuple[str, str], ...] = ()
         if is_rule_step(step):
-            lines.append(single_line(step, label, depth, partial))
-            if step.defines:
-                defines, outer = _names_for(step, used)
+            defines, outer = (_names_for(step, used) if step.defines else ((), ()))
+            line = single_line(step, label, depth, partial, role, defines)
+            lines.append(line)
+            if defines:
                 used = used | {symbol.name for symbol, _ in defines}
                 for symbol, expr in defines:
                     lines.append(Line("", depth + 1, "definition", "inner function",
                                       "inner function", symbol, expr))
                 subs[: len(outer)] = outer
                 outer_count = len(outer) if len(outer) > 1 else 0
+            if line.identity is not None and len(line.identity.roles) == len(subs):
+                roles = line.identity.roles
         else:
-            lines.append(Line(label, depth, "other", step.rule, step.explanation(), step=step))
-        number = 0
+            lines.append(Line(label, depth, "other", step.rule, step.explanation(), step=step,
+                              role=role[0], role_latex=role[1]))
         for i, sub in enumerate(subs):
             if is_shown(sub):
-                number += 1
-                visit(sub, f"{label}.{number}", depth + 1, used, i < outer_count)
+                visit(sub, "", depth + 1, used, i < outer_count, roles[i] if roles else ("", ""))
 
     previous: Any = None
     for number, step in enumerate(steps, 1):
@@ -217,19 +253,20 @@ def derivation_lines(steps: Sequence[Any], verbose: str = "all") -> list[Line]:
             lines.append(Line(str(number), 0, "derivative", "simplify", step.explanation(),
                               previous.expr, step.result, previous.var, step=step))
             continue
-        visit(step, str(number), 0, frozenset(), False)
+        visit(step, str(number), 0, frozenset(), False, ("", ""))
         previous = step if is_rule_step(step) else None
     return lines
 
 
 def render_text(steps: Sequence[Any], verbose: str = "all") -> str:
-    """One line each, indented by depth: numbered steps with the rule and its explanation, and
-    the definition of each inner function of the chain rule (``u = sin(x)``)."""
+    """An indented tree, one line each: numbered top-level steps, sub-steps two spaces further
+    in with their role (``f': [trigonometric] ...``), the rule, the equality and the identity
+    with its parts named, and the definition of each inner function of the chain rule
+    (``u = sin(x)``)."""
     rows = []
     for line in derivation_lines(steps, verbose):
-        head = f"{line.label}. [{line.rule}] " if line.label else ""
         why = f"   ({line.why})" if line.why else ""
-        rows.append(f"{'  ' * line.depth}{head}{line.text()}{why}")
+        rows.append(f"{'  ' * line.depth}{line.head()}{line.text()}{why}")
     return "\n".join(rows)
 
 
@@ -241,28 +278,56 @@ def latex_rows(steps: Sequence[Any], verbose: str = "all") -> list[str]:
 def render_latex(steps: Sequence[Any], verbose: str = "all") -> str:
     r"""Every step as a row of one KaTeX-safe ``aligned`` block inside ``$$ ... $$``.
 
-    Only ``aligned`` (no ``align``), ``\frac``, ``\left[ \right]``, ``\quad`` and ``\text{...}``
-    with escaped content are added to SymPy's own LaTeX.
+    Only ``aligned`` (no ``align``), ``\frac``, ``\left[ \right]``, ``\quad``, ``\colon``,
+    ``\mathrm`` and ``\text{...}`` with escaped content are added to SymPy's own LaTeX.
     """
     rows = latex_rows(steps, verbose)
     return "$$\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}$$"
 
 
+#: Inline styles (a notebook may drop a ``<style>`` element): sub-steps indented under their
+#: step, a leaf's text in line with the text of a ``<summary>`` beside its marker.
+_CHILDREN_STYLE = "margin-left:1.5em"
+_LEAF_STYLE = "padding-left:1.1em"
+
+
+def _html_content(line: Line) -> str:
+    """A line's role, rule, equality and explanation, escaped."""
+    parts = []
+    if line.label:
+        parts.append(f'<span class="symdiff-label">{html.escape(line.label)}.</span> ')
+    if line.role and line.kind != "definition":
+        parts.append(f'<span class="symdiff-role">{html.escape(line.role)}:</span> ')
+    if line.kind != "definition":
+        parts.append(f'<span class="symdiff-rule">[{html.escape(line.rule)}]</span> ')
+    parts.append(f"<code>{html.escape(line.text())}</code>")
+    if line.why:
+        parts.append(f' <span class="symdiff-why">({html.escape(line.why)})</span>')
+    return "".join(parts)
+
+
 def render_html(steps: Sequence[Any], verbose: str = "all") -> str:
-    """An HTML table of the steps (rule, step, explanation), every value escaped."""
-    rows = []
-    for line in derivation_lines(steps, verbose):
-        rule = line.rule if line.label else ""
-        rows.append(
-            "<tr>"
-            f"<td>{html.escape(line.label)}</td>"
-            f'<td style="padding-left:{line.depth * 1.5}em">{html.escape(rule)}</td>'
-            f"<td><code>{html.escape(line.text())}</code></td>"
-            f"<td>{html.escape(line.why)}</td>"
-            "</tr>"
-        )
-    head = "<tr><th>#</th><th>rule</th><th>step</th><th>why</th></tr>"
-    return f'<table class="symdiff-steps">{head}{"".join(rows)}</table>'
+    """A tree of the steps: each step with sub-steps a ``<details open>`` whose ``<summary>`` is
+    its line (role, rule, equality, identity) and whose body holds its inner functions'
+    definitions and its sub-steps; a step without sub-steps a ``<div>``. Every value escaped."""
+    lines = derivation_lines(steps, verbose)
+    out = ['<div class="symdiff-steps">']
+    open_depths: list[int] = []
+    for i, line in enumerate(lines):
+        while open_depths and open_depths[-1] >= line.depth:
+            out.append("</div></details>")
+            open_depths.pop()
+        content = _html_content(line)
+        if i + 1 < len(lines) and lines[i + 1].depth > line.depth:
+            out.append(f'<details open class="symdiff-step"><summary>{content}</summary>'
+                       f'<div style="{_CHILDREN_STYLE}">')
+            open_depths.append(line.depth)
+        else:
+            kind = "definition" if line.kind == "definition" else "step"
+            out.append(f'<div class="symdiff-{kind}" style="{_LEAF_STYLE}">{content}</div>')
+    out += ["</div></details>"] * len(open_depths)
+    out.append("</div>")
+    return "".join(out)
 
 
 # -- Jupyter display -------------------------------------------------------------------------------

@@ -10,14 +10,21 @@ are
 Every printed line is a true equality. The chain rule's step names its inner functions
 (``Step.defines``: ``u = sin(x)``) and records its outer derivative in those names
 (``d/du [u**2] = 2*u``), never ``d/dx [sin(x)**2] = 2*sin(x)``. Text, LaTeX and HTML all print
-the same :class:`Line` list (:func:`derivation_lines`), so the views cannot disagree::
+the same :class:`Line` list (:func:`derivation_lines`), so the views cannot disagree. Each
+step states the identity its rule applies with the parts named, and each sub-step says which
+part of its parent's identity it computes (an indented tree; only top-level steps are
+numbered)::
 
     d/dx [sin(x)**2] = sin(2*x)
     1. [chain] d/dx [sin(x)**2] = 2*sin(x)*cos(x)   ((f(u))' = f'(u) u': ...)
       u = sin(x)   (inner function)
-      1.1. [power] d/du [u**2] = 2*u   (d/du u^n = n u^(n-1))
-      1.2. [trigonometric] d/dx [sin(x)] = cos(x)   (d/du sin(u) = cos(u))
+      f'(u): [power] d/du [u**2] = 2*u   (d/du u^2 = 2 u)
+      u': [trigonometric] d/dx [sin(x)] = cos(x)   (d/du sin(u) = cos(u))
     2. [simplify] d/dx [sin(x)**2] = sin(2*x)   (simplify the result)
+
+The LaTeX view writes the same identities in LaTeX (``\\left(\\frac{f}{g}\\right)' = ...`` with
+``f = \\sin{...}``), variables as names (``\\mathrm{lam}``, ``\\sigma``, ``x_{1}``:
+:mod:`symdiff.engine.texnames`); the HTML view is a tree of collapsible ``<details>``.
 
 In Jupyter a :class:`Derivation` (or a :class:`Step`) shows as one KaTeX-safe
 ``$$\\begin{aligned} ... \\end{aligned}$$`` block: ``_repr_mimebundle_`` gives LaTeX and plain text
@@ -32,6 +39,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
+from .identities import identity_of
 from .lines import (
     INNER_NAMES,
     TRIVIAL_RULES,
@@ -112,7 +120,11 @@ class Step:
         return self.substeps[len(self.defines) :]
 
     def explanation(self) -> str:
-        """The sentence shown beside this step: the rule's identity plus any note."""
+        """The sentence shown beside this step: the rule's identity with its parts named
+        (:func:`~symdiff.engine.identities.identity_of`), else its note or the rule's identity."""
+        identity = identity_of(self)
+        if identity is not None:
+            return identity.text
         if self.note:
             return str(self.note)
         if self.rule == "variable":
@@ -199,7 +211,7 @@ class Derivation:
         return render_latex(self.steps, verbose or self.verbose)
 
     def html(self, verbose: str | None = None) -> str:
-        """The escaped HTML table of the steps at a verbose level."""
+        """The steps as an escaped HTML tree of collapsible ``<details>`` at a verbose level."""
         return render_html(self.steps, verbose or self.verbose)
 
     def with_verbose(self, verbose: str) -> Derivation:
@@ -237,7 +249,7 @@ class Derivation:
 
         IPython's ``DisplayFormatter`` takes :meth:`_repr_mimebundle_` and then still calls every
         ``_repr_<format>_`` method for a format the bundle lacks, so :meth:`_repr_html_` would add
-        ``text/html`` beside the LaTeX and JupyterLab would show the table instead of the
+        ``text/html`` beside the LaTeX and JupyterLab would show the HTML instead of the
         equations. An object with ``_ipython_display_`` decides alone what is shown (IPython's
         documented hook), so notebooks, JupyterLab, VS Code and nbconvert get exactly
         ``text/latex`` and ``text/plain``. Outside a running IPython this prints the text.
@@ -251,7 +263,7 @@ class Derivation:
         display(self._repr_mimebundle_(), raw=True)
 
     def _repr_html_(self) -> str:
-        """The HTML table of the steps (rule, step, explanation), every value escaped.
+        """The HTML tree of the steps (each step with sub-steps a ``<details>``), escaped.
 
         Never shown by IPython (see :meth:`_ipython_display_`); there for callers that want HTML,
         like :meth:`html` at the derivation's own verbose level.

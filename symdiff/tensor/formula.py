@@ -19,6 +19,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..engine.texnames import latex_name
 from ..teach.inputtext import input_text
 from .ir import Node, arg_symbol, format_axes, format_index
 from .shapes import Shape, format_dim, format_shape
@@ -230,7 +231,7 @@ def _expand_latex(node: Node, arg: str) -> str:
 
 
 _LATEX: dict[str, Callable[[Node, list[str], list[str]], str]] = {
-    "var": lambda n, a, r: sp.latex(sp.Symbol(n.name)),
+    "var": lambda n, a, r: latex_name(n.name),
     "fill": _fill_latex,
     "eye": lambda n, a, r: rf"I_{{{sp.latex(sp.sympify(n.shape[-1]))}}}",
     "map": _map_latex,

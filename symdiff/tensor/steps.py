@@ -11,7 +11,7 @@ code. For ``sum(log(1 + exp(-y * (X @ w))))``::
 
     1. [sum (broadcast back)] f = sum(z2): z2_bar = full((n,), 1)
     2. [elementwise chain] z2 = softplus(-z1*y): z1_bar = -y*sigmoid(-z1*y)
-      2.1. [chain] d/dz1 [softplus(-z1*y)] = ...   (the scalar rule table's steps)
+      [chain] d/dz1 [softplus(-z1*y)] = ...   (the scalar rule table's steps)
     3. [matmul] z1 = X @ w: w_bar = X.T @ z1_bar
 
 An elementwise step carries, as sub-steps, the scalar rule tree of each partial derivative it
@@ -32,6 +32,7 @@ import sympy as sp
 
 from ..engine.lines import annotation, shown
 from ..engine.steps import Derivation, Step, avoiding, latex_rows
+from ..engine.texnames import latex_name
 from ..errors import SymdiffError
 from ..options import Options
 from .elementwise import partial_step
@@ -130,7 +131,7 @@ class TensorDerivation(Derivation):
     def latex(self, verbose: str | None = None) -> str:
         """Every step as rows of one KaTeX-safe ``aligned`` block inside ``$$ ... $$``."""
         is_shown = shown(verbose or self.verbose)
-        top, bottom = sp.latex(sp.Symbol(self.output)), sp.latex(self.var)
+        top, bottom = latex_name(self.output), latex_name(self.var.name)
         d = rf"\frac{{\partial {top}}}{{\partial {bottom}}}"
         rows = [rf"{d} &= {self.result.latex} && \text{{(result)}}"]
         for step in self.steps:
@@ -183,14 +184,14 @@ class _Printer:
         self.text: dict[int, str] = {id(root): self.output}
         self.text.update({id(n): f"{base}{i}" for i, n in enumerate(values, 1)})
         self.value_names = dict(self.text)
-        self.latex: dict[int, str] = {k: sp.latex(sp.Symbol(v)) for k, v in self.text.items()}
+        self.latex: dict[int, str] = {k: latex_name(v) for k, v in self.text.items()}
         self.totals = totals
         for node_id, total in totals.items():
             if total.op in ("var", "fill") or id(total) in self.text:
                 continue
             name = self.name_of(node_id)
             self.text[id(total)] = f"{name}_bar"
-            self.latex[id(total)] = rf"\overline{{{sp.latex(sp.Symbol(name))}}}"
+            self.latex[id(total)] = rf"\overline{{{latex_name(name)}}}"
 
     def name_of(self, node_id: int) -> str:
         """A value's name: a variable's own, or ``z1``, ..."""
@@ -201,7 +202,7 @@ class _Printer:
     def bar(self, node: Node) -> tuple[str, str]:
         """``(text, LaTeX)`` of the gradient of ``node``'s name: ``z1_bar``."""
         name = self.value_names.get(id(node), node.name if node.op == "var" else "?")
-        return f"{name}_bar", rf"\overline{{{sp.latex(sp.Symbol(name))}}}"
+        return f"{name}_bar", rf"\overline{{{latex_name(name)}}}"
 
     def show(self, node: Node) -> tuple[str, str]:
         """``(text, LaTeX)`` of ``node`` itself, its operands by name."""

@@ -628,8 +628,8 @@ HELPER_MODULES = sorted(p for p in PACKAGE_DIR.glob("*.py") if p.name != "__init
 HELPER_IMPORTS = {
     "import math as _math",
     "import numpy as _np",
-    "from ..errors import ArgumentError as _ArgumentError",
-    "from ..errors import ShapeError as _ShapeError",
+    "from ...errors import ArgumentError as _ArgumentError",
+    "from ...errors import ShapeError as _ShapeError",
 }
 
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import pipeline, request_index
 from .cache import open_store
+from .codegen.naming import DIRECTION
 from .compiled import CompiledFunction
 from .errors import SymdiffError
 from .layer import Call
@@ -373,7 +374,8 @@ class Objective:
             self._hvp = hvp(self._expr, target, shapes=self._shapes)
         if not self._vector:
             direction = direction.reshape(len(self.wrt))
-        return np.asarray(self._hvp.call_by_name({**self._kwargs(x), "_v": direction}), dtype=float)
+        product = self._hvp.call_by_name({**self._kwargs(x), DIRECTION: direction})
+        return np.asarray(product, dtype=float)
 
 
 def objective(

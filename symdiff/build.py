@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 import sympy as sp
 
+from .codegen import naming
 from .codegen.emit import ArrayResult, Program, Result, emit_source
 from .codegen.printer import brief_text
 from .engine.forward import differentiate
@@ -101,14 +102,14 @@ def _names(wrt: Sequence[str]) -> str:
 def _plan_value(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
     value = simplify_for_people(expr) if r.options.simplify else expr
-    return Plan([value], ["_value"], 0, f"Value of {brief_text(expr)}")
+    return Plan([value], [naming.VALUE], 0, f"Value of {brief_text(expr)}")
 
 
 @PLANNERS.kind("grad")
 def _plan_grad(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
     title = f"Gradient of {brief_text(expr)} with respect to ({_names(r.wrt)})"
-    names = [f"_d_{n}" for n in r.wrt]
+    names = [naming.adjoint(n) for n in r.wrt]
     result: Result = 0 if r.single else tuple(range(len(r.wrt)))
     if mode == "reverse":
         assignments, _, (grads,) = reverse_program([expr], [symbol(n) for n in r.wrt])
@@ -120,7 +121,7 @@ def _plan_grad(r: Request, mode: str) -> Plan:
 def _plan_value_and_grad(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
     title = f"Value and gradient of {brief_text(expr)} with respect to ({_names(r.wrt)})"
-    names = ["_value", *(f"_d_{n}" for n in r.wrt)]
+    names = [naming.VALUE, *(naming.adjoint(n) for n in r.wrt)]
     grads: Result = 1 if r.single else tuple(range(1, len(r.wrt) + 1))
     if mode == "reverse":
         wrt = [symbol(n) for n in r.wrt]
@@ -158,13 +159,13 @@ def _plan_hessian(r: Request, mode: str) -> Plan:
         program, outputs, entries = list(gradient), [], {}
         shared = set(gradient)
         for j, var in enumerate(wrt):
-            sweep, column = tangent_program(gradient, grads, {var: sp.S.One}, f"_dot{j}")
+            sweep, column = tangent_program(gradient, grads, {var: sp.S.One}, j)
             program += [step for step in sweep if step not in shared]
             for i in range(n):
                 entries[(i, j) if not r.single else (0,)] = len(outputs)
                 outputs.append(column[i])
         result = 0 if r.single else ArrayResult((n, n), entries)
-        names = ["_d2"] if r.single else []
+        names = [naming.SECOND] if r.single else []
         assignments, outputs = inline_single_use(prune(program, outputs), outputs)
         return Plan(outputs, names, result, title, "forward over reverse", assignments)
     first = [derivative(expr, w, r.options.simplify) for w in r.wrt]
@@ -179,7 +180,7 @@ def _plan_hessian(r: Request, mode: str) -> Plan:
             entries[(i, j)] = len(outputs)
             outputs.append(derivative(gi, r.wrt[j], r.options.simplify))
     if r.single:
-        return Plan(outputs, ["_d2"], 0, title)
+        return Plan(outputs, [naming.SECOND], 0, title)
     return Plan(outputs, [], ArrayResult((n, n), entries, mirrors), title)
 
 
@@ -188,12 +189,12 @@ def _plan_hvp(r: Request, mode: str) -> Plan:
     """Hessian times a direction ``_v``: forward mode over the reverse-mode gradient program."""
     (expr,) = r.exprs
     wrt = [symbol(n) for n in r.wrt]
-    tangents = [symbol(f"_v_{n}") for n in r.wrt]
+    tangents = [symbol(naming.direction(n)) for n in r.wrt]
     gradient, _, (grads,) = reverse_program([expr], wrt, inline=False)
     program, products = tangent_program(gradient, grads, dict(zip(wrt, tangents, strict=True)))
     title = f"Hessian of {brief_text(expr)} times a direction, with respect to ({_names(r.wrt)})"
     assignments, products = inline_single_use(prune(program, products), products)
-    names = [f"_hv_{n}" for n in r.wrt]
+    names = [naming.hvp(n) for n in r.wrt]
     if r.single:
         return Plan(products, names, 0, title, "forward over reverse", assignments)
     result = ArrayResult((len(r.wrt),), {(i,): i for i in range(len(r.wrt))})
@@ -209,7 +210,7 @@ _RETURNS = {
     "value_and_grad": "(value, partial derivatives), each of the broadcast shape",
     "jacobian": "an array of shape (outputs, wrt) + broadcast shape",
     "hessian": "an array of shape (wrt, wrt) + broadcast shape",
-    "hvp": "the Hessian times _v (one component per wrt name on its first axis)",
+    "hvp": f"the Hessian times {naming.DIRECTION} (one component per wrt name on its first axis)",
 }
 
 
@@ -257,7 +258,7 @@ def _build(request: Request) -> Built:
         mode=plan.mode,
         key=request.key(),
         assignments=plan.assignments,
-        vector=[f"_v_{n}" for n in request.wrt] if request.kind == "hvp" else (),
+        vector=[naming.direction(n) for n in request.wrt] if request.kind == "hvp" else (),
     )
     with _phase("emission", request):
         source = emit_source(program, cse=request.options.cse)

@@ -48,7 +48,7 @@ class Recipe:
       here: a function built with ``cache=False`` has the same recipe);
     * ``mode``: the mode the code was written in (``"forward"``, ``"reverse"``, ``"forward over
       reverse"``, ...), as the module's ``# Mode:`` line says;
-    * ``outputs``: the names the generated code gives its outputs, in order (``_d_x``,
+    * ``outputs``: the names the generated code gives its outputs, in order (``_x_bar``,
       ``_w_bar``, ...; empty when the result is assembled as one array).
     """
 

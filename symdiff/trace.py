@@ -43,6 +43,7 @@ import numpy as np
 import sympy as sp
 
 from . import registry
+from .codegen import naming
 from .errors import SymdiffError, UnsupportedError
 from .parsing import check_identifier, parse
 
@@ -495,7 +496,7 @@ def signature_text(sig: inspect.Signature) -> str:
 
 
 #: The direction parameter of a Hessian-vector product: the last argument.
-DIRECTION = "_v"
+DIRECTION = naming.DIRECTION
 
 
 def call_signature(sig: inspect.Signature | None, kind: str) -> inspect.Signature | None:

@@ -241,7 +241,7 @@ def test_compiled_html_is_highlighted_with_pygments():
     g = sd.grad("x**2*sin(y)", wrt=["x", "y"])
     html = g._repr_html_()
     assert "<code>grad_f(x, y)</code>" in html and "with respect to (x, y)" in html
-    assert "style=" in html and "<span" in html and "_d_x" in html
+    assert "style=" in html and "<span" in html and "_x_bar" in html
     assert "<script" not in html
 
 
@@ -262,7 +262,7 @@ def test_explain_pairs_each_output_with_its_rules():
     text = g.explain(verbose="all")
     assert text.startswith("grad_f(x, y): grad with respect to (x, y)")
     blocks = text.split("\n\n")[1:]
-    assert [b.splitlines()[0].split(" = ")[0] for b in blocks] == ["_d_x", "_d_y"]
+    assert [b.splitlines()[0].split(" = ")[0] for b in blocks] == ["_x_bar", "_y_bar"]
     assert "[chain]" in blocks[0] and "[power]" in blocks[0] and "[exponential]" in blocks[0]
     assert "[trigonometric]" in blocks[1]
     assert "[variable]" not in g.explain()  # key steps by default
@@ -270,7 +270,7 @@ def test_explain_pairs_each_output_with_its_rules():
 
 def test_explain_other_kinds():
     text = sd.value_and_grad("exp(x**2)", wrt="x").explain()
-    assert "_d_x = " in text and "[chain]" in text
+    assert "_x_bar = " in text and "[chain]" in text
     text = sd.jacobian(["x*y", "sin(x)"], wrt=["x", "y"]).explain()
     assert "d(expr 1)/d(x)" in text and "[trigonometric]" in text
     assert "no rule tree" in sd.compile("x*y").explain()

@@ -79,7 +79,7 @@ def test_the_recipe_records_options_and_the_mode_used():
     assert sd.grad(four, mode="forward", cache=False).recipe.mode == "forward"
     g = sd.grad("x*y", simplify=False, cse=False, cache=False)
     assert g.recipe.options == Options(simplify=False, cse=False)  # cache changes no code
-    assert g.recipe.exprs == ("x*y",) and g.recipe.outputs == ("_d_x", "_d_y")
+    assert g.recipe.exprs == ("x*y",) and g.recipe.outputs == ("_x_bar", "_y_bar")
     h = sd.hvp(LOGISTIC, wrt="w", shapes=SHAPES, cache=False)
     assert h.recipe.shape_map == {**SHAPES, "_v": ("d",)} and h.recipe.args[-1] == "_v"
     assert h.recipe.mode == "reverse over reverse"

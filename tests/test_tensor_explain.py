@@ -111,7 +111,7 @@ def test_other_kinds_have_no_rule_tree_and_list_what_they_compute(builder, expr,
 def test_scalar_functions_explain_as_before():
     text = sd.grad("sin(x)*y", wrt=["x", "y"], cache=False).explain()
     assert "shapes" not in text
-    assert "_d_x = " in text and "[trigonometric]" in text
+    assert "_x_bar = " in text and "[trigonometric]" in text
 
 
 def test_a_traced_function_explains_from_its_header():

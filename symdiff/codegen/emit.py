@@ -17,6 +17,7 @@ import sympy as sp
 from .. import __version__
 from ..simplify import shared_subexpressions, stable_forms, zero_power_logs
 from ..verify import ERROR_CONSTANTS
+from . import naming
 from .helpers import helper_source
 from .printer import CodePrinter
 from .render import HELPERS_HEADING, render
@@ -72,7 +73,7 @@ class Program:
 
 
 #: The name of the direction-vector parameter of Hessian-vector products.
-VECTOR = "_v"
+VECTOR = naming.DIRECTION
 #: The runtime helper that evaluates the formulas over long arrays in cache-sized blocks.
 BLOCKS_HELPER = "_in_blocks"
 

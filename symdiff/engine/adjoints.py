@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from ..codegen import naming
 from .steps import Step, render_text
 
 #: Names printed for the sweep's rules beside their identities.
@@ -103,7 +104,7 @@ class AdjointStep:
 
 @dataclass(frozen=True)
 class GradientStep:
-    """The end of a sweep: ``x_bar``, the gradient by variable ``var``, is the sum of the
+    """The end of a sweep: ``_x_bar``, the gradient by variable ``var``, is the sum of the
     contributions ``var`` received (``parts``; none: it is 0)."""
 
     var: sp.Symbol
@@ -115,7 +116,7 @@ class GradientStep:
         return sp.Add(*self.parts)
 
     def text(self) -> str:
-        """``x_bar = y*_t0_bar`` (with a fan-out note for several contributions)."""
+        """``_x_bar = y*_t0_bar`` (with a fan-out note for several contributions)."""
         note = f"   ({FAN_OUT}: the sum of {len(self.parts)} contributions)" if len(
             self.parts) > 1 else ""
         return f"{bar_name(self.var)} = {sp.sstr(self.total)}{note}"
@@ -123,12 +124,13 @@ class GradientStep:
 
 @dataclass(frozen=True)
 class Sweep:
-    """One backward pass, from ``output`` (a temporary, a variable or a constant)."""
+    """One backward pass, from ``output`` (a temporary, a variable or a constant); ``number``
+    is the output's number when there are several (its adjoints are ``_t0_bar_1``, ...)."""
 
     output: sp.Expr
     steps: tuple[AdjointStep, ...]
     gradients: tuple[GradientStep, ...]
-    suffix: str = ""
+    number: int | None = None
 
 
 @dataclass
@@ -210,5 +212,6 @@ class TangentStep:
 
 
 def bar_name(target: sp.Expr) -> str:
-    """``_t0_bar``: the adjoint of a name as the sweep writes it."""
-    return f"{target}_bar"
+    """``_t0_bar``, ``_x_bar``: the adjoint of a name as the sweep writes it, the code's name
+    (:func:`symdiff.codegen.naming.adjoint`)."""
+    return naming.adjoint(str(target))

@@ -3,21 +3,22 @@
 ``reverse_program(outputs, wrt)`` returns SymPy assignments ``(target, value)`` in evaluation
 order: the forward pass (``_t0 = x*y``, ``_t1 = sin(_t0)``, ...), then for each output a backward
 pass (``_t1_bar = ...``, accumulating at fan-out like the seeds' branch node), ending in the
-adjoint of every ``wrt`` variable (``_x_bar``). Local partials come from the same rules as
-forward mode (:mod:`symdiff.engine.local`: the structural rules and the registry's function rows),
-so
-both modes compute the same derivatives. The cost is a small constant times the cost of the
-function, however many variables there are. Given a :class:`~symdiff.engine.adjoints.ReverseSteps`,
-the sweep records what it does as it does it (the teaching view of ``explain()``).
+adjoint of every ``wrt`` variable (``_x_bar``; names from :mod:`symdiff.codegen.naming`).
+Local partials come from the same rules as forward mode (:mod:`symdiff.engine.local`: the
+structural rules and the registry's function rows), so both modes compute the same
+derivatives. The cost is a small constant times the cost of the function, however many
+variables there are. Given a :class:`~symdiff.engine.adjoints.ReverseSteps`, the
+sweep records what it does as it does it (the teaching view of ``explain()``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import sympy as sp
 
+from ..codegen import naming
 from ..errors import UnsupportedError
 from ..simplify import stable_forms, zero_power_log
 from .adjoints import AdjointStep, Contribution, Definition, GradientStep, ReverseSteps, Sweep
@@ -35,22 +36,21 @@ class _Node:
     local: Local | None = None  # the rule that gave the partials (None: drawn nodes of graphs)
 
 
-def _temp(index: int) -> sp.Symbol:
-    return sp.Symbol(f"_t{index}", real=True)
-
-
 class Linearizer:
     """Assigns one temporary per distinct compound subexpression, children first.
 
     ``nodes`` are the assignments made so far, in order; ``seen`` maps each subexpression
     linearised so far to the symbol (or constant) standing for it. A subclass (the computational
     graphs' :class:`symdiff.graphs.written.AsWritten`) may fill ``seen`` and record nodes of its
-    own with :meth:`add`.
+    own with :meth:`add`. Temporaries are named ``_t0, _t1, ...``, never after one of
+    ``variables`` (:func:`symdiff.codegen.naming.temporaries`: the adjoint ``_t0_bar`` of a
+    temporary is never the gradient ``_t0_bar`` of a variable ``t0``).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, variables: Iterable[str] = ()) -> None:
         self.nodes: list[_Node] = []
         self.seen: dict[sp.Expr, sp.Expr] = {}
+        self.names = naming.temporaries(variables)
 
     def __call__(self, expr: sp.Expr) -> sp.Expr:
         """The symbol (or constant) standing for ``expr`` after linearisation."""
@@ -92,7 +92,7 @@ class Linearizer:
     def add(self, value, children, partials, local: Local | None = None) -> sp.Symbol:
         """Record a node: a new temporary for ``value`` with its ``children`` and local
         ``partials`` (and the rule that gave them, if any); returns the temporary."""
-        symbol = _temp(len(self.nodes))
+        symbol = sp.Symbol(next(self.names), real=True)
         # A partial that repeats the node's own value (exp, sigmoid, ...) reuses its temporary.
         partials = tuple(
             p if p is None or p.is_Atom else p.xreplace({value: symbol}) for p in partials
@@ -134,16 +134,18 @@ def reverse_program(
     is differentiated further (forward over reverse) inlines after that instead. ``record``, if
     given, receives the forward pass and every backward step as they are made.
     """
-    linear = Linearizer()
-    roots = [linear(sp.sympify(out)) for out in outputs]
+    outputs = [sp.sympify(out) for out in outputs]
+    variables = {s.name for e in [*outputs, *wrt] for s in e.free_symbols}
+    linear = Linearizer(variables)
+    roots = [linear(out) for out in outputs]
     assignments: list[Assignment] = [(n.symbol, n.value) for n in linear.nodes]
     if record is not None:
         record.wrt = tuple(wrt)
         record.definitions = [Definition(n.symbol, n.value, _rule(n)) for n in linear.nodes]
     gradients: list[list[sp.Expr]] = []
     for k, root in enumerate(roots):
-        suffix = "" if len(roots) == 1 else f"_{k}"
-        backward, grads = _backward(linear.nodes, root, wrt, suffix, record)
+        output = None if len(roots) == 1 else k
+        backward, grads = _backward(linear.nodes, root, wrt, output, record)
         assignments += backward
         gradients.append(grads)
     needed = [*(roots if keep_values else []), *(g for grads in gradients for g in grads)]
@@ -163,10 +165,11 @@ def _rule(node: _Node) -> str:
 
 
 def _backward(
-    nodes: list[_Node], root: sp.Expr, wrt: Sequence[sp.Symbol], suffix: str,
+    nodes: list[_Node], root: sp.Expr, wrt: Sequence[sp.Symbol], output: int | None,
     record: ReverseSteps | None = None,
 ):
-    """One backward sweep from ``root`` (seeded with 1): adjoint assignments and the grads."""
+    """One backward sweep from ``root`` (seeded with 1): adjoint assignments and the grads;
+    ``output`` numbers the sweep of one output of several (adjoints ``_t0_bar_1``)."""
     contributions: dict[sp.Expr, list[sp.Expr]] = {root: [sp.S.One]}
     adjoint: dict[sp.Expr, sp.Expr] = {}
     assignments: list[Assignment] = []
@@ -178,7 +181,7 @@ def _backward(
         bar = sp.Add(*parts)
         named = None
         if not bar.is_Atom:
-            named = sp.Symbol(f"{node.symbol.name}_bar{suffix}", real=True)
+            named = sp.Symbol(naming.adjoint(node.symbol.name, output), real=True)
             assignments.append((named, bar))
             bar = named
         adjoint[node.symbol] = bar
@@ -209,7 +212,7 @@ def _backward(
         grads.append(total)
     if record is not None:
         gradients = tuple(GradientStep(v, tuple(contributions.get(v, []))) for v in wrt)
-        record.sweeps.append(Sweep(root, tuple(steps), gradients, suffix))
+        record.sweeps.append(Sweep(root, tuple(steps), gradients, output))
     return assignments, grads
 
 

@@ -17,12 +17,10 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from ..codegen import naming
 from .adjoints import ReverseSteps, TangentStep
 from .reverse import reverse_program
 from .tangents import tangent_program
-
-#: How :mod:`symdiff.build` names a Hessian-vector product's direction components.
-DIRECTION_PREFIX = "_v_"
 
 
 @dataclass
@@ -36,7 +34,8 @@ class Recorded:
 
     def output_tangents(self, sweep: int) -> list[sp.Expr]:
         """The tangents of the gradient outputs in tangent sweep ``sweep`` (a Hessian's
-        column, or its product with ``_v``), written in the variables (and ``_v_*``)."""
+        column, or its product with ``_v``), written in the variables (and the direction's
+        components, ``_x_dir``)."""
         env = self.reverse.names()
         result = []
         for step in self.tangents[sweep]:
@@ -80,16 +79,16 @@ def second_order_sweeps(expr: sp.Expr, wrt: Sequence[str], kind: str) -> Recorde
     gradient, _, (grads,) = reverse_program([expr], variables, inline=False, record=record)
     recorded = Recorded(record)
     if kind == "hvp":
-        directions = dict(zip(variables, symbols([DIRECTION_PREFIX + n for n in wrt]),
+        directions = dict(zip(variables, symbols([naming.direction(n) for n in wrt]),
                               strict=True))
         sweep: list[TangentStep] = []
         tangent_program(gradient, grads, directions, record=sweep)
         recorded.tangents.append(sweep)
-        recorded.labels.append("along the direction _v")
+        recorded.labels.append(f"along the direction {naming.DIRECTION}")
         return recorded
     for j, var in enumerate(variables):
         sweep = []
-        tangent_program(gradient, grads, {var: sp.S.One}, f"_dot{j}", record=sweep)
+        tangent_program(gradient, grads, {var: sp.S.One}, j, record=sweep)
         recorded.tangents.append(sweep)
         recorded.labels.append(f"for column {j} (d/d{var})")
     return recorded

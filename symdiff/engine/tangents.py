@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import sympy as sp
 
+from ..codegen import naming
 from ..simplify import stable_forms, zero_power_logs
 from .adjoints import TangentStep
 from .forward import Deriver
@@ -51,11 +52,14 @@ def tangent_program(
     assignments: Sequence[Assignment],
     outputs: Sequence[sp.Expr],
     directions: Mapping[sp.Symbol, sp.Expr],
-    suffix: str = "_dot",
+    column: int | None = None,
     record: list[TangentStep] | None = None,
 ) -> tuple[list[Assignment], list[sp.Expr]]:
-    """``assignments`` interleaved with tangent assignments, and the tangents of ``outputs``;
-    ``record``, if given, receives one :class:`~symdiff.engine.adjoints.TangentStep` per tangent."""
+    """``assignments`` interleaved with tangent assignments, and the tangents of ``outputs``.
+
+    Tangents are named :func:`symdiff.codegen.naming.tangent`: ``_t0_dot`` along a direction,
+    ``_t0_dot1`` for the Hessian's ``column`` 1. ``record``, if given, receives one
+    :class:`~symdiff.engine.adjoints.TangentStep` per tangent."""
     dots: dict[sp.Symbol, sp.Expr] = dict(directions)
     known: dict[sp.Expr, sp.Symbol] = {}
     program: list[Assignment] = []
@@ -69,7 +73,7 @@ def tangent_program(
             continue
         name = dot
         if not dot.is_Atom:
-            name = sp.Symbol(f"{symbol.name}{suffix}", real=True)
+            name = sp.Symbol(naming.tangent(symbol.name, column), real=True)
             program.append((name, dot))
         if record is not None:
             record.append(TangentStep(symbol, value, dot, name, tuple(used or ())))

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 import sympy as sp
 
+from ..codegen.naming import TEMPORARY
+
 #: Prefix of generated temporaries. User names start with a letter, so they never collide.
-TEMP_PREFIX = "_t"
+TEMP_PREFIX = TEMPORARY
 
 
 def shared_subexpressions(

@@ -4,7 +4,7 @@ What a function is (its expression, kind, ``wrt``, shapes, mode and output names
 its :attr:`~symdiff.CompiledFunction.recipe`, which a function loaded from the disk cache or
 unpickled carries too; the steps are derived again with :func:`symdiff.derive`, so every
 function explains exactly like a fresh one. The source is only shown: the line that assigns
-each output and the temporaries it reads. Scalar functions pair ``_d_<name> = ...`` with the
+each output and the temporaries it reads. Scalar functions pair ``_<name>_bar = ...`` with the
 rule tree of ``d expr / d name``; tensor functions (built with ``shapes=``) pair
 ``_<name>_bar = ...`` and the temporaries it reads with the matrix-calculus rules of the
 backward walk.
@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ..codegen import naming
 from ..codegen.naming import code_names
 from ..errors import SymdiffError
 
@@ -64,13 +65,14 @@ def _recipe(function: CompiledFunction) -> Any:
 
 def _gradient_names(function: CompiledFunction, names: Sequence[str], scalar: bool) -> list[str]:
     """The generated names of the gradient outputs, one per ``wrt`` name: the recipe's (the
-    last outputs of a ``grad`` or ``value_and_grad``), else the builders' naming."""
+    last outputs of a ``grad`` or ``value_and_grad``), else
+    :func:`~symdiff.codegen.naming.adjoint`'s."""
     recipe = getattr(function, "recipe", None)
     if recipe is not None and len(recipe.outputs) >= len(names):
         return list(recipe.outputs[len(recipe.outputs) - len(names) :])
     renamed = code_names(function.args)
     codes = [renamed.get(n, n) for n in names]
-    return [f"_d_{c}" if scalar else f"_{c}_bar" for c in codes]
+    return [naming.adjoint(c) for c in codes]
 
 
 def explain(
@@ -81,7 +83,7 @@ def explain(
 ) -> str:
     """Pair each generated output line with the rule tree of the derivative it computes.
 
-    For every output ``_d_<name>`` (one per :attr:`wrt` name; ``grad`` and
+    For every output ``_<name>_bar`` (one per :attr:`wrt` name; ``grad`` and
     ``value_and_grad``), or ``d(expr_i)/d(name)`` for a ``jacobian``, the text shows the line
     of :attr:`source` that assigns it and then :func:`symdiff.derive`'s numbered steps for
     ``d expr / d name``, so a student sees which rule produced which code. ``expr`` is the
@@ -146,9 +148,9 @@ SWEPT_MODES = {
 
 #: What the sweep calls each output of a kind's generated code (``{code}``: the code name).
 _SWEPT_OUTPUTS = {
-    "grad": ("_d_{code}", "{code}_bar"),
-    "value_and_grad": ("_d_{code}", "{code}_bar"),
-    "hvp": ("_hv_{code}", "tangent of {code}_bar along _v"),
+    "grad": (naming.adjoint, lambda code: "the sum the backward pass leaves for " + code),
+    "value_and_grad": (naming.adjoint, lambda code: "the sum the backward pass leaves for " + code),
+    "hvp": (naming.hvp, lambda code: f"tangent of {naming.adjoint(code)} along {naming.DIRECTION}"),
 }
 
 
@@ -186,7 +188,7 @@ def _explain_sweeps(
     ]
     pattern = _SWEPT_OUTPUTS.get(function.kind)
     for code in codes if pattern is not None else ():
-        output, adjoint = (p.format(code=code) for p in pattern)
+        output, adjoint = (p(code) for p in pattern)
         assigned = _assignment(function.source, output)
         lines.append(f"{assigned or output}    <- {adjoint}")
     sweeps = recorded(function.kind, parsed, codes)
@@ -275,7 +277,7 @@ def names(wrt: str | Sequence[str]) -> str:
 
 
 def _assignment(source: str, name: str) -> str | None:
-    """The stripped line of ``source`` that assigns ``name`` (``_d_x = ...``) last, if any (an
+    """The stripped line of ``source`` that assigns ``name`` (``_x_bar = ...``) last, if any (an
     array computed in place, ``_x_bar = _np.exp(_x_bar, out=_x_bar)``, is assigned twice)."""
     prefix = f"{name} = "
     lines = [ln.strip() for ln in source.splitlines() if ln.strip().startswith(prefix)]

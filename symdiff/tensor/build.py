@@ -29,6 +29,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from ..codegen import naming
 from ..errors import ShapeError, UnsupportedError
 from ..layer import Built, Call
 from ..options import Options
@@ -173,15 +174,15 @@ def _structure(names: list[str], single: bool) -> str:
 @PLANNERS.kind("value")
 def _plan_value(b, roots, many, vars_, single, options) -> _Plan:
     (root,) = roots
-    return _Plan([("_value", root)], "_value", f"the value, of shape {format_shape(root.shape)}",
-                 "Value", "value")
+    return _Plan([(naming.VALUE, root)], naming.VALUE,
+                 f"the value, of shape {format_shape(root.shape)}", "Value", "value")
 
 
 @PLANNERS.kind("grad")
 def _plan_grad(b, roots, many, vars_, single, options) -> _Plan:
     root = _scalar_root(roots, "grad")
     grads = _gradients(b, root, vars_, options)
-    names = [f"_{v.name}_bar" for v in vars_]
+    names = [naming.adjoint(v.name) for v in vars_]
     shapes = ", ".join(format_shape(v.shape) for v in vars_)
     mode = "forward" if options.mode == "forward" else "reverse"
     return _Plan(list(zip(names, grads, strict=True)), _structure(names, single),
@@ -192,7 +193,7 @@ def _plan_grad(b, roots, many, vars_, single, options) -> _Plan:
 @PLANNERS.kind("value_and_grad")
 def _plan_value_and_grad(b, roots, many, vars_, single, options) -> _Plan:
     plan = _plan_grad(b, roots, many, vars_, single, options)
-    return _Plan([("_value", roots[0]), *plan.outputs], f"(_value, {plan.result})",
+    return _Plan([(naming.VALUE, roots[0]), *plan.outputs], f"({naming.VALUE}, {plan.result})",
                  f"(value, gradient): {plan.returns[4:]}",
                  f"Value and gradient with respect to ({_names(vars_)})", plan.mode)
 
@@ -206,7 +207,7 @@ def _plan_jacobian(b, roots, many, vars_, single, options) -> _Plan:
     for v in vars_:
         blocks = [b.reshape(t, (*r.shape, *v.shape))
                   for r, t in zip(roots, forward(b, roots, v, options.simplify), strict=True)]
-        outputs.append((f"_{v.name}_jac", b.stack(blocks) if many else blocks[0]))
+        outputs.append((naming.jacobian(v.name), b.stack(blocks) if many else blocks[0]))
     lead = f"({len(roots)},) + " if many else ""
     return _Plan(outputs, _structure([n for n, _ in outputs], single),
                  f"the Jacobian for each wrt name, of shape {lead}output shape + its shape",
@@ -221,7 +222,7 @@ def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
     for j, vj in enumerate(vars_):
         tangents = forward(b, grads, vj, options.simplify)
         for i, (vi, t) in enumerate(zip(vars_, tangents, strict=True)):
-            name = f"_{vi.name}_hess" if single else f"_hess_{i}_{j}"
+            name = naming.hessian(vi.name) if single else naming.hessian_block(i, j)
             outputs.append(((i, j), name, b.reshape(t, (*vi.shape, *vj.shape))))
     outputs.sort(key=lambda item: item[0])
     if single:
@@ -244,8 +245,8 @@ def _plan_hvp(b, roots, many, vars_, single, options) -> _Plan:
     along = b.reduce_axes("sum", b.map(arg_symbol(0) * arg_symbol(1), [grad, direction]), axes,
                           False)  # the directional derivative grad . _v, a scalar
     (product,) = backward(b, along, vars_, options.simplify)
-    return _Plan([(f"_{var.name}_hvp", product)], f"_{var.name}_hvp",
-                 f"the Hessian with respect to {var.name} times _v, of shape "
+    return _Plan([(naming.hvp(var.name), product)], naming.hvp(var.name),
+                 f"the Hessian with respect to {var.name} times {DIRECTION}, of shape "
                  f"{format_shape(var.shape)}",
                  f"Hessian-vector product with respect to ({var.name})", "reverse over reverse")
 

@@ -8,16 +8,15 @@ dimensions put back, temporaries named ``_t0, _t1, ...`` in order of definition.
 
 from __future__ import annotations
 
-import re
-
 import sympy as sp
 
+from ..codegen import naming
 from ..codegen.printer import ArrayCodePrinter, CodePrinter
 from .ir import Node, format_index
 from .shapes import Dim, Shape
 
 #: A temporary's name before renumbering (``_s0``, ``_s1``, ...).
-PLACEHOLDER = re.compile(r"\b_s(\d+)\b")
+PLACEHOLDER = naming.SLOT
 
 
 def dim_code(dim: Dim) -> str:
@@ -29,12 +28,12 @@ def dim_code(dim: Dim) -> str:
 
 def dim_locals(expr: sp.Basic) -> dict[sp.Basic, sp.Basic]:
     """The named dimensions of ``expr`` -> the local variables holding their sizes."""
-    return {s: sp.Symbol(f"_{s.name}_dim") for s in expr.free_symbols if s.is_integer}
+    return {s: sp.Symbol(naming.dimension(s.name)) for s in expr.free_symbols if s.is_integer}
 
 
 def is_dim(symbol: sp.Basic) -> bool:
     """Whether ``symbol`` is a dimension's local variable (``_n_dim``)."""
-    return symbol.name.startswith("_") and symbol.name.endswith("_dim")
+    return naming.is_dimension(symbol.name)
 
 
 def shape_code(shape: Shape) -> str:
@@ -109,7 +108,7 @@ def inline_scalars(
     """Put shared subexpressions of dimensions only (``1/_n_dim``) back where they are used."""
     kept: list[tuple[sp.Symbol, sp.Expr]] = []
     for symbol, expr in shared:
-        if all(s.name.startswith("_") and s.name.endswith("_dim") for s in expr.free_symbols):
+        if all(naming.is_dimension(s.name) for s in expr.free_symbols):
             kept = [(k, e.xreplace({symbol: expr})) for k, e in kept]
             shared = [(k, e.xreplace({symbol: expr})) for k, e in shared]
             forms = [f.xreplace({symbol: expr}) for f in forms]
@@ -132,7 +131,7 @@ def renumber(lines: list[tuple[str, str]], aliases: dict[str, str]) -> list[tupl
     names: dict[str, str] = {}
     for target, _ in lines:
         for match in PLACEHOLDER.finditer(target):
-            names.setdefault(match.group(0), f"_t{len(names)}")
+            names.setdefault(match.group(0), naming.temporary(len(names)))
 
     def resolve(name: str) -> str:
         while name in aliases:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from .. import registry
+from ..codegen import naming
 from ..codegen.printer import ArrayCodePrinter
 from ..simplify import stable_forms
 from .codetext import (
@@ -113,7 +114,7 @@ class _Emitter:
         names = self.outputs.get(id(node), [])
         if len(names) == 1 and self.uses[id(node)] == 1:
             return names[0]
-        name = f"_s{self.counter}"
+        name = naming.slot(self.counter)
         self.counter += 1
         return name
 
@@ -137,7 +138,7 @@ class _Emitter:
                 self.shapes[self.code[id(node)]] = node.shape
             return
         if id(node) in self.gathered:  # placed by the sum that uses it (``_accumulate``)
-            name = f"_z{len(self.deferred)}"
+            name = naming.deferred(len(self.deferred))
             self.code[id(node)] = name
             self.deferred[name] = node
             return
@@ -259,7 +260,7 @@ class _Emitter:
     def _materialize(self, name: str) -> str:
         """Build a deferred scatter as its own array (zeros, then the slice set)."""
         scatter = self.deferred.pop(name)
-        target = f"_s{self.counter}"
+        target = naming.slot(self.counter)
         self.counter += 1
         self.shapes[target] = scatter.shape
         self._statement(scatter, target)
@@ -322,7 +323,7 @@ class _Emitter:
                 value = f"_np.squeeze({value}, axis={format_axes(axes)})"
             self.lines.append((target, value))
             return
-        peak = f"_s{self.counter}"
+        peak = naming.slot(self.counter)
         self.counter += 1
         full = len(axes) == node.args[0].ndim and not keepdims
         axis = "" if full else f", axis={format_axes(axes)}"
@@ -363,7 +364,7 @@ class _Emitter:
         forms = [factored(_tensor_forms(stable_forms(value))) for _, value in exprs]
         shared: list[tuple[sp.Symbol, sp.Expr]] = []
         if self.program.cse and forms:
-            names = (sp.Symbol(f"_s{k}") for k in range(self.counter, self.counter + 10**6))
+            names = (sp.Symbol(naming.slot(k)) for k in range(self.counter, self.counter + 10**6))
             shared, forms = sp.cse(forms, symbols=names, order="canonical")
             shared, forms = inline_scalars(shared, forms)
         reduced = dict(zip((i for i, _ in exprs), forms, strict=True))

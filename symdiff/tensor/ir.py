@@ -39,6 +39,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..codegen import naming
 from .shapes import Shape
 
 #: Operations that only re-view their operand (emitted inline, never as a temporary).
@@ -47,7 +48,7 @@ VIEWS = frozenset({"transpose", "expand", "broadcast", "index", "reshape"})
 
 def arg_symbol(i: int) -> sp.Symbol:
     """The placeholder for argument ``i`` inside a ``map`` expression."""
-    return sp.Symbol(f"_a{i}", real=True)
+    return sp.Symbol(naming.argument(i), real=True)
 
 
 @dataclass(frozen=True, eq=False)

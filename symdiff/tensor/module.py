@@ -24,6 +24,7 @@ from collections.abc import Sequence
 
 import sympy as sp
 
+from ..codegen import naming
 from ..codegen.emit import names_tuple, render_module
 from ..codegen.helpers import helper_source
 from .emit import Program, emit_statements
@@ -136,7 +137,9 @@ def _bind_dims(
 ) -> list[tuple[str, str]]:
     """Assignments of the named dimensions that ``used`` (the function's code) refers to, each
     read from the argument where it first appears (whose shape the test has checked)."""
-    wanted = [d for d in first if re.search(rf"(?<!\w)_{re.escape(d)}_dim(?!\w)", used)]
+    wanted = [
+        d for d in first if re.search(rf"(?<!\w){re.escape(naming.dimension(d))}(?!\w)", used)
+    ]
     lines: list[tuple[str, str]] = []
     for p in program.params:
         mine = [d for d in wanted if first[d][0] == p]
@@ -145,13 +148,13 @@ def _bind_dims(
         shape = program.shapes[p]
         names = [None if isinstance(d, int) else d.name for d in shape]
         if None not in names and len(set(names)) == len(names):  # (n, d): unpack the shape
-            targets = [f"_{name}_dim" for name in names]
+            targets = [naming.dimension(name) for name in names]
             lines.append(
                 (f"({targets[0]},)" if len(targets) == 1 else ", ".join(targets), f"{p}.shape")
             )
         else:  # fixed sizes or a repeated dimension: index the shape
-            lines.append((f"_{p}_shape", f"{p}.shape"))
-            lines += [(f"_{d}_dim", f"_{p}_shape[{first[d][1]}]") for d in mine]
+            lines.append((naming.shape_of(p), f"{p}.shape"))
+            lines += [(naming.dimension(d), f"{naming.shape_of(p)}[{first[d][1]}]") for d in mine]
     return lines
 
 

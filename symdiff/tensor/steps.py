@@ -23,13 +23,13 @@ emits. Rendering follows :mod:`symdiff.engine.steps`: numbered plain text, and o
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy as sp
 
+from ..codegen import naming
 from ..engine.lines import annotation, shown
 from ..engine.steps import Derivation, Step, avoiding, latex_rows
 from ..engine.texnames import latex_name
@@ -43,11 +43,7 @@ from .shapes import format_shape
 from .vjp import VJPRule
 from .walk import backward
 
-_PLACEHOLDER = re.compile(r"\b_a\d+\b")
-#: Names tried, in order, for the output and for the intermediate values (one not a variable).
-_OUTPUT_NAMES = ("f", "F", "out", "output")
-_VALUE_NAMES = ("z", "t", "q", "h")
-
+_PLACEHOLDER = naming.ARGUMENT
 
 @dataclass(frozen=True)
 class TensorStep:
@@ -171,7 +167,7 @@ class _Printer:
     def __init__(self, root: Node, events: _Events, totals: Mapping[int, Node]):
         self.nodes: dict[int, Node] = {id(n): n for n in topological([root])}
         variables = {n.name for n in self.nodes.values() if n.op == "var"}
-        self.output = next((n for n in _OUTPUT_NAMES if n not in variables), "_f")
+        self.output = naming.output_label(variables)
         named: list[Node] = [root]
         for kind, data in events.items:
             if kind == "vjp":
@@ -179,10 +175,9 @@ class _Printer:
         order = {id(n): i for i, n in enumerate(topological([root]))}
         values = sorted({id(n): n for n in named if n is not root}.values(),
                         key=lambda n: order[id(n)])
-        base = next((b for b in _VALUE_NAMES
-                     if not any(v.startswith(b) for v in variables)), "u")
+        labels = naming.value_labels(variables, len(values))
         self.text: dict[int, str] = {id(root): self.output}
-        self.text.update({id(n): f"{base}{i}" for i, n in enumerate(values, 1)})
+        self.text.update({id(n): label for n, label in zip(values, labels, strict=True)})
         self.value_names = dict(self.text)
         self.latex: dict[int, str] = {k: latex_name(v) for k, v in self.text.items()}
         self.totals = totals
@@ -190,7 +185,7 @@ class _Printer:
             if total.op in ("var", "fill") or id(total) in self.text:
                 continue
             name = self.name_of(node_id)
-            self.text[id(total)] = f"{name}_bar"
+            self.text[id(total)] = naming.adjoint_label(name)
             self.latex[id(total)] = rf"\overline{{{latex_name(name)}}}"
 
     def name_of(self, node_id: int) -> str:
@@ -202,7 +197,7 @@ class _Printer:
     def bar(self, node: Node) -> tuple[str, str]:
         """``(text, LaTeX)`` of the gradient of ``node``'s name: ``z1_bar``."""
         name = self.value_names.get(id(node), node.name if node.op == "var" else "?")
-        return f"{name}_bar", rf"\overline{{{latex_name(name)}}}"
+        return naming.adjoint_label(name), rf"\overline{{{latex_name(name)}}}"
 
     def show(self, node: Node) -> tuple[str, str]:
         """``(text, LaTeX)`` of ``node`` itself, its operands by name."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..codegen import naming
 from ..simplify import stable_forms
 from .ir import Node, arg_symbol
 from .ops import Builder
@@ -39,7 +40,7 @@ class Values:
         """A node as an elementwise value (its placeholder)."""
         symbol = self.placeholders.get(id(node))
         if symbol is None:
-            symbol = sp.Symbol(f"_p{len(self.placeholders)}", real=True)
+            symbol = sp.Symbol(naming.placeholder(len(self.placeholders)), real=True)
             self.placeholders[id(node)] = symbol
             self.nodes[symbol] = node
         return Elem(symbol, node.shape)

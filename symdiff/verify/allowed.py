@@ -10,6 +10,7 @@ import ast
 import re
 
 from .. import registry
+from ..codegen.naming import DIRECTION
 
 FUNCTION_NAMES = frozenset(
     {"f", "grad_f", "value_and_grad_f", "jacobian_f", "hessian_f", "hvp_f"}
@@ -56,7 +57,7 @@ KEYWORDS = frozenset({"dtype", "copy", "axis", "keepdims"})
 #: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
 INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")
 PARAM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-VECTOR = "_v"  # the direction parameter of Hessian-vector products
+VECTOR = DIRECTION  # the direction parameter of Hessian-vector products
 
 EXPRESSION_NODES = (
     ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Attribute, ast.Constant,

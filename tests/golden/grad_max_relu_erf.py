@@ -22,8 +22,8 @@ def grad_f(x, y):
 
 def _formulas(x, y, _shape, _dtype):
     """The formulas of grad_f, on arrays of one broadcast shape (or a block of them)."""
-    _d_x = _as_output(_argmax_share(x, 0, x, y) + _np.heaviside(x, 0.0)*_erf(y), _shape, _dtype)
-    return _d_x
+    _x_bar = _as_output(_argmax_share(x, 0, x, y) + _np.heaviside(x, 0.0)*_erf(y), _shape, _dtype)
+    return _x_bar
 
 
 # Helpers copied from symdiff.codegen.helpers, so this module runs on its own.

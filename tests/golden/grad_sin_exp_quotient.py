@@ -25,9 +25,9 @@ def _formulas(x, y, _shape, _dtype):
     _t0 = _np.exp(y)
     _t1 = x**2 + 1
     _t2 = _np.sin(x)
-    _d_x = _as_output(_t0*(_t1*_np.cos(x) - 2*_t2*x)/_t1**2, _shape, _dtype)
-    _d_y = _as_output(_t0*_t2/_t1, _shape, _dtype)
-    return (_d_x, _d_y)
+    _x_bar = _as_output(_t0*(_t1*_np.cos(x) - 2*_t2*x)/_t1**2, _shape, _dtype)
+    _y_bar = _as_output(_t0*_t2/_t1, _shape, _dtype)
+    return (_x_bar, _y_bar)
 
 
 # Helpers copied from symdiff.codegen.helpers, so this module runs on its own.

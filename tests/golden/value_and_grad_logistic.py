@@ -24,8 +24,8 @@ def _formulas(w, y, _shape, _dtype):
     """The formulas of value_and_grad_f, on arrays of one broadcast shape (or a block of them)."""
     _t0 = -w*y
     _value = _as_output((1/2)*w**2 + _np.logaddexp(0.0, _t0), _shape, _dtype)
-    _d_w = _as_output(w - y*_sigmoid(_t0), _shape, _dtype)
-    return (_value, (_d_w,))
+    _w_bar = _as_output(w - y*_sigmoid(_t0), _shape, _dtype)
+    return (_value, (_w_bar,))
 
 
 # Helpers copied from symdiff.codegen.helpers, so this module runs on its own.

@@ -18,6 +18,15 @@ from collections.abc import Callable
 import sympy as sp
 
 from ..errors import UnsupportedError
+from ..parsing.written import (
+    Negation,
+    Power,
+    Product,
+    Quotient,
+    SignedSum,
+    canonical_values,
+    is_written,
+)
 from .local import (
     Local,
     constant_multiple,
@@ -26,6 +35,7 @@ from .local import (
     power_rule,
     product_rule,
     quotient_rule,
+    signed_sum_rule,
     sum_rule,
 )
 from .rules import rule_for
@@ -47,7 +57,16 @@ class Deriver:
             sp.Mul: self._mul,
             sp.Pow: self._pow,
             sp.Piecewise: self._piecewise,
+            # the expression as written (symdiff.parsing.written): the same rules, read as typed
+            SignedSum: self._signed_sum,
+            Product: self._written_product,
+            Quotient: self._written_quotient,
+            Negation: self._negation,
+            Power: self._pow,
         }
+        #: The SymPy value of a (sub)expression: itself, unless the root is written as typed
+        #: (:mod:`symdiff.parsing.written`); every result and partial is built from values.
+        self._value: Callable[[sp.Expr], sp.Expr] = _itself
         #: Names of the variables of the first expression differentiated (the root): the chain
         #: rule's inner functions get names not among them, found once, not at every chain step.
         self._taken: set[str] | None = None
@@ -61,6 +80,8 @@ class Deriver:
         if step is None:
             if self._taken is None:
                 self._taken = {s.name for s in expr.free_symbols} | {self.var.name}
+                if is_written(expr):
+                    self._value = canonical_values()
             step = self._differentiate(expr)
             self._memo[expr] = step
         return step
@@ -124,7 +145,8 @@ class Deriver:
 
     def _quotient(self, expr: sp.Expr, numerator: sp.Expr, denominator: sp.Expr) -> Step:
         top, bottom = self(numerator), self(denominator)
-        result = quotient_rule(numerator, denominator).derivative([top.result, bottom.result])
+        local = quotient_rule(self._value(numerator), self._value(denominator))
+        result = local.derivative([top.result, bottom.result])
         note = Note("(f/g)' = (f' g - f g')/g^2 with f = {0}, g = {1}", (numerator, denominator))
         return self._step("quotient", expr, result, [top, bottom], note)
 
@@ -157,7 +179,8 @@ class Deriver:
         base, exponent = expr.args
         base_varies = self.var in base.free_symbols
         exponent_varies = self.var in exponent.free_symbols
-        local = power_rule(base, exponent, base_varies, exponent_varies, expr)
+        value = self._value
+        local = power_rule(value(base), value(exponent), base_varies, exponent_varies, value(expr))
         if base_varies and exponent_varies:
             steps = [self(base), self(exponent)]
             result = local.derivative([s.result for s in steps])
@@ -177,10 +200,51 @@ class Deriver:
         return self._step("piecewise", expr, local.derivative([s.result for s in branches]),
                           branches)
 
+    # -- the expression as written (symdiff.parsing.written) -----------------------------------
+    def _signed_sum(self, expr: SignedSum) -> Step:
+        """``a + b - c`` as typed: term by term, each subtracted term's derivative subtracted
+        (the difference rule)."""
+        terms = [self(term) for term in expr.terms]
+        local = signed_sum_rule(expr.signs)
+        return self._step(local.rule, expr, local.derivative([t.result for t in terms]), terms)
+
+    def _negation(self, expr: Negation) -> Step:
+        """``-f``: the constant multiple rule with ``c = -1``."""
+        inner = self(expr.args[0])
+        result = constant_multiple(sp.S.NegativeOne).derivative([inner.result])
+        return self._step("constant multiple", expr, result, [inner], NEGATION)
+
+    def _written_product(self, expr: Product) -> Step:
+        """``a*b*c`` as typed: the constant multiple rule when some factors are constant (the
+        others, in their order, are ``f``), else the product rule over the factors."""
+        factors = list(expr.args)
+        constant = [f for f in factors if self.var not in f.free_symbols]
+        if constant:
+            varying = [f for f in factors if self.var in f.free_symbols]
+            rest = varying[0] if len(varying) == 1 else Product(*varying)
+            inner = self(rest)
+            c = sp.Mul(*(self._value(f) for f in constant))
+            result = constant_multiple(c).derivative([inner.result])
+            return self._step("constant multiple", expr, result, [inner])
+        steps = [self(f) for f in factors]
+        local = product_rule([self._value(f) for f in factors])
+        return self._step("product", expr, local.derivative([s.result for s in steps]), steps)
+
+    def _written_quotient(self, expr: Quotient) -> Step:
+        """``f/g`` as typed: the quotient rule, or the constant multiple rule ``f'/c`` when the
+        denominator is a constant ``c``."""
+        numerator, denominator = expr.args
+        if self.var in denominator.free_symbols:
+            return self._quotient(expr, numerator, denominator)
+        inner = self(numerator)
+        result = constant_multiple(1 / self._value(denominator)).derivative([inner.result])
+        note = Note("(f/c)' = f'/c with c = {0}", (denominator,))
+        return self._step("constant multiple", expr, result, [inner], note)
+
     # -- functions and the chain rule ----------------------------------------------------------
     def _function(self, expr: sp.Expr) -> Step:
         """A function from the rule table: its own rule, with the chain rule when needed."""
-        local = function_rule(expr.func, expr.args)
+        local = function_rule(expr.func, [self._value(arg) for arg in expr.args])
         pairs = []
         for i, (arg, partial) in enumerate(zip(expr.args, local.partials, strict=True)):
             if self.var not in arg.free_symbols:
@@ -222,7 +286,7 @@ class Deriver:
             return self._step(name, expr, sp.Add(*(outer for _, outer in pairs)), note=identity)
         inner = [self(args[i]) for i, _ in pairs]
         names = self._inner_names(len(pairs))
-        named = list(args)
+        named = [self._value(arg) for arg in args]
         for (i, _), symbol in zip(pairs, names, strict=True):
             named[i] = symbol
         key = (name, expr.func, *named)  # sin(u) once for every sin(...) of a large sum
@@ -259,6 +323,13 @@ EXPLANATION_CHAIN_SEVERAL = (
     "(f(u_1, u_2, ...))' = sum of (d/du_i f) u_i': each partial derivative times its inner"
     " derivative"
 )
+
+
+NEGATION = "(-f)' = -f'"
+
+
+def _itself(expr: sp.Expr) -> sp.Expr:
+    return expr
 
 
 def _is_reciprocal(factor: sp.Expr) -> bool:

@@ -40,6 +40,11 @@ def derive(
     from ..simplify import simplify_for_people
     from ..trace import parameters
 
+    written = None
+    if isinstance(expr, str):
+        from ..parsing.teaching import parse_as_written
+
+        written, _ = parse_as_written(expr)
     parsed = expression(expr)
     if wrt is None:
         traced = callable(expr) and not isinstance(expr, sp.Basic)
@@ -55,9 +60,23 @@ def derive(
     if name not in {s.name for s in parsed.free_symbols}:  # SymPy's Symbol("x_{1}") passes
         name = check_identifier(name, "wrt name")
     var = symbol(name)
-    root = differentiate(parsed, var)
-    result = simplify_for_people(root.result) if simplify else root.result
+    code = differentiate(parsed, var)  # the derivative the compiled code is built from
+    result = simplify_for_people(code.result) if simplify else code.result
+    if written is None or written == parsed:
+        steps = [code]
+        if result != code.result:
+            steps.append(Step("simplify", code.result, result, var))
+        return Derivation(parsed, var, result, code.result, steps, verbose)
+    root = differentiate(written, var)
     steps = [root]
     if result != root.result:
-        steps.append(Step("simplify", root.result, result, var))
-    return Derivation(parsed, var, result, root.result, steps, verbose)
+        # the rules' result as written is not the code's: say that this line links the two
+        note = "" if root.result == code.result else LINKED if simplify else AS_CODE
+        steps.append(Step("simplify", root.result, result, var, (), note))
+    return Derivation(parsed, var, result, root.result, steps, verbose, written)
+
+
+#: The note of the last step of a derivation as written, when the rules' result is not yet the
+#: derivative the compiled code computes (that of SymPy's form, simplified).
+LINKED = "simplified: the derivative the compiled code computes"
+AS_CODE = "rewritten as the compiled code computes it (SymPy's form, not simplified)"

@@ -155,9 +155,10 @@ class Derivation:
     quotients as typed) and a last ``simplify`` step links their result to the derivative the
     compiled code computes, that of ``expr``. ``result`` is the simplified derivative (the
     code's); ``raw`` is what the rules produced before simplification; ``steps`` lists the
-    rule tree (and a final ``simplify`` step when simplification changed the result). ``verbose`` (``"all"`` or ``"key"``) chooses what the
-    Jupyter display shows: every step, or the key steps (leaf ``constant`` and ``variable``
-    steps hidden). ``str()`` always lists every step, numbered.
+    rule tree (and a final ``simplify`` step when simplification changed the result).
+    ``verbose`` (``"all"`` or ``"key"``) chooses what the Jupyter display shows: every step,
+    or the key steps (leaf ``constant`` and ``variable`` steps hidden). ``str()`` always lists
+    every step, numbered.
 
     In Jupyter a derivation shows as one ``aligned`` LaTeX block, never as HTML: JupyterLab picks
     HTML over LaTeX when a bundle has both. See :meth:`_ipython_display_`.

@@ -4,6 +4,14 @@ The implementation behind :func:`symdiff.derive` (and what ``CompiledFunction.ex
 again): the scalar rule table of :mod:`symdiff.engine.forward` recorded as
 :class:`~symdiff.engine.steps.Step`\\ s, or with ``shapes=`` the backward walk of the tensor layer
 (:mod:`symdiff.tensor.steps`). It imports neither the builders nor compiled functions.
+
+A string is derived as the student wrote it (:mod:`symdiff.parsing.written`, read by
+:func:`symdiff.parsing.teaching.parse_as_written`): the same engine walks the typed tree, and a
+last ``simplify`` step links its result to the derivative the compiled code computes (that of
+SymPy's form, simplified: :attr:`Derivation.result`), with a note when the two walks' results
+differ. A SymPy expression or a Python function is derived in SymPy's form, as the code is;
+so is ``CompiledFunction.explain`` in forward mode (it derives the recipe's SymPy expression:
+the form the code was built from, whose result the written derivation links to).
 """
 
 from __future__ import annotations

@@ -25,7 +25,6 @@ from ..parsing.written import (
     Quotient,
     SignedSum,
     canonical_values,
-    is_written,
 )
 from .local import (
     Local,
@@ -48,7 +47,7 @@ Written = tuple[sp.Expr, Local]
 class Deriver:
     """Differentiates SymPy expressions with respect to one symbol, memoising shared subtrees."""
 
-    def __init__(self, var: sp.Symbol):
+    def __init__(self, var: sp.Symbol, as_written: bool = False):
         self.var = var
         self._memo: dict[sp.Expr, Step] = {}
         self._structural: dict[type, Callable[[sp.Expr], Step]] = {
@@ -64,9 +63,10 @@ class Deriver:
             Negation: self._negation,
             Power: self._pow,
         }
-        #: The SymPy value of a (sub)expression: itself, unless the root is written as typed
-        #: (:mod:`symdiff.parsing.written`); every result and partial is built from values.
-        self._value: Callable[[sp.Expr], sp.Expr] = _itself
+        #: The SymPy value of a (sub)expression: itself, unless the expressions are written as
+        #: typed (``as_written``: :mod:`symdiff.parsing.written`); every result and partial is
+        #: built from values, only what is differentiated is shown as written.
+        self._value: Callable[[sp.Expr], sp.Expr] = canonical_values() if as_written else _itself
         #: Names of the variables of the first expression differentiated (the root): the chain
         #: rule's inner functions get names not among them, found once, not at every chain step.
         self._taken: set[str] | None = None
@@ -80,8 +80,6 @@ class Deriver:
         if step is None:
             if self._taken is None:
                 self._taken = {s.name for s in expr.free_symbols} | {self.var.name}
-                if is_written(expr):
-                    self._value = canonical_values()
             step = self._differentiate(expr)
             self._memo[expr] = step
         return step
@@ -337,6 +335,7 @@ def _is_reciprocal(factor: sp.Expr) -> bool:
     return factor.is_Pow and factor.exp.is_number and bool(factor.exp.is_negative)
 
 
-def differentiate(expr: sp.Expr, var: sp.Symbol) -> Step:
-    """Differentiate ``expr`` with respect to ``var`` by the rule table; returns the step tree."""
-    return Deriver(var)(expr)
+def differentiate(expr: sp.Expr, var: sp.Symbol, as_written: bool = False) -> Step:
+    """Differentiate ``expr`` with respect to ``var`` by the rule table; returns the step tree.
+    ``as_written``: ``expr`` may hold the nodes of :mod:`symdiff.parsing.written`."""
+    return Deriver(var, as_written)(expr)

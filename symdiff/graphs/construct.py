@@ -33,10 +33,11 @@ def graph(expr: object, at: Mapping[object, float] | None = None, wrt: object = 
     ``-x`` (and ``-(x*y)``) is a unary ``-`` with partial -1, while ``-2*x`` stays a product and
     ``x**-2`` a power, as SymPy prints them.
     """
-    e = expression(expr)
+    # a string as typed (its variables include those that cancel: x - x is x minus x)
+    e = parse_as_written(expr)[0] if isinstance(expr, str) else expression(expr)
     names = wrt_names(wrt, [e])[0] if (wrt is not None or e.free_symbols) else ()
     linear = AsWritten()
-    root_symbol = linear(parse_as_written(expr)[0] if isinstance(expr, str) else e)
+    root_symbol = linear(e)
     full: dict[sp.Expr, sp.Expr] = {}
     ids: dict[sp.Expr, str] = {}
     nodes: list[GraphNode] = []

@@ -253,11 +253,6 @@ def _canonical(expr: sp.Basic, memo: dict[sp.Basic, sp.Basic]) -> sp.Basic:
     return value
 
 
-def is_written(expr: sp.Basic) -> bool:
-    """True when ``expr`` has a written node anywhere (one walk: call it once per tree)."""
-    return any(isinstance(node, Written) for node in sp.preorder_traversal(expr))
-
-
 def canonical_values() -> Callable[[sp.Basic], sp.Basic]:
     """:func:`canonical` with one memo for many subtrees of the same tree."""
     memo: dict[sp.Basic, sp.Basic] = {}

@@ -75,7 +75,7 @@ def derive(
         if result != code.result:
             steps.append(Step("simplify", code.result, result, var))
         return Derivation(parsed, var, result, code.result, steps, verbose)
-    root = differentiate(written, var)
+    root = differentiate(written, var, as_written=True)
     steps = [root]
     if result != root.result:
         # the rules' result as written is not the code's: say that this line links the two

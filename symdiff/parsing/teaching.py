@@ -61,7 +61,9 @@ class _Writer:
         if isinstance(node, ast.Name):
             if node.id == "e":
                 return Literal.of(CONSTANTS["e"], "e")
-            return CONSTANTS.get(node.id) or sp.Symbol(node.id, real=True)
+            if node.id in CONSTANTS:
+                return CONSTANTS[node.id]
+            return sp.Symbol(node.id, real=True)
         if isinstance(node, ast.Constant):
             if isinstance(node.value, float):
                 literal = ast.get_source_segment(self.text, node) or repr(node.value)

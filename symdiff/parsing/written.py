@@ -38,6 +38,9 @@ ADD, MUL, POW = PRECEDENCE["Add"], PRECEDENCE["Mul"], PRECEDENCE["Pow"]
 #: Unary minus binds as in Python: tighter than ``*`` (``-x*y`` is ``(-x)*y``), looser than
 #: ``**`` (``-x**2`` is ``-(x**2)``); SymPy prints it at the level of ``+``.
 NEG = (MUL + POW) // 2
+#: Runs of ``+ -`` or ``*`` longer than this are one ``Add``/``Mul`` call, as the parser makes
+#: them (:mod:`symdiff.parsing.builder`): folding them one operand at a time is quadratic.
+SEQUENTIAL_RUN = 32
 
 
 def _prec(expr: sp.Basic) -> int:
@@ -108,10 +111,10 @@ class SignedSum(Written):
         return self.args[1:]
 
     def value(self, args: list[sp.Expr]) -> sp.Expr:
-        total, *rest = args[1:]
-        for sign, term in zip(self.signs[1:], rest, strict=True):
-            total = total + (term if sign > 0 else -term)
-        return total
+        terms = [t if sign > 0 else -t for sign, t in zip(self.signs, args[1:], strict=True)]
+        if len(terms) > SEQUENTIAL_RUN:  # one Add, as the parser builds a long run
+            return sp.Add(*terms)
+        return functools.reduce(operator.add, terms)
 
     def _sympystr(self, printer) -> str:
         first, *rest = self.terms
@@ -134,6 +137,8 @@ class Product(Written):
     precedence = MUL
 
     def value(self, args: list[sp.Expr]) -> sp.Expr:
+        if len(args) > SEQUENTIAL_RUN:
+            return sp.Mul(*args)
         return functools.reduce(operator.mul, args)
 
     def _sympystr(self, printer) -> str:

@@ -52,8 +52,9 @@ def derive(
     if isinstance(expr, str):
         from ..parsing.teaching import parse_as_written
 
-        written, _ = parse_as_written(expr)
-    parsed = expression(expr)
+        written, parsed = parse_as_written(expr)
+    else:
+        parsed = expression(expr)
     if wrt is None:
         traced = callable(expr) and not isinstance(expr, sp.Basic)
         free = (s.name for s in parsed.free_symbols)

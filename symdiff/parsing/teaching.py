@@ -17,15 +17,13 @@ both, and the derivation is that of SymPy's form, as before.
 from __future__ import annotations
 
 import ast
-import warnings
 
 import sympy as sp
 
-from .entry import parse
+from .entry import read_text
 from .functions import CONSTANTS, FUNCTION_SPECS
 from .limits import PARSER_RECURSION_LIMIT, recursion_limit
 from .sizes import exact_float
-from .source import scan
 from .syntax import CHAINS, COMPARISONS
 from .written import Literal, Negation, Power, Product, Quotient, SignedSum, canonical_values
 
@@ -33,14 +31,12 @@ from .written import Literal, Negation, Power, Product, Quotient, SignedSum, can
 def parse_as_written(text: str) -> tuple[sp.Expr, sp.Expr]:
     """``(written, canonical)``: the expression as typed and as :func:`symdiff.parse` reads it.
 
-    Raises what :func:`symdiff.parse` raises. ``written`` is ``canonical`` itself when the
-    written tree would not stand for exactly that expression (see the module docstring).
+    Raises what :func:`symdiff.parse` raises (this is that parser's reading, and its tree).
+    ``written`` is ``canonical`` itself when the written tree would not stand for exactly that
+    expression (see the module docstring).
     """
-    value = parse(text)
-    src = scan(text)
-    with recursion_limit(PARSER_RECURSION_LIMIT), warnings.catch_warnings():
-        warnings.simplefilter("ignore", SyntaxWarning)
-        tree = ast.parse(src.transformed, mode="eval")
+    value, src, tree = read_text(text)
+    with recursion_limit(PARSER_RECURSION_LIMIT):
         try:
             written = _Writer(src.transformed).build(tree.body)
         except (RecursionError, ValueError, TypeError, ArithmeticError):

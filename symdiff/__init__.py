@@ -31,9 +31,9 @@ _LAZY = {
     "clear_cache": "api",
     "Objective": "api",
     "CompiledFunction": "compiled",
-    "Derivation": "steps",
-    "Step": "steps",
-    "RULES": "rules",
+    "Derivation": "engine.steps",
+    "Step": "engine.steps",
+    "RULES": "engine.rules",
     "math": "math",
     "graph": "graphs",
 }

@@ -10,6 +10,7 @@ import sympy as sp
 from hypothesis import HealthCheck, settings
 
 from symdiff import registry
+from symdiff.parsing.written import canonical
 
 settings.register_profile(
     "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=False
@@ -45,7 +46,10 @@ def to_reference(expr: sp.Expr) -> sp.Expr:
     each registry row's ``reference`` (for the classes whose ``fdiff`` SymPy lacks or gets
     wrong: ours, and the codegen classes).
 
-    Repeated until none is left: a replacement can expose another (``relu(relu(u))``)."""
+    Repeated until none is left: a replacement can expose another (``relu(relu(u))``). A
+    tree as the student wrote it (:mod:`symdiff.parsing.written`) is first the SymPy expression
+    it stands for."""
+    expr = canonical(expr)
     rewrites = [(registry.head_class(row), row.reference) for row in registry.ROWS if row.reference]
     for _ in range(20):
         if not any(expr.has(func) for func, _ in rewrites):

@@ -233,9 +233,12 @@ def test_minus_and_divide_nodes_send_back_sympy_adjoints(expr, at):
         ("-x - y", ["- -x - y", "  - -x", "    x", "  y"]),
         ("-x", ["- -x", "  x"]),
         ("1/x", ["/ 1/x", "  1", "  x"]),
-        ("x*y/(z*w)", ["/ x*y/(w*z)", "  * x*y", "    x", "    y", "  * w*z", "    w", "    z"]),
+        ("x*y/(z*w)", ["/ x*y/(z*w)", "  * x*y", "    x", "    y", "  * z*w", "    z", "    w"]),
         ("-2*x", ["* -2*x", "  -2", "  x"]),
-        ("x**-2", ["** x**(-2)", "  x", "  -2"]),
+        ("x**-2", ["** x**-2", "  x", "  -2"]),
+        # as typed: the order of terms, and a power of a quotient (SymPy: sigma**12/r**12)
+        ("(s/r)**12 - x", ["- (s/r)**12 - x", "  ** (s/r)**12", "    / s/r", "      s", "      r",
+                           "    12", "  x"]),
     ],
 )
 def test_as_written_structure(expr, tree):

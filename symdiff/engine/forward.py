@@ -18,6 +18,14 @@ from collections.abc import Callable
 import sympy as sp
 
 from ..errors import UnsupportedError
+from ..parsing.written import (
+    Negation,
+    Power,
+    Product,
+    Quotient,
+    SignedSum,
+    canonical_values,
+)
 from .local import (
     Local,
     constant_multiple,
@@ -26,6 +34,7 @@ from .local import (
     power_rule,
     product_rule,
     quotient_rule,
+    signed_sum_rule,
     sum_rule,
 )
 from .rules import rule_for
@@ -38,7 +47,7 @@ Written = tuple[sp.Expr, Local]
 class Deriver:
     """Differentiates SymPy expressions with respect to one symbol, memoising shared subtrees."""
 
-    def __init__(self, var: sp.Symbol):
+    def __init__(self, var: sp.Symbol, as_written: bool = False):
         self.var = var
         self._memo: dict[sp.Expr, Step] = {}
         self._structural: dict[type, Callable[[sp.Expr], Step]] = {
@@ -47,7 +56,17 @@ class Deriver:
             sp.Mul: self._mul,
             sp.Pow: self._pow,
             sp.Piecewise: self._piecewise,
+            # the expression as written (symdiff.parsing.written): the same rules, read as typed
+            SignedSum: self._signed_sum,
+            Product: self._written_product,
+            Quotient: self._written_quotient,
+            Negation: self._negation,
+            Power: self._pow,
         }
+        #: The SymPy value of a (sub)expression: itself, unless the expressions are written as
+        #: typed (``as_written``: :mod:`symdiff.parsing.written`); every result and partial is
+        #: built from values, only what is differentiated is shown as written.
+        self._value: Callable[[sp.Expr], sp.Expr] = canonical_values() if as_written else _itself
         #: Names of the variables of the first expression differentiated (the root): the chain
         #: rule's inner functions get names not among them, found once, not at every chain step.
         self._taken: set[str] | None = None
@@ -124,7 +143,8 @@ class Deriver:
 
     def _quotient(self, expr: sp.Expr, numerator: sp.Expr, denominator: sp.Expr) -> Step:
         top, bottom = self(numerator), self(denominator)
-        result = quotient_rule(numerator, denominator).derivative([top.result, bottom.result])
+        local = quotient_rule(self._value(numerator), self._value(denominator))
+        result = local.derivative([top.result, bottom.result])
         note = Note("(f/g)' = (f' g - f g')/g^2 with f = {0}, g = {1}", (numerator, denominator))
         return self._step("quotient", expr, result, [top, bottom], note)
 
@@ -157,7 +177,8 @@ class Deriver:
         base, exponent = expr.args
         base_varies = self.var in base.free_symbols
         exponent_varies = self.var in exponent.free_symbols
-        local = power_rule(base, exponent, base_varies, exponent_varies, expr)
+        value = self._value
+        local = power_rule(value(base), value(exponent), base_varies, exponent_varies, value(expr))
         if base_varies and exponent_varies:
             steps = [self(base), self(exponent)]
             result = local.derivative([s.result for s in steps])
@@ -177,10 +198,51 @@ class Deriver:
         return self._step("piecewise", expr, local.derivative([s.result for s in branches]),
                           branches)
 
+    # -- the expression as written (symdiff.parsing.written) -----------------------------------
+    def _signed_sum(self, expr: SignedSum) -> Step:
+        """``a + b - c`` as typed: term by term, each subtracted term's derivative subtracted
+        (the difference rule)."""
+        terms = [self(term) for term in expr.terms]
+        local = signed_sum_rule(expr.signs)
+        return self._step(local.rule, expr, local.derivative([t.result for t in terms]), terms)
+
+    def _negation(self, expr: Negation) -> Step:
+        """``-f``: the constant multiple rule with ``c = -1``."""
+        inner = self(expr.args[0])
+        result = constant_multiple(sp.S.NegativeOne).derivative([inner.result])
+        return self._step("constant multiple", expr, result, [inner], NEGATION)
+
+    def _written_product(self, expr: Product) -> Step:
+        """``a*b*c`` as typed: the constant multiple rule when some factors are constant (the
+        others, in their order, are ``f``), else the product rule over the factors."""
+        factors = list(expr.args)
+        constant = [f for f in factors if self.var not in f.free_symbols]
+        if constant:
+            varying = [f for f in factors if self.var in f.free_symbols]
+            rest = varying[0] if len(varying) == 1 else Product(*varying)
+            inner = self(rest)
+            c = sp.Mul(*(self._value(f) for f in constant))
+            result = constant_multiple(c).derivative([inner.result])
+            return self._step("constant multiple", expr, result, [inner])
+        steps = [self(f) for f in factors]
+        local = product_rule([self._value(f) for f in factors])
+        return self._step("product", expr, local.derivative([s.result for s in steps]), steps)
+
+    def _written_quotient(self, expr: Quotient) -> Step:
+        """``f/g`` as typed: the quotient rule, or the constant multiple rule ``f'/c`` when the
+        denominator is a constant ``c``."""
+        numerator, denominator = expr.args
+        if self.var in denominator.free_symbols:
+            return self._quotient(expr, numerator, denominator)
+        inner = self(numerator)
+        result = constant_multiple(1 / self._value(denominator)).derivative([inner.result])
+        note = Note("(f/c)' = f'/c with c = {0}", (denominator,))
+        return self._step("constant multiple", expr, result, [inner], note)
+
     # -- functions and the chain rule ----------------------------------------------------------
     def _function(self, expr: sp.Expr) -> Step:
         """A function from the rule table: its own rule, with the chain rule when needed."""
-        local = function_rule(expr.func, expr.args)
+        local = function_rule(expr.func, [self._value(arg) for arg in expr.args])
         pairs = []
         for i, (arg, partial) in enumerate(zip(expr.args, local.partials, strict=True)):
             if self.var not in arg.free_symbols:
@@ -222,7 +284,7 @@ class Deriver:
             return self._step(name, expr, sp.Add(*(outer for _, outer in pairs)), note=identity)
         inner = [self(args[i]) for i, _ in pairs]
         names = self._inner_names(len(pairs))
-        named = list(args)
+        named = [self._value(arg) for arg in args]
         for (i, _), symbol in zip(pairs, names, strict=True):
             named[i] = symbol
         key = (name, expr.func, *named)  # sin(u) once for every sin(...) of a large sum
@@ -261,11 +323,19 @@ EXPLANATION_CHAIN_SEVERAL = (
 )
 
 
+NEGATION = "(-f)' = -f'"
+
+
+def _itself(expr: sp.Expr) -> sp.Expr:
+    return expr
+
+
 def _is_reciprocal(factor: sp.Expr) -> bool:
     """True for ``g**-k`` (a denominator factor as SymPy stores ``f/g``)."""
     return factor.is_Pow and factor.exp.is_number and bool(factor.exp.is_negative)
 
 
-def differentiate(expr: sp.Expr, var: sp.Symbol) -> Step:
-    """Differentiate ``expr`` with respect to ``var`` by the rule table; returns the step tree."""
-    return Deriver(var)(expr)
+def differentiate(expr: sp.Expr, var: sp.Symbol, as_written: bool = False) -> Step:
+    """Differentiate ``expr`` with respect to ``var`` by the rule table; returns the step tree.
+    ``as_written``: ``expr`` may hold the nodes of :mod:`symdiff.parsing.written`."""
+    return Deriver(var, as_written)(expr)

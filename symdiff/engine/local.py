@@ -31,6 +31,7 @@ IDENTITIES: dict[str, str] = {
     "constant": "the derivative of a constant is 0",
     "variable": "d/dx x = 1",
     "sum": "differentiate term by term",
+    "difference": "(f - g)' = f' - g': differentiate term by term",
     "constant multiple": "(c f)' = c f'",
     "product": "(f g)' = f' g + f g'",
     "quotient": "(f/g)' = (f' g - f g')/g^2",
@@ -81,6 +82,13 @@ class Local:
 def sum_rule(terms: Sequence[sp.Expr]) -> Local:
     """``f_1 + f_2 + ...``: every partial is 1."""
     return Local("sum", tuple(sp.S.One for _ in terms))
+
+
+def signed_sum_rule(signs: Sequence[int]) -> Local:
+    """``f_1 + f_2 - f_3 ...`` as written: the partial by each term is its sign (1 or -1); the
+    difference rule when a term is subtracted, else the sum rule."""
+    rule = "difference" if any(s < 0 for s in signs) else "sum"
+    return Local(rule, tuple(sp.Integer(s) for s in signs))
 
 
 def constant_multiple(constant: sp.Expr) -> Local:

@@ -161,11 +161,16 @@ class Step:
 class Derivation:
     """A derivative and the steps that produced it.
 
-    ``result`` is the simplified derivative; ``raw`` is what the rules produced before
-    simplification; ``steps`` lists the rule tree (and a final ``simplify`` step when
-    simplification changed the result). ``verbose`` (``"all"`` or ``"key"``) chooses what the
-    Jupyter display shows: every step, or the key steps (leaf ``constant`` and ``variable``
-    steps hidden). ``str()`` always lists every step, numbered.
+    ``expr`` is the SymPy expression differentiated and ``written`` the same expression as the
+    student typed it (a string given to :func:`symdiff.derive`; ``None`` otherwise): the steps
+    then differentiate ``written`` (the order of terms, subtraction, division and powers of
+    quotients as typed) and a last ``simplify`` step links their result to the derivative the
+    compiled code computes, that of ``expr``. ``result`` is the simplified derivative (the
+    code's); ``raw`` is what the rules produced before simplification; ``steps`` lists the
+    rule tree (and a final ``simplify`` step when simplification changed the result).
+    ``verbose`` (``"all"`` or ``"key"``) chooses what the Jupyter display shows: every step,
+    or the key steps (leaf ``constant`` and ``variable`` steps hidden). ``str()`` always lists
+    every step, numbered.
 
     In Jupyter a derivation shows as one ``aligned`` LaTeX block, never as HTML: JupyterLab picks
     HTML over LaTeX when a bundle has both. See :meth:`_ipython_display_`.
@@ -177,9 +182,16 @@ class Derivation:
     raw: sp.Expr
     steps: list[Step] = field(default_factory=list)
     verbose: str = "all"
+    written: sp.Expr | None = None
 
     def __post_init__(self) -> None:
         check_verbose(self.verbose)
+
+    @property
+    def shown(self) -> sp.Expr:
+        """The expression as the first line shows it: :attr:`written` (as the student typed
+        it, :mod:`symdiff.parsing.written`) when there is one, else :attr:`expr`."""
+        return self.expr if self.written is None else self.written
 
     @property
     def rules(self) -> list[str]:
@@ -195,7 +207,7 @@ class Derivation:
 
     def header(self) -> str:
         """``d/dx [expr] = result`` in plain text."""
-        return f"d/d{self.var} [{sp.sstr(self.expr)}] = {sp.sstr(self.result)}"
+        return f"d/d{self.var} [{sp.sstr(self.shown)}] = {sp.sstr(self.result)}"
 
     def lines(self, verbose: str | None = None) -> list[Line]:
         """The shown lines as data (:class:`Line`): what :meth:`text`, :meth:`latex` and

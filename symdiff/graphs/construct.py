@@ -10,6 +10,7 @@ import sympy as sp
 
 from ..build import expression, wrt_names
 from ..errors import SymdiffError
+from ..parsing.teaching import parse_as_written
 from .model import Graph
 from .nodes import GraphNode
 from .written import AsWritten
@@ -32,7 +33,8 @@ def graph(expr: object, at: Mapping[object, float] | None = None, wrt: object = 
     ``-x`` (and ``-(x*y)``) is a unary ``-`` with partial -1, while ``-2*x`` stays a product and
     ``x**-2`` a power, as SymPy prints them.
     """
-    e = expression(expr)
+    # a string as typed (its variables include those that cancel: x - x is x minus x)
+    e = parse_as_written(expr)[0] if isinstance(expr, str) else expression(expr)
     names = wrt_names(wrt, [e])[0] if (wrt is not None or e.free_symbols) else ()
     linear = AsWritten()
     root_symbol = linear(e)
@@ -55,7 +57,8 @@ def graph(expr: object, at: Mapping[object, float] | None = None, wrt: object = 
         label = linear.labels.get(n.symbol) or OPERATORS.get(
             type(n.value), type(n.value).__name__.lower()
         )
-        add(n.symbol, label, "operation", (ids[c] for c in n.children), sp.sstr(full[n.symbol]))
+        shown = linear.typed.get(n.symbol, full[n.symbol])  # as typed, for a string
+        add(n.symbol, label, "operation", (ids[c] for c in n.children), sp.sstr(shown))
     result = Graph(nodes, ids[root_symbol], tuple(names))
     uses: dict[str, int] = {}
     for n in nodes:

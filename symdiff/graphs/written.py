@@ -10,7 +10,17 @@ from __future__ import annotations
 
 import sympy as sp
 
+from ..engine.local import operation_rule, signed_sum_rule
 from ..engine.reverse import Linearizer
+from ..parsing.written import (
+    Negation,
+    Power,
+    Product,
+    Quotient,
+    SignedSum,
+    Written,
+    canonical_values,
+)
 
 
 class AsWritten(Linearizer):
@@ -38,14 +48,55 @@ class AsWritten(Linearizer):
     def __init__(self) -> None:
         super().__init__()
         self.labels: dict[sp.Expr, str] = {}
+        self._value = canonical_values()
+        #: The node of each written subexpression, as typed (its text in the views).
+        self.typed: dict[sp.Expr, sp.Expr] = {}
 
     def __call__(self, expr: sp.Expr) -> sp.Expr:
+        if isinstance(expr, Written) or (expr.args and not expr.free_symbols):
+            return self._typed(expr)
         if expr not in self.seen and expr.free_symbols and not expr.is_Atom:
             result = self._as_written(expr)
             if result is not None:
                 self.seen[expr] = result
                 return result
         return super().__call__(expr)
+
+    def _typed(self, expr: sp.Expr) -> sp.Expr:
+        """A node of the expression as the student typed it (:mod:`symdiff.parsing.written`):
+        ``a + b - c`` is ``(a + b) - c`` in the order typed, ``a/b`` a ``/`` node, ``-a`` a unary
+        ``-``, ``a*b*c`` is ``(a*b)*c`` and ``(sigma/r)**12`` a power of the ``/`` node. A
+        constant part is its value (one constant node)."""
+        if not expr.free_symbols:
+            return self._value(expr)
+        found = self.seen.get(expr)
+        if found is None:
+            found = self.seen[expr] = self._typed_node(expr)
+            self.typed.setdefault(found, expr)
+        return found
+
+    def _typed_node(self, expr: sp.Expr) -> sp.Expr:
+        if isinstance(expr, Quotient):
+            return self._division(*expr.args)
+        if isinstance(expr, Negation):
+            operand = self(expr.args[0])
+            return self._labelled("-", -operand, (operand,), (sp.S.NegativeOne,))
+        if isinstance(expr, Product):
+            head, *rest = expr.args
+            return self._binary_product(self(head), rest)
+        if isinstance(expr, Power):
+            children = (self(expr.args[0]), self(expr.args[1]))
+            value = sp.Pow(*children)
+            return self.add(value, children, operation_rule(sp.Pow, children, value).partials)
+        assert isinstance(expr, SignedSum)
+        left = self(expr.terms[0])
+        for k, (sign, term) in enumerate(zip(expr.signs[1:], expr.terms[1:], strict=True), 2):
+            right = self(term)
+            partials = signed_sum_rule((1, sign)).partials
+            value = left + right if sign > 0 else left - right
+            left = self._labelled("+" if sign > 0 else "-", value, (left, right), partials)
+            self.typed[left] = SignedSum.of(expr.signs[:k], expr.terms[:k])
+        return left
 
     def _as_written(self, expr: sp.Expr) -> sp.Expr | None:
         if isinstance(expr, sp.Add):

@@ -108,8 +108,10 @@ Modules
 ``functions`` (the function table) <- ``hints`` (did-you-mean, the ``shapes=`` hint for tensor
 operations, implicit multiplication) and ``syntax`` (operator tables, messages) <- ``source``
 (scanning, syntax errors, tree checks) and ``sizes`` (number sizes) <- ``guards`` (the
-builder's limit checks) <- ``builder`` (ast to SymPy) <- ``entry`` (:func:`parse`). This package
-re-exports what the rest of symdiff uses.
+builder's limit checks) <- ``builder`` (ast to SymPy) <- ``entry`` (:func:`parse`) <-
+``teaching`` (the same text and tree read again as written, into the unevaluated nodes of
+``written``, for ``derive`` and ``graph``). This package re-exports what the rest of symdiff
+uses.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from .functions import CONSTANTS
 from .limits import LIMITS, PARSER_RECURSION_LIMIT, recursion_limit
 from .names import check_symbol_name
 from .sizes import NON_FINITE, numerically_real, short_expr
-from .source import check_tree, scan, syntax_error
+from .source import Source, check_tree, scan, syntax_error
 
 
 def parse(source: str | sp.Expr | int | float) -> sp.Expr:
@@ -73,6 +73,12 @@ def text_names(text: str) -> frozenset[str]:
 
 
 def _parse_text(text: str) -> sp.Expr:
+    return read_text(text)[0]
+
+
+def read_text(text: str) -> tuple[sp.Expr, Source, ast.Expression]:
+    """A string's expression as :func:`parse` reads it, with the checked text and its syntax
+    tree (which :mod:`symdiff.parsing.teaching` reads again as written)."""
     limit = LIMITS["max_length"]
     if len(text) > limit:
         raise ParseError(
@@ -100,7 +106,7 @@ def _parse_text(text: str) -> sp.Expr:
     check_tree(tree, src)
     builder = ExpressionBuilder(src, tree.body)
     try:
-        return builder.build(tree.body)
+        return builder.build(tree.body), src, tree
     except RecursionError:
         raise src.error("expression is too complex to evaluate", 0) from None
 

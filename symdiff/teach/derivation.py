@@ -4,6 +4,14 @@ The implementation behind :func:`symdiff.derive` (and what ``CompiledFunction.ex
 again): the scalar rule table of :mod:`symdiff.engine.forward` recorded as
 :class:`~symdiff.engine.steps.Step`\\ s, or with ``shapes=`` the backward walk of the tensor layer
 (:mod:`symdiff.tensor.steps`). It imports neither the builders nor compiled functions.
+
+A string is derived as the student wrote it (:mod:`symdiff.parsing.written`, read by
+:func:`symdiff.parsing.teaching.parse_as_written`): the same engine walks the typed tree, and a
+last ``simplify`` step links its result to the derivative the compiled code computes (that of
+SymPy's form, simplified: :attr:`Derivation.result`), with a note when the two walks' results
+differ. A SymPy expression or a Python function is derived in SymPy's form, as the code is;
+so is ``CompiledFunction.explain`` in forward mode (it derives the recipe's SymPy expression:
+the form the code was built from, whose result the written derivation links to).
 """
 
 from __future__ import annotations
@@ -40,7 +48,13 @@ def derive(
     from ..simplify import simplify_for_people
     from ..trace import parameters
 
-    parsed = expression(expr)
+    written = None
+    if isinstance(expr, str):
+        from ..parsing.teaching import parse_as_written
+
+        written, parsed = parse_as_written(expr)
+    else:
+        parsed = expression(expr)
     if wrt is None:
         traced = callable(expr) and not isinstance(expr, sp.Basic)
         free = (s.name for s in parsed.free_symbols)
@@ -55,9 +69,23 @@ def derive(
     if name not in {s.name for s in parsed.free_symbols}:  # SymPy's Symbol("x_{1}") passes
         name = check_identifier(name, "wrt name")
     var = symbol(name)
-    root = differentiate(parsed, var)
-    result = simplify_for_people(root.result) if simplify else root.result
+    code = differentiate(parsed, var)  # the derivative the compiled code is built from
+    result = simplify_for_people(code.result) if simplify else code.result
+    if written is None or written == parsed:
+        steps = [code]
+        if result != code.result:
+            steps.append(Step("simplify", code.result, result, var))
+        return Derivation(parsed, var, result, code.result, steps, verbose)
+    root = differentiate(written, var, as_written=True)
     steps = [root]
     if result != root.result:
-        steps.append(Step("simplify", root.result, result, var))
-    return Derivation(parsed, var, result, root.result, steps, verbose)
+        # the rules' result as written is not the code's: say that this line links the two
+        note = "" if root.result == code.result else LINKED if simplify else AS_CODE
+        steps.append(Step("simplify", root.result, result, var, (), note))
+    return Derivation(parsed, var, result, root.result, steps, verbose, written)
+
+
+#: The note of the last step of a derivation as written, when the rules' result is not yet the
+#: derivative the compiled code computes (that of SymPy's form, simplified).
+LINKED = "simplified: the derivative the compiled code computes"
+AS_CODE = "rewritten as the compiled code computes it (SymPy's form, not simplified)"

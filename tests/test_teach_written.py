@@ -1,0 +1,234 @@
+"""Derivations operate on the expression as written (#19 item 1).
+
+``sd.derive(text)`` differentiates the tree of :mod:`symdiff.parsing.written`: the order of
+terms, subtraction and division, powers of quotients and constants as the student typed them,
+walked by the one engine (:class:`symdiff.engine.forward.Deriver`) with the same rule rows. For
+a corpus of textbook expressions: the first line is the expression as typed (up to spacing),
+every printed equality is true at random points, the result equals ``sympy.diff`` (the
+reference, never the engine) and the compiled code's derivative.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+import sympy as sp
+
+import symdiff as sd
+from symdiff.parsing.teaching import parse_as_written
+from symdiff.parsing.written import Quotient, SignedSum, canonical
+
+from .test_derive_text import check_printed_equalities
+
+#: Textbook expressions, each with its variable; every variable is drawn from (0.2, 0.8), where
+#: all of them are defined (asin, atanh(x/2), acosh(x + 2), 1/sqrt(1 - x**2), log(sin(x))).
+CORPUS = [
+    # polynomials, sums and differences
+    ("3*x**2 + 2*x + 1", "x"),
+    ("x**3 - 4*x**2 + 7", "x"),
+    ("5*x**4 - 3*x**-2", "x"),
+    ("a - b - c*x", "x"),
+    ("x - 2 - x**2 - 3*x", "x"),
+    ("a*x**2 + b*x + c", "x"),
+    ("x**2/2 - x/3", "x"),
+    ("0.5*x**2 - 1.5*x", "x"),
+    ("-(x**2 - 1)", "x"),
+    ("x**(3/2)", "x"),
+    # products
+    ("(x + 1)*(x - 1)", "x"),
+    ("x**2*sin(x)", "x"),
+    ("x*exp(x)*log(x)", "x"),
+    ("(x + 1)**2*(x - 1)**3", "x"),
+    ("x*sqrt(1 - x)", "x"),
+    ("sinh(x)*cosh(x)", "x"),
+    # quotients and rational functions
+    ("sin(x)/x", "x"),
+    ("(x**2 + 1)/(x - 1)", "x"),
+    ("(1 - x)/(1 + x)", "x"),
+    ("x/(1 + x/(1 + x))", "x"),
+    ("1/x", "x"),
+    ("3/(2*x + 1)", "x"),
+    ("(x**2 - 1)/(x - 1)", "x"),
+    ("x**2/(x**3 + 1)**2", "x"),
+    ("exp(x)/(1 + exp(x))", "x"),
+    ("1/(1 + exp(-x))", "x"),
+    ("x*y - y/x", "x"),
+    # the chain rule, Lennard-Jones
+    ("(sigma/r)**12", "r"),
+    ("4*eps*((sigma/r)**12 - (sigma/r)**6)", "r"),
+    ("(sigma/r)**12 - x - y/z", "r"),
+    ("(2*x + 3)**5", "x"),
+    ("sqrt(1 + x**2)", "x"),
+    ("sqrt(x)", "x"),
+    ("1/sqrt(1 - x**2)", "x"),
+    ("sin(x**2)", "x"),
+    ("cos(3*x - 1)", "x"),
+    ("tan(x)**2", "x"),
+    ("sin(cos(tan(x)))", "x"),
+    ("sin(x)**2 + cos(x)**2", "x"),
+    # exponentials and logarithms
+    ("exp(-x**2/2)", "x"),
+    ("exp(sin(x))", "x"),
+    ("e**(2*x)", "x"),
+    ("log(1 + x**2)", "x"),
+    ("log(sin(x))", "x"),
+    ("log(x**2 + x)", "x"),
+    ("2**x", "x"),
+    ("x**x", "x"),
+    ("x**sin(x)", "x"),
+    # inverse trigonometric and hyperbolic
+    ("asin(x)", "x"),
+    ("acos(2*x)", "x"),
+    ("atan(x/2)", "x"),
+    ("atan(1/x)", "x"),
+    ("tanh(2*x)", "x"),
+    ("asinh(x) - acosh(x + 2)", "x"),
+    ("atanh(x/2)", "x"),
+]
+
+
+def _points(d, n: int = 2) -> np.ndarray:
+    return np.random.default_rng(19).uniform(0.2, 0.8, (n, len(d.expr.free_symbols)))
+
+
+def _at(expr: sp.Expr, variables: list[sp.Symbol], point) -> complex:
+    with mpmath.workdps(30):
+        fn = sp.lambdify(variables, expr, modules="mpmath")
+        return complex(fn(*(mpmath.mpf(float(v)) for v in point)))
+
+
+def test_the_corpus_is_large_enough():
+    assert len(CORPUS) >= 40 and len({text for text, _ in CORPUS}) == len(CORPUS)
+
+
+@pytest.mark.parametrize(("text", "wrt"), CORPUS)
+def test_a_textbook_derivation_starts_as_typed_and_prints_only_true_equalities(text, wrt):
+    d = sd.derive(text, wrt=wrt)
+    shown = sp.sstr(d.shown)  # d.written, or d.expr where SymPy's form is the same tree
+    # 1. the first line (and the first step) is the expression as typed, up to spacing
+    assert shown.replace(" ", "") == text.replace(" ", "")
+    first, step = str(d).splitlines()[:2]
+    assert first.startswith(f"d/d{wrt} [{shown}] = ")
+    assert f"d/d{wrt} [{shown}] = " in step
+    assert canonical(d.shown) == sd.parse(text) == d.expr
+    # 2. every printed equality is true at random points (each d/dv [f] = g against sympy.diff)
+    points = _points(d)
+    assert check_printed_equalities(d, points) == []
+    # 3. the result is sympy.diff's, and the last line is the derivative the code computes
+    variables = sorted(d.expr.free_symbols, key=str)
+    reference = sp.diff(sd.parse(text), sp.Symbol(wrt, real=True))
+    for point in points:
+        want = _at(reference, variables, point)
+        for got in (_at(d.result, variables, point), _at(d.raw, variables, point)):
+            assert abs(got - want) <= 1e-12 * max(1.0, abs(want)), (text, point, got, want)
+    assert [line for line in d.lines() if line.depth == 0][-1].rhs == d.result
+
+
+@pytest.mark.parametrize(
+    ("text", "wrt"),
+    [("(sigma/r)**12 - x - y/z", "r"), ("x/(1 + x/(1 + x))", "x"), ("x**x", "x")],
+)
+def test_the_compiled_gradient_computes_the_linked_result(text, wrt):
+    d = sd.derive(text, wrt=wrt)
+    g = sd.grad(text, wrt=wrt)
+    variables = [sp.Symbol(name, real=True) for name in g.args]
+    for point in np.random.default_rng(3).uniform(0.2, 0.8, (3, len(variables))):
+        want = float(d.result.subs(dict(zip(variables, point, strict=True))))
+        assert float(g(*point)) == pytest.approx(want, rel=1e-10)
+
+
+def test_lennard_jones_is_the_chain_rule_with_u_the_quotient():
+    d = sd.derive("(sigma/r)**12 - x - y/z", wrt="r")
+    r, sigma = sp.symbols("r sigma", real=True)
+    root = d.steps[0]
+    assert root.rule == "difference"
+    assert [sp.sstr(s.expr) for s in root.substeps] == ["(sigma/r)**12", "x", "y/z"]
+    chain = root.substeps[0]
+    ((u, inner),) = chain.defines
+    assert chain.rule == "chain" and isinstance(inner, Quotient) and sp.sstr(inner) == "sigma/r"
+    (outer,) = chain.outer
+    assert (outer.rule, outer.expr, outer.result) == ("power", u**12, 12 * u**11)
+    (quotient,) = chain.inner
+    assert quotient.rule == "quotient" and quotient.result == -sigma / r**2
+    assert "with f = sigma, g = r" in quotient.explanation()
+    text = str(d).splitlines()
+    assert text[0] == "d/dr [(sigma/r)**12 - x - y/z] = -12*sigma**12/r**13"
+    assert "    u = sigma/r   (inner function)" in text
+    assert "    1.1.1. [power] d/du [u**12] = 12*u**11   (d/du u^n = n u^(n-1))" in text
+    latex = d.latex()
+    assert r"\left(\frac{\sigma}{r}\right)^{12} - x - \frac{y}{z}" in latex
+    assert r"\text{(difference rule)}" in latex
+
+
+def test_subtraction_and_division_as_typed_are_the_difference_and_quotient_rules():
+    d = sd.derive("a - b - c*x", wrt="x")
+    assert d.rules[:4] == ["difference", "constant", "constant", "constant multiple"]
+    assert d.steps[0].result == -sp.Symbol("c", real=True)
+    d = sd.derive("x/(1 + x/(1 + x))", wrt="x")
+    assert d.rules[:5] == ["quotient", "variable", "sum", "constant", "quotient"]
+    assert "with f = x, g = 1 + x/(1 + x)" in d.steps[0].explanation()
+    # x/c is the constant multiple rule with c as typed; 1/x the quotient rule with f = 1
+    d = sd.derive("x**2/2 - x/3", wrt="x")
+    assert d.rules[:3] == ["difference", "constant multiple", "power"]
+    assert "(f/c)' = f'/c with c = 2" in d.steps[0].substeps[0].explanation()
+    assert sd.derive("1/x", wrt="x").rules == ["quotient", "constant", "variable"]
+
+
+def test_the_link_to_the_code_is_said_when_the_forms_differ():
+    """SymPy's form of 1/(x*(x + 1)) is a product of reciprocals (the code's product rule);
+    as written it is the quotient rule with f = 1: the last line says it gives the code's."""
+    text = "1/(x*(x + 1))"
+    d = sd.derive(text, wrt="x")
+    assert d.rules[:2] == ["quotient", "constant"]
+    last = str(d).splitlines()[-1]
+    assert last.startswith(f"2. [simplify] d/dx [{text}] = {sp.sstr(d.result)}")
+    assert last.endswith("(simplified: the derivative the compiled code computes)")
+    code = sd.derive(sd.parse(text), wrt="x", simplify=False)
+    d = sd.derive(text, wrt="x", simplify=False)
+    assert d.steps[-1].rule == "simplify" and "not simplified" in d.steps[-1].explanation()
+    assert d.result == code.result and d.raw != code.raw
+    assert check_printed_equalities(d, [(0.5,), (1.5,)]) == []
+    # the same result as SymPy's form: the usual simplify line
+    assert str(sd.derive("sin(x)**2", wrt="x")).endswith("(simplify the result)")
+
+
+def test_sympy_input_and_explain_keep_sympys_form():
+    """A SymPy expression is derived as SymPy stores it; ``explain`` shows the derivation of
+    the form the code was built from (forward mode), whose result the written one links to."""
+    d = sd.derive(sd.parse("(sigma/r)**12 - x - y/z"), wrt="r")
+    assert d.written is None
+    assert str(d).splitlines()[0] == "d/dr [-x - y/z + sigma**12/r**12] = -12*sigma**12/r**13"
+    text = sd.grad("(sigma/r)**12 - x - y/z", wrt="r").explain()
+    assert "d/dr [-x - y/z + sigma**12/r**12] = -12*sigma**12/r**13" in text
+    assert sd.derive("(sigma/r)**12 - x - y/z", wrt="r").result == d.result
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        ("a - (b - c)", SignedSum),
+        ("x*-y", None),
+        ("(-x)**2", None),
+        ("-x**2", None),
+        ("2**x**3", None),
+        ("a*(b*c)", None),
+        ("a/(b/c)", Quotient),
+        ("a/b/c", Quotient),
+        ("x**-1", None),
+        ("1.25e-3*x", None),
+    ],
+)
+def test_written_text_round_trips(text, kind):
+    written, value = parse_as_written(text)
+    assert sp.sstr(written) == text and canonical(written) == value == sd.parse(text)
+    assert kind is None or isinstance(written, kind)
+
+
+def test_what_the_written_parse_does_not_keep():
+    """Calls the parser rewrites keep SymPy's form (log with a base, where, max) and the
+    derivation is still true; redundant brackets are not kept."""
+    for text in ("log(x, 2) + x", "where(x > 0, x**2, -x) - x", "max(x, 0)*x", "((x))"):
+        d = sd.derive(text, wrt="x")
+        assert check_printed_equalities(d, [(0.5,)]) == []
+    assert sp.sstr(sd.derive("((x))", wrt="x").shown) == "x"

@@ -22,6 +22,7 @@ from typing import Any
 import sympy as sp
 from sympy.printing.precedence import PRECEDENCE, precedence
 
+from ..parsing.written import Written, canonical
 from .texnames import d_by, latex_name, tex
 
 #: (text, LaTeX) of one label or one named part.
@@ -132,6 +133,8 @@ def _product(step: Any, defines: Defines) -> Identity | None:
 def _power(step: Any, defines: Defines) -> Identity | None:
     """``d/du u^-12 = -12 u^-13``: the power rule at the step's exponent, right-hand side too."""
     expr, var = step.expr, step.var
+    if isinstance(expr, Written):  # x**2 as typed: the same power
+        expr = canonical(expr)
     if not (isinstance(expr, sp.Pow) and expr.base == var and var not in expr.exp.free_symbols):
         return None
     n = expr.exp
@@ -145,7 +148,9 @@ def _power(step: Any, defines: Defines) -> Identity | None:
 
 
 def _constant_multiple(step: Any, defines: Defines) -> Identity | None:
-    if len(step.substeps) != 1:
+    """``(c f)' = c f'``; a product or quotient as typed (``x**2/2``) keeps the note its walk
+    wrote (``(f/c)' = f'/c with c = 2``), which names the constant where the student put it."""
+    if len(step.substeps) != 1 or isinstance(step.expr, Written):
         return None
     f = step.substeps[0].expr
     constant = [a for a in sp.Mul.make_args(step.expr) if step.var not in a.free_symbols]

@@ -1,8 +1,10 @@
 """``derive``: the derivative of one expression with every rule applied, for teaching.
 
-The implementation behind :func:`symdiff.derive` (and what ``CompiledFunction.explain`` derives
-again): the scalar rule table of :mod:`symdiff.engine.forward` recorded as
-:class:`~symdiff.engine.steps.Step`\\ s, or with ``shapes=`` the backward walk of the tensor layer
+The implementation behind :func:`symdiff.derive` (and what a tensor function's
+``CompiledFunction.explain`` derives again): the scalar rule table of
+:mod:`symdiff.engine.forward` recorded as :class:`~symdiff.engine.steps.Step`\\ s by
+:func:`symdiff.engine.sweeps.derivation`, the one function forward mode's planners call too, or
+with ``shapes=`` the backward walk of the tensor layer
 (:mod:`symdiff.tensor.steps`). It imports neither the builders nor compiled functions.
 """
 
@@ -33,11 +35,9 @@ def derive(
         return derive_tensor(expr, wrt, shapes, simplify, verbose)
     import sympy as sp
 
-    from ..engine.forward import differentiate
-    from ..engine.steps import Derivation, Step
+    from ..engine.sweeps import derivation
     from ..parsing import check_identifier
     from ..request import expression, symbol
-    from ..simplify import simplify_for_people
     from ..trace import parameters
 
     parsed = expression(expr)
@@ -54,10 +54,5 @@ def derive(
     name = wrt if isinstance(wrt, str) else str(wrt)
     if name not in {s.name for s in parsed.free_symbols}:  # SymPy's Symbol("x_{1}") passes
         name = check_identifier(name, "wrt name")
-    var = symbol(name)
-    root = differentiate(parsed, var)
-    result = simplify_for_people(root.result) if simplify else root.result
-    steps = [root]
-    if result != root.result:
-        steps.append(Step("simplify", root.result, result, var))
-    return Derivation(parsed, var, result, root.result, steps, verbose)
+    # the very function forward mode's planners call (one derivation, kept by the build)
+    return derivation(parsed, symbol(name), simplify, verbose)

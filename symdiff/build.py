@@ -14,16 +14,22 @@ import functools
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
 from .codegen import naming
 from .codegen.emit import ArrayResult, Program, Result, emit_source
 from .codegen.printer import brief_text
-from .engine.forward import differentiate
-from .engine.reverse import inline_single_use, prune, reverse_program
-from .engine.tangents import tangent_program
+from .engine.sweeps import (
+    Recorded,
+    derivation,
+    gradient_program,
+    hessian_program,
+    hvp_program,
+    partials,
+    second_partials,
+)
 from .layer import Built, Call
 from .recipe import KindTable
 from .request import Request, expression, make_request, restored, symbol, wrt_names
@@ -65,12 +71,13 @@ class Plan:
     title: str
     mode: str = "forward"
     assignments: list[tuple[sp.Symbol, sp.Expr]] | None = None
+    #: The steps the engine recorded while deriving the outputs (:mod:`symdiff.engine.sweeps`).
+    recorded: Recorded = field(default_factory=Recorded)
 
 
 def derivative(expr: sp.Expr, name: str, simplify: bool) -> sp.Expr:
     """d expr / d name by the rule table, simplified for reading when asked."""
-    result = differentiate(expr, symbol(name)).result
-    return simplify_for_people(result) if simplify else result
+    return derivation(expr, symbol(name), simplify).result
 
 
 def choose_mode(request: Request) -> str:
@@ -112,9 +119,10 @@ def _plan_grad(r: Request, mode: str) -> Plan:
     names = [naming.adjoint(n) for n in r.wrt]
     result: Result = 0 if r.single else tuple(range(len(r.wrt)))
     if mode == "reverse":
-        assignments, _, (grads,) = reverse_program([expr], [symbol(n) for n in r.wrt])
-        return Plan(grads, names, result, title, mode, assignments)
-    return Plan([derivative(expr, n, r.options.simplify) for n in r.wrt], names, result, title)
+        assignments, _, (grads,), record = gradient_program([expr], r.wrt)
+        return Plan(grads, names, result, title, mode, assignments, record)
+    (grads,), record = partials([expr], r.wrt, r.options.simplify)
+    return Plan(grads, names, result, title, recorded=record)
 
 
 @PLANNERS.kind("value_and_grad")
@@ -124,12 +132,11 @@ def _plan_value_and_grad(r: Request, mode: str) -> Plan:
     names = [naming.VALUE, *(naming.adjoint(n) for n in r.wrt)]
     grads: Result = 1 if r.single else tuple(range(1, len(r.wrt) + 1))
     if mode == "reverse":
-        wrt = [symbol(n) for n in r.wrt]
-        assignments, (value,), (partials,) = reverse_program([expr], wrt, keep_values=True)
-        return Plan([value, *partials], names, (0, grads), title, mode, assignments)
+        assignments, (value,), (row,), record = gradient_program([expr], r.wrt, keep_values=True)
+        return Plan([value, *row], names, (0, grads), title, mode, assignments, record)
     value = simplify_for_people(expr) if r.options.simplify else expr
-    partials = [derivative(expr, n, r.options.simplify) for n in r.wrt]
-    return Plan([value, *partials], names, (0, grads), title)
+    (row,), record = partials([expr], r.wrt, r.options.simplify)
+    return Plan([value, *row], names, (0, grads), title, recorded=record)
 
 
 @PLANNERS.kind("jacobian")
@@ -139,11 +146,12 @@ def _plan_jacobian(r: Request, mode: str) -> Plan:
     entries = {((i,) if r.single else (i, j)): i * n + j for i in range(m) for j in range(n)}
     title = f"Jacobian with respect to ({_names(r.wrt)})"
     if mode == "reverse":
-        assignments, _, rows = reverse_program(list(r.exprs), [symbol(w) for w in r.wrt])
+        assignments, _, rows, record = gradient_program(r.exprs, r.wrt)
         outputs = [g for row in rows for g in row]
-        return Plan(outputs, [], ArrayResult(dims, entries), title, mode, assignments)
-    outputs = [derivative(e, w, r.options.simplify) for e in r.exprs for w in r.wrt]
-    return Plan(outputs, [], ArrayResult(dims, entries), title)
+        return Plan(outputs, [], ArrayResult(dims, entries), title, mode, assignments, record)
+    rows, record = partials(r.exprs, r.wrt, r.options.simplify)
+    outputs = [g for row in rows for g in row]
+    return Plan(outputs, [], ArrayResult(dims, entries), title, recorded=record)
 
 
 @PLANNERS.kind("hessian")
@@ -154,51 +162,32 @@ def _plan_hessian(r: Request, mode: str) -> Plan:
     title = f"Hessian of {brief_text(expr)} with respect to ({_names(r.wrt)})"
     n = len(r.wrt)
     if mode == "reverse":
-        wrt = [symbol(w) for w in r.wrt]
-        gradient, _, (grads,) = reverse_program([expr], wrt, inline=False)
-        program, outputs, entries = list(gradient), [], {}
-        shared = set(gradient)
-        for j, var in enumerate(wrt):
-            sweep, column = tangent_program(gradient, grads, {var: sp.S.One}, j)
-            program += [step for step in sweep if step not in shared]
-            for i in range(n):
-                entries[(i, j) if not r.single else (0,)] = len(outputs)
-                outputs.append(column[i])
+        assignments, columns, record = hessian_program(expr, r.wrt)
+        outputs = [entry for column in columns for entry in column]
+        entries = {(i, j): j * n + i for j in range(n) for i in range(n)}
         result = 0 if r.single else ArrayResult((n, n), entries)
         names = [naming.SECOND] if r.single else []
-        assignments, outputs = inline_single_use(prune(program, outputs), outputs)
-        return Plan(outputs, names, result, title, "forward over reverse", assignments)
-    first = [derivative(expr, w, r.options.simplify) for w in r.wrt]
-    outputs: list[sp.Expr] = []
-    entries: dict[tuple[int, ...], int] = {}
-    mirrors: dict[tuple[int, ...], tuple[int, ...]] = {}
-    for i, gi in enumerate(first):
-        for j in range(n):
-            if j < i:
-                mirrors[(i, j)] = (j, i)
-                continue
-            entries[(i, j)] = len(outputs)
-            outputs.append(derivative(gi, r.wrt[j], r.options.simplify))
+        return Plan(outputs, names, result, title, "forward over reverse", assignments, record)
+    upper, record = second_partials(expr, r.wrt, r.options.simplify)
+    outputs = list(upper.values())
+    entries = {index: k for k, index in enumerate(upper)}
+    mirrors = {(i, j): (j, i) for i in range(n) for j in range(i)}
     if r.single:
-        return Plan(outputs, [naming.SECOND], 0, title)
-    return Plan(outputs, [], ArrayResult((n, n), entries, mirrors), title)
+        return Plan(outputs, [naming.SECOND], 0, title, recorded=record)
+    return Plan(outputs, [], ArrayResult((n, n), entries, mirrors), title, recorded=record)
 
 
 @PLANNERS.kind("hvp")
 def _plan_hvp(r: Request, mode: str) -> Plan:
     """Hessian times a direction ``_v``: forward mode over the reverse-mode gradient program."""
     (expr,) = r.exprs
-    wrt = [symbol(n) for n in r.wrt]
-    tangents = [symbol(naming.direction(n)) for n in r.wrt]
-    gradient, _, (grads,) = reverse_program([expr], wrt, inline=False)
-    program, products = tangent_program(gradient, grads, dict(zip(wrt, tangents, strict=True)))
+    assignments, products, record = hvp_program(expr, r.wrt)
     title = f"Hessian of {brief_text(expr)} times a direction, with respect to ({_names(r.wrt)})"
-    assignments, products = inline_single_use(prune(program, products), products)
     names = [naming.hvp(n) for n in r.wrt]
     if r.single:
-        return Plan(products, names, 0, title, "forward over reverse", assignments)
+        return Plan(products, names, 0, title, "forward over reverse", assignments, record)
     result = ArrayResult((len(r.wrt),), {(i,): i for i in range(len(r.wrt))})
-    return Plan(products, [], result, title, "forward over reverse", assignments)
+    return Plan(products, [], result, title, "forward over reverse", assignments, record)
 
 
 PLANNERS.complete()
@@ -267,7 +256,7 @@ def _build(request: Request) -> Built:
         if plan.assignments is None
         else functools.partial(forward_exprs, request)
     )
-    return Built(source, recipe, exprs)
+    return Built(source, recipe, exprs, plan.recorded)
 
 
 class ScalarLayer:

@@ -44,6 +44,7 @@ class CompiledFunction:
         key: str | None = None,
         signature: inspect.Signature | None = None,
         recipe: Recipe | None = None,
+        recorded: Any = None,
     ):
         self.source = source
         self.name = name
@@ -55,6 +56,10 @@ class CompiledFunction:
         self.kind = kind
         self.key = key
         self.recipe = recipe
+        #: The steps the engine recorded while deriving this function (a fresh build's; for a
+        #: function loaded from the disk cache or unpickled, filled by its first ``explain()``).
+        #: In memory only: neither pickled nor stored in the disk cache.
+        self.recorded = recorded
         self._signature = signature
         self._bind()
 
@@ -67,11 +72,14 @@ class CompiledFunction:
         *,
         key: str | None = None,
         signature: inspect.Signature | None = None,
+        recorded: Any = None,
     ) -> CompiledFunction:
         """The function of a generated ``source`` built from ``recipe`` (its name, arguments,
-        ``wrt`` and kind are the recipe's); ``key`` is its disk-cache entry, if any."""
+        ``wrt`` and kind are the recipe's); ``key`` is its disk-cache entry, if any;
+        ``recorded`` the steps its build recorded (:attr:`recorded`)."""
         return cls(source=source, name=recipe.name, args=recipe.args, wrt=recipe.wrt_value,
-                   exprs=exprs, kind=recipe.kind, key=key, signature=signature, recipe=recipe)
+                   exprs=exprs, kind=recipe.kind, key=key, signature=signature, recipe=recipe,
+                   recorded=recorded)
 
     def _bind(self) -> None:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:16]
@@ -157,7 +165,7 @@ class CompiledFunction:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for transient in ("_fn", "_call", "__doc__", "__signature__"):
+        for transient in ("_fn", "_call", "__doc__", "__signature__", "recorded"):
             state.pop(transient, None)
         return state
 
@@ -165,6 +173,7 @@ class CompiledFunction:
         self.__dict__.update(state)
         self.__dict__.setdefault("_signature", None)
         self.__dict__.setdefault("recipe", None)  # pickled by an older symdiff
+        self.__dict__.setdefault("recorded", None)  # derived again by explain(), if asked
         self._bind()
 
     # -- display -----------------------------------------------------------------------------------

@@ -39,12 +39,15 @@ class Call:
 @dataclass(frozen=True)
 class Built:
     """What a layer's build produces: the module's source, its recipe (with the mode and the
-    output names filled in) and the SymPy expressions or formulas it computes (or a function
-    that derives them on first access)."""
+    output names filled in), the SymPy expressions or formulas it computes (or a function
+    that derives them on first access) and the steps the engine recorded while deriving them
+    (the scalar layer's :class:`~symdiff.engine.sweeps.Recorded`, which ``explain()`` shows;
+    kept in memory only, never stored)."""
 
     source: str
     recipe: Recipe
     exprs: Sequence[Any] | Callable[[], Sequence[Any]]
+    recorded: Any = None
 
 
 class Request(Protocol):

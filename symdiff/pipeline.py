@@ -81,7 +81,7 @@ def function_of(built: Built, key: str | None, signature: inspect.Signature | No
                 ) -> CompiledFunction:
     """Load what a layer built as a :class:`CompiledFunction` (cached under ``key``)."""
     return CompiledFunction.of(built.source, built.recipe, built.exprs, key=key,
-                               signature=signature)
+                               signature=signature, recorded=built.recorded)
 
 
 def call_exprs(call: Call) -> list[Any]:

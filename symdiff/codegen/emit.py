@@ -1,26 +1,22 @@
-"""Outputs -> one generated module: stable forms, CSE across all outputs, printing, rendering.
+"""Outputs -> one generated module: stable forms, CSE across all outputs, printing.
 
 The structure of what a function returns is data (:data:`Result`): an output index, a tuple of
-results, or an :class:`ArrayResult` filling one array. This module turns it into statement
-strings; the templates only place them.
+results, or an :class:`ArrayResult` filling one array. This module turns a :class:`Program`
+into statement strings, a :class:`~symdiff.codegen.spec.ModuleSpec` (as the tensor emitter
+does), which :func:`~symdiff.codegen.spec.render_module` renders; the templates only place them.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import sympy as sp
 
-from .. import __version__
 from ..simplify import shared_subexpressions, stable_forms, zero_power_logs
-from ..verify import ERROR_CONSTANTS
 from . import naming
-from .helpers import helper_source
 from .printer import CodePrinter
-from .render import HELPERS_HEADING, render
+from .spec import ModuleSpec, names_tuple, render_module
 
 
 @dataclass(frozen=True)
@@ -37,18 +33,6 @@ class ArrayResult:
 
 
 Result = int | tuple["Result", ...] | ArrayResult
-
-
-class ProgramText(Protocol):
-    """What :func:`render_module` reads of a program (scalar or tensor)."""
-
-    name: str
-    title: str
-    expression: str
-    params: Sequence[str]
-    doc: Sequence[str]
-    mode: str
-    key: str
 
 
 @dataclass(frozen=True)
@@ -76,14 +60,6 @@ class Program:
 VECTOR = naming.DIRECTION
 #: The runtime helper that evaluates the formulas over long arrays in cache-sized blocks.
 BLOCKS_HELPER = "_in_blocks"
-
-_SAFE_TEXT = re.compile(r"[^A-Za-z0-9_ +\-*/().,:;<>=\[\]@]")
-
-
-def safe_comment(text: str, limit: int = 160) -> str:
-    """``text`` reduced to characters that cannot end a comment or docstring, and shortened."""
-    text = _SAFE_TEXT.sub("?", " ".join(text.split()))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter) -> list[str]:
@@ -121,15 +97,13 @@ def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter)
     return lines
 
 
-def names_tuple(params: Sequence[str]) -> str:
-    """The tuple of argument names that the runtime helpers name in their messages (generated
-    identifiers, checked by the verifier to be parameters of the function)."""
-    inner = ", ".join(f"'{p}'" for p in params)
-    return f"({inner},)" if len(params) == 1 else f"({inner})"
-
-
 def emit_source(program: Program, *, cse: bool = True) -> str:
-    """The full text of the generated module for ``program``.
+    """The full text of the generated module for ``program`` (:func:`module_spec`, rendered)."""
+    return render_module(module_spec(program, cse=cse))
+
+
+def module_spec(program: Program, *, cse: bool = True) -> ModuleSpec:
+    """The generated module for ``program``, as statement strings.
 
     The module carries only the runtime helpers its code calls. The block splitter
     ``_in_blocks`` is one of them only when the function has array arguments: without any, the
@@ -154,65 +128,14 @@ def emit_source(program: Program, *, cse: bool = True) -> str:
     block_inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)
-    helpers = helper_source(sorted(printer.helpers))
-    return render_module(
+    return ModuleSpec.of(
         program,
-        helpers=helpers,
+        helpers=printer.helpers,
         prelude=prelude,
         assignments=printed_assignments,
         outputs=lines,
         result=result_text,
         block_inputs=block_inputs or None,
-    )
-
-
-def render_module(
-    program: ProgramText,
-    *,
-    helpers: str,
-    prelude: Sequence[str],
-    assignments: Sequence[tuple[str, str]],
-    outputs: Sequence[str],
-    result: str,
-    block_inputs: Sequence[str] | None = None,
-    constants: Sequence[str] = (),
-) -> str:
-    """Render ``module.py.jinja``: every text that came from an expression goes through
-    :func:`safe_comment` here, in one place, for the scalar and the tensor layer alike.
-
-    The module reads top-down as a person would write it: the header, the imports, the public
-    function and its formulas, then one section of helpers (``helpers``, the source of the
-    runtime helpers the code calls, under :data:`~symdiff.codegen.render.HELPERS_HEADING`; Python
-    resolves module-level names when a function runs, so the helpers may follow it).
-    With ``block_inputs`` (elementwise programs), the formulas go into a second function,
-    ``_formulas(*block_inputs, _shape, _dtype)``, which the public one calls through the
-    ``_in_blocks`` helper so that long arrays are computed in cache-sized blocks.
-    ``constants`` are module-level assignments the function reads, printed after the imports
-    (each one must be on :data:`symdiff.verify.CONSTANTS`); the error classes the helpers raise
-    (:data:`symdiff.verify.ERROR_CONSTANTS`) open the helper section.
-    """
-    errors = [line for line in ERROR_CONSTANTS if line.split(" = ")[0] in helpers]
-    return render(
-        "module.py.jinja",
-        version=__version__,
-        expression=safe_comment(program.expression),
-        title=safe_comment(program.title),
-        summary=safe_comment(program.title) + ".",
-        mode=program.mode,
-        key=program.key,
-        imports=_imports(helpers),
-        constants=list(constants),
-        helpers_heading=HELPERS_HEADING,
-        helper_constants=errors,
-        helpers=[helpers.rstrip("\n")] if helpers else [],
-        name=program.name,
-        params=list(program.params),
-        doc=[safe_comment(line, 200) for line in program.doc],
-        prelude=list(prelude),
-        assignments=list(assignments),
-        outputs=list(outputs),
-        result=result,
-        block_inputs=None if block_inputs is None else list(block_inputs),
     )
 
 
@@ -296,15 +219,6 @@ def _interleave(
         if k in dead_after:
             lines.append("del " + ", ".join(sorted(dead_after[k])))
     return lines + tail
-
-
-def _imports(helpers: str) -> list[str]:
-    """``import numpy as _np``, plus the standard library's math where a helper uses it."""
-    return (
-        ["import math as _math", "import numpy as _np"]
-        if "_math." in helpers
-        else ["import numpy as _np"]
-    )
 
 
 def _index(index: tuple[int, ...]) -> str:

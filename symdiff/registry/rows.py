@@ -12,7 +12,7 @@ from typing import Any
 from .schema import CF, F, Fn, errors, np, on, sp, unary
 
 #: ``sigmoid(u)`` in tensor code is ``1/(1 + exp(min(-u, SIGMOID_CLIP)))``: one ``exp``, which
-#: never overflows in float32 or float64 (the value of ``symdiff.tensor.emit.SIGMOID_CLIP``).
+#: never overflows in float32 or float64 (the value of ``symdiff.tensor.finish.SIGMOID_CLIP``).
 SIGMOID_CLIP = 88
 
 

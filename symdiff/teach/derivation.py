@@ -1,8 +1,10 @@
 """``derive``: the derivative of one expression with every rule applied, for teaching.
 
-The implementation behind :func:`symdiff.derive` (and what ``CompiledFunction.explain`` derives
-again): the scalar rule table of :mod:`symdiff.engine.forward` recorded as
-:class:`~symdiff.engine.steps.Step`\\ s, or with ``shapes=`` the backward walk of the tensor layer
+The implementation behind :func:`symdiff.derive` (and what a tensor function's
+``CompiledFunction.explain`` derives again): the scalar rule table of
+:mod:`symdiff.engine.forward` recorded as :class:`~symdiff.engine.steps.Step`\\ s by
+:func:`symdiff.engine.sweeps.derivation`, the one function forward mode's planners call too, or
+with ``shapes=`` the backward walk of the tensor layer
 (:mod:`symdiff.tensor.steps`). It imports neither the builders nor compiled functions.
 
 A string is derived as the student wrote it (:mod:`symdiff.parsing.written`, read by
@@ -43,9 +45,9 @@ def derive(
 
     from ..engine.forward import differentiate
     from ..engine.steps import Derivation, Step
+    from ..engine.sweeps import derivation
     from ..parsing import check_identifier
     from ..request import expression, symbol
-    from ..simplify import simplify_for_people
     from ..trace import parameters
 
     written = None
@@ -69,20 +71,17 @@ def derive(
     if name not in {s.name for s in parsed.free_symbols}:  # SymPy's Symbol("x_{1}") passes
         name = check_identifier(name, "wrt name")
     var = symbol(name)
-    code = differentiate(parsed, var)  # the derivative the compiled code is built from
-    result = simplify_for_people(code.result) if simplify else code.result
+    # the very function forward mode's planners call: the derivative the code is built from
+    code = derivation(parsed, var, simplify, verbose)
     if written is None or written == parsed:
-        steps = [code]
-        if result != code.result:
-            steps.append(Step("simplify", code.result, result, var))
-        return Derivation(parsed, var, result, code.result, steps, verbose)
+        return code
     root = differentiate(written, var, as_written=True)
     steps = [root]
-    if result != root.result:
+    if code.result != root.result:
         # the rules' result as written is not the code's: say that this line links the two
-        note = "" if root.result == code.result else LINKED if simplify else AS_CODE
-        steps.append(Step("simplify", root.result, result, var, (), note))
-    return Derivation(parsed, var, result, root.result, steps, verbose, written)
+        note = "" if root.result == code.raw else LINKED if simplify else AS_CODE
+        steps.append(Step("simplify", root.result, code.result, var, (), note))
+    return Derivation(parsed, var, code.result, root.result, steps, verbose, written)
 
 
 #: The note of the last step of a derivation as written, when the rules' result is not yet the

@@ -2,8 +2,11 @@
 
 What a function is (its expression, kind, ``wrt``, shapes, mode and output names) comes from
 its :attr:`~symdiff.CompiledFunction.recipe`, which a function loaded from the disk cache or
-unpickled carries too; the steps are derived again with :func:`symdiff.derive`, so every
-function explains exactly like a fresh one. The source is only shown: the line that assigns
+unpickled carries too. The steps are those the engine recorded while building the function
+(:attr:`~symdiff.CompiledFunction.recorded`); a function loaded from the disk cache or unpickled
+has none and derives them again from its recipe with the same functions
+(:func:`symdiff.engine.sweeps.recorded`), so every function explains exactly like a fresh one.
+The source is only shown: the line that assigns
 each output and the temporaries it reads. Scalar functions pair ``_<name>_bar = ...`` with the
 rule tree of ``d expr / d name``; tensor functions (built with ``shapes=``) pair
 ``_<name>_bar = ...`` and the temporaries it reads with the matrix-calculus rules of the
@@ -112,8 +115,6 @@ def explain(
     tensor_shapes = dict(shapes) if shapes is not None else declared_shapes(function)
     if tensor_shapes is not None:
         return _explain_tensor(function, expr, verbose, tensor_shapes)
-    from .derivation import derive
-
     lines = [_explain_header(function)]
     mode = engine_mode(function)
     swept = mode in SWEPT_MODES and function.kind in SWEPT_MODES[mode]
@@ -121,13 +122,19 @@ def explain(
         lines.append(f"no rule tree for kind {function.kind!r}; it computes:")
         lines.extend(f"  {e}" for e in function.exprs)
         return "\n".join(lines)
-    sources = [expr] if expr is not None and function.kind != "jacobian" else expr
-    exprs = list(sources) if sources is not None else origin(function)
     names = [function.wrt] if isinstance(function.wrt, str) else list(function.wrt or ())
-    generated = dict(zip(names, _gradient_names(function, names, scalar=True), strict=True))
+    record = recorded_steps(function, expr, mode if swept else "forward")
     if swept:
-        return "\n".join(lines + _explain_sweeps(function, exprs, names, mode, verbose))
-    for i, source_expr in enumerate(exprs):
+        return "\n".join(lines + _explain_sweeps(function, record, names, mode, verbose))
+    import sympy as sp
+
+    from ..engine.sweeps import renamed
+
+    generated = dict(zip(names, _gradient_names(function, names, scalar=True), strict=True))
+    renames = code_names(function.args)
+    back = {sp.Symbol(c, real=True): sp.Symbol(o, real=True) for o, c in renames.items()}
+    count = len({key[0] for key in record.derivations})
+    for i in range(count):
         for name in names:
             output = generated[name] if function.kind != "jacobian" else f"d(expr {i})/d({name})"
             assigned = (
@@ -135,9 +142,47 @@ def explain(
             )
             lines.append("")
             lines.append(f"{assigned or output}    <- rule tree:")
-            derivation = derive(source_expr, wrt=name)
+            derivation = renamed(record.derivations[(i, renames.get(name, name))], back)
             lines.extend("  " + ln for ln in derivation.text(verbose).splitlines())
     return "\n".join(lines)
+
+
+def recorded_steps(function: CompiledFunction, expr: Any = None, mode: str | None = None) -> Any:
+    """The steps the engine recorded while deriving ``function``
+    (:class:`~symdiff.engine.sweeps.Recorded`, in code names): its own, kept by the build,
+    else derived again by the functions the build calls (:func:`symdiff.engine.sweeps.recorded`)
+    from its recipe (and then kept on the function) or from ``expr`` (an expression, or a
+    Jacobian's list; not kept). ``mode`` defaults to the mode that wrote the code."""
+    import sympy as sp
+
+    from ..engine.sweeps import recorded
+    from ..parsing import parse
+    from ..simplify import stable_forms
+    from ..trace import trace
+
+    own = getattr(function, "recorded", None)
+    if expr is None and own is not None:
+        return own
+
+    def read(e: Any) -> sp.Expr:  # as the build reads it: traced if a function, stable forms
+        traced = trace(e)[0] if callable(e) and not isinstance(e, sp.Basic) else e
+        return stable_forms(parse(traced))
+
+    sources = [expr] if expr is not None and function.kind != "jacobian" else expr
+    exprs = list(sources) if sources is not None else origin(function)
+    renames = code_names(function.args)
+    swap = {sp.Symbol(o, real=True): sp.Symbol(c, real=True) for o, c in renames.items()}
+    names = [function.wrt] if isinstance(function.wrt, str) else list(function.wrt or ())
+    recipe = getattr(function, "recipe", None)
+    simplify = recipe.options.simplify if recipe is not None else True
+    record = recorded(
+        function.kind, [read(e).xreplace(swap) for e in exprs],
+        [renames.get(name, name) for name in names], mode or engine_mode(function) or "forward",
+        simplify,
+    )
+    if expr is None:
+        function.recorded = record
+    return record
 
 
 #: The kinds whose code a mode writes by sweeps (:mod:`symdiff.engine.sweeps`), by mode.
@@ -162,24 +207,11 @@ def engine_mode(function: CompiledFunction) -> str | None:
 
 
 def _explain_sweeps(
-    function: CompiledFunction, exprs: list[Any], names: list[str], mode: str, verbose: str
+    function: CompiledFunction, sweeps: Any, names: list[str], mode: str, verbose: str
 ) -> list[str]:
     """The recorded sweeps of the engine that wrote a reverse-mode (or forward over reverse)
     function, after the generated line of each output and the adjoint it is."""
-    import sympy as sp
-
-    from ..engine.sweeps import recorded
-    from ..parsing import parse
-    from ..simplify import stable_forms
-    from ..trace import trace
-
-    def read(e: Any) -> sp.Expr:  # as the build reads it: traced if a function, stable forms
-        traced = trace(e)[0] if callable(e) and not isinstance(e, sp.Basic) else e
-        return stable_forms(parse(traced))
-
     renamed = code_names(function.args)
-    swap = {sp.Symbol(o, real=True): sp.Symbol(c, real=True) for o, c in renamed.items()}
-    parsed = [read(e).xreplace(swap) for e in exprs]
     codes = [renamed.get(name, name) for name in names]
     lines = [
         "",
@@ -191,8 +223,8 @@ def _explain_sweeps(
         output, adjoint = (p(code) for p in pattern)
         assigned = _assignment(function.source, output)
         lines.append(f"{assigned or output}    <- {adjoint}")
-    sweeps = recorded(function.kind, parsed, codes)
-    titles = ["f"] if function.kind != "jacobian" else [f"expr {i}" for i in range(len(parsed))]
+    count = len(sweeps.reverse.sweeps) if sweeps.reverse is not None else 0
+    titles = ["f"] if function.kind != "jacobian" else [f"expr {i}" for i in range(count)]
     lines.append("")
     lines += sweeps.lines(titles, verbose)
     return lines

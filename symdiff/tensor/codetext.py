@@ -8,6 +8,8 @@ dimensions put back, temporaries named ``_t0, _t1, ...`` in order of definition.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import sympy as sp
 
 from ..codegen import naming
@@ -55,30 +57,34 @@ def expand_code(code: str, node: Node) -> str:
 
 def inline_code(node: Node, args: list[str], printer: ArrayCodePrinter) -> str:
     """Code of a node printed where it is used (a variable, a constant, a view), given the code
-    of its arguments."""
-    c = args
-    op = node.op
-    if op == "var":
-        return node.name
-    if op == "fill":
-        value = printer.doprint(node.attrs[0].xreplace(dim_locals(node.attrs[0])))
-        if node.shape == ():
-            return f"_np.asarray({value}, dtype=_dtype)"
-        return f"_np.full({shape_code(node.shape)}, {value}, dtype=_dtype)"
-    if op == "transpose":
-        (perm,) = node.attrs
-        if perm == tuple(reversed(range(len(perm)))):
-            return f"{c[0]}.T"
-        return f"_np.transpose({c[0]}, {perm})"
-    if op == "expand":
-        return expand_code(c[0], node)
-    if op == "index":
-        return f"{c[0]}[{format_index(node.attrs[0])}]"
-    if op == "reshape":
-        return f"_np.reshape({c[0]}, {shape_code(node.shape)})"
-    if op == "broadcast":
-        return f"_np.broadcast_to({c[0]}, {shape_code(node.shape)})"
-    raise AssertionError(op)  # pragma: no cover
+    of its arguments (:data:`INLINE_CODE`, by op)."""
+    return INLINE_CODE[node.op](node, args, printer)
+
+
+def _fill_code(node: Node, c: list[str], printer: ArrayCodePrinter) -> str:
+    value = printer.doprint(node.attrs[0].xreplace(dim_locals(node.attrs[0])))
+    if node.shape == ():
+        return f"_np.asarray({value}, dtype=_dtype)"
+    return f"_np.full({shape_code(node.shape)}, {value}, dtype=_dtype)"
+
+
+def _transpose_code(node: Node, c: list[str], printer: ArrayCodePrinter) -> str:
+    (perm,) = node.attrs
+    if perm == tuple(reversed(range(len(perm)))):
+        return f"{c[0]}.T"
+    return f"_np.transpose({c[0]}, {perm})"
+
+
+#: The code of each op printed inline: ``(node, code of its args, printer) -> code``.
+INLINE_CODE: dict[str, Callable[[Node, list[str], ArrayCodePrinter], str]] = {
+    "var": lambda node, c, printer: node.name,
+    "fill": _fill_code,
+    "transpose": _transpose_code,
+    "expand": lambda node, c, printer: expand_code(c[0], node),
+    "index": lambda node, c, printer: f"{c[0]}[{format_index(node.attrs[0])}]",
+    "reshape": lambda node, c, printer: f"_np.reshape({c[0]}, {shape_code(node.shape)})",
+    "broadcast": lambda node, c, printer: f"_np.broadcast_to({c[0]}, {shape_code(node.shape)})",
+}
 
 
 #: The ufunc whose ``reduce`` each reduction is.

@@ -10,8 +10,9 @@ Which nodes get a line of their own:
   function of such an expression is applied in place (``_t1 = x - _t0``, then
   ``_t1 = _np.exp(_t1, out=_t1)``);
 * everything else (matmul, reductions as ``_np.add.reduce(...)``, softmax, ...) is a temporary
-  ``_t0, _t1, ...``; common subexpressions of the elementwise lines are shared through SymPy's
-  ``cse``, after common factors of sums are taken out.
+  ``_t0, _t1, ...``, written by the statement of its op (:data:`_STATEMENTS`, a table by op);
+  common subexpressions of the elementwise lines are shared through SymPy's ``cse``, after
+  common factors of sums are taken out, by the last pass (:mod:`symdiff.tensor.finish`).
 
 Gradients are named ``_<name>_bar``, the value ``_value``. Temporaries are numbered in order of
 definition, so the same request always gives byte-identical source.
@@ -19,28 +20,16 @@ definition, so the same request always gives byte-identical source.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import sympy as sp
 
-from .. import registry
 from ..codegen import naming
 from ..codegen.printer import ArrayCodePrinter
 from ..simplify import stable_forms
-from .codetext import (
-    PLACEHOLDER,
-    closure,
-    dim_code,
-    dim_locals,
-    factored,
-    inline_code,
-    inline_scalars,
-    is_dim,
-    reduce_code,
-    renumber,
-    shape_code,
-)
+from .codetext import dim_code, dim_locals, inline_code, is_dim, reduce_code, shape_code
+from .finish import finish, tensor_forms
 from .ir import VIEWS, Node, arg_symbol, format_axes, format_index, topological
 from .shapes import Shape, same_shape
 
@@ -98,17 +87,21 @@ class _Emitter:
 
     # -- decisions ---------------------------------------------------------------------------------
     def _inline(self, node: Node) -> bool:
-        if node.op in ("var", "fill"):
-            return True
-        if node.op in VIEWS:
-            return not any(u.op in VIEWS for u in self.users.get(id(node), []))
-        if node.op == "map":
-            users = self.users.get(id(node), [])
-            return (
-                id(node) not in self.outputs and len(users) == 1
-                and (users[0].op == "map" or id(users[0]) in self.gathered)
-            )
-        return False
+        """Whether ``node`` is printed where it is used (:data:`_INLINE`), not as a line."""
+        rule = _INLINE.get(node.op)
+        return rule is not None and rule(self, node)
+
+    def _inline_view(self, node: Node) -> bool:
+        """A view is inline unless another view uses it (views of views get a name)."""
+        return not any(u.op in VIEWS for u in self.users.get(id(node), []))
+
+    def _inline_map(self, node: Node) -> bool:
+        """An elementwise node is composed into its one elementwise (or gathering) user."""
+        users = self.users.get(id(node), [])
+        return (
+            id(node) not in self.outputs and len(users) == 1
+            and (users[0].op == "map" or id(users[0]) in self.gathered)
+        )
 
     def _target(self, node: Node) -> str:
         names = self.outputs.get(id(node), [])
@@ -120,12 +113,14 @@ class _Emitter:
 
     # -- printing ----------------------------------------------------------------------------------
     def run(self) -> list[tuple[str, str]]:
+        """The printed statements: every node visited, then the last pass (:func:`finish`)."""
         for node in self.order:
             self._visit(node)
         for name, node in self.program.outputs:
             if self.code[id(node)] != name:
                 self.lines.append((name, self._fresh(node)))
-        return self._finish()
+        return finish(self.lines, accumulate=self.accumulate, shapes=self.shapes,
+                      counter=self.counter, cse=self.program.cse, printer=self.printer)
 
     def _visit(self, node: Node) -> None:
         if id(node) in self.code or id(node) in self.composed:
@@ -173,48 +168,65 @@ class _Emitter:
         return inline_code(node, [self.code[id(a)] for a in node.args], self.printer)
 
     def _statement(self, node: Node, target: str) -> None:
-        op = node.op
-        if op == "map":
-            self._accumulate(node, target, self._compose(node))
-            return
-        c = [self.code[id(a)] for a in node.args]
-        if op in VIEWS or op == "fill":
-            self.lines.append((target, self._inline_code(node)))
-        elif op == "matmul":
-            self.lines.append((target, f"{c[0]} @ {c[1]}"))
-        elif op in ("sum", "mean", "max", "min", "prod"):
-            self.lines.append((target, self._reduce(op, c[0], node)))
-        elif op == "prod_others":
-            self._prod_others(node, c[0], target)
-        elif op == "logsumexp":
-            self._logsumexp(node, c[0], target)
-        elif op == "softmax":
-            (axis,) = node.attrs
-            peak = reduce_code("max", c[0], f"axis={axis}, keepdims=True")
-            self.lines.append((target, f"_np.exp({c[0]} - {peak})"))
-            total = reduce_code("sum", target, f"axis={axis}, keepdims=True")
-            self.lines.append((target, f"{target} / {total}"))
-        elif op == "share":
-            _, axes = node.attrs
-            self.lines.append((target, f"_np.asarray({c[0]} == {c[1]}, dtype=_dtype)"))
-            total = reduce_code("sum", target, f"axis={format_axes(axes)}, keepdims=True")
-            self.lines.append((target, f"{target} / {total}"))
-        elif op == "scatter":
-            self.lines.append((target, f"_np.zeros({shape_code(node.shape)}, dtype=_dtype)"))
-            self.lines.append((f"{target}[{format_index(node.attrs[0])}]",
-                               self._operand(node.args[0])))
-        elif op == "repeat":
-            repeats, axis = node.attrs
-            self.lines.append((target, f"_np.repeat({c[0]}, {dim_code(repeats)}, axis={axis})"))
-        elif op == "eye":
-            eye = f"_np.eye({dim_code(node.shape[-1])}, dtype=_dtype)"
-            if node.ndim != 2:
-                eye = f"_np.reshape({eye}, {shape_code(node.shape)})"
-            self.lines.append((target, eye))
-        elif op == "stack":
-            self.lines.append((target, f"_np.stack(({', '.join(c)},))"))
-        else:  # pragma: no cover
-            raise AssertionError(op)
+        """The line(s) that compute ``node`` into ``target``, by its op (:data:`_STATEMENTS`)."""
+        statement = _STATEMENTS.get(node.op)
+        if statement is None:  # pragma: no cover
+            raise AssertionError(node.op)
+        statement(self, node, target)
+
+    def _args(self, node: Node) -> list[str]:
+        """The code of ``node``'s arguments (each a line or printed inline already)."""
+        return [self.code[id(a)] for a in node.args]
+
+    # -- one statement per op (the table :data:`_STATEMENTS`) -------------------------------------
+    def _map(self, node: Node, target: str) -> None:
+        self._accumulate(node, target, self._compose(node))
+
+    def _view(self, node: Node, target: str) -> None:
+        self.lines.append((target, self._inline_code(node)))
+
+    def _matmul(self, node: Node, target: str) -> None:
+        c = self._args(node)
+        self.lines.append((target, f"{c[0]} @ {c[1]}"))
+
+    def _reduction(self, node: Node, target: str) -> None:
+        c = self._args(node)
+        self.lines.append((target, self._reduce(node.op, c[0], node)))
+
+    def _softmax(self, node: Node, target: str) -> None:
+        c = self._args(node)
+        (axis,) = node.attrs
+        peak = reduce_code("max", c[0], f"axis={axis}, keepdims=True")
+        self.lines.append((target, f"_np.exp({c[0]} - {peak})"))
+        total = reduce_code("sum", target, f"axis={axis}, keepdims=True")
+        self.lines.append((target, f"{target} / {total}"))
+
+    def _share(self, node: Node, target: str) -> None:
+        c = self._args(node)
+        _, axes = node.attrs
+        self.lines.append((target, f"_np.asarray({c[0]} == {c[1]}, dtype=_dtype)"))
+        total = reduce_code("sum", target, f"axis={format_axes(axes)}, keepdims=True")
+        self.lines.append((target, f"{target} / {total}"))
+
+    def _scatter(self, node: Node, target: str) -> None:
+        self.lines.append((target, f"_np.zeros({shape_code(node.shape)}, dtype=_dtype)"))
+        self.lines.append((f"{target}[{format_index(node.attrs[0])}]",
+                           self._operand(node.args[0])))
+
+    def _repeat(self, node: Node, target: str) -> None:
+        c = self._args(node)
+        repeats, axis = node.attrs
+        self.lines.append((target, f"_np.repeat({c[0]}, {dim_code(repeats)}, axis={axis})"))
+
+    def _eye(self, node: Node, target: str) -> None:
+        eye = f"_np.eye({dim_code(node.shape[-1])}, dtype=_dtype)"
+        if node.ndim != 2:
+            eye = f"_np.reshape({eye}, {shape_code(node.shape)})"
+        self.lines.append((target, eye))
+
+    def _stack(self, node: Node, target: str) -> None:
+        c = self._args(node)
+        self.lines.append((target, f"_np.stack(({', '.join(c)},))"))
 
     def _accumulate(self, node: Node, target: str, expr: sp.Expr) -> None:
         """The line of an elementwise ``node``; scatters it adds (``c*_z0`` terms of ``expr``,
@@ -274,7 +286,7 @@ class _Emitter:
         if all(is_dim(s) for s in dense.free_symbols):
             value = self.printer.doprint(dense)
             return f"_np.full({shape_code(shape)}, {value}, dtype=_dtype)"
-        code = self.printer.doprint(_tensor_forms(stable_forms(dense)))
+        code = self.printer.doprint(tensor_forms(stable_forms(dense)))
         if dense.is_Symbol:
             return f"_np.copy({code})" if self._full(dense, shape) else (
                 f"_np.zeros({shape_code(shape)}, dtype=_dtype) + {code}")
@@ -303,15 +315,17 @@ class _Emitter:
             text = f"({text})"
         return f"{reduce_code('sum', code, arguments, ndim)}/{text}"
 
-    def _prod_others(self, node: Node, code: str, target: str) -> None:
+    def _prod_others(self, node: Node, target: str) -> None:
         """The product of the other elements along the axes, without dividing by zero: the
         runtime helper ``_prod_others`` (``prod(x) / x`` when ``x`` has no zero, else zeros
         counted; see :mod:`symdiff.codegen.helpers`)."""
         (axes,) = node.attrs
+        (code,) = self._args(node)
         self.printer.helpers.add("_prod_others")
         self.lines.append((target, f"_prod_others({code}, {format_axes(axes)})"))
 
-    def _logsumexp(self, node: Node, code: str, target: str) -> None:
+    def _logsumexp(self, node: Node, target: str) -> None:
+        (code,) = self._args(node)
         axes, keepdims = node.attrs
         parts = self._lse_parts(node)
         if parts is not None:  # the gradient's nodes are there: log(sum(e)) + max
@@ -335,14 +349,6 @@ class _Emitter:
         total = reduce_code("sum", f"_np.exp({code} - {peak})", f"{axis[2:]}{keep}", ndim)
         self.lines.append((target, f"_np.log({total}) + {back}"))
 
-    def _add_onto(self, target: str, value: sp.Expr) -> tuple[str, str]:
-        """``target += value`` (or ``-=``) as a statement ``("target +=", code)``: NumPy adds
-        into the slice in place, with no temporary and no copy back."""
-        sign = "+"
-        if not value.is_Add and value.could_extract_minus_sign():
-            sign, value = "-", -value
-        return f"{target} {sign}=", self.printer.doprint(value)
-
     def _lse_parts(self, node: Node) -> tuple[Node, Node, Node] | None:
         """The nodes ``max(A)``, ``e = exp(A - max(A))`` and ``sum(e)`` of the logsumexp
         ``node`` (built by its VJP, :func:`~symdiff.tensor.vjp.lse_parts`), if the program has
@@ -357,91 +363,33 @@ class _Emitter:
         total = e and self.nodes.get(("sum", (id(e),), (axes, keep)))
         return None if total is None else (peak, e, total)
 
-    # -- shared subexpressions and names ---------------------------------------------------------
-    def _finish(self) -> list[tuple[str, str]]:
-        exprs = [(i, value) for i, (_, value) in enumerate(self.lines)
-                 if isinstance(value, sp.Basic)]
-        forms = [factored(_tensor_forms(stable_forms(value))) for _, value in exprs]
-        shared: list[tuple[sp.Symbol, sp.Expr]] = []
-        if self.program.cse and forms:
-            names = (sp.Symbol(naming.slot(k)) for k in range(self.counter, self.counter + 10**6))
-            shared, forms = sp.cse(forms, symbols=names, order="canonical")
-            shared, forms = inline_scalars(shared, forms)
-        reduced = dict(zip((i for i, _ in exprs), forms, strict=True))
-        pending = dict(shared)
-        printed: list[tuple[str, str]] = []
-        aliases: dict[str, str] = {}
-        for i, (target, value) in enumerate(self.lines):
-            if i not in reduced:
-                printed.append((target, value))
-                continue
-            value = reduced[i]
-            if value in pending and target.isidentifier():
-                # the line is a shared subexpression: it takes the line's name
-                expr = pending.pop(value)
-                rename = {value: sp.Symbol(target)}
-                pending = {k: e.xreplace(rename) for k, e in pending.items()}
-                reduced = {k: e.xreplace(rename) for k, e in reduced.items()}
-                value = expr
-            elif value.is_Symbol and PLACEHOLDER.fullmatch(target):
-                aliases[target] = value.name  # computed already: reuse it
-                continue
-            needed = closure(value.free_symbols, pending)
-            printed += [
-                (k.name, self.printer.doprint(e)) for k, e in pending.items() if k in needed
-            ]
-            pending = {k: e for k, e in pending.items() if k not in needed}
-            if i in self.accumulate:
-                printed.append(self._add_onto(target, value))
-            elif self._in_place(target, value):
-                printed.append((target, self.printer.doprint(value.args[0])))
-                ufunc = IN_PLACE_UFUNCS[value.func]
-                printed.append((target, f"_np.{ufunc}({target}, out={target})"))
-            else:
-                printed.append((target, self.printer.doprint(value)))
-        return renumber(printed, aliases)
+Statement = Callable[[_Emitter, Node, str], None]
 
-    def _in_place(self, target: str, value: sp.Expr) -> bool:
-        """Whether ``target = f(arithmetic)`` can apply the ufunc ``f`` in place: the
-        arithmetic makes a new array of the target's (non-scalar) shape, which ``f`` then
-        overwrites (``out=``) instead of allocating another: on long arrays, each new array
-        costs a page fault per 4 KB."""
-        if value.func not in IN_PLACE_UFUNCS or len(value.args) != 1:
-            return False
-        (arg,) = value.args
-        shape = self.shapes.get(target)
-        return (
-            target.isidentifier()
-            and shape is not None
-            and len(shape) > 0
-            and isinstance(arg, sp.Add | sp.Mul | sp.Pow)
-            and any(not is_dim(s) for s in arg.free_symbols)
-        )
-
-
-#: Elementwise functions applied in place to a new array (see ``_Emitter._in_place``), with the
-#: ufunc each one prints as: the registry rows marked ``in_place``.
-IN_PLACE_UFUNCS = registry.in_place_ufuncs()
-
-
-#: ``sigmoid(u)`` is emitted as ``1/(1 + exp(min(-u, SIGMOID_CLIP)))``: one ``exp``, which never
-#: overflows in float32 or float64 (``exp(88)`` < 3.4e38); below ``sigmoid(-88)`` = 6.1e-39 the
-#: value stays at 6.1e-39 (an absolute error under 1e-38), elsewhere it is exact to a few ulp.
-#: (The row's ``tensor_form`` writes it; the number is the registry's.)
-SIGMOID_CLIP = registry.SIGMOID_CLIP
-#: Functions tensor code writes in another exact form (the rows' ``tensor_form``): ``sigmoid``
-#: as above costs four NumPy calls, where the helper ``_sigmoid`` takes eight (per-call overhead
-#: that dominates small arrays).
-_TENSOR_FORMS = {
-    registry.head_class(row): row.tensor_form for row in registry.ROWS if row.tensor_form
+#: How each op is emitted as a line of its own: ``(emitter, node, target)``.
+_STATEMENTS: dict[str, Statement] = {
+    "map": _Emitter._map,
+    "fill": _Emitter._view,
+    **dict.fromkeys(VIEWS, _Emitter._view),
+    "matmul": _Emitter._matmul,
+    **dict.fromkeys(("sum", "mean", "max", "min", "prod"), _Emitter._reduction),
+    "prod_others": _Emitter._prod_others,
+    "logsumexp": _Emitter._logsumexp,
+    "softmax": _Emitter._softmax,
+    "share": _Emitter._share,
+    "scatter": _Emitter._scatter,
+    "repeat": _Emitter._repeat,
+    "eye": _Emitter._eye,
+    "stack": _Emitter._stack,
 }
 
-
-def _tensor_forms(expr: sp.Expr) -> sp.Expr:
-    """``expr`` with each function of :data:`_TENSOR_FORMS` in its tensor form."""
-    for func, form in _TENSOR_FORMS.items():
-        expr = expr.replace(func, form)
-    return expr
+#: Which ops may be printed where they are used instead of as a line (variables and constants
+#: always; views and elementwise nodes as decided for each node).
+_INLINE: dict[str, Callable[[_Emitter, Node], bool]] = {
+    "var": lambda emitter, node: True,
+    "fill": lambda emitter, node: True,
+    **dict.fromkeys(VIEWS, _Emitter._inline_view),
+    "map": _Emitter._inline_map,
+}
 
 
 def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str]]:

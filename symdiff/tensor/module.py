@@ -1,4 +1,5 @@
-"""A tensor program -> the text of one generated module (rendered by ``module.py.jinja``).
+"""A tensor program -> one generated module: a :class:`~symdiff.codegen.spec.ModuleSpec`, as
+the scalar emitter makes, rendered by :func:`~symdiff.codegen.spec.render_module`.
 
 The module has the scalar layer's shape: a header naming what it was generated from, ``import
 numpy as _np``, one function whose docstring lists the arguments with their shapes, and after
@@ -25,8 +26,7 @@ from collections.abc import Sequence
 import sympy as sp
 
 from ..codegen import naming
-from ..codegen.emit import names_tuple, render_module
-from ..codegen.helpers import helper_source
+from ..codegen.spec import ModuleSpec, names_tuple, render_module
 from .emit import Program, emit_statements
 from .ir import Node, topological
 from .shapes import dims_of
@@ -182,7 +182,12 @@ def _prelude(program: Program) -> list[str]:
 
 
 def emit_module(program: Program) -> str:
-    """The full text of the generated module for ``program``."""
+    """The full text of the generated module for ``program`` (:func:`module_spec`, rendered)."""
+    return render_module(module_spec(program))
+
+
+def module_spec(program: Program) -> ModuleSpec:
+    """The generated module for ``program``, as statement strings."""
     statements, used = emit_statements(program)
     prelude = _prelude(program)
     binds: list[tuple[str, str]] = []
@@ -195,10 +200,9 @@ def emit_module(program: Program) -> str:
             binds.insert(0, ("_dtype", f"{program.params[0]}.dtype"))
     if program.params:
         used = used | {"_check_shapes", "_float_arrays"}
-    helpers = helper_source(sorted(used))
-    return render_module(
+    return ModuleSpec.of(
         program,
-        helpers=helpers,
+        helpers=used,
         constants=[FLOAT64] if program.params else [],
         prelude=prelude,
         assignments=[*binds, *statements],
@@ -218,4 +222,4 @@ def used_dims(program_roots: Sequence[Node]) -> set[sp.Symbol]:
     return found
 
 
-__all__ = ["emit_module", "used_dims"]
+__all__ = ["emit_module", "module_spec", "used_dims"]

@@ -1,0 +1,130 @@
+"""The tensor emitter's last pass: its lines as printed statements.
+
+:mod:`symdiff.tensor.emit` walks the graph into lines ``(target, value)``, a value being code
+already (a matmul, a reduction) or an elementwise SymPy expression. :func:`finish` prints them:
+the elementwise expressions in their stable and tensor forms (:func:`tensor_forms`), common
+factors of sums taken out and common subexpressions shared through SymPy's ``cse`` (each printed
+just before its first use; a line that is itself shared gives its name), a function of new
+arithmetic applied in place (``_t1 = _np.exp(_t1, out=_t1)``), slices accumulated into a buffer
+as ``+=`` / ``-=``, and temporaries renumbered ``_t0, _t1, ...`` in order of definition.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+import sympy as sp
+
+from .. import registry
+from ..codegen import naming
+from ..codegen.printer import ArrayCodePrinter
+from ..simplify import stable_forms
+from .codetext import PLACEHOLDER, closure, factored, inline_scalars, is_dim, renumber
+from .shapes import Shape
+
+#: Elementwise functions applied in place to a new array (see :func:`in_place`), with the
+#: ufunc each one prints as: the registry rows marked ``in_place``.
+IN_PLACE_UFUNCS = registry.in_place_ufuncs()
+
+#: ``sigmoid(u)`` is emitted as ``1/(1 + exp(min(-u, SIGMOID_CLIP)))``: one ``exp``, which never
+#: overflows in float32 or float64 (``exp(88)`` < 3.4e38); below ``sigmoid(-88)`` = 6.1e-39 the
+#: value stays at 6.1e-39 (an absolute error under 1e-38), elsewhere it is exact to a few ulp.
+#: (The row's ``tensor_form`` writes it; the number is the registry's.)
+SIGMOID_CLIP = registry.SIGMOID_CLIP
+#: Functions tensor code writes in another exact form (the rows' ``tensor_form``): ``sigmoid``
+#: as above costs four NumPy calls, where the helper ``_sigmoid`` takes eight (per-call overhead
+#: that dominates small arrays).
+TENSOR_FORMS = {
+    registry.head_class(row): row.tensor_form for row in registry.ROWS if row.tensor_form
+}
+
+Line = tuple[str, "str | sp.Expr"]
+
+
+def tensor_forms(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with each function of :data:`TENSOR_FORMS` in its tensor form."""
+    for func, form in TENSOR_FORMS.items():
+        expr = expr.replace(func, form)
+    return expr
+
+
+def finish(
+    lines: Sequence[Line],
+    *,
+    accumulate: Collection[int],
+    shapes: Mapping[str, Shape],
+    counter: int,
+    cse: bool,
+    printer: ArrayCodePrinter,
+) -> list[tuple[str, str]]:
+    """The printed statements ``(target, code)`` of the emitter's ``lines``.
+
+    ``accumulate`` are the indices of lines added into their target (``target += value``);
+    ``shapes`` the shapes of the targets; ``counter`` the next free placeholder number
+    (``_s<counter>``, where the shared subexpressions' names start); ``cse`` whether to share
+    common subexpressions."""
+    exprs = [(i, value) for i, (_, value) in enumerate(lines) if isinstance(value, sp.Basic)]
+    forms = [factored(tensor_forms(stable_forms(value))) for _, value in exprs]
+    shared: list[tuple[sp.Symbol, sp.Expr]] = []
+    if cse and forms:
+        names = (sp.Symbol(naming.slot(k)) for k in range(counter, counter + 10**6))
+        shared, forms = sp.cse(forms, symbols=names, order="canonical")
+        shared, forms = inline_scalars(shared, forms)
+    reduced = dict(zip((i for i, _ in exprs), forms, strict=True))
+    pending = dict(shared)
+    printed: list[tuple[str, str]] = []
+    aliases: dict[str, str] = {}
+    for i, (target, value) in enumerate(lines):
+        if i not in reduced:
+            printed.append((target, value))  # type: ignore[arg-type]
+            continue
+        value = reduced[i]
+        if value in pending and target.isidentifier():
+            # the line is a shared subexpression: it takes the line's name
+            expr = pending.pop(value)
+            rename = {value: sp.Symbol(target)}
+            pending = {k: e.xreplace(rename) for k, e in pending.items()}
+            reduced = {k: e.xreplace(rename) for k, e in reduced.items()}
+            value = expr
+        elif value.is_Symbol and PLACEHOLDER.fullmatch(target):
+            aliases[target] = value.name  # computed already: reuse it
+            continue
+        needed = closure(value.free_symbols, pending)
+        printed += [(k.name, printer.doprint(e)) for k, e in pending.items() if k in needed]
+        pending = {k: e for k, e in pending.items() if k not in needed}
+        if i in accumulate:
+            printed.append(add_onto(target, value, printer))
+        elif in_place(target, value, shapes):
+            printed.append((target, printer.doprint(value.args[0])))
+            ufunc = IN_PLACE_UFUNCS[value.func]
+            printed.append((target, f"_np.{ufunc}({target}, out={target})"))
+        else:
+            printed.append((target, printer.doprint(value)))
+    return renumber(printed, aliases)
+
+
+def add_onto(target: str, value: sp.Expr, printer: ArrayCodePrinter) -> tuple[str, str]:
+    """``target += value`` (or ``-=``) as a statement ``("target +=", code)``: NumPy adds
+    into the slice in place, with no temporary and no copy back."""
+    sign = "+"
+    if not value.is_Add and value.could_extract_minus_sign():
+        sign, value = "-", -value
+    return f"{target} {sign}=", printer.doprint(value)
+
+
+def in_place(target: str, value: sp.Expr, shapes: Mapping[str, Shape]) -> bool:
+    """Whether ``target = f(arithmetic)`` can apply the ufunc ``f`` in place: the arithmetic
+    makes a new array of the target's (non-scalar) shape, which ``f`` then overwrites
+    (``out=``) instead of allocating another: on long arrays, each new array costs a page
+    fault per 4 KB."""
+    if value.func not in IN_PLACE_UFUNCS or len(value.args) != 1:
+        return False
+    (arg,) = value.args
+    shape = shapes.get(target)
+    return (
+        target.isidentifier()
+        and shape is not None
+        and len(shape) > 0
+        and isinstance(arg, sp.Add | sp.Mul | sp.Pow)
+        and any(not is_dim(s) for s in arg.free_symbols)
+    )

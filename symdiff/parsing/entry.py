@@ -11,6 +11,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..errors import ParseError, UnsupportedError
+from .budget import OverBudget
 from .builder import ExpressionBuilder
 from .functions import CONSTANTS
 from .limits import LIMITS, PARSER_RECURSION_LIMIT, recursion_limit
@@ -101,6 +102,9 @@ def _parse_text(text: str) -> sp.Expr:
     builder = ExpressionBuilder(src, tree.body)
     try:
         return builder.build(tree.body)
+    except OverBudget as exc:  # raised inside SymPy past the deadline (see parsing.budget)
+        position = src.position(exc.node) if exc.node is not None else 0
+        raise src.error(builder.over_budget(), position) from None
     except RecursionError:
         raise src.error("expression is too complex to evaluate", 0) from None
 

@@ -13,6 +13,7 @@ import sys
 import time
 import types
 
+import mpmath
 import pytest
 import sympy as sp
 from hypothesis import given, settings
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from symdiff.errors import ParseError, SymdiffError
 from symdiff.parsing import parse
+from symdiff.parsing.budget import watched_nodes
 
 SECONDS = 2.0
 PARSE_PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "symdiff" / "parsing"
@@ -295,6 +297,78 @@ def test_expensive_but_legal_input_is_cut_off_by_the_time_budget():
     result, error, elapsed = _timed("+".join(terms))
     assert elapsed < SECONDS
     assert result is not None or "max_milliseconds" in error.reason
+
+
+def _zeros(count: int, template: str = "softplus({k}) - log(1 + exp({k}))") -> str:
+    """A constant that is zero in disguise: ``count`` terms each equal to zero."""
+    return " + ".join(template.format(k=k) for k in range(1, count + 1))
+
+
+#: Constants SymPy evaluates while it constructs one node, between two of the builder's checks:
+#: an integer or a zero in disguise makes evalf raise its precision until it gives up (minutes
+#: for the first three, which hung before the budget was enforced inside SymPy; see
+#: symdiff.parsing.budget), and big exact values (factorials, power towers, Mod) the size
+#: limits refuse.
+EVALUATED_CONSTANTS = [
+    f"floor({_zeros(10)})",
+    f"mod(1, 1 + {_zeros(5)})",
+    f"ceil({_zeros(10, 'hypot({k}, 2) - sqrt({k}**2 + 4)')})",
+    "gamma(1000)",
+    "gamma(999.5)/gamma(998.5)",
+    "loggamma(10**999)",
+    "exp2(999)**1000",
+    "2**2**2**2**2",
+    "(1 + sqrt(2))**1000",
+    "mod(10**99*pi, e) + mod(exp(1000), sqrt(2))",
+    "mod(gamma(300), 7)",
+    "floor(exp(999)*exp(999))",
+    "sin(" * 30 + "1" + ")" * 30,
+    "erfc(" * 12 + "1" + ")" * 12,
+]
+
+
+@pytest.mark.parametrize(
+    "text", EVALUATED_CONSTANTS, ids=[_short_id(t) for t in EVALUATED_CONSTANTS]
+)
+def test_constants_sympy_evaluates_are_bounded_by_cpu_time(text):
+    precision = mpmath.mp.prec  # 53, or what a test module set (test_stable_forms: 50 digits)
+    result, error, elapsed = _timed(text)
+    assert elapsed < SECONDS, f"took {elapsed:.2f}s of CPU"
+    assert (result is None) != (error is None)
+    if isinstance(error, ParseError):
+        assert error.position is not None and 0 <= error.position <= len(text)
+    assert sys.getprofile() is None  # the budget's hook is gone, refused or not
+    assert mpmath.mp.prec == precision  # the global precision SymPy's evalf raises, restored
+
+
+@pytest.mark.parametrize(
+    ("text", "watched"),
+    [
+        ("sin(pi*x/3) + y**2 + 1/3", []),  # pi alone is cheap: no hook, no slowdown
+        ("floor(x + exp(1))", ["floor(x + exp(1))", "x + exp(1)", "exp(1)"]),
+        ("y + abs(2*x*sqrt(2))", ["abs(2 * x * sqrt(2))", "2 * x * sqrt(2)", "sqrt(2)"]),
+        ("mod(x, 2**0.5) + sin(x)", ["mod(x, 2 ** 0.5)", "2 ** 0.5"]),
+    ],
+)
+def test_only_nodes_that_may_evaluate_a_constant_run_under_the_hook(text, watched):
+    tree = ast.parse(text, mode="eval").body
+    ids = watched_nodes(tree)
+    assert sorted(ast.unparse(n) for n in ast.walk(tree) if id(n) in ids) == sorted(watched)
+
+
+def test_the_budget_leaves_another_profiler_alone():
+    events = []
+
+    def profiler(frame, event, arg):
+        events.append(event)
+
+    sys.setprofile(profiler)
+    try:
+        assert parse("floor(exp(1) + x)") == sp.floor(sp.E + sp.Symbol("x", real=True))
+    finally:
+        assert sys.getprofile() is profiler
+        sys.setprofile(None)
+    assert events  # it kept seeing the calls; the budget's checks between nodes remain
 
 
 @settings(max_examples=300)

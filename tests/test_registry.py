@@ -41,7 +41,7 @@ HEADS = [p for p in ROWS if p.values[0].head]
 MATH_ONLY = {"maximum", "minimum"}
 #: The rest of symdiff.math (not elementwise functions).
 MATH_EXTRAS = {"where", "logsumexp", "softmax", "pi", "e"}
-#: Ufuncs tracing treats as arithmetic: they stay in trace.py (step 6).
+#: Ufuncs tracing treats as arithmetic: they stay in symdiff/trace/tables.py.
 OPERATOR_UFUNCS = {
     "add", "subtract", "multiply", "divide", "power", "float_power", "negative", "positive",
     "reciprocal", "square", "deg2rad", "radians", "rad2deg", "degrees",
@@ -300,9 +300,9 @@ def test_traced_ufuncs_are_the_rows():
 
 
 def test_trace_lists_no_row_of_its_own():
-    """trace.py's literal tables hold arithmetic and comparisons only: the functions come from
-    the rows."""
-    tree = ast.parse((ROOT / "symdiff" / "trace.py").read_text(encoding="utf-8"))
+    """The tracer's literal tables (symdiff/trace/tables.py) hold arithmetic and comparisons
+    only: the functions come from the rows."""
+    tree = ast.parse((ROOT / "symdiff" / "trace" / "tables.py").read_text(encoding="utf-8"))
     tables = {
         ast.unparse(node.target): node.value for node in tree.body
         if isinstance(node, ast.AnnAssign) and isinstance(node.value, ast.Dict)

@@ -5,6 +5,7 @@ outside the grammar."""
 from __future__ import annotations
 
 import ast
+import sys
 import time
 from collections.abc import Callable
 from typing import ClassVar
@@ -12,10 +13,11 @@ from typing import ClassVar
 import sympy as sp
 
 from ..errors import SymdiffError
+from .budget import OverBudget
 from .functions import CONSTANTS, FUNCTION_SPECS, TENSOR_FUNCTIONS, FunctionSpec
 from .guards import BuildChecks
 from .hints import unknown_function, variables
-from .limits import LIMITS, budget_seconds
+from .limits import LIMITS
 from .sizes import exact_float, log10_abs, root_digits
 from .syntax import BIN_NOTES, BIN_SYMBOLS, CHAINS, COMPARISONS, CONSTRUCTS, UNARY_SYMBOLS
 
@@ -39,22 +41,27 @@ class ExpressionBuilder(BuildChecks):
                 self.fail(f"{what} {self.needs_shapes()}", node)
             self.fail(CONSTRUCTS.get(type(node), f"{type(node).__name__} is not supported"), node)
         if time.thread_time() > self.deadline:
-            self.fail(
-                "expression is too expensive to evaluate exactly "
-                f"(over {budget_seconds(len(self.src.original)) * 1000:.0f} ms, "
-                "limit max_milliseconds plus max_microseconds_per_char)",
-                node,
-            )
+            self.fail(self.over_budget(), node)
+        outer = sys.getprofile()  # the hook of parsing.budget while a watched parent is built
+        if self.hook is not None:
+            sys.setprofile(self.hook if id(node) in self.watched else None)
         try:
             value = handler(self, node)
             self.check_value(value, node)
             self.record(node, value)
         except SymdiffError:
             raise
+        except OverBudget as exc:  # raised inside SymPy (see parsing.budget): no calls here
+            if exc.node is None:
+                exc.node = node
+            raise
         except (RecursionError, MemoryError):
             self.fail("expression is too complex to evaluate", node)
         except (ArithmeticError, ValueError, TypeError) as exc:
             self.fail(f"cannot evaluate this: {exc}", node)
+        finally:
+            if self.hook is not None:
+                sys.setprofile(outer)  # a builtin: the hook raises on Python calls when over
         return value
     # -- leaves --------------------------------------------------------------------------
 

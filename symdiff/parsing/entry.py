@@ -11,6 +11,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..errors import ParseError, UnsupportedError
+from .budget import OverBudget
 from .builder import ExpressionBuilder
 from .functions import CONSTANTS
 from .limits import LIMITS, PARSER_RECURSION_LIMIT, recursion_limit
@@ -107,6 +108,9 @@ def read_text(text: str) -> tuple[sp.Expr, Source, ast.Expression]:
     builder = ExpressionBuilder(src, tree.body)
     try:
         return builder.build(tree.body), src, tree
+    except OverBudget as exc:  # raised inside SymPy past the deadline (see parsing.budget)
+        position = src.position(exc.node) if exc.node is not None else 0
+        raise src.error(builder.over_budget(), position) from None
     except RecursionError:
         raise src.error("expression is too complex to evaluate", 0) from None
 

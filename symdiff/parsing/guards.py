@@ -15,6 +15,7 @@ from typing import NoReturn
 import sympy as sp
 
 from ..errors import ParseError
+from .budget import make_hook, watched_nodes
 from .functions import FunctionSpec
 from .hints import needs_shapes, variables
 from .limits import LIMITS, budget_seconds
@@ -42,12 +43,23 @@ class BuildChecks:
         self.deadline = time.thread_time() + budget_seconds(len(src.original))
         self.built: set[int] = set()  # ids of the nodes built so far
         self.constant_depth: dict[int, int] = {}  # node id -> nesting, for numeric values
+        # The nodes built under the profile hook that enforces the deadline inside SymPy.
+        self.watched = watched_nodes(tree) if tree is not None else frozenset()
+        self.hook = make_hook(self.deadline) if self.watched else None
 
     # -- helpers -------------------------------------------------------------------------
 
     def fail(self, message: str, node: ast.AST | int) -> NoReturn:
         position = node if isinstance(node, int) else self.src.position(node)
         raise self.src.error(message, position)
+    def over_budget(self) -> str:
+        """Why a build that used its CPU-time budget was refused."""
+        return (
+            "expression is too expensive to evaluate exactly "
+            f"(over {budget_seconds(len(self.src.original)) * 1000:.0f} ms, "
+            "limit max_milliseconds plus max_microseconds_per_char)"
+        )
+
     def needs_shapes(self) -> str:
         """``needs shapes=, e.g. ...``: the hint for an operation of the tensor layer."""
         return needs_shapes(self.src.original, variables(self.tree))

@@ -1,0 +1,76 @@
+"""What tracing builds for a function name or a NumPy ufunc: SymPy builders of SymPy arguments.
+
+The functions come from the registry rows (:mod:`symdiff.registry`); this module adds only
+arithmetic and comparisons, which are no rows. The builders know nothing of traced values:
+:mod:`symdiff.trace.values` turns the arguments into SymPy expressions first and wraps the
+result, and the tensor tracer applies the same builders elementwise.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Callable
+
+import numpy as np
+import sympy as sp
+
+from .. import registry
+
+
+def divide(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    """``a / b``; dividing by an exact zero raises ``ZeroDivisionError``, as Python does."""
+    if b.is_zero:
+        raise ZeroDivisionError("division by zero")
+    return a / b
+
+
+def power(a: sp.Expr, b: sp.Expr) -> sp.Expr:
+    """``a ** b``; zero to a negative power raises ``ZeroDivisionError``, as Python does."""
+    if a.is_zero and b.is_negative:
+        raise ZeroDivisionError("0.0 cannot be raised to a negative power")
+    return a**b
+
+
+#: The math namespace (:mod:`symdiff.math`) by name: each row's canonical name with the
+#: parser's builder (``registry.build_fn``), and the binary ``maximum``/``minimum`` of NumPy.
+FUNCTIONS: dict[str, Callable[..., sp.Expr]] = {
+    **{row.names[0]: registry.build_fn(row) for row in registry.ROWS if row.names},
+    "minimum": sp.Min,
+    "maximum": sp.Max,
+}
+
+#: NumPy ufuncs a traced value understands, as SymPy builders (of SymPy arguments): arithmetic
+#: and comparisons here, the functions from the registry rows (``np.<ufunc>`` and ``traced``).
+UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
+    np.add: operator.add,
+    np.subtract: operator.sub,
+    np.multiply: operator.mul,
+    np.divide: divide,  # also np.true_divide
+    np.power: power,
+    np.float_power: power,
+    np.negative: operator.neg,
+    np.positive: operator.pos,
+    np.reciprocal: lambda a: divide(sp.S.One, a),
+    np.square: lambda a: a**2,
+    np.deg2rad: lambda a: a * sp.pi / 180,
+    np.radians: lambda a: a * sp.pi / 180,
+    np.rad2deg: lambda a: a * 180 / sp.pi,
+    np.degrees: lambda a: a * 180 / sp.pi,
+    **{
+        getattr(np, name): registry.build_fn(row)
+        for name, row in registry.traced_numpy().items()
+        if isinstance(getattr(np, name), np.ufunc)
+    },
+    np.greater: sp.Gt,
+    np.greater_equal: sp.Ge,
+    np.less: sp.Lt,
+    np.less_equal: sp.Le,
+}
+
+#: The rows' NumPy functions that are not ufuncs (``np.sinc``: NumPy hands them to
+#: ``__array_function__``), with the canonical name of their row.
+ROW_ARRAY_FUNCTIONS: dict[Callable[..., object], str] = {
+    getattr(np, name): row.names[0]
+    for name, row in registry.traced_numpy().items()
+    if not isinstance(getattr(np, name), np.ufunc)
+}

@@ -91,7 +91,7 @@ def test_the_steps_result_is_the_compiled_gradient_in_every_mode(expr, point):
             assert _close(_at(step, values), reference), (mode, expr, var)
 
 
-@settings(max_examples=15)
+@settings(max_examples=8)
 @given(expr=expressions, point=points)
 def test_the_second_order_steps_are_the_compiled_hessian_and_hvp(expr, point):
     assume(_away_from_kinks(expr, point))

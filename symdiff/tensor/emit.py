@@ -28,6 +28,7 @@ import sympy as sp
 from ..codegen import naming
 from ..codegen.printer import ArrayCodePrinter
 from ..simplify import stable_forms
+from . import families
 from .codetext import dim_code, dim_locals, inline_code, is_dim, reduce_code, shape_code
 from .finish import finish, tensor_forms
 from .ir import VIEWS, Node, arg_symbol, format_axes, format_index, topological
@@ -381,6 +382,14 @@ _STATEMENTS: dict[str, Statement] = {
     "eye": _Emitter._eye,
     "stack": _Emitter._stack,
 }
+
+
+def _family_statement(emitter: _Emitter, node: Node, target: str) -> None:
+    """The statements of a family op (:mod:`symdiff.tensor.families`), from its row."""
+    emitter.lines.extend(families.OPS[node.op].emit(node, emitter._args(node), target))
+
+
+_STATEMENTS.update(dict.fromkeys(families.OPS, _family_statement))
 
 #: Which ops may be printed where they are used instead of as a line (variables and constants
 #: always; views and elementwise nodes as decided for each node).

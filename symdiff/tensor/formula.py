@@ -21,6 +21,7 @@ import sympy as sp
 
 from ..engine.texnames import latex_name
 from ..teach.inputtext import input_text
+from . import families
 from .ir import Node, arg_symbol, format_axes, format_index
 from .shapes import Shape, format_dim, format_shape
 
@@ -173,6 +174,7 @@ _TEXT: dict[str, Callable[[Node, list[str], list[str]], str]] = {
     "repeat": lambda n, a, r: f"repeat({r[0]}, {format_dim(n.attrs[0])}, axis={n.attrs[1]})",
     "stack": lambda n, a, r: f"stack({', '.join(r)})",
 }
+_TEXT.update({op: row.text for op, row in families.OPS.items()})
 
 
 # -- LaTeX ---------------------------------------------------------------------------------------
@@ -258,6 +260,7 @@ _LATEX: dict[str, Callable[[Node, list[str], list[str]], str]] = {
     ),
     "stack": lambda n, a, r: _call_latex("stack", *r),
 }
+_LATEX.update({op: row.latex for op, row in families.OPS.items()})
 
 
 __all__ = ["TensorFormula", "latex", "text"]

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 
 import sympy as sp
 
+from . import families
 from .elementwise import partial
 from .ir import Node, arg_symbol
 from .ops import Builder
@@ -196,3 +197,4 @@ TENSOR_JVPS: dict[str, JVP] = {
     "repeat": _repeat,
     "broadcast": _broadcast,
 }
+TENSOR_JVPS.update({op: row.jvp for op, row in families.OPS.items()})  # the family rows

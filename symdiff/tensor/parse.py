@@ -32,9 +32,10 @@ from typing import Any, NoReturn
 import sympy as sp
 
 from .. import parsing as scalar
-from ..errors import ParseError, ShapeError
+from ..errors import ParseError, ShapeError, SymdiffError
 from ..parsing.functions import FUNCTION_SPECS, FunctionSpec
 from ..parsing.hints import did_you_mean
+from . import families
 from .ir import Node
 from .literals import Literals
 from .ops import Builder
@@ -135,7 +136,7 @@ class _Parser(Literals, Values):
     # -- leaves ------------------------------------------------------------------------------------
     def visit_Name(self, node: ast.Name) -> Elem:
         name = node.id
-        if name in TENSOR_FUNCTIONS or name in scalar.FUNCTIONS:
+        if name in TENSOR_FUNCTIONS or name in scalar.FUNCTIONS or name in families.SPELLINGS:
             self.fail(f"{name!r} is a function; call it as {name}(...)", node)
         try:
             scalar.check_identifier(name)
@@ -273,9 +274,11 @@ class _Parser(Literals, Values):
             return self.tensor_call(node, name, keywords)
         if name in scalar.FUNCTIONS:
             return self.scalar_call(node, name, keywords)
+        if name in families.SPELLINGS:
+            return self.family_call(node, name, keywords)
         if name in _CONSTANTS:
             self.fail(f"{name!r} is a constant, not a function", func)
-        known = TENSOR_FUNCTIONS | scalar.FUNCTIONS
+        known = TENSOR_FUNCTIONS | scalar.FUNCTIONS | set(families.SPELLINGS)
         self.fail(f"unknown function {name!r}{did_you_mean(name, known)}", func)
 
     def scalar_call(self, node: ast.Call, name: str, keywords: dict[str, ast.AST]) -> Elem:
@@ -326,6 +329,32 @@ class _Parser(Literals, Values):
             self.fail(f"this {name}() is constant only after cancelling variables; "
                       "write the constant directly", node)
         return self.checked(spec.build(*(v.expr for v in values)), shape, node)
+
+    def family_call(self, node: ast.Call, name: str, keywords: dict[str, ast.AST]) -> Elem:
+        """A call of a family operation (:mod:`symdiff.tensor.families`): arrays are
+        expressions, the other arguments literals (ints, tuples, strings, booleans)."""
+        kw = {k: getattr(v, "value", v) for k, v in keywords.items()}
+
+        def static(arg: ast.AST) -> Any:
+            try:
+                return ast.literal_eval(arg)
+            except ValueError:
+                self.fail(f"{name}(): expected a constant (a number, tuple or string)", arg)
+
+        def unpack(arg: ast.AST) -> Any:
+            return list(arg.elts) if isinstance(arg, ast.List | ast.Tuple) else arg
+
+        try:
+            built = families.call(
+                families.SPELLINGS[name], self.b, tuple(node.args), kw,
+                array=lambda arg: self.tensor(self.build(arg)), static=static,
+                where=self.where(node), unpack=unpack,
+            )
+        except (ParseError, ShapeError):
+            raise
+        except SymdiffError as exc:
+            self.fail(str(exc), node.func)
+        return self.elem(built)
 
     def tensor_call(self, node: ast.Call, name: str, keywords: dict[str, ast.AST]) -> Elem:
         allowed = {

@@ -16,7 +16,9 @@ import sympy as sp
 
 from .. import registry
 from .. import trace as scalar
-from ..errors import UnsupportedError
+from ..errors import ShapeError, SymdiffError, UnsupportedError
+from . import families
+from .oprow import Spelling
 from .shapes import Dim, format_shape
 from .values import Elem
 
@@ -217,6 +219,13 @@ class TracedTensor(TracedArray):
         """``np.repeat`` along ``axis``."""
         return self._tracer.repeat(self, repeats, axis)
 
+    def __getattr__(self, name: str) -> Any:
+        """The ndarray methods of the family operations (``x.cumsum(axis=0)``)."""
+        spelling = families.METHOD_SPELLINGS.get(name)
+        if spelling is None or name.startswith("_"):
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+        return lambda *args, **kwargs: family_call(self._tracer, spelling, (self, *args), kwargs)
+
     def dot(self, other: object) -> TracedTensor:
         """``self @ other``."""
         return self._tracer.matmul(self, other)
@@ -274,6 +283,31 @@ def _np_row(name: str, build: Callable[..., Any]) -> Callable[..., TracedTensor]
     return lambda tracer, *args: tracer.elementwise(name, build, *args)
 
 
+def _static(value: Any) -> Any:
+    """A non-array argument of a family call: it must be a plain constant."""
+    if isinstance(value, TracedArray):
+        raise UnsupportedError("this argument must be a constant (an int, tuple or string), "
+                               "not a traced array")
+    return value
+
+
+def family_call(tracer: Any, spelling: Spelling, args: tuple[Any, ...],
+                kwargs: dict[str, Any]) -> TracedTensor:
+    """A family operation (:mod:`symdiff.tensor.families`) called on traced arrays."""
+    try:
+        node = families.call(spelling, tracer.b, args, kwargs, array=tracer.node,
+                             static=_static, where=tracer.where())
+    except (ShapeError, UnsupportedError):
+        raise
+    except SymdiffError as exc:
+        raise UnsupportedError(f"{exc}{tracer.where()}") from None
+    return tracer.wrap(node)
+
+
+def _np_family(spelling: Spelling) -> Callable[..., TracedTensor]:
+    return lambda tracer, *args, **kwargs: family_call(tracer, spelling, args, kwargs)
+
+
 ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.sum: _reduction("sum"),
     np.mean: _reduction("mean"),
@@ -295,6 +329,7 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
         for name, row in registry.traced_numpy().items()
         if not isinstance(getattr(np, name), np.ufunc)
     },
+    **{function: _np_family(spelling) for function, spelling in families.NUMPY_SPELLINGS.items()},
 }
 
 

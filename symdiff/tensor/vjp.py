@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from . import families
 from .elementwise import partial
 from .ir import Node, arg_symbol
 from .ops import Builder
@@ -261,3 +262,7 @@ TENSOR_VJPS: dict[str, VJPRule] = {
     "repeat": VJPRule("repeat (sum back)", "A_bar = G summed over the copies", _repeat),
     "broadcast": VJPRule("broadcast", "A_bar = G (unbroadcast sums it back)", _broadcast),
 }
+#: The family rows (:mod:`symdiff.tensor.families`).
+TENSOR_VJPS.update(
+    {op: VJPRule(row.rule, row.identity, row.vjp) for op, row in families.OPS.items()}
+)

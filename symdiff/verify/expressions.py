@@ -118,6 +118,13 @@ class ExpressionChecker:
         owner = node.value
         if isinstance(owner, ast.Name) and owner.id == "_np" and node.attr in NUMPY_NAMES:
             return []
+        if (
+            isinstance(owner, ast.Attribute)
+            and isinstance(owner.value, ast.Name)
+            and owner.value.id == "_np"
+            and f"{owner.attr}.{node.attr}" in NUMPY_NAMES
+        ):
+            return []  # ``_np.linalg.det``, ``_np.add.at``
         if isinstance(owner, ast.Name) and node.attr in PARAM_METHODS and (
             owner.id in self.params or INTERNAL.match(owner.id)
         ):

@@ -1,0 +1,106 @@
+"""Scans and reversals: ``cumsum`` and ``flip`` (the model family: copy its shape to add one).
+
+* ``cumsum(a, axis)``: ``A_bar = flip(cumsum(flip(G)))`` along the axis (each element feeds
+  every later partial sum); its tangent is the cumsum of the operand's tangent.
+* ``flip(a, axis)``: ``A_bar = flip(G)``; linear, so the tangent is flipped too.
+
+``axis=None`` flattens first, as NumPy does (``np.cumsum(x)`` of a matrix is a vector).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..ir import Node
+from ..oprow import OpRow, Param, Spelling
+from ..ops import Builder
+from ..shapes import normalize_axes
+
+
+def _call_latex(name: str, *parts: str) -> str:
+    return rf"\operatorname{{{name}}}\left({', '.join(parts)}\right)"
+
+
+# -- constructors ------------------------------------------------------------------------------
+def cumsum(b: Builder, a: Node, axis: int | None = None, *, where: str = "") -> Node:
+    """``np.cumsum(a, axis)``: running sums along ``axis`` (None: of the flattened array)."""
+    if axis is None:
+        a = b.reshape(a, (-1,), where)
+        axis = 0
+    (axis,) = normalize_axes("cumsum", axis, a.ndim, where)
+    if a.op == "fill" and a.attrs[0] == 0:
+        return a
+    return b.node("cumsum", (a,), (axis,), a.shape)
+
+
+def flip(b: Builder, a: Node, axis: int | tuple[int, ...] | None = None, *,
+         where: str = "") -> Node:
+    """``np.flip(a, axis)``: the order of elements reversed along ``axis`` (None: every axis)."""
+    axes = normalize_axes("flip", axis, a.ndim, where)
+    if not axes or a.op == "fill":
+        return a
+    if a.op == "flip" and a.attrs[0] == axes:
+        return a.args[0]
+    return b.node("flip", (a,), (axes,), a.shape)
+
+
+# -- rules -------------------------------------------------------------------------------------
+def _cumsum_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
+    (axis,) = node.attrs
+    return (flip(b, cumsum(b, flip(b, g, axis), axis), axis),)
+
+
+def _cumsum_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
+                ) -> Node | None:
+    return cumsum(b, tangents[0], node.attrs[0])
+
+
+def _flip_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
+    return (flip(b, g, node.attrs[0]),)
+
+
+def _flip_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
+              ) -> Node | None:
+    return flip(b, tangents[0], node.attrs[0])
+
+
+def _axis_keyword(axes: tuple[int, ...]) -> str:
+    return str(axes[0]) if len(axes) == 1 else str(axes)
+
+
+OPS = (
+    OpRow(
+        op="cumsum",
+        rule="cumsum (reversed cumsum)",
+        identity="A_bar = flip(cumsum(flip(G))) along the axis",
+        vjp=_cumsum_vjp,
+        jvp=_cumsum_jvp,
+        emit=lambda n, c, t: [(t, f"_np.cumsum({c[0]}, axis={n.attrs[0]})")],
+        text=lambda n, a, r: f"cumsum({r[0]}, axis={n.attrs[0]})",
+        latex=lambda n, a, r: _call_latex("cumsum", r[0], rf"\text{{axis}}={n.attrs[0]}"),
+        numpy_names=frozenset({"cumsum"}),
+    ),
+    OpRow(
+        op="flip",
+        rule="flip",
+        identity="A_bar = flip(G) along the same axes",
+        vjp=_flip_vjp,
+        jvp=_flip_jvp,
+        emit=lambda n, c, t: [(t, f"_np.flip({c[0]}, axis={_axis_keyword(n.attrs[0])})")],
+        text=lambda n, a, r: f"flip({r[0]}, axis={_axis_keyword(n.attrs[0])})",
+        latex=lambda n, a, r: _call_latex("flip", r[0],
+                                          rf"\text{{axis}}={_axis_keyword(n.attrs[0])}"),
+        numpy_names=frozenset({"flip"}),
+    ),
+)
+
+SPELLINGS = (
+    Spelling("cumsum", cumsum, "cumsum(a, axis=None)", {"a": Param.ARRAY},
+             numpy=(np.cumsum,), methods=("cumsum",)),
+    Spelling("flip", flip, "flip(a, axis=None)", {"a": Param.ARRAY},
+             numpy=(np.flip,)),
+)
+
+__all__ = ["OPS", "SPELLINGS", "cumsum", "flip"]

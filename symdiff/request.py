@@ -4,8 +4,8 @@
 them in stable forms, gives symbols whose names are not identifiers their code names, and
 decides the arguments and ``wrt`` (:mod:`symdiff.arguments`). A request knows its key (what
 determines the generated code) and its :class:`~symdiff.recipe.Recipe`, with the expressions
-as input-language text (:func:`symdiff.teach.inputtext.input_text`) that :func:`symdiff.parse` reads
-back.
+as input-language text (:func:`symdiff.engine.inputtext.input_text`) that
+:func:`symdiff.parse` reads back.
 """
 
 from __future__ import annotations
@@ -21,12 +21,12 @@ import sympy as sp
 from . import __version__
 from .arguments import check_parameters, resolve_wrt
 from .codegen.naming import code_names
+from .engine.inputtext import input_text
 from .errors import SymdiffError
 from .options import Options
 from .parsing import FUNCTIONS, check_wrt, parse
 from .recipe import Recipe
 from .simplify import stable_forms
-from .teach.inputtext import input_text
 from .trace import (
     DIRECTION,
     call_signature,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from symdiff import SymdiffError, registry
+from symdiff.engine.inputtext import input_text
 from symdiff.parsing import parse
-from symdiff.teach.inputtext import input_text
 
 ARGUMENTS = ("x", "x*y + 1", "x, y", "x, y, z", "2, x", "x, 0.5")
 

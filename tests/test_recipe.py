@@ -20,11 +20,11 @@ import symdiff as sd
 from symdiff import cache
 from symdiff import request_index as warm
 from symdiff.compiled import CompiledFunction
+from symdiff.engine.inputtext import input_text
 from symdiff.options import Options
 from symdiff.parsing import parse
 from symdiff.recipe import Recipe
 from symdiff.simplify import stable_forms
-from symdiff.teach.inputtext import input_text
 
 from .conftest import ROOT, reset_memory
 

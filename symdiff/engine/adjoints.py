@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..codegen import naming
+from .inputtext import input_text
 from .steps import Step, render_text
 
 #: Names printed for the sweep's rules beside their identities.
@@ -40,7 +41,7 @@ class Definition:
 
     def text(self) -> str:
         """``_t1 = sin(_t0)``."""
-        return f"{self.symbol} = {sp.sstr(self.value)}"
+        return f"{self.symbol} = {input_text(self.value)}"
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ class Contribution:
 
     def text(self) -> str:
         """``_t0_bar += z*_t2_bar``."""
-        return f"{bar_name(self.target)} += {sp.sstr(self.term)}"
+        return f"{bar_name(self.target)} += {input_text(self.term)}"
 
 
 @dataclass(frozen=True)
@@ -92,11 +93,11 @@ class AdjointStep:
             notes.append(f"{FAN_OUT}: {d.symbol} is used {len(self.parts)} times, its adjoint"
                          " is the sum of their contributions")
         name = str(self.adjoint) if self.adjoint is not None else bar_name(d.symbol)
-        head = f"[{self.rule} rule] {d.text()};  {name} = {sp.sstr(sp.Add(*self.parts))}"
+        head = f"[{self.rule} rule] {d.text()};  {name} = {input_text(sp.Add(*self.parts))}"
         rows = [head + (f"   ({'; '.join(notes)})" if notes else "")]
         for c in self.sends:
-            partial = sp.sstr(c.partial if c.rule_partial is None else c.rule_partial)
-            code = "" if c.rule_partial is None else f", computed as {sp.sstr(c.partial)}"
+            partial = input_text(c.partial if c.rule_partial is None else c.rule_partial)
+            code = "" if c.rule_partial is None else f", computed as {input_text(c.partial)}"
             rows.append(f"  {c.text()}   (chain rule: d({d.symbol})/d({c.target}) = {partial}"
                         f"{code}, times {name})")
         return rows
@@ -119,7 +120,7 @@ class GradientStep:
         """``_x_bar = y*_t0_bar`` (with a fan-out note for several contributions)."""
         note = f"   ({FAN_OUT}: the sum of {len(self.parts)} contributions)" if len(
             self.parts) > 1 else ""
-        return f"{bar_name(self.var)} = {sp.sstr(self.total)}{note}"
+        return f"{bar_name(self.var)} = {input_text(self.total)}{note}"
 
 
 @dataclass(frozen=True)
@@ -169,7 +170,7 @@ class ReverseSteps:
         for k, sweep in enumerate(self.sweeps):
             name = outputs[k] if k < len(outputs) else f"output {k}"
             rows.append(
-                f"backward pass for {name} = {sp.sstr(sweep.output)} (from the output down:"
+                f"backward pass for {name} = {input_text(sweep.output)} (from the output down:"
                 " each node's adjoint, then local partial times adjoint to each operand, the"
                 " chain rule):"
             )
@@ -199,13 +200,13 @@ class TangentStep:
 
     def lines(self, verbose: str = "key") -> list[str]:
         """``_t1_dot = cos(_t0)*_t0_dot`` and the rule tree of each local derivative."""
-        value = sp.sstr(self.value)
+        value = input_text(self.value)
         if self.symbol is None:
-            head = f"tangent of {value} = {sp.sstr(self.dot)}   (an output)"
+            head = f"tangent of {value} = {input_text(self.dot)}   (an output)"
         elif isinstance(self.name, sp.Symbol) and self.name != self.dot:
-            head = f"{self.name} = {sp.sstr(self.dot)}   (tangent of {self.symbol} = {value})"
+            head = f"{self.name} = {input_text(self.dot)}   (tangent of {self.symbol} = {value})"
         else:
-            head = f"tangent of {self.symbol} = {value}: {sp.sstr(self.dot)}   (used as it is)"
+            head = f"tangent of {self.symbol} = {value}: {input_text(self.dot)}   (used as it is)"
         steps = [step for _, step, _ in self.terms]
         body = render_text(steps, verbose).splitlines() if steps else []
         return [head, *("  " + ln for ln in body)]

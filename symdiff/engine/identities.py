@@ -23,6 +23,7 @@ import sympy as sp
 from sympy.printing.precedence import PRECEDENCE, precedence
 
 from ..parsing.written import Written, canonical
+from .inputtext import input_text
 from .texnames import d_by, latex_name, tex
 
 #: (text, LaTeX) of one label or one named part.
@@ -63,7 +64,7 @@ def _with(parts: Sequence[tuple[str, sp.Expr, str]], names_tex: Sequence[str] = 
     """`` with f = sin(x), g = x`` in text and LaTeX; the third item of a part is a remark
     (``base``) or empty; ``names_tex`` are the names in LaTeX when they differ from the text."""
     names_tex = names_tex or [n for n, _, _ in parts]
-    text = ", ".join(f"{n} = {sp.sstr(e)}" + (f" ({r})" if r else "") for n, e, r in parts)
+    text = ", ".join(f"{n} = {input_text(e)}" + (f" ({r})" if r else "") for n, e, r in parts)
     latex = r",\ ".join(
         f"{t} = {tex(e)}" + (rf"\ \text{{({r})}}" if r else "")
         for t, (_, e, r) in zip(names_tex, parts, strict=True)
@@ -78,7 +79,7 @@ def _bracketed(e: sp.Expr) -> bool:
 
 def _factor_text(e: sp.Expr) -> str:
     """``e`` as a leading factor in plain text (parenthesised when it is a sum)."""
-    return f"({sp.sstr(e)})" if _bracketed(e) else sp.sstr(e)
+    return f"({input_text(e)})" if _bracketed(e) else input_text(e)
 
 
 def _factor_latex(e: sp.Expr) -> str:
@@ -87,7 +88,7 @@ def _factor_latex(e: sp.Expr) -> str:
 
 def _exponent_text(e: sp.Expr) -> str:
     """``^12``, ``^-12``, ``^n``, ``^(1/2)``, ``^(n - 1)``."""
-    return f"^{sp.sstr(e)}" if e.is_Integer or e.is_Symbol else f"^({sp.sstr(e)})"
+    return f"^{input_text(e)}" if e.is_Integer or e.is_Symbol else f"^({input_text(e)})"
 
 
 # -- the builders, one per rule ------------------------------------------------------------------
@@ -140,7 +141,8 @@ def _power(step: Any, defines: Defines) -> Identity | None:
     n = expr.exp
     lower = n - 1
     name = latex_name(var.name)
-    rhs_text = _factor_text(n) + " " + sp.sstr(var) + ("" if lower == 1 else _exponent_text(lower))
+    rhs_text = _factor_text(n) + " " + input_text(var)
+    rhs_text += "" if lower == 1 else _exponent_text(lower)
     rhs_latex = _factor_latex(n) + " " + name + ("" if lower == 1 else f"^{{{tex(lower)}}}")
     text = f"d/d{var} {var}{_exponent_text(n)} = {rhs_text}"
     latex = rf"{d_by(var)} {name}^{{{tex(n)}}} = {rhs_latex}"
@@ -179,7 +181,7 @@ def _chain(step: Any, defines: Defines) -> Identity | None:
     count = len(defines)
     if not count or len(step.substeps) != 2 * count:
         return None
-    names = [(sp.sstr(s), latex_name(s.name)) for s, _ in defines]
+    names = [(input_text(s), latex_name(s.name)) for s, _ in defines]
     parts = tuple((n, e) for (n, _), (_, e) in zip(names, defines, strict=True))
     if count == 1:
         ((u, u_tex),) = names

@@ -24,6 +24,7 @@ import sympy as sp
 
 from ..errors import SymdiffError
 from .identities import Identity, display_name, identity_of
+from .inputtext import input_text
 from .texnames import d_by, tex
 
 
@@ -127,9 +128,9 @@ class Line:
     def text(self) -> str:
         """The equality in plain text, without number, rule or explanation."""
         if self.kind == "derivative":
-            return f"d/d{self.var} [{sp.sstr(self.lhs)}] = {sp.sstr(self.rhs)}"
+            return f"d/d{self.var} [{input_text(self.lhs)}] = {input_text(self.rhs)}"
         if self.kind in ("definition", "equality"):
-            return f"{sp.sstr(self.lhs)} = {sp.sstr(self.rhs)}"
+            return f"{input_text(self.lhs)} = {input_text(self.rhs)}"
         return self.step.text()
 
     def head(self) -> str:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 import sympy as sp
 
 from .identities import identity_of
+from .inputtext import input_text
 from .lines import (
     INNER_NAMES,
     TRIVIAL_RULES,
@@ -80,7 +81,7 @@ class Note:
     exprs: tuple[sp.Expr, ...] = ()
 
     def __str__(self) -> str:
-        return self.text.format(*(sp.sstr(e) for e in self.exprs))
+        return self.text.format(*(input_text(e) for e in self.exprs))
 
 
 @dataclass(frozen=True)
@@ -202,12 +203,12 @@ class Derivation:
         return self.text("all")
 
     def __repr__(self) -> str:
-        expr, result = sp.sstr(self.expr), sp.sstr(self.result)
+        expr, result = input_text(self.expr), input_text(self.result)
         return f"Derivation({expr!r}, wrt={str(self.var)!r}, result={result!r})"
 
     def header(self) -> str:
         """``d/dx [expr] = result`` in plain text."""
-        return f"d/d{self.var} [{sp.sstr(self.shown)}] = {sp.sstr(self.result)}"
+        return f"d/d{self.var} [{input_text(self.shown)}] = {input_text(self.result)}"
 
     def lines(self, verbose: str | None = None) -> list[Line]:
         """The shown lines as data (:class:`Line`): what :meth:`text`, :meth:`latex` and

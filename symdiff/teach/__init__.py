@@ -1,2 +1,2 @@
-"""The teach stage: ``derive`` (:mod:`.derivation`), ``explain`` (:mod:`.explain`) and the
-input-language printer (:mod:`.inputtext`) that shows expressions as a student writes them."""
+"""The teach stage: ``derive`` (:mod:`.derivation`) and ``explain`` (:mod:`.explain`); their
+expressions are printed in the input language (:mod:`symdiff.engine.inputtext`)."""

@@ -19,8 +19,8 @@ from typing import Any
 
 import sympy as sp
 
+from ..engine.inputtext import input_text
 from ..engine.texnames import latex_name
-from ..teach.inputtext import input_text
 from . import families
 from .ir import Node, arg_symbol, format_axes, format_index
 from .shapes import Shape, format_dim, format_shape

@@ -181,10 +181,15 @@ def _legend(names: list[str], x: float, y: float, kind: str) -> list[str]:
 
 def side_by_side(*columns: tuple[str, str]) -> HTML:
     """Columns next to each other, each a (title, LaTeX block) pair: Jupyter typesets the
-    ``$$ ... $$`` math of an HTML output. The titles are escaped; the LaTeX is put as it is."""
+    ``$$ ... $$`` math of an HTML output. The titles are escaped; the LaTeX is put as it is.
+
+    Each column is as wide as its math; when both do not fit side by side the second wraps
+    below the first (checked in Chromium: fixed half-widths cut the identities off)."""
     cells = "".join(
-        '<div style="flex:1 1 0;min-width:18em;overflow-x:auto">'
+        '<div style="flex:0 1 auto;min-width:18em;max-width:100%;overflow-x:auto;'
+        'overflow-y:hidden">'
         f"<p><b>{_esc(title)}</b></p>\n\n{latex}\n\n</div>"
         for title, latex in columns
     )
-    return HTML(f'<div style="display:flex;gap:2em;align-items:flex-start">{cells}</div>')
+    return HTML('<div style="display:flex;flex-wrap:wrap;gap:1em 3em;align-items:flex-start">'
+                f"{cells}</div>")

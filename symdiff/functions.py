@@ -175,6 +175,12 @@ def _sinc_derivative(n: int, u: sp.Expr) -> sp.Expr:
     return sp.diff(sp.sin(t) / t, t, n).subs(t, u)
 
 
+def sinc_d_closed_form(n: sp.Expr, u: sp.Expr) -> sp.Expr:
+    """``sinc_d(n, u)`` written out: the n-th derivative of ``sin(u)/u`` (0/0 at ``u = 0``)."""
+    t = sp.Dummy("t")
+    return sp.diff(sp.sin(t) / t, t, int(n)).subs(t, u)
+
+
 class sinc_d(sp.Function):
     """``sinc_d(n, u)``: the n-th derivative of SymPy's (unnormalized) ``sinc(u) = sin(u)/u``.
 
@@ -194,6 +200,12 @@ class sinc_d(sp.Function):
 
     def _eval_is_extended_real(self):
         return self.args[1].is_extended_real
+
+    def _latex(self, printer) -> str:
+        """Its closed form, which a reader can check (``sinc_d`` means nothing on paper)."""
+        closed = sinc_d_closed_form(*self.args)
+        text = printer._print(closed)
+        return rf"\left({text}\right)" if closed.is_Add else text  # it stands as one factor
 
     def _eval_evalf(self, prec):
         n, u = self.args

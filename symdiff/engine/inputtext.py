@@ -16,6 +16,7 @@ import sympy as sp
 from sympy.printing.str import StrPrinter
 
 from .. import registry
+from ..functions import sinc_d_closed_form
 
 
 class InputPrinter(StrPrinter):
@@ -48,6 +49,13 @@ class InputPrinter(StrPrinter):
 
     def _print_Abs(self, expr: sp.Abs) -> str:
         return self._call("abs", expr.args)
+
+    def _print_sinc_d(self, expr: sp.Basic) -> str:
+        """The n-th derivative of ``sin(u)/u`` in closed form (the generated code evaluates the
+        node by a series near 0; the closed form is what a reader checks)."""
+        closed = sinc_d_closed_form(*expr.args)
+        text = self._print(closed)
+        return f"({text})" if closed.is_Add else text  # it stands as one factor
 
     def _print_Exp1(self, expr: sp.Basic) -> str:
         return "e"

@@ -270,7 +270,9 @@ ROWS: tuple[Fn, ...] = (
        doc="Complementary error function ``1 - erf(x)``, accurate where it is tiny "
            f"{_VECTORIZED}."),
     Fn(("sinc",), "sinc", build=lambda x: sp.sinc(sp.pi * x), ufunc="sinc", method="sinc",
-       rule="sinc", identity="d/du sinc(u) = (cos(u) - sinc(u))/u  (0 at u = 0)",
+       rule="sinc",
+       identity="d/du [sin(u)/u] = cos(u)/u - sin(u)/u^2  (0 at u = 0; sinc(x) is sin(u)/u "
+                "at u = pi x)",
        partials=unary(lambda u: F.sinc_d(1, u)),
        domain=on((-3, 3), kinks=_at_zero, at=(((0.0,), (0.0,)),)),  # closed forms: 0/0
        doc="NumPy's normalized ``sinc(x) = sin(pi x)/(pi x)``, 1 at 0 (``np.sinc`` on numbers); "

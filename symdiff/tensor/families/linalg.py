@@ -189,13 +189,19 @@ def _solve_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify
     return b.reshape(solved, (*node.shape, rhs.shape[-1]))
 
 
+def _nonzero(n: sp.Symbol) -> sp.Expr:
+    """``n``, or 1 where it is 0 (the numerator is 0 there, so the gradient at the origin is 0;
+    NumPy may warn of the division it evaluates in the other branch of ``where``). Written as a
+    ``where`` of ``n`` so that float32 stays float32."""
+    return sp.Piecewise((1, sp.Eq(n, 0)), (n, True))
+
+
 def _norm_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
     (a,) = node.args
     axes, keepdims = node.attrs
     kept = node if keepdims else b.expand(node, axes)
     grad = g if keepdims else b.expand(g, axes)
-    safe = sp.Piecewise((1, sp.Eq(_Z, 0)), (_Z, True))
-    return (b.map(_X * _Y / safe, [grad, a, kept]),)
+    return (b.map(_X * _Y / _nonzero(_Z), [grad, a, kept]),)
 
 
 def _norm_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
@@ -204,8 +210,7 @@ def _norm_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify:
     (a,) = node.args
     axes, keepdims = node.attrs
     dot = b.reduce_axes("sum", b.map(_X * _Y, [_last(b, a), t]), axes, keepdims)
-    safe = sp.Piecewise((1, sp.Eq(_Y, 0)), (_Y, True))
-    return b.map(_X / safe, [dot, _last(b, node)])
+    return b.map(_X / _nonzero(_Y), [dot, _last(b, node)])
 
 
 def _norm_emit(node: Node, code: list[str], target: str) -> list[tuple[str, str]]:

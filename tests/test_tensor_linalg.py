@@ -273,3 +273,21 @@ def test_bad_calls_are_clear():
         sd.grad(lambda A: np.trace(A, offset=1), shapes={"A": (3, 3)})
     with pytest.raises(ParseError, match="string literals"):
         sd.grad('sum(A) + len("x")', shapes={"A": (2,)})
+
+
+def test_dot_method_and_np_dot_of_stacks():
+    def f(x, y):
+        return np.sum(np.sin(x.dot(y))) + np.sum(np.dot(x[None], y) ** 2)
+
+    rng = np.random.default_rng(11)
+    x, y = rng.normal(size=(2, 3)), rng.normal(size=(3, 2))
+    gx, gy = sd.grad(f, shapes={"x": (2, 3), "y": (3, 2)})(x, y)
+    np.testing.assert_allclose(gx, _central(lambda v: f(v, y), x), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gy, _central(lambda v: f(x, v), y), rtol=1e-6, atol=1e-8)
+
+
+def test_only_einsum_subscripts_are_read_as_strings():
+    for text in ('einsum("ij;x", A)', 'einsum("ij", "x")', "einsum('ij\\n', A)",
+                 'sum(A, "x")', 'einsum(A, "ij")'):
+        with pytest.raises(ParseError, match="string literals"):
+            sd.grad(text, shapes={"A": (2, 2)})

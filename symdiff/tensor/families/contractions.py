@@ -15,7 +15,8 @@
   than two operands are emitted with ``optimize=True`` (NumPy picks the pairwise path).
 * ``trace(A)`` is ``einsum("ii->", A)`` (its adjoint ``G * eye``), ``trace(A @ B)`` is
   ``einsum("ij,ji->", A, B)``: the product is never formed. ``diagonal`` is ``einsum("ii->i")``,
-  ``diag(v)`` of a vector ``v * eye``, ``outer`` ``a[:, None] * b``; ``inner``, ``dot`` and
+  ``diag(v)`` of a vector ``v * eye``, ``outer`` ``einsum("a,b->ab")`` (so its adjoints are
+  ``G @ b`` and ``a @ G``, not a broadcast product summed back); ``inner``, ``dot`` and
   ``tensordot`` are einsums (so ``@`` where they are matrix products).
 """
 
@@ -288,7 +289,10 @@ def diag(b: Builder, v: Node, k: int = 0, *, where: str = "") -> Node:
 def outer(b: Builder, a: Node, c: Node, *, where: str = "") -> Node:
     """``np.outer(a, b)``: ``a.ravel()[:, None] * b.ravel()``."""
     a, c = b.reshape(a, (-1,), where), b.reshape(c, (-1,), where)
-    return b.map(_X * _Y, [b.expand(a, (1,)), b.expand(c, (0,))])
+    if a.op == "fill" or c.op == "fill":
+        return b.map(_X * _Y, [b.expand(a, (1,)), b.expand(c, (0,))])
+    # an einsum node (not a[:, None] * b): its adjoints are then G @ b and a @ G (BLAS)
+    return b.node("einsum", (a, c), ("a,b->ab",), (a.shape[0], c.shape[0]))
 
 
 def inner(b: Builder, a: Node, c: Node, *, where: str = "") -> Node:

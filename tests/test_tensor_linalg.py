@@ -291,3 +291,12 @@ def test_only_einsum_subscripts_are_read_as_strings():
                  'sum(A, "x")', 'einsum(A, "ij")'):
         with pytest.raises(ParseError, match="string literals"):
             sd.grad(text, shapes={"A": (2, 2)})
+
+
+def test_einsum_accepts_optimize():
+    def f(x):
+        return np.sum(np.einsum("ij,j->i", x, x[0], optimize=True) ** 2)
+
+    x = _point((3, 3), seed=12)
+    (got,) = sd.grad(f, shapes={"x": (3, 3)})(x)
+    np.testing.assert_allclose(got, _central(f, x), rtol=1e-6, atol=1e-8)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import sympy as sp
@@ -232,8 +233,10 @@ def _einsum_emit(node: Node, code: list[str], target: str) -> list[tuple[str, st
 
 
 # -- spellings -----------------------------------------------------------------------------------
-def einsum(b: Builder, subscripts: str, *operands: Node, where: str = "") -> Node:
-    """``np.einsum(subscripts, *operands)``."""
+def einsum(b: Builder, subscripts: str, *operands: Node, optimize: Any = False,
+           where: str = "") -> Node:
+    """``np.einsum(subscripts, *operands)`` (``optimize=`` is accepted and left to the emitted
+    code, which optimizes contractions of more than two operands)."""
     terms, out = parse_spec(subscripts, [a.ndim for a in operands], where)
     return contract(b, terms, operands, out, "einsum", where)
 
@@ -366,8 +369,8 @@ OPS = (
 
 _TWO = {"a": Param.ARRAY, "c": Param.ARRAY}
 SPELLINGS = (
-    Spelling("einsum", einsum, "einsum(subscripts, *operands)", {"operands": Param.ARRAYS},
-             numpy=(np.einsum,)),
+    Spelling("einsum", einsum, "einsum(subscripts, *operands, optimize=False)",
+             {"operands": Param.ARRAYS}, numpy=(np.einsum,)),
     Spelling("trace", trace, "trace(a, offset=0, axis1=0, axis2=1)", {"a": Param.ARRAY},
              numpy=(np.trace,), methods=("trace",)),
     Spelling("diagonal", diagonal, "diagonal(a, offset=0, axis1=0, axis2=1)",

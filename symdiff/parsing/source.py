@@ -14,6 +14,9 @@ from .names import describe_char
 from .syntax import CHAINS
 
 _FORBIDDEN_CHAR = re.compile(r"[^\t\n\r\x20-\x7e]")
+#: The one string literal allowed: the subscripts that open an ``einsum(`` call (letters, commas,
+#: ``->``, ``...`` and spaces only, so nothing but a subscripts string can hide in it).
+_SUBSCRIPTS = re.compile(r"""\beinsum\s*\(\s*(?P<lit>(["'])[A-Za-z.,>\- ]*\2)""")
 
 
 # --------------------------------------------------------------------------- source text
@@ -80,6 +83,7 @@ def scan(text: str) -> Source:
     brackets: list[tuple[str, int]] = []
     max_depth, max_digits = LIMITS["max_depth"], LIMITS["max_int_digits"]
     closing = {")": "(", "]": "[", "}": "{"}
+    subscripts = {m.start("lit"): m.end("lit") for m in _SUBSCRIPTS.finditer(body)}
     i = 0
     continuation = last = -1  # offsets of the last line continuation and the last token
     while i < text_len:
@@ -87,7 +91,9 @@ def scan(text: str) -> Source:
         start = i
         if not ch.isspace() and ch not in "#\\":
             last = i
-        if ch.isalpha() or ch == "_":
+        if i in subscripts:  # einsum("ij,j->i", ...): kept as written
+            i = subscripts[i]
+        elif ch.isalpha() or ch == "_":
             while i < text_len and (body[i].isalnum() or body[i] == "_"):
                 i += 1
         elif ch.isdigit() or (ch == "." and body[i + 1 : i + 2].isdigit()):

@@ -6,7 +6,6 @@ of the trace, which builds the graph; see :mod:`symdiff.tensor.trace`.
 
 from __future__ import annotations
 
-import numbers
 import operator
 from collections.abc import Callable
 from typing import Any, NoReturn
@@ -226,10 +225,6 @@ class TracedTensor(TracedArray):
             raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
         return lambda *args, **kwargs: family_call(self._tracer, spelling, (self, *args), kwargs)
 
-    def dot(self, other: object) -> TracedTensor:
-        """``self @ other``."""
-        return self._tracer.matmul(self, other)
-
 
 # -- NumPy functions -----------------------------------------------------------------------------
 def _reduction(kind: str) -> Callable[..., TracedTensor]:
@@ -266,19 +261,6 @@ def _np_where(tracer: Tracer, condition: object, x: object = None, y: object = N
     return tracer.where_(condition, x, y)
 
 
-def _np_dot(tracer: Tracer, a: object, b: object, out: object = None) -> TracedTensor:
-    if out is not None:
-        raise UnsupportedError("np.dot(..., out=) is not supported when tracing")
-    if any(isinstance(v, TracedTensor) and v.ndim > 2 for v in (a, b)):
-        raise UnsupportedError("np.dot of arrays with more than 2 axes is not supported; "
-                               "use @ (np.matmul)")
-    if any(isinstance(v, TracedTensor) and v.ndim == 0 for v in (a, b)) or isinstance(
-        a, numbers.Number
-    ) or isinstance(b, numbers.Number):
-        return tracer.elementwise("multiply", operator.mul, a, b)
-    return tracer.matmul(a, b)
-
-
 def _np_row(name: str, build: Callable[..., Any]) -> Callable[..., TracedTensor]:
     return lambda tracer, *args: tracer.elementwise(name, build, *args)
 
@@ -301,6 +283,8 @@ def family_call(tracer: Any, spelling: Spelling, args: tuple[Any, ...],
         raise
     except SymdiffError as exc:
         raise UnsupportedError(f"{exc}{tracer.where()}") from None
+    if isinstance(node, tuple):  # several results (np.linalg.slogdet): a tuple of the same type
+        return type(node)(*(tracer.wrap(item) for item in node))  # type: ignore[return-value]
     return tracer.wrap(node)
 
 
@@ -323,7 +307,6 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.squeeze: lambda tracer, a, axis=None: tracer.squeeze(a, axis),
     np.where: _np_where,
     np.clip: _np_clip,
-    np.dot: _np_dot,
     **{  # the rows' NumPy functions that are not ufuncs (np.sinc)
         getattr(np, name): _np_row(name, registry.build_fn(row))
         for name, row in registry.traced_numpy().items()

@@ -7,6 +7,7 @@ import ast
 
 from .allowed import (
     ALLOWED_OPERATORS,
+    EINSUM,
     EXPRESSION_NODES,
     INTERNAL,
     KEYWORDS,
@@ -110,6 +111,8 @@ class ExpressionChecker:
             PARAM.match(node.value) or node.value == VECTOR
         ):
             return []  # a parameter or dimension name, for the messages of ``_check_shapes``
+        if self.tensor and type(node.value) is str and EINSUM.match(node.value):
+            return []  # the subscripts of ``_np.einsum``
         if type(node.value) not in (int, float, bool):
             raise refuse(node, f"unexpected constant {node.value!r}")
         return []

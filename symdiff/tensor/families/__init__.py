@@ -15,9 +15,9 @@ from ...errors import SymdiffError
 from ..ir import Node
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
-from . import scans
+from . import contractions, linalg, scans
 
-_FAMILIES = (scans,)
+_FAMILIES = (scans, contractions, linalg)
 
 #: Every family op by name.
 OPS: dict[str, OpRow] = {row.op: row for family in _FAMILIES for row in family.OPS}
@@ -75,7 +75,10 @@ def call(spelling: Spelling, builder: Builder, args: tuple[Any, ...], kwargs: di
             values[name] = tuple(array(item) for item in value)
         else:
             values[name] = static(value)
-    return spelling.build(builder, **values, where=where)
+    signature = inspect.signature(spelling.build)  # positionally where the build takes *args
+    parameters = list(signature.parameters.values())[1:]
+    bound = inspect.BoundArguments(signature.replace(parameters=parameters), values)
+    return spelling.build(builder, *bound.args, **bound.kwargs, where=where)
 
 
 __all__ = [

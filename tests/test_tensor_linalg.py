@@ -265,12 +265,12 @@ def test_bad_calls_are_clear():
         sd.grad('sum(einsum("ij,jk->ik", A, B))', shapes={"A": (2, 3), "B": (2, 3)})
     with pytest.raises((ParseError, SymdiffError), match="output subscripts"):
         sd.grad('sum(einsum("ij->k", A))', shapes={"A": (2, 3)})
-    with pytest.raises(ShapeError, match="trace: axes 0 and 1 have different lengths"):
-        sd.grad("trace(A)", shapes={"A": (2, 3)})
+    with pytest.raises(ShapeError, match="trace: an offset or a non-square block needs integer"):
+        sd.grad("trace(A)", shapes={"A": ("n", "m")})
     with pytest.raises(UnsupportedError, match="matrix norm ord=2"):
         sd.grad(lambda A: np.linalg.norm(A, 2), shapes={"A": (3, 3)})
-    with pytest.raises(UnsupportedError, match="only offset=0"):
-        sd.grad(lambda A: np.trace(A, offset=1), shapes={"A": (3, 3)})
+    with pytest.raises(ShapeError, match="diagonal: offset 5 leaves no diagonal"):
+        sd.grad(lambda A: np.sum(np.diagonal(A, 5)), shapes={"A": (3, 3)})
     with pytest.raises(ParseError, match="string literals"):
         sd.grad('sum(A) + len("x")', shapes={"A": (2,)})
 
@@ -300,3 +300,39 @@ def test_einsum_accepts_optimize():
     x = _point((3, 3), seed=12)
     (got,) = sd.grad(f, shapes={"x": (3, 3)})(x)
     np.testing.assert_allclose(got, _central(f, x), rtol=1e-6, atol=1e-8)
+
+
+def _trace_of(offset: int):
+    def f(x):
+        return np.sum(np.trace(x, offset=offset) ** 2)
+    return f
+
+
+@pytest.mark.parametrize("shape, offset", [
+    ((10, 11), 3), ((11, 10), -4), ((10, 11), -9), ((5, 6, 4, 3), 2), ((3, 5), 4), ((3, 5), 7),
+    ((2, 3), 0),
+])
+def test_trace_with_offsets_and_non_square_blocks(shape, offset):
+    """autograd's own cases: np.trace(x, offset) of non-square and 4-D arrays."""
+    f = _trace_of(offset)
+    x = np.random.default_rng(abs(offset)).normal(size=shape)
+    (got,) = sd.grad(f, shapes={"x": shape})(x)
+    np.testing.assert_allclose(got, _central(f, x), rtol=1e-6, atol=1e-8)
+
+
+def _diag_of(k: int):
+    def f(v):
+        return np.sum(np.diag(v, k) ** 3) + np.sum(np.diagonal(np.outer(v, v), abs(k)))
+    return f
+
+
+@pytest.mark.parametrize("k", [0, 2, -1])
+def test_diag_and_diagonal_off_the_main_diagonal(k):
+    f = _diag_of(k)
+    v = np.random.default_rng(7).normal(size=4)
+    (got,) = sd.grad(f, shapes={"v": (4,)})(v)
+    np.testing.assert_allclose(got, _central(f, v), rtol=1e-6, atol=1e-8)
+    H = np.asarray(sd.hessian(f, shapes={"v": (4,)})(v)).reshape(4, 4)
+    g = sd.grad(f, shapes={"v": (4,)})
+    numeric = np.stack([_central(lambda w, i=i: g(w)[0][i], v) for i in range(4)])
+    np.testing.assert_allclose(H, numeric, rtol=1e-5, atol=1e-6)

@@ -241,39 +241,56 @@ def einsum(b: Builder, subscripts: str, *operands: Node, optimize: Any = False,
     return contract(b, terms, operands, out, "einsum", where)
 
 
-def _diagonal_terms(name: str, a: Node, offset: int, axis1: int, axis2: int,
-                    where: str) -> tuple[str, int, int]:
+def _diagonal_terms(b: Builder, name: str, a: Node, offset: int, axis1: int, axis2: int,
+                    where: str) -> tuple[str, int, int, Node]:
+    """The einsum term of ``a``'s diagonal over ``axis1``, ``axis2`` (the two letters equal),
+    the two axes, and the operand: ``a`` itself, or for an offset or a non-square block its
+    square block ``a[..., :L, k:k + L]`` that holds the diagonal (``L`` its length)."""
     if a.ndim < 2:
         raise ShapeError(f"{name}: needs at least 2 dimensions, got {a.ndim}{where}")
-    if offset != 0:
-        raise SymdiffError(f"{name}: only offset=0 is supported{where}")
+    if not isinstance(offset, int) or isinstance(offset, bool):
+        raise SymdiffError(f"{name}: offset must be an integer{where}")
     (i,) = normalize_axes(name, axis1, a.ndim, where)
     (j,) = normalize_axes(name, axis2, a.ndim, where)
     if i == j:
         raise ShapeError(f"{name}: axis1 and axis2 cannot be the same{where}")
-    if not same_dim(a.shape[i], a.shape[j]):
-        raise ShapeError(f"{name}: axes {i} and {j} have different lengths "
-                         f"({format_dim(a.shape[i])} and {format_dim(a.shape[j])}); only the "
-                         f"diagonal of square blocks is supported{where}")
+    m, n = a.shape[i], a.shape[j]
+    if offset != 0 or not same_dim(m, n):
+        if not (isinstance(m, int) and isinstance(n, int)):
+            raise ShapeError(f"{name}: an offset or a non-square block needs integer lengths, "
+                             f"not {format_dim(m)} and {format_dim(n)}{where}")
+        rows, cols = (0, offset) if offset >= 0 else (-offset, 0)
+        length = max(0, min(m - rows, n - cols))
+        index: list = [(None, None, None)] * a.ndim
+        index[i] = (rows, rows + length, None)
+        index[j] = (cols, cols + length, None)
+        a = b.index(a, tuple(index), where)
     term = [LETTERS[p] for p in range(a.ndim)]
     term[j] = term[i]
-    return "".join(term), i, j
+    return "".join(term), i, j, a
 
 
 def trace(b: Builder, a: Node, offset: int = 0, axis1: int = 0, axis2: int = 1, *,
           where: str = "") -> Node:
-    """``np.trace(a)``: the sum of the diagonal over ``axis1``, ``axis2``."""
-    term, i, j = _diagonal_terms("trace", a, offset, axis1, axis2, where)
-    if a.op == "matmul" and (i, j) == (0, 1) and all(x.ndim == 2 for x in a.args):
+    """``np.trace(a, offset)``: the sum of the diagonal over ``axis1``, ``axis2``."""
+    whole = a
+    term, i, j, a = _diagonal_terms(b, "trace", a, offset, axis1, axis2, where)
+    if a is whole and a.op == "matmul" and (i, j) == (0, 1) and all(
+        x.ndim == 2 for x in a.args
+    ):
         return contract(b, ["ab", "ba"], a.args, "")  # trace(A @ B): no product formed
     out = "".join(c for p, c in enumerate(term) if p not in (i, j))
+    if 0 in (a.shape[i], a.shape[j]):  # an offset past the corner: an empty diagonal
+        return b.fill(0, tuple(d for p, d in enumerate(a.shape) if p not in (i, j)))
     return contract(b, [term], [a], out, "trace", where)
 
 
 def diagonal(b: Builder, a: Node, offset: int = 0, axis1: int = 0, axis2: int = 1, *,
              where: str = "") -> Node:
-    """``np.diagonal(a)``: the diagonal of ``axis1``, ``axis2`` as the last axis."""
-    term, i, j = _diagonal_terms("diagonal", a, offset, axis1, axis2, where)
+    """``np.diagonal(a, offset)``: the diagonal of ``axis1``, ``axis2`` as the last axis."""
+    term, i, j, a = _diagonal_terms(b, "diagonal", a, offset, axis1, axis2, where)
+    if 0 in (a.shape[i], a.shape[j]):
+        raise ShapeError(f"diagonal: offset {offset} leaves no diagonal{where}")
     out = "".join(c for p, c in enumerate(term) if p not in (i, j)) + term[i]
     return contract(b, [term], [a], out, "diagonal", where)
 
@@ -284,9 +301,14 @@ def diag(b: Builder, v: Node, k: int = 0, *, where: str = "") -> Node:
         return diagonal(b, v, k, where=where)
     if v.ndim != 1:
         raise ShapeError(f"diag: needs a vector or a matrix, got {v.ndim} dimensions{where}")
-    if k != 0:
-        raise SymdiffError(f"diag: only k=0 is supported{where}")
-    return b.map(_X * _Y, [b.expand(v, (0,)), b.eye(v.shape)])
+    square = b.map(_X * _Y, [b.expand(v, (0,)), b.eye(v.shape)])
+    if k == 0:
+        return square
+    if not isinstance(k, int) or isinstance(k, bool) or not isinstance(v.shape[0], int):
+        raise ShapeError(f"diag: k must be an integer and the vector's length too{where}")
+    n, size = v.shape[0], v.shape[0] + abs(k)
+    rows, cols = (0, k) if k > 0 else (-k, 0)
+    return b.scatter(square, ((rows, rows + n, None), (cols, cols + n, None)), (size, size))
 
 
 def outer(b: Builder, a: Node, c: Node, *, where: str = "") -> Node:

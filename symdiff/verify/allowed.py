@@ -44,6 +44,7 @@ FAMILY_NUMPY_NAMES = frozenset({
     "cumsum", "flip",
     "einsum", "linalg.det", "linalg.inv", "linalg.norm", "linalg.slogdet", "linalg.solve", "sqrt",
     "sum",
+    "argpartition", "argsort", "take_along_axis",
 })
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})

@@ -15,9 +15,9 @@ from ...errors import SymdiffError
 from ..ir import Node
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
-from . import contractions, linalg, scans
+from . import contractions, linalg, scans, sorting
 
-_FAMILIES = (scans, contractions, linalg)
+_FAMILIES = (scans, contractions, linalg, sorting)
 
 #: Every family op by name.
 OPS: dict[str, OpRow] = {row.op: row for family in _FAMILIES for row in family.OPS}

@@ -181,6 +181,14 @@ class TracedTensor(TracedArray):
         return self.shape[0]
 
     @property
+    def size(self) -> Dim:
+        """The number of elements (a SymPy expression with named dimensions)."""
+        total: Dim = 1
+        for d in self.shape:
+            total = total * d
+        return total
+
+    @property
     def T(self) -> TracedTensor:
         """The axes reversed."""
         return self._tracer.transpose(self)
@@ -319,8 +327,6 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.transpose: lambda tracer, a, axes=None: tracer.transpose(a, axes),
     np.reshape: _np_reshape,
     np.repeat: lambda tracer, a, repeats, axis=None: tracer.repeat(a, repeats, axis),
-    np.expand_dims: lambda tracer, a, axis: tracer.expand_dims(a, axis),
-    np.squeeze: lambda tracer, a, axis=None: tracer.squeeze(a, axis),
     np.where: _np_where,
     np.clip: _np_clip,
     np.dot: _np_dot,

@@ -40,7 +40,9 @@ STRUCTURAL_NUMPY_NAMES = frozenset(
 #: ``_np.<name>`` (or ``_np.<module>.<name>``) the tensor operation families' statements use
 #: (:mod:`symdiff.tensor.families`). Written out here because this list is the security boundary;
 #: a test checks that it covers every family row.
-FAMILY_NUMPY_NAMES = frozenset({"cumsum", "flip"})
+FAMILY_NUMPY_NAMES = frozenset(
+    {"concatenate", "cumprod", "cumsum", "flip", "roll", "stack", "tril", "triu"}
+)
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
 #: Runtime helpers that check arguments and take the parameters' names as their first argument

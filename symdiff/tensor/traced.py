@@ -92,8 +92,11 @@ class TracedArray:
         return handler(self._tracer, *args, **kwargs)
 
     def __array__(self, *args: object, **kwargs: object) -> NoReturn:
-        raise UnsupportedError("a traced array cannot be converted to a NumPy array (a function "
-                               "outside NumPy's dispatch, such as scipy's, was called on it); "
+        raise UnsupportedError("a traced array cannot be converted to a NumPy array: to build "
+                               "an array from traced values write np.stack([...]) (or "
+                               "np.concatenate, np.hstack), not np.array([...]) or "
+                               "np.asarray([...]), which NumPy does not dispatch; a function "
+                               "outside NumPy's dispatch, such as scipy's, cannot take it either: "
                                "use NumPy or symdiff.math functions")
 
     __float__ = __int__ = __index__ = __complex__ = scalar.refuse(_NO_NUMBER)

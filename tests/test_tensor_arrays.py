@@ -110,6 +110,26 @@ def test_cumprod_is_exact_at_zeros():
                                        atol=1e-14)
 
 
+def test_cumprod_second_order_is_exact_at_zeros():
+    xs = sp.symbols("x0:6", real=True)
+    w = (0.3, -1.0, 2.0, 0.7, 1.1, -0.4)
+    rows = [xs[:3], xs[3:]]
+    f = sum(wi * sp.prod(row[: i + 1]) ** 2 for row in rows for i, wi in enumerate(w[:3]))
+    text = "sum(cumprod(x, axis=1) ** 2 * w)"
+    shapes = {"x": (2, 3), "w": (3,)}
+    H = sd.hessian(text, shapes=shapes, wrt="x")
+    hvp = sd.hvp(text, shapes=shapes, wrt="x")
+    v = np.array([0.5, -1.0, 2.0, 1.5, 0.25, -0.75])
+    for point in ([1.5, 0, 2, 0, -1, 0.5], [0, 0, 3, 2, 0, 0], [1.2, -0.7, 2, 1, 3, 0]):
+        at = dict(zip(xs, point, strict=True))
+        want = np.array([[float(sp.diff(f, a, c).subs(at)) for c in xs] for a in xs])
+        x = np.array(point, float).reshape(2, 3)
+        got = np.asarray(H(x=x, w=np.array(w[:3])))
+        np.testing.assert_allclose(got.reshape(6, 6), want, atol=1e-13)
+        product = np.asarray(hvp(x=x, w=np.array(w[:3]), _v=v.reshape(2, 3)))
+        np.testing.assert_allclose(product.ravel(), want @ v, atol=1e-13)
+
+
 def test_hessians_against_sympy():
     xs = sp.symbols("x0:4", real=True)
     point = (0.3, -1.2, 0.7, 2.0)

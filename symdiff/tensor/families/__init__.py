@@ -15,9 +15,9 @@ from ...errors import SymdiffError
 from ..ir import Node
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
-from . import building, rearrange, scans, stats
+from . import building, products, rearrange, scans, stats
 
-_FAMILIES = (scans, building, rearrange, stats)
+_FAMILIES = (scans, products, building, rearrange, stats)
 
 #: Every family op by name.
 OPS: dict[str, OpRow] = {row.op: row for family in _FAMILIES for row in family.OPS}

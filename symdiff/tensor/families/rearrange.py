@@ -254,12 +254,13 @@ def tile(b: Builder, A: Node, reps: int | tuple[int, ...], *, where: str = "") -
         raise ShapeError(f"tile: negative repetitions {reps}{where}")
     ndim = max(len(reps), A.ndim)
     reps = (1,) * (ndim - len(reps)) + reps
-    a = b.expand(A, tuple(range(ndim - A.ndim)))
-    spread = b.expand(a, tuple(range(0, 2 * ndim, 2)))  # (1, d0, 1, d1, ...)
-    shape = tuple(x for r, d in zip(reps, a.shape, strict=True) for x in (r, d))
-    tiled = b.reshape(b.broadcast(spread, shape),
-                      tuple(r * d for r, d in zip(reps, a.shape, strict=True)), where)
-    return tiled
+    pad = ndim - A.ndim
+    dims = (1,) * pad + A.shape
+    new = [j for i in range(ndim) for j in ((2 * i, 2 * i + 1) if i < pad else (2 * i,))]
+    spread = b.expand(A, tuple(new))  # (1, d0, 1, d1, ...)
+    shape = tuple(x for r, d in zip(reps, dims, strict=True) for x in (r, d))
+    return b.reshape(b.broadcast(spread, shape),
+                     tuple(r * d for r, d in zip(reps, dims, strict=True)), where)
 
 
 _A = {"a": Param.ARRAY}

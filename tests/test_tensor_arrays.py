@@ -196,7 +196,8 @@ def test_named_dimensions():
 def test_tuple_axes_and_shape_queries_when_tracing():
     def f(x):
         total = np.sum(x ** 2, axis=(0, 1))
-        if x.ndim == 3 and len(x) == 2 and x.size == 12:
+        if x.ndim == 3 and len(x) == 2 and x.size == 12 and np.ndim(x) == 3 and \
+                np.shape(x)[2] == 3 and np.size(x) == 12 and np.size(x, 1) == 2:
             total = total * x.shape[2]
         return np.sum(total) + x.sum(axis=(0, 2))[1]
 
@@ -216,7 +217,7 @@ def test_size_of_a_named_shape():
         return np.sum(x) / x.size
 
     sd.grad(f, shapes={"x": ("n", 2)})
-    assert seen == [2 * sp.Symbol("n", integer=True, positive=True)] or str(seen[0]) == "2*n"
+    assert str(seen[0]) == "2*n"
 
 
 def test_steps_name_the_rules():
@@ -250,5 +251,7 @@ def test_clear_errors():
         sd.grad("sum(roll(x))", shapes={"x": (3,)})
     with pytest.raises(UnsupportedError, match=r"np.stack\(\[...\]\)"):
         sd.grad(lambda x: np.sum(np.array([x[0], x[1]])), shapes={"x": (2,)})
+    with pytest.raises(UnsupportedError, match=r"np.stack\(\[...\]\)"):
+        sd.grad(lambda x: np.sum(np.r_[x, x]), shapes={"x": (2,)})
     with pytest.raises(UnsupportedError, match=r"var.*unexpected keyword argument 'dtype'"):
         sd.grad(lambda x: np.var(x, dtype=np.float32), shapes={"x": (2,)})

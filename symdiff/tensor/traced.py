@@ -329,6 +329,9 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.prod: _reduction("prod"),
     np.transpose: lambda tracer, a, axes=None: tracer.transpose(a, axes),
     np.reshape: _np_reshape,
+    np.ndim: lambda tracer, a: a.ndim,  # shape queries, for code that branches on shapes
+    np.shape: lambda tracer, a: a.shape,
+    np.size: lambda tracer, a, axis=None: a.size if axis is None else a.shape[axis],
     np.repeat: lambda tracer, a, repeats, axis=None: tracer.repeat(a, repeats, axis),
     np.where: _np_where,
     np.clip: _np_clip,

@@ -46,7 +46,7 @@ def _centred(x: np.ndarray) -> np.ndarray:
 #: (label, loss text, shape of x, shape of w, hand-written gradient with respect to x)
 CASES: list[tuple[str, str, tuple[int, ...], tuple[int, ...], Callable]] = [
     ("concatenate", "sum(w * concat([x, x ** 2], axis=0))", (500, 1000), (1000, 1000),
-     lambda x, w: w[:500] + 2 * x * w[500:]),
+     lambda x, w: w[:len(x)] + 2 * x * w[len(x):]),
     ("stack", "sum(w * stack([x, x ** 2], axis=1))", (1000, 1000), (1000, 2, 1000),
      lambda x, w: w[:, 0] + 2 * x * w[:, 1]),
     ("roll", "sum(w * roll(x, 3, axis=1))", (1000, 1000), (1000, 1000),
@@ -55,7 +55,7 @@ CASES: list[tuple[str, str, tuple[int, ...], tuple[int, ...], Callable]] = [
     ("diff", "sum(w * diff(x, axis=0))", (1000, 1000), (999, 1000),
      lambda x, w: np.concatenate([-w[:1], w[:-1] - w[1:], w[-1:]])),
     ("tile", "sum(w * tile(x, (1, 4)))", (1000, 250), (1000, 1000),
-     lambda x, w: w.reshape(1000, 4, 250).sum(axis=1)),
+     lambda x, w: w.reshape(len(w), 4, -1).sum(axis=1)),
     ("cumsum", "sum(w * cumsum(x, axis=0))", (1000, 1000), (1000, 1000),
      lambda x, w: _rev_cumsum(w, 0)),
     ("cumprod (x != 0)", "sum(w * cumprod(x, axis=0))", (1000, 1000), (1000, 1000),
@@ -77,10 +77,8 @@ def main(argv: list[str] | None = None) -> None:
     print(f"{'case':<18} {'symdiff':>11} {'by hand':>11} {'ratio':>7}")
     for label, text, x_shape, w_shape, hand in CASES:
         if options.quick:
-            scale = lambda s: (max(s[0] // 10, 2), *s[1:])  # noqa: E731
+            scale = lambda s: (max(s[0] // 10, 2), *s[1:]) if len(s) > 1 else s  # noqa: E731
             x_shape, w_shape = scale(x_shape), scale(w_shape)
-            if label in ("concatenate", "diff"):
-                continue  # their hand forms assume the full sizes
         x = rng.uniform(0.5, 1.5, x_shape)
         w = rng.uniform(-1, 1, w_shape)
         grad = sd.grad(text, shapes={"x": x_shape, "w": w_shape}, wrt="x")

@@ -164,6 +164,20 @@ def test_hessians_against_differences_of_the_gradient(text):
     np.testing.assert_allclose(H, np.array(columns), rtol=1e-6, atol=1e-8)
 
 
+@pytest.mark.parametrize("text", [
+    "var(x, ddof=1) * sum(std(x, axis=0) ** 3)",
+    "sum(concat([roll(x, 1, axis=1), x ** 2]) ** 3) + sum(stack([x, tril(x)], axis=2) ** 3)",
+])
+def test_hvp_against_the_hessian(text):
+    """Reverse over reverse (``hvp``) through every rule against forward over reverse."""
+    shape = (3, 3)
+    x = np.random.default_rng(8).uniform(0.5, 1.5, shape)
+    v = np.random.default_rng(9).uniform(-1, 1, shape)
+    H = np.asarray(sd.hessian(text, shapes={"x": shape})(x)).reshape(9, 9)
+    product = np.asarray(sd.hvp(text, shapes={"x": shape})(x, v))
+    np.testing.assert_allclose(product.ravel(), H @ v.ravel(), rtol=1e-10, atol=1e-12)
+
+
 def test_float32_stays_float32():
     g = sd.grad("sum(concat([roll(x, 1), cumprod(x)]) ** 2) + var(x)", shapes={"x": (5,)})
     x = np.linspace(0.5, 1.5, 5, dtype=np.float32)
@@ -177,11 +191,11 @@ def test_float32_stays_float32():
 def test_named_dimensions():
     shapes = {"X": ("n", 3)}
     text = ("sum(stack([X, X ** 2], axis=2) ** 2) + sum(diff(X, axis=0) ** 2) "
-            "+ sum(var(X, axis=0)) + sum(roll(X, 1, axis=1) * triu(X))")
+            "+ sum(var(X, axis=0, ddof=1)) + sum(roll(X, 1, axis=1) * triu(X))")
 
     def f(X):
         return (np.sum(np.stack([X, X**2], axis=2) ** 2) + np.sum(np.diff(X, axis=0) ** 2)
-                + np.sum(np.var(X, axis=0)) + np.sum(np.roll(X, 1, axis=1) * np.triu(X)))
+                + np.sum(np.var(X, axis=0, ddof=1)) + np.sum(np.roll(X, 1, axis=1) * np.triu(X)))
 
     g = sd.grad(text, shapes=shapes)
     for n in (2, 5):

@@ -41,7 +41,7 @@ STRUCTURAL_NUMPY_NAMES = frozenset(
 #: (:mod:`symdiff.tensor.families`). Written out here because this list is the security boundary;
 #: a test checks that it covers every family row.
 FAMILY_NUMPY_NAMES = frozenset(
-    {"concatenate", "cumprod", "cumsum", "flip", "roll", "stack", "tril", "triu", "where"}
+    {"concatenate", "cumprod", "cumsum", "flip", "roll", "stack", "tril", "triu", "var", "where"}
 )
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})

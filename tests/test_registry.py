@@ -251,10 +251,11 @@ def test_the_printer_has_no_method_of_its_own_for_a_row():
 
 
 def test_verify_allows_the_rows_names():
-    """verify's allow-list is its structural names plus the rows': ``sqrt`` is both, since any
-    ``x**(1/2)`` prints ``_np.sqrt``."""
+    """verify's allow-list is its structural names, the tensor families' and the rows': ``sqrt``
+    is both structural and a row's, since any ``x**(1/2)`` prints ``_np.sqrt``."""
     allowed = verify.NUMPY_NAMES
-    assert allowed == verify.STRUCTURAL_NUMPY_NAMES | R.numpy_names()
+    assert allowed == (verify.STRUCTURAL_NUMPY_NAMES | verify.allowed.FAMILY_NUMPY_NAMES
+                       | R.numpy_names())
     assert verify.STRUCTURAL_NUMPY_NAMES & R.numpy_names() == {"sqrt"}
 
 

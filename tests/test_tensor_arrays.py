@@ -237,7 +237,8 @@ def test_size_of_a_named_shape():
 def test_steps_name_the_rules():
     text = str(sd.derive("sum(roll(concat([x, cumprod(x)]), 1) ** 2)", wrt="x",
                          shapes={"x": (3,)}))
-    for rule in ("roll (roll back)", "concatenate (slices)", "cumprod (reversed cumsum"):
+    for rule in ("roll (roll back)", "concatenate (slices)",
+                 "cumprod (reversed cumsum without division)"):
         assert rule in text, rule
 
 
@@ -269,3 +270,22 @@ def test_clear_errors():
         sd.grad(lambda x: np.sum(np.r_[x, x]), shapes={"x": (2,)})
     with pytest.raises(UnsupportedError, match=r"var.*unexpected keyword argument 'dtype'"):
         sd.grad(lambda x: np.var(x, dtype=np.float32), shapes={"x": (2,)})
+
+
+def test_derivation_latex_is_katex_safe():
+    from .test_display import assert_katex_safe
+
+    d = sd.derive("sum(roll(concat([x, cumprod(x)]), 1) * sum(stack([x, x], axis=1), axis=1)[0]) "
+                  "+ sum(triu(tile(x, (3, 1)))) + var(x, ddof=1)", wrt="x", shapes={"x": (3,)})
+    for level in ("all", "key"):
+        assert_katex_safe(d.latex(level))
+
+
+def test_every_family_rule_name_renders_in_latex_text():
+    """Rule names go into ``\\text{(... rule)}`` of the LaTeX steps: KaTeX-safe characters only."""
+    import re
+
+    from symdiff.tensor import families
+
+    for row in families.OPS.values():
+        assert re.fullmatch(r"[A-Za-z0-9 (),]*", row.rule), row.rule

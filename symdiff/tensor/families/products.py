@@ -151,7 +151,7 @@ def _call_latex(name: str, *parts: str) -> str:
 OPS = (
     OpRow(
         op="cumprod",
-        rule="cumprod (reversed cumsum, zero-safe)",
+        rule="cumprod (reversed cumsum without division)",
         identity="A_bar_k = sum over i >= k of G_i * prod_{j <= i, j != k} A_j "
                  "(= flip(cumsum(flip(G * out))) / A without dividing by zero)",
         vjp=_cumprod_vjp,

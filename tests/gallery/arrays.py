@@ -1,8 +1,8 @@
 """Gallery entries: building arrays from traced values (``np.stack``, ``np.concatenate``,
-``np.hstack``, ``np.vstack``, ``np.column_stack``), rearranging (``np.roll``, ``np.triu``/``tril``,
-``np.rot90``, ``np.fliplr``, ``np.tile``, ``np.broadcast_to``, ``np.swapaxes``, ``ravel``,
-``squeeze``), scans (``np.cumprod``, ``np.diff``) and statistics (``np.var``, ``np.std``), written
-the way JAX/autograd users write them."""
+``np.hstack``, ``np.vstack``, ``np.column_stack``, ``np.append``), rearranging (``np.roll``,
+``np.triu``/``tril``, ``np.rot90``, ``np.fliplr``, ``np.tile``, ``np.broadcast_to``,
+``np.swapaxes``, ``ravel``, ``squeeze``), scans (``np.cumprod``, ``np.diff``) and statistics
+(``np.var``, ``np.std``), written the way JAX/autograd users write them."""
 
 from __future__ import annotations
 
@@ -80,6 +80,11 @@ def stacked_parameters(w, b):
     return np.sum(theta**2) + np.prod(theta[:2])
 
 
+def appended_bias(w, b, X):
+    theta = np.append(w, b)
+    return np.sum(np.log1p(np.exp(X @ theta[:-1] + theta[-1])))
+
+
 def two_rows(a, b):
     M = np.vstack([a, b])
     return np.sum((M @ M.T) ** 2)
@@ -131,6 +136,7 @@ GALLERY = [
     Entry("np.roll smoothness", circular_smoothness, {"x": (6,)}),
     Entry("periodic laplacian", periodic_laplacian_energy, {"U": (4, 3)}),
     Entry("np.hstack parameters", stacked_parameters, {"w": (3,), "b": ()}),
+    Entry("np.append bias", appended_bias, {"w": (3,), "b": (), "X": (4, 3)}, wrt=("w", "b")),
     Entry("np.vstack rows", two_rows, {"a": (3,), "b": (3,)}),
     Entry("np.column_stack", column_features, {"x": (4,)}),
     Entry("np.cumprod discounts", discounted_returns, {"p": (5,), "r": (5,)}),

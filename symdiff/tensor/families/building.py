@@ -1,5 +1,5 @@
 """Building arrays from traced values: ``concatenate`` (``concat``), ``stack``, ``hstack``,
-``vstack`` and ``column_stack``.
+``vstack``, ``column_stack``, ``append`` and ``atleast_1d``/``atleast_2d``.
 
 * ``concatenate(arrays, axis)``: one node; ``A_i_bar = G[..., start_i:stop_i]`` (the slice of
   the adjoint each operand filled), its tangent the concatenation of the operands' tangents.
@@ -102,6 +102,22 @@ def column_stack(b: Builder, tup: tuple[Node, ...], *, where: str = "") -> Node:
     return concatenate(b, arrays, 1, where=where)
 
 
+def append(b: Builder, arr: Node, values: Node, axis: int | None = None, *,
+           where: str = "") -> Node:
+    """``np.append(arr, values, axis)``: both flattened and joined when ``axis`` is None."""
+    return concatenate(b, (arr, values), axis, where=where)
+
+
+def atleast_1d(b: Builder, a: Node, *, where: str = "") -> Node:
+    """``np.atleast_1d(a)`` of one array: a scalar becomes a vector of one element."""
+    return _atleast(b, a, 1, where)
+
+
+def atleast_2d(b: Builder, a: Node, *, where: str = "") -> Node:
+    """``np.atleast_2d(a)`` of one array: a vector becomes a row."""
+    return _atleast(b, a, 2, where)
+
+
 # -- rules -------------------------------------------------------------------------------------
 def _along(axis: int, item: int | tuple[int | None, int | None, None]) -> tuple:
     return ((None, None, None),) * axis + (item,)
@@ -180,8 +196,17 @@ SPELLINGS = (
     Spelling("stack", stack, "stack(arrays, axis=0)", _ARRAYS, numpy=(np.stack,)),
     Spelling("hstack", hstack, "hstack(tup)", _TUP, numpy=(np.hstack,)),
     Spelling("vstack", vstack, "vstack(tup)", _TUP, numpy=(np.vstack,)),
+    Spelling("append", append, "append(arr, values, axis=None)",
+             {"arr": Param.ARRAY, "values": Param.ARRAY}, numpy=(np.append,)),
+    Spelling("atleast_1d", atleast_1d, "atleast_1d(a)", {"a": Param.ARRAY},
+             numpy=(np.atleast_1d,)),
+    Spelling("atleast_2d", atleast_2d, "atleast_2d(a)", {"a": Param.ARRAY},
+             numpy=(np.atleast_2d,)),
     Spelling("column_stack", column_stack, "column_stack(tup)", _TUP,
              numpy=(np.column_stack,)),
 )
 
-__all__ = ["OPS", "SPELLINGS", "column_stack", "concatenate", "hstack", "stack", "vstack"]
+__all__ = [
+    "OPS", "SPELLINGS", "append", "atleast_1d", "atleast_2d", "column_stack", "concatenate",
+    "hstack", "stack", "vstack",
+]

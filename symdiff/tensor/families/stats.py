@@ -92,7 +92,7 @@ def _var_code(node: Node, c: list[str], target: str) -> list[tuple[str, str]]:
 
 def _var_text(node: Node, r: list[str]) -> str:
     axes, ddof, keepdims = node.attrs
-    extra = f", ddof={ddof}" if ddof else ""
+    extra = f", ddof={ddof if ddof.is_Integer else float(ddof)}" if ddof else ""
     extra += ", keepdims=True" if keepdims else ""
     return f"var({r[0]}, axis={format_axes(axes)}{extra})"
 

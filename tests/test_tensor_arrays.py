@@ -294,3 +294,10 @@ def test_every_family_rule_name_renders_in_latex_text():
 
     for row in families.OPS.values():
         assert re.fullmatch(r"[A-Za-z0-9 (),]*", row.rule), row.rule
+
+
+def test_unsupported_numpy_functions_suggest_a_spelling():
+    with pytest.raises(UnsupportedError, match=r"'dstack' is not supported.*did you mean 'stack'"):
+        sd.grad(lambda x: np.sum(np.dstack([x, x])), shapes={"x": (2,)})
+    with pytest.raises(UnsupportedError, match=r"'nancumsum'.*did you mean 'cumsum'"):
+        sd.grad(lambda x: np.sum(np.nancumsum(x)), shapes={"x": (2,)})

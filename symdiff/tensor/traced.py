@@ -17,6 +17,7 @@ import sympy as sp
 from .. import registry
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
+from ..parsing.hints import did_you_mean
 from . import families
 from .oprow import Spelling
 from .shapes import Dim, format_shape
@@ -87,8 +88,9 @@ class TracedArray:
         handler = ARRAY_FUNCTIONS.get(func)
         if handler is None:
             name = getattr(func, "__name__", repr(func))
+            known = frozenset(getattr(f, "__name__", "") for f in ARRAY_FUNCTIONS)
             raise UnsupportedError(f"numpy function '{name}' is not supported when tracing "
-                                   "arrays")
+                                   f"arrays{did_you_mean(name, known)}")
         return handler(self._tracer, *args, **kwargs)
 
     def __array__(self, *args: object, **kwargs: object) -> NoReturn:

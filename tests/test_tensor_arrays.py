@@ -37,6 +37,9 @@ CASES = [
      lambda x: np.sum(np.stack([x[0], x[1] * x[2], 2.0]) ** 2), (3,)),
     ("sum(hstack([x, x ** 2]) ** 2)", lambda x: np.sum(np.hstack([x, x**2]) ** 2), (3,)),
     ("sum(vstack([x, x ** 2]) ** 3)", lambda x: np.sum(np.vstack([x, x**2]) ** 3), (3,)),
+    ("sum(dstack([x, x ** 2, x[:1]]) ** 3)",
+     lambda x: np.sum(np.dstack([x, x**2, x[:1]]) ** 3), (1, 3)),
+    ("sum(dstack([x, sin(x)]) ** 2)", lambda x: np.sum(np.dstack([x, np.sin(x)]) ** 2), (3,)),
     ("sum(column_stack([x, exp(x)])[:, 1] * x)",
      lambda x: np.sum(np.column_stack([x, np.exp(x)])[:, 1] * x), (4,)),
     ("sum(append(x, x[0] ** 2) ** 3)", lambda x: np.sum(np.append(x, x[0] ** 2) ** 3), (2, 2)),
@@ -86,6 +89,17 @@ def test_gradient_against_central_differences(text, fn, shape, mode):
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
     (traced,) = sd.grad(fn, shapes={"x": shape}, mode=mode)(x)
     np.testing.assert_allclose(traced, got, rtol=1e-12, atol=1e-14)
+
+
+@pytest.mark.skipif(not hasattr(np, "cumulative_prod"), reason="NumPy < 2.1 has no "
+                    "np.cumulative_sum / np.cumulative_prod")
+def test_numpy_2_cumulative_names():
+    def f(x):
+        return np.sum(np.cumulative_prod(x, axis=0) * np.cumulative_sum(x, axis=1))
+
+    x = np.random.default_rng(6).uniform(-1, 1, (2, 3))
+    (got,) = sd.grad(f, shapes={"x": (2, 3)})(x)
+    np.testing.assert_allclose(got, _central(f, x), rtol=1e-6, atol=1e-8)
 
 
 def test_methods():
@@ -297,7 +311,7 @@ def test_every_family_rule_name_renders_in_latex_text():
 
 
 def test_unsupported_numpy_functions_suggest_a_spelling():
-    with pytest.raises(UnsupportedError, match=r"'dstack' is not supported.*did you mean 'stack'"):
-        sd.grad(lambda x: np.sum(np.dstack([x, x])), shapes={"x": (2,)})
+    with pytest.raises(UnsupportedError, match=r"'nancumprod'.*did you mean 'cumprod'"):
+        sd.grad(lambda x: np.sum(np.nancumprod(x)), shapes={"x": (2,)})
     with pytest.raises(UnsupportedError, match=r"'nancumsum'.*did you mean 'cumsum'"):
         sd.grad(lambda x: np.sum(np.nancumsum(x)), shapes={"x": (2,)})

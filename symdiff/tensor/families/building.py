@@ -1,5 +1,5 @@
 """Building arrays from traced values: ``concatenate`` (``concat``), ``stack``, ``hstack``,
-``vstack``, ``column_stack``, ``append`` and ``atleast_1d``/``atleast_2d``.
+``vstack``, ``dstack``, ``column_stack``, ``append`` and ``atleast_1d``/``atleast_2d``.
 
 * ``concatenate(arrays, axis)``: one node; ``A_i_bar = G[..., start_i:stop_i]`` (the slice of
   the adjoint each operand filled), its tangent the concatenation of the operands' tangents.
@@ -94,6 +94,17 @@ def hstack(b: Builder, tup: tuple[Node, ...], *, where: str = "") -> Node:
 def vstack(b: Builder, tup: tuple[Node, ...], *, where: str = "") -> Node:
     """``np.vstack(tup)``: rows (vectors become rows) along the first axis."""
     return concatenate(b, tuple(_atleast(b, a, 2, where) for a in tup), 0, where=where)
+
+
+def dstack(b: Builder, tup: tuple[Node, ...], *, where: str = "") -> Node:
+    """``np.dstack(tup)``: along the third axis (``atleast_3d``: a vector ``(n,)`` becomes
+    ``(1, n, 1)``, a matrix ``(m, n)`` becomes ``(m, n, 1)``)."""
+    def depth(a: Node) -> Node:
+        if a.ndim >= 3:
+            return a
+        return b.expand(a, {0: (0, 1, 2), 1: (0, 2), 2: (2,)}[a.ndim])
+
+    return concatenate(b, tuple(depth(a) for a in tup), 2, where=where)
 
 
 def column_stack(b: Builder, tup: tuple[Node, ...], *, where: str = "") -> Node:
@@ -202,11 +213,12 @@ SPELLINGS = (
              numpy=(np.atleast_1d,)),
     Spelling("atleast_2d", atleast_2d, "atleast_2d(a)", {"a": Param.ARRAY},
              numpy=(np.atleast_2d,)),
+    Spelling("dstack", dstack, "dstack(tup)", _TUP, numpy=(np.dstack,)),
     Spelling("column_stack", column_stack, "column_stack(tup)", _TUP,
              numpy=(np.column_stack,)),
 )
 
 __all__ = [
     "OPS", "SPELLINGS", "append", "atleast_1d", "atleast_2d", "column_stack", "concatenate",
-    "hstack", "stack", "vstack",
+    "dstack", "hstack", "stack", "vstack",
 ]

@@ -179,6 +179,8 @@ OPS = (
 SPELLINGS = (
     Spelling("cumprod", cumprod, "cumprod(a, axis=None)", {"a": Param.ARRAY},
              numpy=(np.cumprod,), methods=("cumprod",)),
+    Spelling("", cumprod, "cumulative_prod(x, axis=None)", {"a": Param.ARRAY},  # NumPy >= 2.1
+             numpy=(np.cumulative_prod,) if hasattr(np, "cumulative_prod") else ()),
 )
 
 __all__ = ["OPS", "SPELLINGS", "cumprod", "cumprod_grad"]

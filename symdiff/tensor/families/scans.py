@@ -122,6 +122,8 @@ OPS = (
 SPELLINGS = (
     Spelling("cumsum", cumsum, "cumsum(a, axis=None)", {"a": Param.ARRAY},
              numpy=(np.cumsum,), methods=("cumsum",)),
+    Spelling("", cumsum, "cumulative_sum(x, axis=None)", {"a": Param.ARRAY},  # NumPy >= 2.1
+             numpy=(np.cumulative_sum,) if hasattr(np, "cumulative_sum") else ()),
     Spelling("diff", diff, "diff(a, n=1, axis=-1)", {"a": Param.ARRAY}, numpy=(np.diff,)),
     Spelling("flip", flip, "flip(a, axis=None)", {"a": Param.ARRAY},
              numpy=(np.flip,)),

@@ -190,7 +190,8 @@ OPS = (
         identity="A_i_bar = G[i] along the new axis",
         vjp=_stacked_vjp,
         jvp=_stacked_jvp,
-        emit=lambda n, c, t: [(t, f"_np.stack(({', '.join(c)},), axis={n.attrs[0]})")],
+        emit=lambda n, c, t: [(t, f"_np.stack(({', '.join(c)}{',' if len(c) == 1 else ''}), "
+                                  f"axis={n.attrs[0]})")],
         text=lambda n, a, r: f"stack([{', '.join(r)}], axis={n.attrs[0]})",
         latex=lambda n, a, r: _call_latex("stack", r, n.attrs[0]),
         numpy_names=frozenset({"stack"}),

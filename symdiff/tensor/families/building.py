@@ -76,6 +76,8 @@ def stack(b: Builder, arrays: tuple[Node, ...], axis: int = 0, *, where: str = "
             raise ShapeError(f"stack: all arrays need the same shape, not "
                              f"{format_shape(first.shape)} and {format_shape(a.shape)}{where}")
     (axis,) = normalize_axes("stack", axis, first.ndim + 1, where)
+    if len(arrays) == 1:
+        return b.expand(first, (axis,))
     shape = (*first.shape[:axis], len(arrays), *first.shape[axis:])
     return b.node("stacked", arrays, (axis,), shape)
 

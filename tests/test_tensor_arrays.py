@@ -70,6 +70,8 @@ CASES = [
     ("sum(cumprod(x, axis=1) ** 2)", lambda x: np.sum(np.cumprod(x, axis=1) ** 2), (3, 4)),
     ("sum(cumprod(x) * ravel(x))", lambda x: np.sum(np.cumprod(x) * np.ravel(x)), (2, 2)),
     ("sum(diff(x, 2) ** 2)", lambda x: np.sum(np.diff(x, 2) ** 2), (3, 5)),
+    ("sum(diff(x, 2, prepend=0.5, append=x[:, :1] ** 2) ** 2)",
+     lambda x: np.sum(np.diff(x, 2, prepend=0.5, append=x[:, :1] ** 2) ** 2), (2, 3)),
     ("sum(diff(x, axis=0) ** 2)", lambda x: np.sum(np.diff(x, axis=0) ** 2), (2, 1)),
     ("var(x, axis=0, ddof=1)[1] + std(x)",
      lambda x: np.var(x, axis=0, ddof=1)[1] + np.std(x), (3, 4)),

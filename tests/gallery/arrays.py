@@ -30,6 +30,10 @@ def smoothness_penalty(x, y):
     return np.sum((x - y) ** 2) + 0.5 * np.sum(np.diff(x) ** 2)
 
 
+def total_variation_from_zero(x):
+    return np.sum(np.sqrt(np.diff(x, prepend=0.0) ** 2 + 1e-3))
+
+
 def curvature_penalty(x):
     return np.sum(np.diff(x, n=2) ** 2) + np.sum(np.diff(x, axis=0) ** 4)
 
@@ -126,6 +130,7 @@ GALLERY = [
     Entry("concatenated features", polynomial_features, {"X": (5, 2), "w": (6,), "y": (5,)},
           wrt=("X", "w")),
     Entry("np.diff smoothness", smoothness_penalty, {"x": (6,), "y": (6,)}, wrt=("x",)),
+    Entry("np.diff with prepend", total_variation_from_zero, {"x": (6,)}),
     Entry("np.diff order 2 and axis 0", curvature_penalty, {"x": (3, 5)}),
     Entry("standardized by std", standardized_cubes, {"x": (7,)}),
     Entry("layer norm", layer_norm_loss, {"X": (3, 4), "w": (4,)}),

@@ -16,8 +16,10 @@ NumPy ufuncs of :data:`symdiff.trace.UFUNCS` (``np.exp``, ``np.log``, ``np.tanh`
 ``np.maximum``, comparisons ...), ``np.sum``/``np.mean``/``np.max``/``np.min``/``np.prod``
 (and the methods ``.sum()`` ...) with ``axis=`` and ``keepdims=``,
 ``np.transpose``/``.transpose()``, ``np.reshape``/``.reshape()``, ``np.repeat``/``.repeat()``,
-``np.expand_dims``, ``np.squeeze``, ``np.where``, ``np.clip``, :mod:`symdiff.math`
-(``sd.math.sigmoid``, ``sd.math.relu``, ..., ``sd.math.logsumexp``, ``sd.math.softmax``).
+``np.where``, ``np.clip``, :mod:`symdiff.math`
+(``sd.math.sigmoid``, ``sd.math.relu``, ..., ``sd.math.logsumexp``, ``sd.math.softmax``), and
+the family operations of :mod:`symdiff.tensor.families` (``np.stack``, ``np.concatenate``,
+``np.cumsum``, ``np.roll``, ``np.triu``, ``np.var``, ``np.squeeze``, ``x.ravel()`` ...).
 ``x.shape`` gives the declared dimensions (ints, or SymPy symbols for named ones, usable as
 numbers: ``np.sum(z) / X.shape[0]``).
 
@@ -44,7 +46,7 @@ from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing import LIMITS
 from .ir import Node
 from .ops import Builder
-from .shapes import Dim, Shape, broadcast, format_shape
+from .shapes import Dim, Shape, broadcast
 from .traced import TensorCondition, TracedArray, TracedTensor, tracer_of, value_of
 from .values import Elem, Values
 
@@ -151,28 +153,6 @@ class Tracer(Values):
                                    "give axis=")
         return self.wrap(self.b.repeat(self.node(a), _dim(repeats), operator.index(axis),
                                        self.where()))
-
-    def expand_dims(self, a: object, axis: Any) -> TracedTensor:
-        node = self.node(a)
-        items = axis if isinstance(axis, tuple | list) else (axis,)
-        ndim = node.ndim + len(items)
-        axes = sorted(operator.index(i) % ndim if -ndim <= operator.index(i) < ndim else -1
-                      for i in items)
-        if -1 in axes or len(set(axes)) != len(axes):
-            raise ShapeError(f"expand_dims: axis {axis} is out of range or repeated for "
-                             f"{ndim} dimensions{self.where()}")
-        return self.wrap(self.b.expand(node, tuple(axes)))
-
-    def squeeze(self, a: object, axis: Any = None) -> TracedTensor:
-        node = self.node(a)
-        ones = [i for i, d in enumerate(node.shape) if isinstance(d, int) and d == 1]
-        axes = ones if axis is None else [operator.index(i) % max(node.ndim, 1) for i in
-                                          (axis if isinstance(axis, tuple | list) else (axis,))]
-        if any(i not in ones for i in axes):
-            raise ShapeError(f"squeeze: cannot remove an axis of shape {format_shape(node.shape)} "
-                             f"that is not 1{self.where()}")
-        shape = tuple(d for i, d in enumerate(node.shape) if i not in axes)
-        return self.wrap(self.b.reshape(node, shape, self.where()))
 
     def index(self, a: TracedTensor, key: Any) -> TracedTensor:
         node = self.node(a)

@@ -16,6 +16,7 @@ import sympy as sp
 from .. import registry
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
+from ..parsing.hints import did_you_mean
 from . import families
 from .oprow import Spelling
 from .shapes import Dim, format_shape
@@ -86,13 +87,17 @@ class TracedArray:
         handler = ARRAY_FUNCTIONS.get(func)
         if handler is None:
             name = getattr(func, "__name__", repr(func))
+            known = frozenset(getattr(f, "__name__", "") for f in ARRAY_FUNCTIONS)
             raise UnsupportedError(f"numpy function '{name}' is not supported when tracing "
-                                   "arrays")
+                                   f"arrays{did_you_mean(name, known)}")
         return handler(self._tracer, *args, **kwargs)
 
     def __array__(self, *args: object, **kwargs: object) -> NoReturn:
-        raise UnsupportedError("a traced array cannot be converted to a NumPy array (a function "
-                               "outside NumPy's dispatch, such as scipy's, was called on it); "
+        raise UnsupportedError("a traced array cannot be converted to a NumPy array: to build "
+                               "an array from traced values write np.stack([...]) (or "
+                               "np.concatenate, np.hstack), not np.array([...]) or "
+                               "np.asarray([...]), which NumPy does not dispatch; a function "
+                               "outside NumPy's dispatch, such as scipy's, cannot take it either: "
                                "use NumPy or symdiff.math functions")
 
     __float__ = __int__ = __index__ = __complex__ = scalar.refuse(_NO_NUMBER)
@@ -178,6 +183,14 @@ class TracedTensor(TracedArray):
             raise UnsupportedError("len() of a traced array needs a first dimension of fixed "
                                    "size; use x.shape[0]")
         return self.shape[0]
+
+    @property
+    def size(self) -> Dim:
+        """The number of elements (a SymPy expression with named dimensions)."""
+        total: Dim = 1
+        for d in self.shape:
+            total = total * d
+        return total
 
     @property
     def T(self) -> TracedTensor:
@@ -302,9 +315,10 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.prod: _reduction("prod"),
     np.transpose: lambda tracer, a, axes=None: tracer.transpose(a, axes),
     np.reshape: _np_reshape,
+    np.ndim: lambda tracer, a: a.ndim,  # shape queries, for code that branches on shapes
+    np.shape: lambda tracer, a: a.shape,
+    np.size: lambda tracer, a, axis=None: a.size if axis is None else a.shape[axis],
     np.repeat: lambda tracer, a, repeats, axis=None: tracer.repeat(a, repeats, axis),
-    np.expand_dims: lambda tracer, a, axis: tracer.expand_dims(a, axis),
-    np.squeeze: lambda tracer, a, axis=None: tracer.squeeze(a, axis),
     np.where: _np_where,
     np.clip: _np_clip,
     **{  # the rows' NumPy functions that are not ufuncs (np.sinc)

@@ -15,9 +15,9 @@ from ...errors import SymdiffError
 from ..ir import Node
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
-from . import contractions, linalg, scans, sorting
+from . import building, contractions, linalg, products, rearrange, scans, sorting, stats
 
-_FAMILIES = (scans, contractions, linalg, sorting)
+_FAMILIES = (scans, products, building, rearrange, stats, contractions, linalg, sorting)
 
 #: Every family op by name.
 OPS: dict[str, OpRow] = {row.op: row for family in _FAMILIES for row in family.OPS}

@@ -272,8 +272,8 @@ def norm(b: Builder, x: Node, ord: Any = None, axis: Any = None, keepdims: bool 
 OPS = (
     OpRow(
         op="det",
-        rule="determinant: d det(A) = det(A) tr(A^-1 dA)",
-        identity="A_bar = G * det(A) * inv(A).T",
+        rule="determinant",
+        identity="d det(A) = det(A) tr(A^-1 dA): A_bar = G * det(A) * inv(A).T",
         vjp=_det_vjp,
         jvp=_det_jvp,
         emit=lambda n, c, t: [(t, f"_np.linalg.det({c[0]})")],
@@ -283,8 +283,8 @@ OPS = (
     ),
     OpRow(
         op="logdet",
-        rule="log-determinant: d log|det A| = tr(A^-1 dA)",
-        identity="A_bar = G * inv(A).T",
+        rule="log determinant",
+        identity="d log|det A| = tr(A^-1 dA): A_bar = G * inv(A).T",
         vjp=_logdet_vjp,
         jvp=_logdet_jvp,
         emit=lambda n, c, t: [(t, f"_np.linalg.slogdet({c[0]})"), (t, f"{t}[1]")],
@@ -294,8 +294,8 @@ OPS = (
     ),
     OpRow(
         op="inv",
-        rule="inverse: d A^-1 = -A^-1 dA A^-1",
-        identity="A_bar = -inv(A).T @ G @ inv(A).T",
+        rule="inverse",
+        identity="d A^-1 = -A^-1 dA A^-1: A_bar = -inv(A).T @ G @ inv(A).T",
         vjp=_inv_vjp,
         jvp=_inv_jvp,
         emit=lambda n, c, t: [(t, f"_np.linalg.inv({c[0]})")],
@@ -305,8 +305,8 @@ OPS = (
     ),
     OpRow(
         op="solve",
-        rule="solve: x = A^-1 b, dx = A^-1 (db - dA x)",
-        identity="B_bar = solve(A.T, G), A_bar = -B_bar @ x.T",
+        rule="solve",
+        identity="x = A^-1 b, dx = A^-1 (db - dA x): B_bar = solve(A.T, G), A_bar = -B_bar @ x.T",
         vjp=_solve_vjp,
         jvp=_solve_jvp,
         emit=lambda n, c, t: [(t, f"_np.linalg.solve({c[0]}, {c[1]})")],
@@ -316,8 +316,8 @@ OPS = (
     ),
     OpRow(
         op="norm",
-        rule="2-norm: d|x| = x . dx / |x| (0 at x = 0)",
-        identity="A_bar = G * A / norm(A), 0 where the norm is 0",
+        rule="norm",
+        identity="d|x| = x . dx / |x|: A_bar = G * A / norm(A), 0 where the norm is 0",
         vjp=_norm_vjp,
         jvp=_norm_jvp,
         emit=_norm_emit,

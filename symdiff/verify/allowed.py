@@ -10,6 +10,7 @@ import ast
 import re
 
 from .. import registry
+from ..codegen.naming import CONSTANT as BOUND_CONSTANT
 from ..codegen.naming import DIRECTION
 
 FUNCTION_NAMES = frozenset(
@@ -62,6 +63,8 @@ KEYWORDS = frozenset({"dtype", "copy", "axis", "keepdims"})
 INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")
 PARAM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 VECTOR = DIRECTION  # the direction parameter of Hessian-vector products
+#: A traced function's bound constants (``_c0``, ...): trailing parameters of tensor functions.
+CONSTANT = BOUND_CONSTANT
 
 EXPRESSION_NODES = (
     ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Attribute, ast.Constant,

@@ -221,7 +221,9 @@ class CompiledFunction:
 
     # -- persistence -------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Write :attr:`source` to ``path`` as a standalone module; returns the path."""
+        """Write :attr:`source` to ``path`` as a standalone module; returns the path. (Its
+        function takes a traced function's bound constants as trailing parameters ``_c0, ...``:
+        pass :attr:`constants`' values, in order.)"""
         path = Path(path)
         path.write_text(self.source, encoding="utf-8")
         return path
@@ -238,6 +240,8 @@ class CompiledFunction:
         self.__dict__.setdefault("recipe", None)  # pickled by an older symdiff
         self.__dict__.setdefault("recorded", None)  # derived again by explain(), if asked
         self.__dict__.setdefault("_constants", ())
+        for constant in self._constants:  # unpickled arrays are writable again
+            constant.value.setflags(write=False)
         self._bind()
 
     # -- display -----------------------------------------------------------------------------------

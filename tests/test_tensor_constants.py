@@ -178,6 +178,7 @@ def test_pickle_carries_the_constants():
     w = RNG.normal(size=3)
     np.testing.assert_array_equal(copy(w), g(w))
     assert list(copy.constants) == ["X", "_c1", "MASK"]  # -LABELS is an array of its own
+    assert not copy.constants["X"].flags.writeable
 
 
 def test_disk_cache_stores_the_module_once_and_never_the_values(cache_dir, monkeypatch):

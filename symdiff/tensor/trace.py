@@ -100,7 +100,8 @@ class Tracer(Values):
             return self.elem(self.captures.node(self.b, value, self.fn))
         if isinstance(value, list | tuple):
             raise UnsupportedError(f"a {type(value).__name__} cannot be combined with a traced "
-                                   "array: pass it to the function as an argument")
+                                   "array: make it a NumPy array (np.array([...]), a bound "
+                                   "constant) or pass it to the function as an argument")
         return Elem(scalar.operand(value), ())
 
     def node(self, value: object) -> Node:

@@ -234,3 +234,29 @@ def test_explain_and_derive_show_the_constants():
     assert "_c0.T @" in g.explain()
     steps = str(sd.derive(least_squares, wrt="w", shapes={"w": (3,)}))
     assert "_c0" in steps and "z1 = _c0 @ w" in steps
+
+
+def test_recipe_records_the_constants_and_reads_older_records():
+    from symdiff.recipe import Recipe
+
+    g = sd.grad(least_squares, wrt="w", shapes={"w": (3,)})
+    record = g.recipe.to_json()
+    assert record["constants"] == ["_c0", "_c1"]
+    assert record["shapes"] == [["w", [3]], ["_c0", [7, 3]], ["_c1", [7]]]
+    assert Recipe.from_json(record) == g.recipe
+    older = {k: v for k, v in record.items() if k != "constants"}
+    assert Recipe.from_json(older).constants == ()
+    plain = sd.grad("sum(x**2)", wrt="x", shapes={"x": (3,)})
+    assert "constants" not in plain.recipe.to_json() and plain.constants == {}
+
+
+def test_constants_in_other_numpy_calls():
+    def f(w):
+        return (np.sum(np.dot(X, w) ** 2) + np.sum(np.maximum(X[:, 0], w[0] * X[:, 1]))
+                + np.sum(np.where(X[:, 2] > w[1], 1.0, w[2])) + w.dot(X.T).sum())
+
+    w = np.array([0.3, -0.2, 0.7])
+    g = sd.grad(f, wrt="w", shapes={"w": (3,)})
+    np.testing.assert_allclose(g(w), _central(f, w), rtol=1e-6, atol=1e-7)
+    # X[:, 0], X[:, 1], X[:, 2] > ... and X.T are computed by NumPy: arrays of their own
+    assert list(g.constants) == ["X", "_c1", "_c2", "_c3", "_c4"]

@@ -135,7 +135,8 @@ class CompiledFunction:
                 f"signature {signature} does not name the parameters of {self.name}{generated}"
             )
         self.__signature__ = signature
-        self._call = self._run if _plain(signature) else _binder(self._run, signature)
+        self._call = (self._run if _plain(signature)
+                      else _binder(self._run, signature, self._fn))
 
     def with_signature(self, signature: inspect.Signature | None) -> CompiledFunction:
         """The same generated function (not loaded again) seen through another signature
@@ -312,9 +313,11 @@ def _unbound(name: str, constants: Sequence[str]) -> Callable[..., Any]:
     return call
 
 
-def _binder(fn: Callable[..., Any], signature: inspect.Signature) -> Callable[..., Any]:
-    """A call of ``fn`` (which takes every parameter positionally, in order) through
-    ``signature``: arguments bound as Python binds them, defaults filled in."""
+def _binder(fn: Callable[..., Any], signature: inspect.Signature,
+            generated: Callable[..., Any]) -> Callable[..., Any]:
+    """A call of ``fn`` (which takes every parameter positionally, in order; the ``generated``
+    function, or it with the bound constants given) through ``signature``: arguments bound as
+    Python binds them, defaults filled in."""
     bind = signature.bind
     count = len(signature.parameters)
     keyword_only = inspect.Parameter.KEYWORD_ONLY
@@ -327,8 +330,8 @@ def _binder(fn: Callable[..., Any], signature: inspect.Signature) -> Callable[..
         bound.apply_defaults()
         return fn(*bound.arguments.values())
 
-    call.__name__ = call.__qualname__ = fn.__name__
-    call.__doc__ = fn.__doc__
+    call.__name__ = call.__qualname__ = generated.__name__
+    call.__doc__ = generated.__doc__
     call.__signature__ = signature  # type: ignore[attr-defined]
     return call
 

@@ -260,3 +260,15 @@ def test_constants_in_other_numpy_calls():
     np.testing.assert_allclose(g(w), _central(f, w), rtol=1e-6, atol=1e-7)
     # X[:, 0], X[:, 1], X[:, 2] > ... and X.T are computed by NumPy: arrays of their own
     assert list(g.constants) == ["X", "_c1", "_c2", "_c3", "_c4"]
+
+
+def test_signature_with_defaults_and_keyword_only_parameters():
+    def loss(w, *, scale=2.0):
+        return scale * np.sum((X @ w) ** 2)
+
+    g = sd.grad(loss, wrt="w", shapes={"w": (3,), "scale": ()})
+    assert str(g.__signature__) == "(w, *, scale=2.0)"
+    w = RNG.normal(size=3)
+    np.testing.assert_allclose(g(w), 4 * X.T @ (X @ w), rtol=1e-12)
+    np.testing.assert_allclose(g.bind(X=2 * X)(w, scale=1.0), 8 * X.T @ (X @ w), rtol=1e-12)
+    np.testing.assert_allclose(g.call_by_name({"w": w}), g(w))

@@ -272,3 +272,20 @@ def test_signature_with_defaults_and_keyword_only_parameters():
     np.testing.assert_allclose(g(w), 4 * X.T @ (X @ w), rtol=1e-12)
     np.testing.assert_allclose(g.bind(X=2 * X)(w, scale=1.0), 8 * X.T @ (X @ w), rtol=1e-12)
     np.testing.assert_allclose(g.call_by_name({"w": w}), g(w))
+
+
+def test_named_dimensions_meeting_a_constant_get_a_hint():
+    with pytest.raises(ShapeError, match=r"\(3 != d\).*constant arrays .*X \(7, 3\).*fixed sizes"):
+        sd.grad(least_squares, wrt="w", shapes={"w": ("d",)})
+
+
+def test_large_constants_are_parameters_not_source():
+    big = RNG.normal(size=(2000, 50))
+
+    def f(w):
+        return np.sum(np.tanh(big @ w))
+
+    g = sd.grad(f, wrt="w", shapes={"w": (50,)})
+    assert len(g.source) < 10_000
+    w = RNG.normal(size=50) / 10
+    np.testing.assert_allclose(g(w), big.T @ (1 - np.tanh(big @ w) ** 2), rtol=1e-10)

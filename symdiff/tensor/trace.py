@@ -295,6 +295,8 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
     arguments = [tracer.wrap(builder.var(n, shapes[n])) for n in names]
     try:
         value = scalar.call_with(fn, sig, arguments)
+    except ShapeError as exc:
+        raise ShapeError(f"{exc}{_fixed_sizes_hint(tracer, shapes)}") from None
     except SymdiffError:
         raise
     except Exception as exc:
@@ -306,6 +308,18 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
             raise UnsupportedError(f"{tracer.name} returned an empty {type(value).__name__}")
         return [_node(tracer, item) for item in value], sig, True
     return [_node(tracer, value)], sig, False
+
+
+def _fixed_sizes_hint(tracer: Tracer, shapes: dict[str, Shape]) -> str:
+    """For a shape error of a trace that met bound constants while some parameter has a named
+    dimension: the hint that constants have fixed sizes."""
+    if not tracer.captures.items or not any(
+        not isinstance(d, int) for shape in shapes.values() for d in shape
+    ):
+        return ""
+    constants = ", ".join(f"{c.label} {format_shape(c.shape)}" for c in tracer.captures.items)
+    return (f"; the constant arrays the function uses ({constants}) have fixed sizes: give the "
+            "parameters that meet them fixed sizes in shapes= too")
 
 
 def _node(tracer: Tracer, value: object) -> Node:

@@ -180,6 +180,13 @@ class CompiledFunction:
             raise TypeError(f"{self.name}.bind() got unknown constant(s) {', '.join(unknown)}; "
                             f"its bound constants are: {known}")
         given = {by_name[k].name: v for k, v in values.items()}
+        rebound_labels = {by_name[k].label for k in values}
+        stale = [c.label for c in self._constants if c.name not in given
+                 and rebound_labels.intersection(c.sources)]
+        if stale:
+            raise TypeError(f"{self.name}.bind(): the constant(s) {', '.join(stale)} were views "
+                            "of an array being rebound when traced; rebind them too, or trace "
+                            "the function again")
         return self.with_constants(
             [rebound(c, given[c.name]) if c.name in given else c for c in self._constants])
 

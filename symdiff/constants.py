@@ -39,6 +39,9 @@ class Bound:
     name: str
     label: str
     value: Any
+    #: The names of arrays this one was a view of when traced (``X[:, 0]`` of ``X``): a
+    #: :meth:`CompiledFunction.bind` of those must rebind this one too.
+    sources: tuple[str, ...] = ()
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -84,7 +87,7 @@ def rebound(bound: Bound, value: Any) -> Bound:
             f"{bound.dtype}; got shape {array.shape} and dtype {array.dtype} (trace the "
             "function again for another shape or dtype)"
         )
-    return Bound(bound.name, bound.label, array)
+    return Bound(bound.name, bound.label, array, bound.sources)
 
 
 __all__ = ["Bound", "captured", "rebound"]

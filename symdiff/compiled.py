@@ -172,7 +172,10 @@ class CompiledFunction:
         """This function with other values of its bound constants, by name
         (``g.bind(X=new_X)``; :attr:`constants` lists the names): each of the shape and dtype
         it was traced with (a ``ShapeError`` otherwise; booleans and integers are converted to
-        float64 as when traced). The values are captured (copied) now; ``self`` is unchanged."""
+        float64 as when traced). The values are captured (copied) now; ``self`` is unchanged.
+        Only the constants named change: an array NumPy computed from one when the function was
+        traced (``-y``) keeps its traced value (trace again), and rebinding an array while a view
+        of it (``X[:, 0]``) is a constant too is a ``TypeError`` unless both are given."""
         by_name = {c.label: c for c in self._constants} | {c.name: c for c in self._constants}
         unknown = sorted(set(values) - set(by_name))
         if unknown:

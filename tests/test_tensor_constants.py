@@ -18,6 +18,7 @@ import symdiff as sd
 from symdiff.errors import ShapeError, UnsupportedError
 
 from .conftest import reset_memory
+from .test_display import assert_katex_safe
 
 RNG = np.random.default_rng(1515)
 X = RNG.normal(size=(7, 3))
@@ -232,8 +233,11 @@ def test_constants_that_are_not_real_numbers_are_refused(bad, what):
 def test_explain_and_derive_show_the_constants():
     g = sd.grad(least_squares, wrt="w", shapes={"w": (3,)})
     assert "_c0.T @" in g.explain()
-    steps = str(sd.derive(least_squares, wrt="w", shapes={"w": (3,)}))
-    assert "_c0" in steps and "z1 = _c0 @ w" in steps
+    derivation = sd.derive(least_squares, wrt="w", shapes={"w": (3,)})
+    assert "z1 = _c0 @ w" in str(derivation)
+    latex = derivation.latex()
+    assert_katex_safe(latex)
+    assert r"{\mathtt{\_c0}}^{T}" in latex and " _c" not in latex
 
 
 def test_recipe_records_the_constants_and_reads_older_records():

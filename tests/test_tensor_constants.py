@@ -311,3 +311,15 @@ def test_transposes_share_the_constant_and_other_views_must_be_rebound_together(
     both = g.bind(data=2 * data, _c1=2 * data[:, 0])
     data *= 2  # f now computes with the new values, as the rebound g does
     np.testing.assert_allclose(both(w), _central(f, w), rtol=1e-6, atol=1e-6)
+
+
+def test_a_recipe_formula_reads_back_with_the_constants_as_arguments():
+    g = sd.grad(least_squares, wrt="w", shapes={"w": (3,)})
+    (text,) = g.recipe.exprs
+    assert text == "sum(((_c0 @ w) - _c1)**2)"
+    again = sd.grad(text, wrt="w", shapes=dict(g.recipe.shapes))
+    assert again.args == ("_c0", "_c1", "w") and again.constants == {}
+    w = RNG.normal(size=3)
+    np.testing.assert_allclose(again(X, Y, w), g(w), rtol=1e-12)
+    with pytest.raises(sd.ParseError, match="reserved"):
+        sd.grad("sum(_d0 * w)", wrt="w", shapes={"w": (3,), "_d0": (3,)})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import inspect
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .codegen.load import load_function
 from .codegen.naming import code_names, rename_keywords
 from .codegen.render import HELPERS_HEADING
+from .constants import Bound, rebound
 from .recipe import Recipe
 from .teach import explain
 from .teach.explain import names as _names
@@ -30,6 +32,12 @@ class CompiledFunction:
     generated function's, in the same order. With defaults, keyword-only or positional-only
     parameters, a call binds through it (defaults filled in here, never written into the
     source); otherwise the generated function is called directly.
+
+    A traced function's *bound constants* (:mod:`symdiff.constants`: NumPy arrays it closed
+    over or built, such as ``X`` in ``np.sum((X @ w - y) ** 2)``) are trailing parameters of
+    the generated function (``_c0, ...``, :attr:`recipe` ``.constants``) that a call passes
+    itself: ``g(w)`` as usual. They were captured when the function was traced; :meth:`bind`
+    gives the function with other values, :attr:`constants` shows them.
     """
 
     def __init__(
@@ -45,6 +53,7 @@ class CompiledFunction:
         signature: inspect.Signature | None = None,
         recipe: Recipe | None = None,
         recorded: Any = None,
+        constants: Sequence[Bound] = (),
     ):
         self.source = source
         self.name = name
@@ -61,6 +70,7 @@ class CompiledFunction:
         #: In memory only: neither pickled nor stored in the disk cache.
         self.recorded = recorded
         self._signature = signature
+        self._constants: tuple[Bound, ...] = tuple(constants)
         self._bind()
 
     @classmethod
@@ -81,12 +91,19 @@ class CompiledFunction:
                    exprs=exprs, kind=recipe.kind, key=key, signature=signature, recipe=recipe,
                    recorded=recorded)
 
+    @property
+    def _constant_names(self) -> tuple[str, ...]:
+        """The generated function's parameters that are bound constants (after :attr:`args`)."""
+        if self.recipe is not None:
+            return self.recipe.constants
+        return tuple(c.name for c in self._constants)
+
     def _bind(self) -> None:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:16]
         function = load_function(self.source, self.name, f"<symdiff {self.name} {digest}>")
         if self.recipe is not None:  # a module that is not the recipe's is refused
             renamed = code_names(self.args)
-            expected = [renamed.get(a, a) for a in self.args]
+            expected = [renamed.get(a, a) for a in self.args] + list(self._constant_names)
             if list(inspect.signature(function).parameters) != expected:
                 raise ValueError(f"the module's {self.name} does not take {expected}")
         self._fn = rename_keywords(function, self.args)  # g(**{"x_{1}": 1.0}): codenames
@@ -94,19 +111,32 @@ class CompiledFunction:
         self._sign()
 
     def _sign(self) -> None:
-        """Set ``__signature__`` and what a call runs: the generated function itself, or a thin
-        binding wrapper when the signature has defaults or parameters that are not plain."""
+        """Set ``__signature__`` and what a call runs: the generated function itself (with the
+        bound constants passed by keyword), or a thin binding wrapper when the signature has
+        defaults or parameters that are not plain. A function whose bound constants are not
+        given yet (:meth:`with_constants` gives them) refuses calls."""
         generated = inspect.signature(self._fn)
+        names = self._constant_names
+        self._run = self._fn
+        if names:
+            generated = generated.replace(parameters=[
+                p for p in generated.parameters.values() if p.name not in names])
+            if tuple(c.name for c in self._constants) == names:
+                values = {c.name: c.value for c in self._constants}
+                self._run = functools.partial(self._fn, **values)
+            else:
+                self._run = _unbound(self.name, names)
         signature = self._signature
         if signature is None:
-            self.__signature__, self._call = generated, self._fn
+            self.__signature__, self._call = generated, self._run
             return
         if tuple(signature.parameters) != tuple(generated.parameters):
             raise ValueError(
                 f"signature {signature} does not name the parameters of {self.name}{generated}"
             )
         self.__signature__ = signature
-        self._call = self._fn if _plain(signature) else _binder(self._fn, signature)
+        self._call = (self._run if _plain(signature)
+                      else _binder(self._run, signature, self._fn))
 
     def with_signature(self, signature: inspect.Signature | None) -> CompiledFunction:
         """The same generated function (not loaded again) seen through another signature
@@ -118,6 +148,50 @@ class CompiledFunction:
         clone._signature = signature
         clone._sign()
         return clone
+
+    # -- bound constants ---------------------------------------------------------------------------
+    @property
+    def constants(self) -> dict[str, Any]:
+        """The bound constants a call passes, by the name :meth:`bind` takes (the traced
+        function's Python name for the array, else ``_c0``, ...): read-only arrays."""
+        return {c.label: c.value for c in self._constants}
+
+    def with_constants(self, constants: Sequence[Bound]) -> CompiledFunction:
+        """The same generated function (not loaded again) passing ``constants`` (``self`` if
+        there are none and it needs none)."""
+        constants = tuple(constants)
+        if not constants and not self._constants:
+            return self
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._constants = constants
+        clone._sign()
+        return clone
+
+    def bind(self, **values: Any) -> CompiledFunction:
+        """This function with other values of its bound constants, by name
+        (``g.bind(X=new_X)``; :attr:`constants` lists the names): each of the shape and dtype
+        it was traced with (a ``ShapeError`` otherwise; booleans and integers are converted to
+        float64 as when traced). The values are captured (copied) now; ``self`` is unchanged.
+        Only the constants named change: an array NumPy computed from one when the function was
+        traced (``-y``) keeps its traced value (trace again), and rebinding an array while a view
+        of it (``X[:, 0]``) is a constant too is a ``TypeError`` unless both are given."""
+        by_name = {c.label: c for c in self._constants} | {c.name: c for c in self._constants}
+        unknown = sorted(set(values) - set(by_name))
+        if unknown:
+            known = ", ".join(c.label for c in self._constants) or "none"
+            raise TypeError(f"{self.name}.bind() got unknown constant(s) {', '.join(unknown)}; "
+                            f"its bound constants are: {known}")
+        given = {by_name[k].name: v for k, v in values.items()}
+        rebound_labels = {by_name[k].label for k in values}
+        stale = [c.label for c in self._constants if c.name not in given
+                 and rebound_labels.intersection(c.sources)]
+        if stale:
+            raise TypeError(f"{self.name}.bind(): the constant(s) {', '.join(stale)} were views "
+                            "of an array being rebound when traced; rebind them too, or trace "
+                            "the function again")
+        return self.with_constants(
+            [rebound(c, given[c.name]) if c.name in given else c for c in self._constants])
 
     def positional_arguments(self, values: Mapping[str, Any]) -> list[Any]:
         """The generated function's positional arguments from ``values`` by name (other names
@@ -133,7 +207,7 @@ class CompiledFunction:
     def call_by_name(self, values: Mapping[str, Any]) -> Any:
         """The generated function on ``values`` by name (:meth:`positional_arguments`), whatever
         the kinds of the parameters (positional-only ones too)."""
-        return self._fn(*self.positional_arguments(values))
+        return self._run(*self.positional_arguments(values))
 
     if TYPE_CHECKING:
 
@@ -158,14 +232,16 @@ class CompiledFunction:
 
     # -- persistence -------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Write :attr:`source` to ``path`` as a standalone module; returns the path."""
+        """Write :attr:`source` to ``path`` as a standalone module; returns the path. (Its
+        function takes a traced function's bound constants as trailing parameters ``_c0, ...``:
+        pass :attr:`constants`' values, in order.)"""
         path = Path(path)
         path.write_text(self.source, encoding="utf-8")
         return path
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for transient in ("_fn", "_call", "__doc__", "__signature__", "recorded"):
+        for transient in ("_fn", "_run", "_call", "__doc__", "__signature__", "recorded"):
             state.pop(transient, None)
         return state
 
@@ -174,6 +250,9 @@ class CompiledFunction:
         self.__dict__.setdefault("_signature", None)
         self.__dict__.setdefault("recipe", None)  # pickled by an older symdiff
         self.__dict__.setdefault("recorded", None)  # derived again by explain(), if asked
+        self.__dict__.setdefault("_constants", ())
+        for constant in self._constants:  # unpickled arrays are writable again
+            constant.value.setflags(write=False)
         self._bind()
 
     # -- display -----------------------------------------------------------------------------------
@@ -234,9 +313,21 @@ def _plain(signature: inspect.Signature) -> bool:
     )
 
 
-def _binder(fn: Callable[..., Any], signature: inspect.Signature) -> Callable[..., Any]:
-    """A call of ``fn`` (which takes every parameter positionally, in order) through
-    ``signature``: arguments bound as Python binds them, defaults filled in."""
+def _unbound(name: str, constants: Sequence[str]) -> Callable[..., Any]:
+    """What a function whose bound constants were not given runs: a clear ``TypeError``."""
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"{name}() needs its bound constants {', '.join(constants)}, which "
+                        "were not given (CompiledFunction.with_constants)")
+
+    return call
+
+
+def _binder(fn: Callable[..., Any], signature: inspect.Signature,
+            generated: Callable[..., Any]) -> Callable[..., Any]:
+    """A call of ``fn`` (which takes every parameter positionally, in order; the ``generated``
+    function, or it with the bound constants given) through ``signature``: arguments bound as
+    Python binds them, defaults filled in."""
     bind = signature.bind
     count = len(signature.parameters)
     keyword_only = inspect.Parameter.KEYWORD_ONLY
@@ -249,8 +340,8 @@ def _binder(fn: Callable[..., Any], signature: inspect.Signature) -> Callable[..
         bound.apply_defaults()
         return fn(*bound.arguments.values())
 
-    call.__name__ = call.__qualname__ = fn.__name__
-    call.__doc__ = fn.__doc__
+    call.__name__ = call.__qualname__ = generated.__name__
+    call.__doc__ = generated.__doc__
     call.__signature__ = signature  # type: ignore[attr-defined]
     return call
 

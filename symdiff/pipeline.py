@@ -13,6 +13,10 @@ store -> build.
    else the layer derives and emits it now and the module is stored;
 3. the function is indexed under the raw call, so the next process finds it in step 1.
 
+A traced function's bound constants (:mod:`symdiff.constants`) are not part of any key, of the
+module or of what is stored: the function found is given the values of this trace
+(:meth:`~symdiff.compiled.CompiledFunction.with_constants`).
+
 ``cache=False`` skips every level. The layers know nothing of caching (:mod:`symdiff.layer`).
 """
 
@@ -63,18 +67,19 @@ def compile_request(layer: Layer, request: Request) -> CompiledFunction:
     """The function for a parsed ``request`` of ``layer``: from memory, from its module entry,
     or built now (and stored), as ``cache=True`` allows."""
     signature = request.call_signature
+    constants = getattr(request, "constants", ())  # a traced function's bound constants
     if not request.options.cache:
-        return function_of(layer.build(request), None, signature)
+        return function_of(layer.build(request), None, signature).with_constants(constants)
     key = request.key()
     if key in _MEMO:  # the key holds the signature; annotations may still differ
-        return _MEMO[key].with_signature(signature)
+        return _MEMO[key].with_signature(signature).with_constants(constants)
     disk_key = request_index.module_key(key)
     function = request_index.load_module(disk_key, request.recipe, layer.exprs(request), signature)
     if function is None:
         function = function_of(layer.build(request), disk_key, signature)
         request_index.store_module(function)
     _MEMO[key] = function
-    return function
+    return function.with_constants(constants)
 
 
 def function_of(built: Built, key: str | None, signature: inspect.Signature | None

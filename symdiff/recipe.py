@@ -49,7 +49,11 @@ class Recipe:
     * ``mode``: the mode the code was written in (``"forward"``, ``"reverse"``, ``"forward over
       reverse"``, ...), as the module's ``# Mode:`` line says;
     * ``outputs``: the names the generated code gives its outputs, in order (``_x_bar``,
-      ``_w_bar``, ...; empty when the result is assembled as one array).
+      ``_w_bar``, ...; empty when the result is assembled as one array);
+    * ``constants``: the bound constants of a traced function (:mod:`symdiff.constants`): the
+      generated function's parameters after ``args`` (``_c0``, ...), which the compiled
+      function passes itself; their shapes follow the arguments' in ``shapes``. Their values
+      are never part of a recipe.
     """
 
     kind: str
@@ -61,6 +65,7 @@ class Recipe:
     options: Options = field(default_factory=Options)
     mode: str = ""
     outputs: tuple[str, ...] = ()
+    constants: tuple[str, ...] = ()
 
     # -- views -------------------------------------------------------------------------------------
     @property
@@ -108,6 +113,7 @@ class Recipe:
             },
             "mode": self.mode,
             "outputs": list(self.outputs),
+            **({"constants": list(self.constants)} if self.constants else {}),
         }
 
     def dumps(self) -> str:
@@ -139,6 +145,7 @@ class Recipe:
                 ),
                 mode=_text(data["mode"]),
                 outputs=_texts(data["outputs"]),
+                constants=_texts(data.get("constants", [])),
             )
         except (KeyError, TypeError, ValueError) as error:  # SymdiffError is a ValueError
             raise ValueError(f"malformed recipe: {error}") from error

@@ -11,6 +11,7 @@ A name derived from a variable ``x`` is ``_x_<role>``: its gradient (adjoint) :f
 :func:`temporaries` skip ``_tN`` when a variable is named ``tN``, so the adjoint ``_t0_bar`` of a
 temporary is never the gradient ``_t0_bar`` of a variable ``t0``); the names derived from a
 generated name add the role to it (``_t0_bar``, the tangent ``_t0_dot`` or ``_t0_bar_dot1``).
+A traced function's bound constants are the parameters :func:`constant` ``_c0, _c1, ...``.
 Fixed names: :data:`VALUE` ``_value``, :data:`SECOND` ``_d2``, :data:`DIRECTION` ``_v``; the
 templates and the pasted helpers (:mod:`symdiff.codegen.helpers`) spell the few names they share
 with the emitters themselves (``_np``, ``_shape``, ``_dtype``, ``_out``, ``_formulas``).
@@ -154,6 +155,16 @@ def argument(index: int) -> str:
 
 #: An :func:`argument` in a printed ``map`` expression.
 ARGUMENT = re.compile(r"\b_a\d+\b")
+
+
+def constant(index: int) -> str:
+    """The parameter of a traced function's bound constant ``index`` (a NumPy array it closed
+    over or built, passed by the compiled function on every call): ``_c0``."""
+    return f"_c{index}"
+
+
+#: A :func:`constant` (the whole name).
+CONSTANT = re.compile(r"_c\d+\Z")
 
 
 def placeholder(index: int) -> str:

@@ -16,6 +16,8 @@ import sympy as sp
 from sympy.printing.conventions import split_super_sub
 from sympy.printing.latex import translate
 
+from ..codegen.naming import CONSTANT
+
 
 def _word(word: str) -> str:
     """One word of a name: a Greek letter or SymPy modifier (``xdot``) as SymPy prints it, a
@@ -29,7 +31,10 @@ def _word(word: str) -> str:
 @lru_cache(maxsize=4096)
 def latex_name(name: str) -> str:
     """The LaTeX of a variable called ``name``: ``lam`` -> ``\\mathrm{lam}``, ``sigma`` ->
-    ``\\sigma``, ``x1`` -> ``x_{1}``, ``lam_max`` -> ``\\mathrm{lam}_{\\mathrm{max}}``."""
+    ``\\sigma``, ``x1`` -> ``x_{1}``, ``lam_max`` -> ``\\mathrm{lam}_{\\mathrm{max}}``; a
+    traced function's bound constant ``_c0`` as its code name, ``\\mathtt{\\_c0}``."""
+    if CONSTANT.match(name):
+        return r"\mathtt{\_" + name[1:] + "}"
     base, supers, subs = split_super_sub(name)
     if not base or not base.replace("_", "").isalnum():  # not a plain name: SymPy's own
         return sp.latex(sp.Symbol(name))

@@ -246,12 +246,14 @@ def _explain_header(
 
 def declared_shapes(function: CompiledFunction) -> dict[str, tuple[int | str, ...]] | None:
     """The ``shapes=`` of a tensor function, from its recipe, else None (a scalar function, or
-    one without a recipe). Generated arguments (``_v``) are left out."""
+    one without a recipe). Generated arguments (``_v``) are left out; bound constants
+    (``_c0``, which the recipe's formula names) are kept."""
     recipe = getattr(function, "recipe", None)
     shapes = None if recipe is None else recipe.shape_map
     if shapes is None:
         return None
-    return {name: shape for name, shape in shapes.items() if not name.startswith("_")}
+    return {name: shape for name, shape in shapes.items()
+            if not name.startswith("_") or name in recipe.constants}
 
 
 def _explain_tensor(

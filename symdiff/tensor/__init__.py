@@ -10,6 +10,7 @@ Pipeline (each a small module, imports pointing down the list)::
     literals    literal arguments (axes, indices, shapes) read from the syntax tree
     values      elementwise chains composed into one node (shared by parse and trace)
     parse       text -> nodes through an ast allow-list (the scalar parser's front end)
+    captures    the bound constants of a trace: NumPy arrays it closes over or builds
     traced      the arrays a traced function sees, and the NumPy functions they understand
     trace       a Python function on traced arrays -> nodes
     elementwise partial derivatives of elementwise nodes by the scalar rule table
@@ -64,6 +65,10 @@ Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``ja
   function given to ``jacobian`` may return a tuple of same-shaped arrays (the rows);
   ``sd.derive(expr, wrt=..., shapes=...)`` records the backward walk's rules as steps
   (:mod:`symdiff.tensor.steps`).
+* NumPy arrays a traced function closes over or builds (``X`` in ``np.sum((X @ w - y)**2)``,
+  ``np.eye(3)``, masks) are bound constants (:mod:`symdiff.constants`): trailing parameters
+  ``_c0, ...`` of the module, keyed by shape and dtype, captured when traced and passed by the
+  compiled function (``g.bind(X=...)`` rebinds them).
 """
 
 from __future__ import annotations

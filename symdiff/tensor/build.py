@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from ..codegen import naming
+from ..constants import Bound
 from ..errors import ShapeError, UnsupportedError
 from ..layer import Built, Call
 from ..options import Options
@@ -97,16 +98,18 @@ def _build(request: TensorRequest) -> Built:
     argument_text = ", ".join(f"{p} {format_shape(shapes[p])}" for p in params)
     recipe = replace(request.recipe, mode=plan.mode,
                      outputs=tuple(name for name, _ in plan.outputs))
+    constants = request.constants
     program = Program(
         name=recipe.name,
         title=plan.title,
         expression=request.expression,
-        params=params,
-        shapes={p: shapes[p] for p in params},
+        params=params + tuple(c.name for c in constants),
+        shapes={**{p: shapes[p] for p in params}, **{c.name: c.shape for c in constants}},
         outputs=plan.outputs,
         result=plan.result,
         doc=[
             f"Arguments (in this order, or by name): {argument_text or 'none'}.",
+            *_constants_doc(constants),
             "Named dimensions must have one size across arguments; shapes are checked "
             "(ValueError). Integers give float64, float32 stays float32.",
             f"Returns {plan.returns}.",
@@ -117,6 +120,18 @@ def _build(request: TensorRequest) -> Built:
         cse=request.options.cse,
     )
     return Built(emit_module(program), recipe, _exprs(plan))
+
+
+def _constants_doc(constants: Sequence[Bound]) -> list[str]:
+    """The docstring's line on the bound constants (:mod:`symdiff.constants`), if any."""
+    if not constants:
+        return []
+    items = ", ".join(
+        f"{c.name} {format_shape(c.shape)} {c.dtype}"
+        + ("" if c.label == c.name else f" ({c.label})") for c in constants
+    )
+    return [f"Bound constants (captured when traced, passed by the compiled function; "
+            f"g.bind(name=array) rebinds): {items}."]
 
 
 class TensorLayer:

@@ -78,6 +78,7 @@ def _transpose_code(node: Node, c: list[str], printer: ArrayCodePrinter) -> str:
 #: The code of each op printed inline: ``(node, code of its args, printer) -> code``.
 INLINE_CODE: dict[str, Callable[[Node, list[str], ArrayCodePrinter], str]] = {
     "var": lambda node, c, printer: node.name,
+    "const": lambda node, c, printer: node.name,
     "fill": _fill_code,
     "transpose": _transpose_code,
     "expand": lambda node, c, printer: expand_code(c[0], node),

@@ -2,7 +2,8 @@
 
 Which nodes get a line of their own:
 
-* variables are the function's parameters; constants are printed where they are used;
+* variables and bound constants are the function's parameters; constants are printed where
+  they are used;
 * views (``.T``, ``x[:, None]``, slices, reshapes, ``broadcast_to``) are printed inline;
 * an elementwise node used only by another elementwise node is composed into it, so a chain
   of elementwise operations is one NumPy expression (printed by
@@ -395,6 +396,7 @@ _STATEMENTS.update(dict.fromkeys(families.OPS, _family_statement))
 #: always; views and elementwise nodes as decided for each node).
 _INLINE: dict[str, Callable[[_Emitter, Node], bool]] = {
     "var": lambda emitter, node: True,
+    "const": lambda emitter, node: True,
     "fill": lambda emitter, node: True,
     **dict.fromkeys(VIEWS, _Emitter._inline_view),
     "map": _Emitter._inline_map,

@@ -27,8 +27,8 @@ from .shapes import Shape, format_dim, format_shape
 
 #: Operations printed as a call or a postfix, which never need parentheses around them.
 _ATOMIC = frozenset({
-    "var", "eye", "sum", "mean", "max", "min", "logsumexp", "prod", "prod_others", "softmax",
-    "share", "reshape",
+    "var", "const", "eye", "sum", "mean", "max", "min", "logsumexp", "prod", "prod_others",
+    "softmax", "share", "reshape",
     "broadcast", "scatter", "repeat", "stack", "index", "expand", "transpose",
 })
 _NUMBER_ODOT = re.compile(r"(\d)\s*\\odot\s")
@@ -153,6 +153,7 @@ def _transpose_text(node: Node, args: list[str], raw: list[str]) -> str:
 
 _TEXT: dict[str, Callable[[Node, list[str], list[str]], str]] = {
     "var": lambda n, a, r: n.name,
+    "const": lambda n, a, r: n.name,
     "fill": _fill_text,
     "eye": lambda n, a, r: f"eye({format_dim(n.shape[-1])})",
     "map": _map_text,
@@ -234,6 +235,7 @@ def _expand_latex(node: Node, arg: str) -> str:
 
 _LATEX: dict[str, Callable[[Node, list[str], list[str]], str]] = {
     "var": lambda n, a, r: latex_name(n.name),
+    "const": lambda n, a, r: latex_name(n.name),
     "fill": _fill_latex,
     "eye": lambda n, a, r: rf"I_{{{sp.latex(sp.sympify(n.shape[-1]))}}}",
     "map": _map_latex,

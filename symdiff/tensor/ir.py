@@ -9,6 +9,9 @@ The operations (``attrs`` in brackets):
 
 ========== ============================================================================
 var        a parameter of the function [name]
+const      a bound constant: a NumPy array a traced function closed over or built, passed as
+           a trailing parameter by the compiled function (never written into the source); no
+           gradient flows into it [name ``_c0``..., dtype name]
 fill       a constant array of the node's shape [value: SymPy number or dimension expression]
 eye        the identity seed of forward mode: shape ``S + (size(S),)`` []
 map        an elementwise SymPy expression of the args, which broadcast [expr in ``_a0, _a1..``]
@@ -42,6 +45,9 @@ import sympy as sp
 from ..codegen import naming
 from .shapes import Shape
 
+#: Leaves that are parameters of the generated function: variables and bound constants.
+LEAF_PARAMETERS = frozenset({"var", "const"})
+
 #: Operations that only re-view their operand (emitted inline, never as a temporary).
 VIEWS = frozenset({"transpose", "expand", "broadcast", "index", "reshape"})
 
@@ -67,8 +73,8 @@ class Node:
 
     @property
     def name(self) -> str:
-        """The variable name of a ``var`` node."""
-        assert self.op == "var"
+        """The parameter name of a ``var`` or ``const`` node."""
+        assert self.op in LEAF_PARAMETERS
         return self.attrs[0]
 
     def __repr__(self) -> str:  # the formula: symdiff.tensor.formula.text(node)

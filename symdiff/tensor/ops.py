@@ -54,6 +54,11 @@ class Builder(Graph):
         """A parameter of the function."""
         return self.node("var", (), (name,), shape)
 
+    def constant(self, name: str, shape: Shape, dtype: str) -> Node:
+        """A bound constant (:mod:`symdiff.tensor.constants`): the parameter ``name`` of a
+        fixed shape and dtype, which nothing differentiates."""
+        return self.node("const", (), (name, dtype), shape)
+
     def fill(self, value: Any, shape: Shape) -> Node:
         """A constant array (``value`` may involve named dimensions, e.g. ``n`` from a sum)."""
         value = sp.sympify(value)

@@ -32,6 +32,7 @@ from typing import Any, NoReturn
 import sympy as sp
 
 from .. import parsing as scalar
+from ..codegen import naming
 from ..errors import ParseError, ShapeError, SymdiffError
 from ..parsing.functions import FUNCTION_SPECS, FunctionSpec
 from ..parsing.hints import did_you_mean
@@ -140,8 +141,9 @@ class _Parser(Literals, Values):
             self.fail(f"{name!r} is a function; call it as {name}(...)", node)
         try:
             scalar.check_identifier(name)
-        except ParseError as exc:
-            self.fail(exc.reason, node)
+        except ParseError as exc:  # a traced function's bound constant reads back as a variable
+            if not (naming.CONSTANT.match(name) and name in self.shapes):
+                self.fail(exc.reason, node)
         if name not in self.shapes:
             raise ShapeError(
                 f"variable {name!r} has no shape: add it to shapes= (use () for a scalar)"

@@ -19,12 +19,14 @@ from dataclasses import dataclass, replace
 
 from .. import __version__
 from ..arguments import check_parameters, resolve_wrt
+from ..constants import Bound
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..options import Options
 from ..parsing import FUNCTIONS as scalar_functions
 from ..recipe import KINDS, Recipe, function_name, shapes_of
 from ..request import is_function
 from ..trace import DIRECTION, call_signature, combine_signatures, signature_text, traced_name
+from .captures import Captures
 from .formula import text
 from .ir import Node, serialize, variables
 from .ops import Builder
@@ -48,6 +50,9 @@ class TensorRequest:
     roots: list[Node]
     params: tuple[str, ...]
     signature: inspect.Signature | None = None  # a traced function's (see symdiff.arguments)
+    #: The bound constants its traces met (:mod:`symdiff.constants`): parameters of the
+    #: generated function after ``params``, passed by the compiled function.
+    constants: tuple[Bound, ...] = ()
 
     @property
     def call_signature(self) -> inspect.Signature | None:
@@ -67,9 +72,11 @@ class TensorRequest:
         shapes."""
         exprs = tuple(t if isinstance(t, str) else text(r)
                       for t, r in zip(self.texts, self.roots, strict=True))
+        constants = tuple(c.name for c in self.constants)
+        shapes = {**self.shapes, **{c.name: c.shape for c in self.constants}}
         return Recipe(kind=self.kind, exprs=exprs, args=self.params, wrt=self.wrt,
-                      single=self.single, shapes=shapes_of(self.shapes, self.params),
-                      options=replace(self.options, cache=True))
+                      single=self.single, shapes=shapes_of(shapes, self.params + constants),
+                      options=replace(self.options, cache=True), constants=constants)
 
     @property
     def expression(self) -> str:
@@ -83,6 +90,7 @@ class TensorRequest:
         parts = [__version__, "tensor", self.kind, json.dumps(identity), str(self.many),
                  json.dumps(list(self.wrt)), str(self.single), self.options.code_key()]
         parts += [f"{p}:{format_shape(self.shapes[p])}" for p in self.params]
+        parts += [f"{c.name}={c.label}:{c.shape}:{c.dtype}" for c in self.constants]
         parts += [f"{d}>={n}" for d, n in sorted(self.builder.needs.items(), key=str)]
         if self.signature is not None:
             parts.append("signature" + signature_text(self.signature))
@@ -119,9 +127,11 @@ def request_for(kind: str, exprs: object, wrt: object, options: Options,
     roots: list[Node] = []
     signatures: list[inspect.Signature] = []
     functions: list[object] = []
+    captures = Captures()
     for item in items:
         if is_function(item):
-            nodes, sig, listed = trace_tensor(item, parsed_shapes, b, many=kind == "jacobian")
+            nodes, sig, listed = trace_tensor(item, parsed_shapes, b, many=kind == "jacobian",
+                                              captures=captures)
             many = many or listed
             signatures.append(sig)
             functions.append(item)
@@ -152,7 +162,7 @@ def request_for(kind: str, exprs: object, wrt: object, options: Options,
     names = tuple(signature.parameters) if signature is not None else tuple(found)
     params = _parameters(kind, names, wrt_names, ordered=signature is not None)
     return TensorRequest(kind, texts, many, wrt_names, single, options, parsed_shapes, b, roots,
-                    params, signature)
+                         params, signature, tuple(captures.items))
 
 
 def _parameters(kind: str, names, wrt: Sequence[str], ordered: bool = False) -> tuple[str, ...]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..codegen import naming
 from ..errors import ShapeError, SymdiffError
 from ..parsing import check_identifier
 
@@ -91,7 +92,8 @@ def parse_shapes(shapes: Any) -> dict[str, Shape]:
         )
     parsed: dict[str, Shape] = {}
     for name in sorted(shapes, key=str):
-        check_identifier(name, "variable name in shapes")
+        if not (isinstance(name, str) and naming.CONSTANT.match(name)):  # _c0: a recipe's
+            check_identifier(name, "variable name in shapes")  # bound constant (explain)
         parsed[name] = _parse_shape(name, shapes[name])
     return parsed
 

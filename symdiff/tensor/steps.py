@@ -37,7 +37,7 @@ from ..errors import SymdiffError
 from ..options import Options
 from .elementwise import partial_step
 from .formula import TensorFormula, latex, text
-from .ir import Node, arg_symbol, topological
+from .ir import LEAF_PARAMETERS, Node, arg_symbol, topological
 from .request import request_for
 from .shapes import format_shape
 from .vjp import VJPRule
@@ -161,17 +161,21 @@ class _Events:
         self.items.append(("unbroadcast", (node, summed, reduced)))
 
 
+#: Nodes shown by their own text, never named as values: parameters and constants.
+_NAMED = LEAF_PARAMETERS | {"fill"}
+
+
 class _Printer:
     """Names the values of the walk and prints nodes with them (text and LaTeX)."""
 
     def __init__(self, root: Node, events: _Events, totals: Mapping[int, Node]):
         self.nodes: dict[int, Node] = {id(n): n for n in topological([root])}
-        variables = {n.name for n in self.nodes.values() if n.op == "var"}
+        variables = {n.name for n in self.nodes.values() if n.op in LEAF_PARAMETERS}
         self.output = naming.output_label(variables)
         named: list[Node] = [root]
         for kind, data in events.items:
             if kind == "vjp":
-                named += [arg for arg in data[1].args if arg.op not in ("var", "fill")]
+                named += [arg for arg in data[1].args if arg.op not in _NAMED]
         order = {id(n): i for i, n in enumerate(topological([root]))}
         values = sorted({id(n): n for n in named if n is not root}.values(),
                         key=lambda n: order[id(n)])
@@ -182,7 +186,7 @@ class _Printer:
         self.latex: dict[int, str] = {k: latex_name(v) for k, v in self.text.items()}
         self.totals = totals
         for node_id, total in totals.items():
-            if total.op in ("var", "fill") or id(total) in self.text:
+            if total.op in _NAMED or id(total) in self.text:
                 continue
             name = self.name_of(node_id)
             self.text[id(total)] = naming.adjoint_label(name)
@@ -196,7 +200,7 @@ class _Printer:
 
     def bar(self, node: Node) -> tuple[str, str]:
         """``(text, LaTeX)`` of the gradient of ``node``'s name: ``z1_bar``."""
-        name = self.value_names.get(id(node), node.name if node.op == "var" else "?")
+        name = self.value_names.get(id(node), node.name if node.op in LEAF_PARAMETERS else "?")
         return naming.adjoint_label(name), rf"\overline{{{latex_name(name)}}}"
 
     def show(self, node: Node) -> tuple[str, str]:
@@ -257,11 +261,12 @@ def _elementwise_substeps(node: Node, contributions: list[tuple[Node, Node]],
     for i, arg in enumerate(node.args):
         name = printer.value_names.get(id(arg))
         if name is None:
-            name = arg.name if arg.op == "var" else text(arg, printer.text)
+            name = arg.name if arg.op in LEAF_PARAMETERS else text(arg, printer.text)
         symbols[arg_symbol(i)] = sp.Symbol(name, real=True)
     used = [i for i, arg in enumerate(node.args) if any(a is arg for a, _ in contributions)]
     # the chain rule's inner function must not take the name of a value shown elsewhere (u)
-    shown = {n.name for n in printer.nodes.values() if n.op == "var"} | set(printer.text.values())
+    shown = ({n.name for n in printer.nodes.values() if n.op in LEAF_PARAMETERS}
+             | set(printer.text.values()))
     return tuple(avoiding(_renamed(partial_step(expr, i), symbols), shown) for i in used)
 
 

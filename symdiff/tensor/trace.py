@@ -23,9 +23,15 @@ the family operations of :mod:`symdiff.tensor.families` (``np.stack``, ``np.conc
 ``x.shape`` gives the declared dimensions (ints, or SymPy symbols for named ones, usable as
 numbers: ``np.sum(z) / X.shape[0]``).
 
+A NumPy array the function closes over or builds (``X`` in ``np.sum((X @ w - y) ** 2)``,
+``np.eye(3)``, a mask ``np.arange(5) > 2``) becomes a *bound constant* when it meets a traced
+value: a parameter ``_c0, _c1, ...`` of the generated module that the compiled function passes
+(:mod:`symdiff.constants`, :mod:`symdiff.tensor.captures`); a constant boolean array is also a
+condition of ``np.where``. Scalars (numbers, 0-d arrays) stay literals.
+
 Anything else is an :class:`~symdiff.errors.UnsupportedError` naming it: Python ``if`` on a
-traced value (use ``np.where``), ``float(x)``, iteration, a constant NumPy array combined with a
-traced one (pass it as an argument instead), other NumPy functions.
+traced value (use ``np.where``), ``float(x)``, iteration, lists combined with a traced array,
+other NumPy functions.
 """
 
 from __future__ import annotations
@@ -44,9 +50,10 @@ import sympy as sp
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing import LIMITS
+from .captures import Captures
 from .ir import Node
 from .ops import Builder
-from .shapes import Dim, Shape, broadcast
+from .shapes import Dim, Shape, broadcast, format_shape
 from .traced import TensorCondition, TracedArray, TracedTensor, tracer_of, value_of
 from .values import Elem, Values
 
@@ -56,8 +63,11 @@ _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
 class Tracer(Values):
     """The state of one trace: the builder, the placeholders, and where messages point."""
 
-    def __init__(self, builder: Builder, fn: Callable[..., Any]):
+    def __init__(self, builder: Builder, fn: Callable[..., Any],
+                 captures: Captures | None = None):
         super().__init__(builder)
+        self.fn = fn
+        self.captures = Captures() if captures is None else captures
         self.code = getattr(fn, "__code__", None)
         self.name = str(getattr(fn, "__name__", None) or type(fn).__name__)
 
@@ -88,14 +98,12 @@ class Tracer(Values):
                 raise UnsupportedError(f"the SymPy expression {value} is not a number or a "
                                        "dimension of shapes=")
             return Elem(value, ())
-        if isinstance(value, np.ndarray) and value.ndim:
-            raise UnsupportedError(
-                f"a constant NumPy array of shape {value.shape} cannot be combined with a traced "
-                "array: pass it to the function as an argument (with its shape in shapes=)"
-            )
+        if isinstance(value, np.ndarray) and value.ndim:  # a bound constant
+            return self.elem(self.captures.node(self.b, value, self.fn))
         if isinstance(value, list | tuple):
             raise UnsupportedError(f"a {type(value).__name__} cannot be combined with a traced "
-                                   "array: pass it to the function as an argument")
+                                   "array: make it a NumPy array (np.array([...]), a bound "
+                                   "constant) or pass it to the function as an argument")
         return Elem(scalar.operand(value), ())
 
     def node(self, value: object) -> Node:
@@ -120,15 +128,20 @@ class Tracer(Values):
 
     def where_(self, cond: object, a: object, b: object) -> TracedTensor:
         """``np.where(cond, a, b)``: a ``Piecewise`` elementwise."""
-        if not isinstance(cond, TensorCondition):
+        if isinstance(cond, np.ndarray) and cond.ndim and cond.dtype.kind == "b":
+            mask = self.operand(cond)  # a bound constant (1.0 where True)
+            test = Elem(sp.Ne(mask.expr, 0), mask.shape)
+        elif isinstance(cond, TensorCondition):
+            test = value_of(cond)
+        else:
             raise UnsupportedError("the condition of where(cond, a, b) must be a comparison "
-                                   "(< <= > >=) of traced arrays")
-        if cond.expr.has(sp.Piecewise):
+                                   "(< <= > >=) of traced arrays or a constant boolean array")
+        if test.expr.has(sp.Piecewise):
             raise UnsupportedError("a where() inside the condition of a where() is not "
                                    "supported; nest where() in the values instead")
         x, y = self.operand(a), self.operand(b)
-        shape = broadcast("where", value_of(cond).shape, x.shape, y.shape, where=self.where())
-        return TracedTensor(self, Elem(sp.Piecewise((x.expr, cond.expr), (y.expr, True)), shape))
+        shape = broadcast("where", test.shape, x.shape, y.shape, where=self.where())
+        return TracedTensor(self, Elem(sp.Piecewise((x.expr, test.expr), (y.expr, True)), shape))
 
     def reduce(self, kind: str, a: object, axis: Any = None, keepdims: Any = False,
                **unsupported: Any) -> TracedTensor:
@@ -244,11 +257,13 @@ def apply(name: str, *args: Any, **kwargs: Any) -> Any:
 
 # -- tracing -------------------------------------------------------------------------------------
 def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Builder,
-                 many: bool = False) -> tuple[list[Node], inspect.Signature, bool]:
+                 many: bool = False, captures: Captures | None = None
+                 ) -> tuple[list[Node], inspect.Signature, bool]:
     """Run ``fn`` on traced arrays of the declared shapes: the node(s) of what it returns, its
     checked signature (:func:`symdiff.trace.signature`: every parameter is an argument of the
     compiled function, used or not, in the ``def``'s order), and whether it returned a tuple or
-    list, which only ``many`` (a Jacobian) allows: one node per item."""
+    list, which only ``many`` (a Jacobian) allows: one node per item. The constant arrays it
+    meets are added to ``captures`` (bound constants, :mod:`symdiff.tensor.captures`)."""
     sig = scalar.signature(fn)
     names = tuple(sig.parameters)
     missing = [n for n in names if n not in shapes]
@@ -256,10 +271,12 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
         raise ShapeError(f"parameter(s) {', '.join(map(repr, missing))} of "
                          f"{getattr(fn, '__name__', 'the function')} have no shape: add them to "
                          "shapes= (use () for a scalar)")
-    tracer = Tracer(builder, fn)
+    tracer = Tracer(builder, fn, captures)
     arguments = [tracer.wrap(builder.var(n, shapes[n])) for n in names]
     try:
         value = scalar.call_with(fn, sig, arguments)
+    except ShapeError as exc:
+        raise ShapeError(f"{exc}{_fixed_sizes_hint(tracer, shapes)}") from None
     except SymdiffError:
         raise
     except Exception as exc:
@@ -271,6 +288,18 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
             raise UnsupportedError(f"{tracer.name} returned an empty {type(value).__name__}")
         return [_node(tracer, item) for item in value], sig, True
     return [_node(tracer, value)], sig, False
+
+
+def _fixed_sizes_hint(tracer: Tracer, shapes: dict[str, Shape]) -> str:
+    """For a shape error of a trace that met bound constants while some parameter has a named
+    dimension: the hint that constants have fixed sizes."""
+    if not tracer.captures.items or not any(
+        not isinstance(d, int) for shape in shapes.values() for d in shape
+    ):
+        return ""
+    constants = ", ".join(f"{c.label} {format_shape(c.shape)}" for c in tracer.captures.items)
+    return (f"; the constant arrays the function uses ({constants}) have fixed sizes: give the "
+            "parameters that meet them fixed sizes in shapes= too")
 
 
 def _node(tracer: Tracer, value: object) -> Node:

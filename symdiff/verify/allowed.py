@@ -10,6 +10,7 @@ import ast
 import re
 
 from .. import registry
+from ..codegen.naming import CONSTANT as BOUND_CONSTANT
 from ..codegen.naming import DIRECTION
 
 FUNCTION_NAMES = frozenset(
@@ -69,6 +70,8 @@ PARAM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 #: The subscripts of ``_np.einsum`` ("ab,b->a"): letters, commas and one arrow, nothing else.
 EINSUM = re.compile(r"[A-Za-z]*(,[A-Za-z]*)*->[A-Za-z]*\Z")
 VECTOR = DIRECTION  # the direction parameter of Hessian-vector products
+#: A traced function's bound constants (``_c0``, ...): trailing parameters of tensor functions.
+CONSTANT = BOUND_CONSTANT
 
 EXPRESSION_NODES = (
     ast.BinOp, ast.UnaryOp, ast.Compare, ast.Call, ast.Name, ast.Attribute, ast.Constant,

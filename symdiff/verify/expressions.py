@@ -7,6 +7,7 @@ import ast
 
 from .allowed import (
     ALLOWED_OPERATORS,
+    CONSTANT,
     EINSUM,
     EXPRESSION_NODES,
     INTERNAL,
@@ -108,7 +109,7 @@ class ExpressionChecker:
 
     def visit_Constant(self, node: ast.Constant) -> list[ast.AST]:
         if self.tensor and type(node.value) is str and (
-            PARAM.match(node.value) or node.value == VECTOR
+            PARAM.match(node.value) or node.value == VECTOR or CONSTANT.match(node.value)
         ):
             return []  # a parameter or dimension name, for the messages of ``_check_shapes``
         if self.tensor and type(node.value) is str and EINSUM.match(node.value):

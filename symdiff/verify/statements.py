@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import keyword
 
-from .allowed import INTERNAL, MODULE_NAMES, PARAM, TENSOR_HELPER, VECTOR
+from .allowed import CONSTANT, INTERNAL, MODULE_NAMES, PARAM, TENSOR_HELPER, VECTOR
 from .errors import refuse
 from .expressions import ExpressionChecker
 from .literals import literal_int, names_tuple
@@ -27,6 +27,7 @@ def check_function(
         valid = (
             (PARAM.match(arg.arg) and not keyword.iskeyword(arg.arg))
             or arg.arg == VECTOR
+            or (tensor and CONSTANT.match(arg.arg))
             or (
                 internal_params
                 and INTERNAL.match(arg.arg)

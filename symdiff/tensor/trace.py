@@ -42,6 +42,7 @@ import sympy as sp
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing import LIMITS
+from .families import gather
 from .ir import Node
 from .ops import Builder
 from .shapes import Dim, Shape, broadcast, format_shape
@@ -176,6 +177,8 @@ class Tracer(Values):
 
     def index(self, a: TracedTensor, key: Any) -> TracedTensor:
         node = self.node(a)
+        if gather.wants_gather(key):  # integer arrays, lists, masks: a gather
+            return self.wrap(gather.fancy_index(self.b, node, key, self.where()))
         items = list(key) if isinstance(key, tuple) else [key]
         if sum(item is Ellipsis for item in items) > 1:
             raise UnsupportedError("an index can have only one '...'")

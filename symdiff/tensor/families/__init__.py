@@ -15,9 +15,9 @@ from ...errors import SymdiffError
 from ..ir import Node
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
-from . import scans
+from . import gather, scans
 
-_FAMILIES = (scans,)
+_FAMILIES = (scans, gather)
 
 #: Every family op by name.
 OPS: dict[str, OpRow] = {row.op: row for family in _FAMILIES for row in family.OPS}

@@ -32,7 +32,7 @@ from typing import Any, NoReturn
 import sympy as sp
 
 from .. import parsing as scalar
-from ..errors import ParseError, ShapeError, SymdiffError
+from ..errors import ParseError, ShapeError, SymdiffError, UnsupportedError
 from ..parsing.functions import FUNCTION_SPECS, FunctionSpec
 from ..parsing.hints import did_you_mean
 from . import families
@@ -240,8 +240,6 @@ class _Parser(Literals, Values):
 
     def visit_Subscript(self, node: ast.Subscript) -> Elem:
         items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        if any(isinstance(item, ast.List) for item in items):
-            return self.gather(node, items)
         index: list[Any] = []
         for item in items:
             if isinstance(item, ast.Slice):
@@ -250,31 +248,18 @@ class _Parser(Literals, Values):
                 if step == 0:
                     self.fail("slice step cannot be zero", item)
                 index.append((start, stop, step))
+            elif isinstance(item, ast.List):  # a[[0, 2, 3]]: a gather
+                index.append([self.integer(i, "expected an integer literal") for i in item.elts])
             else:
-                index.append(self.integer(item, "indices must be integer literals or slices "
-                                                "of them (a[1], a[:, 2], a[1:3])"))
+                index.append(self.integer(item, "indices must be integer literals, lists of "
+                                                "them or slices (a[1], a[:, [0, 2]], a[1:3])"))
         value = self.tensor(self.build(node.value))
-        return self.elem(self.b.index(value, tuple(index), self.where(node)))
-
-    def gather(self, node: ast.Subscript, items: list[ast.expr]) -> Elem:
-        """``a[[0, 2, 3]]``, ``a[:, [1, 0]]``: indexing by literal lists of ints (a gather)."""
-        key: list[Any] = []
-        for item in items:
-            if isinstance(item, ast.Slice):
-                parts = (item.lower, item.upper, item.step)
-                key.append(slice(*(None if p is None else self.integer(p) for p in parts)))
-            elif isinstance(item, ast.List):
-                message = "index lists hold integer literals"
-                key.append([self.integer(i, message) for i in item.elts])
-            else:
-                key.append(self.integer(item, "indices must be integer literals, lists "
-                                              "of them or slices"))
-        value = self.tensor(self.build(node.value))
+        if not any(isinstance(item, list) for item in index):
+            return self.elem(self.b.index(value, tuple(index), self.where(node)))
+        key = tuple(slice(*item) if isinstance(item, tuple) else item for item in index)
         try:
-            return self.elem(gather.fancy_index(self.b, value, tuple(key), self.where(node)))
-        except ShapeError:
-            raise
-        except SymdiffError as exc:
+            return self.elem(gather.fancy_index(self.b, value, key, self.where(node)))
+        except UnsupportedError as exc:
             self.fail(str(exc), node)
 
     # -- calls -------------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ import sympy as sp
 from .. import registry
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
-from . import families
+from ..parsing.hints import did_you_mean
+from . import families, refusals
 from .oprow import Spelling
 from .shapes import Dim, format_shape
 from .values import Elem
@@ -79,16 +80,14 @@ class TracedArray:
             return self._tracer.matmul(*inputs)
         build = scalar.UFUNCS.get(ufunc)
         if build is None:
-            raise UnsupportedError(f"numpy function '{name}' is not supported when tracing")
+            raise UnsupportedError(refusals.unsupported(ufunc, _supported()))
         return self._tracer.elementwise(name, build, *inputs)
 
     def __array_function__(self, func: Callable[..., Any], types: object,
                            args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         handler = ARRAY_FUNCTIONS.get(func)
         if handler is None:
-            name = getattr(func, "__name__", repr(func))
-            raise UnsupportedError(f"numpy function '{name}' is not supported when tracing "
-                                   "arrays")
+            raise UnsupportedError(refusals.unsupported(func, _supported()))
         return handler(self._tracer, *args, **kwargs)
 
     def __array__(self, *args: object, **kwargs: object) -> NoReturn:
@@ -146,6 +145,8 @@ class TracedTensor(TracedArray):
     __truediv__ = _elementwise("divide", scalar.divide)
     __rtruediv__ = _elementwise("divide", scalar.divide, True)
     __rpow__ = _elementwise("power", scalar.power, True)
+    __mod__ = _elementwise("remainder", scalar.UFUNCS[np.remainder])
+    __rmod__ = _elementwise("remainder", scalar.UFUNCS[np.remainder], True)
     __lt__ = _elementwise("less", sp.Lt)
     __le__ = _elementwise("less_equal", sp.Le)
     __gt__ = _elementwise("greater", sp.Gt)
@@ -223,7 +224,11 @@ class TracedTensor(TracedArray):
         """The ndarray methods of the family operations (``x.cumsum(axis=0)``)."""
         spelling = families.METHOD_SPELLINGS.get(name)
         if spelling is None or name.startswith("_"):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+            known = frozenset(families.METHOD_SPELLINGS) | {
+                n for n in dir(type(self)) if not n.startswith("_")}
+            hint = "" if name.startswith("_") else did_you_mean(name, known)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}"
+                                 f"{hint}")
         return lambda *args, **kwargs: family_call(self._tracer, spelling, (self, *args), kwargs)
 
     def dot(self, other: object) -> TracedTensor:
@@ -331,6 +336,11 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     },
     **{function: _np_family(spelling) for function, spelling in families.NUMPY_SPELLINGS.items()},
 }
+
+
+def _supported() -> list[Any]:
+    """Every NumPy function and ufunc a traced array understands (for refusals' suggestions)."""
+    return [*ARRAY_FUNCTIONS, *scalar.UFUNCS, np.matmul]
 
 
 __all__ = [

@@ -40,7 +40,9 @@ STRUCTURAL_NUMPY_NAMES = frozenset(
 #: ``_np.<name>`` (or ``_np.<module>.<name>``) the tensor operation families' statements use
 #: (:mod:`symdiff.tensor.families`). Written out here because this list is the security boundary;
 #: a test checks that it covers every family row.
-FAMILY_NUMPY_NAMES = frozenset({"cumsum", "flip", "take", "bincount", "add.at"})
+FAMILY_NUMPY_NAMES = frozenset(
+    {"cumsum", "flip", "take", "bincount", "add.at", "nan_to_num"}
+)
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
 #: Runtime helpers that check arguments and take the parameters' names as their first argument
@@ -57,7 +59,10 @@ TENSOR_ATTRIBUTES = frozenset({"T"})
 #: Ufuncs whose ``reduce`` tensor code calls (``_np.add.reduce(x, axis=0)``).
 REDUCING_UFUNCS = frozenset({"add", "maximum", "minimum", "multiply"})
 TENSOR_PARAM_ATTRIBUTES = frozenset({"ndim"})
-KEYWORDS = frozenset({"dtype", "copy", "axis", "keepdims", "weights", "minlength"})
+#: (``weights``/``minlength``: ``_np.bincount``; ``nan``/``posinf``/``neginf``: ``_np.nan_to_num``)
+KEYWORDS = frozenset(
+    {"dtype", "copy", "axis", "keepdims", "weights", "minlength", "nan", "posinf", "neginf"}
+)
 #: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
 INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")
 PARAM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")

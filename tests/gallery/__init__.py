@@ -8,10 +8,10 @@ in :data:`MODULES`.
 
 from __future__ import annotations
 
-from . import scans
+from . import indexing, scans
 from .entry import Entry
 
-MODULES = (scans,)
+MODULES = (scans, indexing)
 GALLERY: list[Entry] = [entry for module in MODULES for entry in module.GALLERY]
 
 __all__ = ["GALLERY", "Entry"]

@@ -15,9 +15,9 @@ from ...errors import SymdiffError
 from ..ir import Node
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
-from . import gather, scans
+from . import gather, numeric, scans
 
-_FAMILIES = (scans, gather)
+_FAMILIES = (scans, gather, numeric)
 
 #: Every family op by name.
 OPS: dict[str, OpRow] = {row.op: row for family in _FAMILIES for row in family.OPS}

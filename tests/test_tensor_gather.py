@@ -135,8 +135,10 @@ def test_method_spelling_and_named_dimensions():
 
 
 def test_the_emitted_forms():
-    unique = sd.grad(lambda x: np.sum(x[[2, 0]] ** 2), wrt="x", shapes={"x": (3, 2)}).source
-    assert "_np.take(x, (2, 0), axis=0)" in unique and "[[2, 0]] = " in unique
+    unique = sd.grad(lambda x: np.sum(x[[2, 0, 1]] ** 2), wrt="x", shapes={"x": (3, 2)}).source
+    assert "_np.take(x, (2, 0, 1), axis=0)" in unique and "[[2, 0, 1]] = " in unique
+    spaced = sd.compile(lambda x: x[[4, 2, 0]] + x[[1, 2, 3]], shapes={"x": (5,)}).source
+    assert "x[4::-2]" in spaced and "x[1:4]" in spaced  # evenly spaced: slices
     vector = sd.grad(lambda x: np.sum(x[IDX] ** 2), wrt="x", shapes={"x": (5,)}).source
     assert "_np.bincount((0, 2, 2, 4), weights=" in vector
     rows = sd.grad(lambda x: np.sum(x[IDX] ** 2), wrt="x", shapes={"x": (5, 2)}).source

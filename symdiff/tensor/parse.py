@@ -9,7 +9,8 @@ parser whole, so every limit on constants applies. The rest is translated node b
 * ``+ - * / **`` and the scalar layer's functions (``sin``, ``exp``, ``sigmoid``, ``where``,
   ``max(a, b)``, ...) are elementwise with NumPy broadcasting; a chain of them becomes one
   ``map`` node whose SymPy expression the scalar rule table differentiates;
-* ``a @ b``, ``a.T``, ``a[i]``, ``a[:, j]``, ``a[1:3]`` (integer literals only);
+* ``a @ b``, ``a.T``, ``a[i]``, ``a[:, j]``, ``a[1:3]`` (integer literals only), ``a[[0, 2, 2]]``,
+  ``a[:, [1, 0]]`` (lists of them: a gather, NumPy's advanced indexing);
 * ``sum``/``mean``/``max``/``min``/``logsumexp``/``prod(a, axis=k, keepdims=False)`` (``axis``
   an int or a tuple; omitted: every axis), ``softmax(a, axis=-1)``, ``transpose(a, perm)``,
   ``reshape(a, shape)`` (entries: ints, ``-1``, dimension names and products of them),

@@ -11,7 +11,9 @@ and the string and the function give the same code::
         return np.sum(np.log(1 + np.exp(-y * (X @ w))))
 
 Recorded: ``+ - * / **`` and unary ``-``, ``@`` (and ``np.matmul``, ``np.dot``), ``.T``,
-indexing by ints, slices, ``None`` and ``...`` (``x[:, 0]``, ``x[1:3]``, ``s[:, None]``), the
+indexing by ints, slices, ``None`` and ``...`` (``x[:, 0]``, ``x[1:3]``, ``s[:, None]``) and by
+constant integer arrays, lists and boolean masks (``x[idx]``, ``x[:, [0, 2]]``,
+``logp[np.arange(n), labels]``, ``x[mask]``: :mod:`symdiff.tensor.families.gather`), the
 NumPy ufuncs of :data:`symdiff.trace.UFUNCS` (``np.exp``, ``np.log``, ``np.tanh``,
 ``np.maximum``, comparisons ...), ``np.sum``/``np.mean``/``np.max``/``np.min``/``np.prod``
 (and the methods ``.sum()`` ...) with ``axis=`` and ``keepdims=``,
@@ -23,7 +25,10 @@ numbers: ``np.sum(z) / X.shape[0]``).
 
 Anything else is an :class:`~symdiff.errors.UnsupportedError` naming it: Python ``if`` on a
 traced value (use ``np.where``), ``float(x)``, iteration, a constant NumPy array combined with a
-traced one (pass it as an argument instead), other NumPy functions.
+traced one (pass it as an argument instead), other NumPy functions (the message suggests the
+closest supported one: :mod:`symdiff.tensor.refusals`). The operation families
+(:mod:`symdiff.tensor.families`) add their NumPy functions and methods (``np.cumsum``,
+``np.take``, ``np.nan_to_num``, ``np.linspace`` ...).
 """
 
 from __future__ import annotations

@@ -97,8 +97,11 @@ def gather(b: Builder, a: Node, idx: np.ndarray, axis: int, where: str = "") -> 
     shape = (*a.shape[:axis], *idx.shape, *a.shape[axis + 1:])
     if a.op == "fill":
         return b.fill(a.attrs[0], shape)
-    if idx.ndim == 1 and a.shape[axis] == idx.size and (idx == np.arange(idx.size)).all():
-        return a
+    step = int(idx[1] - idx[0]) if idx.ndim == 1 and idx.size > 1 else 0
+    if step and isinstance(a.shape[axis], int) and (np.diff(idx) == step).all():
+        stop = int(idx[0]) + step * idx.size  # evenly spaced: a slice (a view, basic indexing)
+        part = (int(idx[0]), None if stop < 0 else stop, None if step == 1 else step)
+        return b.index(a, (*[(None, None, None)] * axis, part), where)
     return b.node("gather", (a,), (axis, _literal(idx)), shape)
 
 

@@ -43,6 +43,8 @@ CASES = [
     ("int and array, adjacent", lambda x: np.sum(x[:, 1, [0, 3, 0]] ** 3), (2, 3, 4)),
     ("int and array, apart", lambda x: np.sum(x[0, :, [1, 2]] ** 3 * x[1, :, [0, 3]]), (2, 3, 4)),
     ("slice and array", lambda x: np.sum(x[1:, [2, 0, 2]] ** 3), (3, 4)),
+    ("broadcast index arrays", lambda x: np.sum(np.sin(x[[[1], [0]], [[0, 2, 2]]]) ** 2), (2, 3)),
+    ("arrays apart", lambda x: np.sum(x[[1, 0, 1], :, [2, 3, 2]] ** 3), (2, 3, 4)),
     ("ellipsis", lambda x: np.sum(np.sin(x[..., [1, 0, 1]]) * x[..., [0, 0, 2]]), (2, 2, 3)),
 ]
 IDS = [c[0] for c in CASES]

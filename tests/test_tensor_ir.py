@@ -6,6 +6,7 @@ import pytest
 import sympy as sp
 
 from symdiff.errors import ShapeError
+from symdiff.tensor import families
 from symdiff.tensor.formula import text as describe
 from symdiff.tensor.ir import VIEWS, arg_symbol
 from symdiff.tensor.jvp import TENSOR_JVPS
@@ -28,7 +29,7 @@ A0, A1 = arg_symbol(0), arg_symbol(1)
 
 def test_every_differentiable_op_has_one_vjp_and_one_jvp():
     ops = {"map", "matmul", "sum", "mean", "max", "min", "logsumexp", "prod", "prod_others",
-           "softmax", "share", *VIEWS, "scatter", "repeat"}
+           "softmax", "share", *VIEWS, "scatter", "repeat", *families.OPS}
     assert set(TENSOR_VJPS) == ops
     assert set(TENSOR_JVPS) == ops
 

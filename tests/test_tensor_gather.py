@@ -45,6 +45,8 @@ CASES = [
     ("slice and array", lambda x: np.sum(x[1:, [2, 0, 2]] ** 3), (3, 4)),
     ("broadcast index arrays", lambda x: np.sum(np.sin(x[[[1], [0]], [[0, 2, 2]]]) ** 2), (2, 3)),
     ("arrays apart", lambda x: np.sum(x[[1, 0, 1], :, [2, 3, 2]] ** 3), (2, 3, 4)),
+    ("where constant mask", lambda x: np.sum(np.where(MASK, np.sin(x), x ** 2) * x[::-1]), (5,)),
+    ("where constant mask, broadcast", lambda x: np.sum(np.where(MASK[:3], x, 0.5) ** 3), (2, 3)),
     ("ellipsis", lambda x: np.sum(np.sin(x[..., [1, 0, 1]]) * x[..., [0, 0, 2]]), (2, 2, 3)),
 ]
 IDS = [c[0] for c in CASES]
@@ -229,6 +231,15 @@ def test_nan_to_num_replaces_in_the_value_and_passes_the_gradient():
     with np.errstate(invalid="ignore", divide="ignore"):
         np.testing.assert_array_equal(value(np.array([-1.0, 0.0, 1.0])), [0.0, -5.0, 0.0])
     assert "_np.nan_to_num(" in value.source
+
+
+def test_where_with_a_constant_mask_keeps_the_other_branch_out():
+    f = sd.value_and_grad(lambda x: np.sum(np.where(MASK, x, np.log(x))), wrt=["x"],
+                          shapes={"x": (5,)})
+    with np.errstate(invalid="ignore"):
+        value, (grad,) = f(np.array([-1.0, 1.0, -2.0, -3.0, 2.0]))
+    assert value == -6.0 + np.log(2.0)
+    np.testing.assert_allclose(grad, [1.0, 1.0, 1.0, 1.0, 0.5])
 
 
 def test_linspace_needs_scalar_ends():

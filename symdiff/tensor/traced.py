@@ -19,6 +19,7 @@ from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing.hints import did_you_mean
 from . import families, refusals
+from .families import gather
 from .oprow import Spelling
 from .shapes import Dim, format_shape
 from .values import Elem
@@ -268,6 +269,10 @@ def _np_where(tracer: Tracer, condition: object, x: object = None, y: object = N
               ) -> TracedTensor:
     if x is None or y is None:
         raise UnsupportedError("np.where(cond) with one argument is not supported when tracing")
+    if isinstance(condition, np.ndarray | list) and np.asarray(condition).dtype == bool:
+        mask = np.asarray(condition)  # a constant mask: gathers (exact, no mask * x)
+        return tracer.wrap(gather.select(tracer.b, mask, tracer.node(x), tracer.node(y),
+                                         tracer.where()))
     return tracer.where_(condition, x, y)
 
 

@@ -41,6 +41,11 @@ def where_traced_condition(x):
     return np.sum(np.where(x > 0, x ** 2, 0.5 * x))
 
 
+def where_constant_mask(X):
+    upper = np.triu(np.ones((3, 3), dtype=bool), k=1)
+    return np.sum(np.where(upper, X ** 2, 0.0)) + np.sum(np.where(upper.T, np.cos(X), X))
+
+
 def periodic_smoothness(x):
     following = np.roll(np.arange(x.shape[0]), -1)
     return np.sum((x[following] - x) ** 2)
@@ -79,6 +84,7 @@ GALLERY = [
     Entry("pairwise energy", pairwise_energy, {"X": (4, 2)}),
     Entry("take columns", take_columns, {"X": (3, 3)}),
     Entry("where traced condition", where_traced_condition, {"x": (5,)}),
+    Entry("where constant mask", where_constant_mask, {"X": (3, 3)}),
     Entry("periodic smoothness", periodic_smoothness, {"x": (5,)}),
     Entry("minibatch least squares", minibatch_least_squares, {"X": (5, 3), "w": (3,)}),
     Entry("multiclass hinge", multiclass_hinge, {"scores": (4, 3)}),

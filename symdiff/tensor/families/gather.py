@@ -29,10 +29,10 @@ import numpy as np
 
 from ...errors import ShapeError, UnsupportedError
 from ..codetext import dim_code, shape_code
-from ..ir import Node
+from ..ir import Node, arg_symbol
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
-from ..shapes import Dim, normalize_axes
+from ..shapes import Dim, broadcast, normalize_axes
 
 #: The most indices one gather writes into the generated source (a current limit).
 MAX_INDICES = 4096
@@ -175,6 +175,25 @@ def fancy_index(b: Builder, a: Node, key: Any, where: str = "") -> Node:
     return gather(b, a, flat, first, where)
 
 
+def select(b: Builder, mask: np.ndarray, x: Node, y: Node, where: str = "") -> Node:
+    """``np.where(mask, x, y)`` for a constant boolean ``mask``: the entries of ``x`` where it
+    holds and of ``y`` elsewhere, each gathered and placed (exact: no ``mask * x`` product, so a
+    NaN or inf in the branch not taken stays out)."""
+    shape = broadcast("where", mask.shape, x.shape, y.shape, where=where)
+    if not all(isinstance(d, int) for d in shape):
+        raise UnsupportedError(f"where: a constant condition needs fixed sizes (the result has "
+                               f"shape {shape}){where}")
+    chosen = np.broadcast_to(mask, shape).reshape(-1)
+    parts = []
+    for value, rows in ((x, np.flatnonzero(chosen)), (y, np.flatnonzero(~chosen))):
+        if rows.size:
+            flat = b.reshape(b.broadcast(value, shape), (-1,), where)
+            picked = gather(b, flat, rows, 0, where)
+            parts.append(scatter_add(b, picked, tuple(int(r) for r in rows), (chosen.size,)))
+    total = parts[0] if len(parts) == 1 else b.map(arg_symbol(0) + arg_symbol(1), parts)
+    return b.reshape(total, shape, where)
+
+
 def _slice(item: slice) -> tuple[int | None, int | None, int | None]:
     parts = tuple(None if p is None else operator.index(p)
                   for p in (item.start, item.stop, item.step))
@@ -276,4 +295,4 @@ SPELLINGS = (
 )
 
 __all__ = ["MAX_INDICES", "OPS", "SPELLINGS", "fancy_index", "gather", "is_index_array",
-           "scatter_add", "take", "wants_gather"]
+           "scatter_add", "select", "take", "wants_gather"]

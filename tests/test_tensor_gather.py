@@ -169,6 +169,9 @@ ADD_AT = next(line.strip() for line in ROWS.splitlines() if "_np.add.at(" in lin
     "_np.add(_x_bar, _t0)",
     "_x_bar[[0, x]] = _t0",
     "_x_bar[[0, 1]] = open",
+    "_x_bar = x[[0, _np]]",  # a list index holds int literals only
+    "_x_bar = x[[0, 1.5]]",
+    "_x_bar = x[[[0, 1]]]",
 ])
 def test_hostile_variants_of_the_new_statements_are_refused(line):
     with pytest.raises(VerificationError):

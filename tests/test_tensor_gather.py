@@ -200,6 +200,12 @@ def test_clear_errors():
         sd.grad(lambda x: np.sum(x[MASK & False]), wrt="x", shapes={"x": (5,)})
     with pytest.raises(ShapeError, match="out of range"):
         sd.grad("sum(x[[0, 5]])", wrt="x", shapes={"x": (5,)})
+    def assigns(x):
+        x[[0, 1]] = 0.0
+        return np.sum(x)
+
+    with pytest.raises(UnsupportedError, match=r"assigning into a traced array .*np\.where"):
+        sd.grad(assigns, wrt="x", shapes={"x": (5,)})
     with pytest.raises(ParseError, match="integer literal"):
         sd.grad("sum(x[[0, y]])", wrt="x", shapes={"x": (5,), "y": ()})
 

@@ -98,6 +98,9 @@ class TracedArray:
 
     __float__ = __int__ = __index__ = __complex__ = scalar.refuse(_NO_NUMBER)
     __round__ = __trunc__ = __floor__ = __ceil__ = scalar.refuse(_NO_NUMBER)
+    __setitem__ = scalar.refuse("assigning into a traced array (x[i] = v) is not supported; "
+                                "build a new array instead, e.g. np.where(mask, v, x) with a "
+                                "constant boolean mask")
     __iter__ = scalar.refuse("iterating over a traced array is not supported; index it "
                               "(x[0], x[:, 1]) or use array operations")
     __eq__ = scalar.refuse("comparison '==' of traced arrays is not supported; "

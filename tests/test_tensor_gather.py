@@ -65,6 +65,8 @@ KEYS = [
     (slice(None), 1, [0, 3, 0]), ([1, 0], slice(None), [2, 3]), ([[1], [0]], [[0, 1, 2]]),
     (Ellipsis, [3, 1]), (MASK[:2],), (np.array([[True, False, False], [False, True, True]]),),
     (slice(1, None), [0, 0], slice(None, None, -1)),
+    (Ellipsis, [True, False, True], slice(None)), ([1, 0], Ellipsis, [True, False, False, True]),
+    (slice(None), [False, True, True], 1),
 ]
 
 
@@ -196,6 +198,8 @@ def test_clear_errors():
         sd.grad(lambda x: np.sum(np.take(x, MASK)), wrt="x", shapes={"x": (5,)})
     with pytest.raises(ShapeError, match="cannot be broadcast"):
         sd.grad(lambda x: np.sum(x[[0, 1], [0, 1, 2]]), wrt="x", shapes={"x": (3, 3)})
+    with pytest.raises(ShapeError, match=r"mask of shape \(5,\) does not match the axes \(4,\)"):
+        sd.grad(lambda x: np.sum(x[:, MASK]), wrt="x", shapes={"x": (3, 4)})
     with pytest.raises(UnsupportedError, match="selects nothing"):
         sd.grad(lambda x: np.sum(x[MASK & False]), wrt="x", shapes={"x": (5,)})
     with pytest.raises(ShapeError, match="out of range"):

@@ -130,13 +130,22 @@ def take(b: Builder, a: Node, indices: Any, axis: int | None = None, out: Any = 
 def fancy_index(b: Builder, a: Node, key: Any, where: str = "") -> Node:
     """``a[key]`` for an index with integer arrays, lists or boolean masks (NumPy's advanced
     indexing; slices, ints and one ``...`` may be mixed in; ``None`` may not)."""
+    given = list(key) if isinstance(key, tuple) else [key]
+    arrays = [_int_array(item, "index") if is_index_array(item) else None for item in given]
+    counts = [_axes_taken(item, array) for item, array in zip(given, arrays, strict=True)]
     items: list[Any] = []
-    for item in key if isinstance(key, tuple) else (key,):
-        if not is_index_array(item):
-            items.append(item)
+    for k, (item, array) in enumerate(zip(given, arrays, strict=True)):
+        if array is None or array.dtype != bool:
+            items.append(item if array is None else array)
             continue
-        array = _int_array(item, "index")
-        items.extend(np.nonzero(array) if array.dtype == bool else (array,))
+        after = any(i is Ellipsis for i in given[:k])  # then count its axes from the end
+        at = a.ndim - sum(counts[k:]) if after else sum(counts[:k])
+        covered = a.shape[at:at + array.ndim]
+        if len(covered) != array.ndim or any(isinstance(d, int) and d != n for d, n in
+                                             zip(covered, array.shape, strict=True)):
+            raise ShapeError(f"index: a boolean mask of shape {array.shape} does not match "
+                             f"the axes {covered} it indexes{where}")
+        items.extend(np.nonzero(array))
     if any(item is None for item in items):
         raise UnsupportedError(f"index: None (np.newaxis) together with an index array is not "
                                f"supported; add the axis in a second index: x[idx][:, None]{where}")
@@ -192,6 +201,13 @@ def select(b: Builder, mask: np.ndarray, x: Node, y: Node, where: str = "") -> N
             parts.append(scatter_add(b, picked, tuple(int(r) for r in rows), (chosen.size,)))
     total = parts[0] if len(parts) == 1 else b.map(arg_symbol(0) + arg_symbol(1), parts)
     return b.reshape(total, shape, where)
+
+
+def _axes_taken(item: object, array: np.ndarray | None) -> int:
+    """How many axes of the indexed array an item of the index takes."""
+    if item is None or item is Ellipsis:
+        return 0
+    return array.ndim if array is not None and array.dtype == bool else 1
 
 
 def _slice(item: slice) -> tuple[int | None, int | None, int | None]:

@@ -200,6 +200,8 @@ def test_clear_errors():
         sd.grad(lambda x: np.sum(x[[0, 1], [0, 1, 2]]), wrt="x", shapes={"x": (3, 3)})
     with pytest.raises(ShapeError, match=r"mask of shape \(5,\) does not match the axes \(4,\)"):
         sd.grad(lambda x: np.sum(x[:, MASK]), wrt="x", shapes={"x": (3, 4)})
+    with pytest.raises(UnsupportedError, match="boolean scalar"):
+        sd.grad(lambda x: np.sum(x[True, [0, 1]]), wrt="x", shapes={"x": (3, 4)})
     with pytest.raises(UnsupportedError, match="selects nothing"):
         sd.grad(lambda x: np.sum(x[MASK & False]), wrt="x", shapes={"x": (5,)})
     with pytest.raises(ShapeError, match="out of range"):

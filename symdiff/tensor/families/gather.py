@@ -55,6 +55,8 @@ def _int_array(value: object, what: str) -> np.ndarray:
         array = np.asarray(value)
     except Exception as exc:  # a traced array in a list: it has no value
         raise UnsupportedError(f"{what}: indices must be constant ints ({exc})") from None
+    if array.dtype == bool and not array.ndim:
+        raise UnsupportedError(f"{what}: a boolean scalar (True/False) is not an index here")
     if array.dtype == bool:
         return array
     if array.dtype.kind not in "iu":

@@ -18,7 +18,7 @@ from .. import registry
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing.hints import did_you_mean
-from . import families, refusals
+from . import families
 from .families import gather
 from .oprow import Spelling
 from .shapes import Dim, format_shape
@@ -28,6 +28,7 @@ from .values import Elem
 #: imported here (that would be an import cycle: the tracer makes these arrays).
 Tracer = Any
 
+_ARRAYS = "when tracing arrays"
 _NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instead of if, and "
              "np.maximum / np.minimum instead of the built-in max / min")
 _NO_NUMBER = ("a traced array has no numeric value while tracing: float(), int() and the "
@@ -81,14 +82,14 @@ class TracedArray:
             return self._tracer.matmul(*inputs)
         build = scalar.UFUNCS.get(ufunc)
         if build is None:
-            raise UnsupportedError(refusals.unsupported(ufunc, _supported()))
+            raise UnsupportedError(scalar.unsupported_numpy(ufunc, _supported(), _ARRAYS))
         return self._tracer.elementwise(name, build, *inputs)
 
     def __array_function__(self, func: Callable[..., Any], types: object,
                            args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         handler = ARRAY_FUNCTIONS.get(func)
         if handler is None:
-            raise UnsupportedError(refusals.unsupported(func, _supported()))
+            raise UnsupportedError(scalar.unsupported_numpy(func, _supported(), _ARRAYS))
         return handler(self._tracer, *args, **kwargs)
 
     def __array__(self, *args: object, **kwargs: object) -> NoReturn:

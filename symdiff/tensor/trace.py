@@ -18,7 +18,8 @@ NumPy ufuncs of :data:`symdiff.trace.UFUNCS` (``np.exp``, ``np.log``, ``np.tanh`
 ``np.maximum``, comparisons ...), ``np.sum``/``np.mean``/``np.max``/``np.min``/``np.prod``
 (and the methods ``.sum()`` ...) with ``axis=`` and ``keepdims=``,
 ``np.transpose``/``.transpose()``, ``np.reshape``/``.reshape()``, ``np.repeat``/``.repeat()``,
-``np.expand_dims``, ``np.squeeze``, ``np.where``, ``np.clip``, :mod:`symdiff.math`
+``np.expand_dims``, ``np.squeeze``, ``np.where`` (a traced comparison or a constant boolean
+mask as the condition), ``np.clip``, :mod:`symdiff.math`
 (``sd.math.sigmoid``, ``sd.math.relu``, ..., ``sd.math.logsumexp``, ``sd.math.softmax``).
 ``x.shape`` gives the declared dimensions (ints, or SymPy symbols for named ones, usable as
 numbers: ``np.sum(z) / X.shape[0]``).
@@ -26,9 +27,9 @@ numbers: ``np.sum(z) / X.shape[0]``).
 Anything else is an :class:`~symdiff.errors.UnsupportedError` naming it: Python ``if`` on a
 traced value (use ``np.where``), ``float(x)``, iteration, a constant NumPy array combined with a
 traced one (pass it as an argument instead), other NumPy functions (the message suggests the
-closest supported one: :mod:`symdiff.tensor.refusals`). The operation families
-(:mod:`symdiff.tensor.families`) add their NumPy functions and methods (``np.cumsum``,
-``np.take``, ``np.nan_to_num``, ``np.linspace`` ...).
+closest supported one: :func:`symdiff.trace.refusals.unsupported_numpy`), assigning into a
+traced array (``x[i] = v``). The operation families (:mod:`symdiff.tensor.families`) add their
+NumPy functions and methods (``np.cumsum``, ``np.take``, ``np.nan_to_num``, ``np.linspace``...).
 """
 
 from __future__ import annotations

@@ -42,7 +42,8 @@ class ModuleSpec:
       how, and its cache key);
     * ``prelude``: the statements that check and convert the arguments;
     * ``assignments``: ``(target, code)`` statements of the formulas (a target ending in ``+=``
-      or ``-=`` brings its operator); ``outputs``: further statement lines; ``result``: the
+      or ``-=`` brings its operator; an empty target makes ``code`` an expression statement,
+      ``_np.add.at(_t0, [0, 2, 2], _t1)``); ``outputs``: further statement lines; ``result``: the
       returned expression;
     * ``helpers``: the runtime helpers the code calls (:mod:`symdiff.codegen.helpers`; their
       dependencies are added when rendered); ``constants``: module-level assignments it reads;

@@ -9,7 +9,8 @@ parser whole, so every limit on constants applies. The rest is translated node b
 * ``+ - * / **`` and the scalar layer's functions (``sin``, ``exp``, ``sigmoid``, ``where``,
   ``max(a, b)``, ...) are elementwise with NumPy broadcasting; a chain of them becomes one
   ``map`` node whose SymPy expression the scalar rule table differentiates;
-* ``a @ b``, ``a.T``, ``a[i]``, ``a[:, j]``, ``a[1:3]`` (integer literals only);
+* ``a @ b``, ``a.T``, ``a[i]``, ``a[:, j]``, ``a[1:3]`` (integer literals only), ``a[[0, 2, 2]]``,
+  ``a[:, [1, 0]]`` (lists of them: a gather, NumPy's advanced indexing);
 * ``sum``/``mean``/``max``/``min``/``logsumexp``/``prod(a, axis=k, keepdims=False)`` (``axis``
   an int or a tuple; omitted: every axis), ``softmax(a, axis=-1)``, ``transpose(a, perm)``,
   ``reshape(a, shape)`` (entries: ints, ``-1``, dimension names and products of them),
@@ -33,10 +34,11 @@ import sympy as sp
 
 from .. import parsing as scalar
 from ..codegen import naming
-from ..errors import ParseError, ShapeError, SymdiffError
+from ..errors import ParseError, ShapeError, SymdiffError, UnsupportedError
 from ..parsing.functions import FUNCTION_SPECS, FunctionSpec
 from ..parsing.hints import did_you_mean
 from . import families
+from .families import gather
 from .ir import Node
 from .literals import Literals
 from .ops import Builder
@@ -249,11 +251,19 @@ class _Parser(Literals, Values):
                 if step == 0:
                     self.fail("slice step cannot be zero", item)
                 index.append((start, stop, step))
+            elif isinstance(item, ast.List):  # a[[0, 2, 3]]: a gather
+                index.append([self.integer(i, "expected an integer literal") for i in item.elts])
             else:
-                index.append(self.integer(item, "indices must be integer literals or slices "
-                                                "of them (a[1], a[:, 2], a[1:3])"))
+                index.append(self.integer(item, "indices must be integer literals, lists of "
+                                                "them or slices (a[1], a[:, [0, 2]], a[1:3])"))
         value = self.tensor(self.build(node.value))
-        return self.elem(self.b.index(value, tuple(index), self.where(node)))
+        if not any(isinstance(item, list) for item in index):
+            return self.elem(self.b.index(value, tuple(index), self.where(node)))
+        key = tuple(slice(*item) if isinstance(item, tuple) else item for item in index)
+        try:
+            return self.elem(gather.fancy_index(self.b, value, key, self.where(node)))
+        except UnsupportedError as exc:
+            self.fail(str(exc), node)
 
     # -- calls -------------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> Elem:

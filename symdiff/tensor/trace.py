@@ -11,15 +11,18 @@ and the string and the function give the same code::
         return np.sum(np.log(1 + np.exp(-y * (X @ w))))
 
 Recorded: ``+ - * / **`` and unary ``-``, ``@`` (and ``np.matmul``, ``np.dot``), ``.T``,
-indexing by ints, slices, ``None`` and ``...`` (``x[:, 0]``, ``x[1:3]``, ``s[:, None]``), the
+indexing by ints, slices, ``None`` and ``...`` (``x[:, 0]``, ``x[1:3]``, ``s[:, None]``) and by
+constant integer arrays, lists and boolean masks (``x[idx]``, ``x[:, [0, 2]]``,
+``logp[np.arange(n), labels]``, ``x[mask]``: :mod:`symdiff.tensor.families.gather`), the
 NumPy ufuncs of :data:`symdiff.trace.UFUNCS` (``np.exp``, ``np.log``, ``np.tanh``,
 ``np.maximum``, comparisons ...), ``np.sum``/``np.mean``/``np.max``/``np.min``/``np.prod``
 (and the methods ``.sum()`` ...) with ``axis=`` and ``keepdims=``,
 ``np.transpose``/``.transpose()``, ``np.reshape``/``.reshape()``, ``np.repeat``/``.repeat()``,
-``np.where``, ``np.clip``, :mod:`symdiff.math`
-(``sd.math.sigmoid``, ``sd.math.relu``, ..., ``sd.math.logsumexp``, ``sd.math.softmax``), and
-the family operations of :mod:`symdiff.tensor.families` (``np.stack``, ``np.concatenate``,
-``np.cumsum``, ``np.roll``, ``np.triu``, ``np.var``, ``np.squeeze``, ``x.ravel()`` ...).
+``np.where`` (a traced comparison or a constant boolean mask as the condition), ``np.clip``,
+:mod:`symdiff.math` (``sd.math.sigmoid``, ``sd.math.relu``, ..., ``sd.math.logsumexp``,
+``sd.math.softmax``), and the family operations of :mod:`symdiff.tensor.families`
+(``np.stack``, ``np.concatenate``, ``np.cumsum``, ``np.roll``, ``np.triu``, ``np.var``,
+``np.take``, ``np.nan_to_num``, ``np.linalg.det``, ``np.einsum``, ``x.ravel()`` ...).
 ``x.shape`` gives the declared dimensions (ints, or SymPy symbols for named ones, usable as
 numbers: ``np.sum(z) / X.shape[0]``).
 
@@ -31,7 +34,8 @@ condition of ``np.where``. Scalars (numbers, 0-d arrays) stay literals.
 
 Anything else is an :class:`~symdiff.errors.UnsupportedError` naming it: Python ``if`` on a
 traced value (use ``np.where``), ``float(x)``, iteration, lists combined with a traced array,
-other NumPy functions.
+assigning into a traced array (``x[i] = v``), other NumPy functions (the message suggests the
+closest supported one: :func:`symdiff.trace.refusals.unsupported_numpy`).
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing import LIMITS
 from .captures import Captures
+from .families import gather
 from .ir import Node
 from .ops import Builder
 from .shapes import Dim, Shape, broadcast, format_shape
@@ -169,6 +174,8 @@ class Tracer(Values):
 
     def index(self, a: TracedTensor, key: Any) -> TracedTensor:
         node = self.node(a)
+        if gather.wants_gather(key):  # integer arrays, lists, masks: a gather
+            return self.wrap(gather.fancy_index(self.b, node, key, self.where()))
         items = list(key) if isinstance(key, tuple) else [key]
         if sum(item is Ellipsis for item in items) > 1:
             raise UnsupportedError("an index can have only one '...'")

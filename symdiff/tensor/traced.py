@@ -18,6 +18,7 @@ from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing.hints import did_you_mean
 from . import families
+from .families import gather
 from .oprow import Spelling
 from .shapes import Dim, format_shape
 from .values import Elem
@@ -26,6 +27,7 @@ from .values import Elem
 #: imported here (that would be an import cycle: the tracer makes these arrays).
 Tracer = Any
 
+_ARRAYS = "when tracing arrays"
 _NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instead of if, and "
              "np.maximum / np.minimum instead of the built-in max / min")
 _NO_NUMBER = ("a traced array has no numeric value while tracing: float(), int() and the "
@@ -79,17 +81,14 @@ class TracedArray:
             return self._tracer.matmul(*inputs)
         build = scalar.UFUNCS.get(ufunc)
         if build is None:
-            raise UnsupportedError(f"numpy function '{name}' is not supported when tracing")
+            raise UnsupportedError(scalar.unsupported_numpy(ufunc, _supported(), _ARRAYS))
         return self._tracer.elementwise(name, build, *inputs)
 
     def __array_function__(self, func: Callable[..., Any], types: object,
                            args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         handler = ARRAY_FUNCTIONS.get(func)
         if handler is None:
-            name = getattr(func, "__name__", repr(func))
-            known = frozenset(getattr(f, "__name__", "") for f in ARRAY_FUNCTIONS)
-            raise UnsupportedError(f"numpy function '{name}' is not supported when tracing "
-                                   f"arrays{did_you_mean(name, known)}")
+            raise UnsupportedError(scalar.unsupported_numpy(func, _supported(), _ARRAYS))
         return handler(self._tracer, *args, **kwargs)
 
     def __array__(self, *args: object, **kwargs: object) -> NoReturn:
@@ -102,6 +101,9 @@ class TracedArray:
 
     __float__ = __int__ = __index__ = __complex__ = scalar.refuse(_NO_NUMBER)
     __round__ = __trunc__ = __floor__ = __ceil__ = scalar.refuse(_NO_NUMBER)
+    __setitem__ = scalar.refuse("assigning into a traced array (x[i] = v) is not supported; "
+                                "build a new array instead, e.g. np.where(mask, v, x) with a "
+                                "constant boolean mask")
     __iter__ = scalar.refuse("iterating over a traced array is not supported; index it "
                               "(x[0], x[:, 1]) or use array operations")
     __eq__ = scalar.refuse("comparison '==' of traced arrays is not supported; "
@@ -150,6 +152,8 @@ class TracedTensor(TracedArray):
     __truediv__ = _elementwise("divide", scalar.divide)
     __rtruediv__ = _elementwise("divide", scalar.divide, True)
     __rpow__ = _elementwise("power", scalar.power, True)
+    __mod__ = _elementwise("remainder", scalar.UFUNCS[np.remainder])
+    __rmod__ = _elementwise("remainder", scalar.UFUNCS[np.remainder], True)
     __lt__ = _elementwise("less", sp.Lt)
     __le__ = _elementwise("less_equal", sp.Le)
     __gt__ = _elementwise("greater", sp.Gt)
@@ -235,7 +239,11 @@ class TracedTensor(TracedArray):
         """The ndarray methods of the family operations (``x.cumsum(axis=0)``)."""
         spelling = families.METHOD_SPELLINGS.get(name)
         if spelling is None or name.startswith("_"):
-            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}")
+            known = frozenset(families.METHOD_SPELLINGS) | {
+                n for n in dir(type(self)) if not n.startswith("_")}
+            hint = "" if name.startswith("_") else did_you_mean(name, known)
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}"
+                                 f"{hint}")
         return lambda *args, **kwargs: family_call(self._tracer, spelling, (self, *args), kwargs)
 
 
@@ -271,6 +279,10 @@ def _np_where(tracer: Tracer, condition: object, x: object = None, y: object = N
               ) -> TracedTensor:
     if x is None or y is None:
         raise UnsupportedError("np.where(cond) with one argument is not supported when tracing")
+    if isinstance(condition, np.ndarray | list) and np.asarray(condition).dtype == bool:
+        mask = np.asarray(condition)  # a constant mask: gathers (exact, no mask * x)
+        return tracer.wrap(gather.select(tracer.b, mask, tracer.node(x), tracer.node(y),
+                                         tracer.where()))
     return tracer.where_(condition, x, y)
 
 
@@ -328,6 +340,11 @@ ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     },
     **{function: _np_family(spelling) for function, spelling in families.NUMPY_SPELLINGS.items()},
 }
+
+
+def _supported() -> list[Any]:
+    """Every NumPy function and ufunc a traced array understands (for refusals' suggestions)."""
+    return [*ARRAY_FUNCTIONS, *scalar.UFUNCS, np.matmul]
 
 
 __all__ = [

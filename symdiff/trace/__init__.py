@@ -43,7 +43,7 @@ The package, one stage each (lower ones first):
 
 from __future__ import annotations
 
-from .refusals import CONDITION_ONLY, refuse
+from .refusals import CONDITION_ONLY, refuse, unsupported_numpy
 from .running import trace, trace_function
 from .signatures import (
     DIRECTION,
@@ -94,6 +94,7 @@ __all__ = [
     "trace_function",
     "traced_name",
     "traced_names",
+    "unsupported_numpy",
     "where",
     "with_direction",
 ]

@@ -2,14 +2,25 @@
 
 Python's own ``TypeError`` would not say what to do instead, so every refused operation is a
 method that raises :class:`~symdiff.errors.UnsupportedError` with one of these messages
-(:func:`refuse`). The tensor tracer (:mod:`symdiff.tensor.traced`) shares :data:`CONDITION_ONLY`
-and :func:`refuse`.
+(:func:`refuse`). The tensor tracer (:mod:`symdiff.tensor.traced`) shares :data:`CONDITION_ONLY`,
+:func:`refuse` and :func:`unsupported_numpy`, which suggests the closest supported NumPy function
+from the tracer's own tables (so the suggestion stays true as functions are added)::
+
+    numpy function 'nanmax' is not supported when tracing arrays; did you mean np.amax?
+    numpy function 'linalg.eig' is not supported when tracing arrays; no numpy.linalg function
+    is supported yet
+
+A function of a NumPy submodule (``np.linalg.eig``) is matched only against the supported
+functions of the same submodule; when none is close, those are listed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import NoReturn
+import difflib
+from collections.abc import Callable, Iterable
+from typing import Any, NoReturn
+
+import numpy as np
 
 from ..errors import UnsupportedError
 
@@ -52,3 +63,33 @@ def refuse(message: str) -> Callable[..., NoReturn]:
 def unsupported_operator(symbol: str) -> str:
     """The message for an operator tracing refuses (``//``, ``%``, ``@``, ...), with a hint."""
     return f"operator {symbol!r} is not supported when tracing{_OPERATOR_HINTS.get(symbol, '')}"
+
+
+def numpy_name(func: Callable[..., Any] | np.ufunc) -> tuple[str, str]:
+    """``(submodule, name)`` of a NumPy function: ``("", "sum")``, ``("linalg", "det")``."""
+    name = str(getattr(func, "__name__", repr(func)))
+    module = str(getattr(func, "__module__", None) or "numpy")
+    if isinstance(func, np.ufunc) or module in ("numpy", "numpy._core", "numpy.core") or (
+        getattr(np, name, None) is func
+    ):
+        return "", name
+    parts = module.split(".")
+    return (parts[1] if len(parts) > 1 and parts[0] == "numpy" else module), name
+
+
+def unsupported_numpy(func: Callable[..., Any] | np.ufunc,
+                      supported: Iterable[Callable[..., Any] | np.ufunc],
+                      context: str = "when tracing") -> str:
+    """The refusal of the NumPy function ``func`` with the closest of the ``supported`` ones."""
+    group, name = numpy_name(func)
+    message = f"numpy function '{group + '.' if group else ''}{name}' is not supported {context}"
+    names = sorted({n for g, n in map(numpy_name, supported) if g == group})
+    close = difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.7)
+    if close:
+        return f"{message}; did you mean np.{group + '.' if group else ''}{close[0]}?"
+    if not group:
+        return message
+    if not names:
+        return f"{message}; no numpy.{group} function is supported yet"
+    listed = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
+    return f"{message}; the numpy.{group} functions supported are: {listed}"

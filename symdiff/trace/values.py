@@ -27,6 +27,7 @@ from .refusals import (
     NO_TRUTH,
     SCALAR_ONLY,
     refuse,
+    unsupported_numpy,
     unsupported_operator,
 )
 from .tables import FUNCTIONS, ROW_ARRAY_FUNCTIONS, UFUNCS, divide, power
@@ -121,7 +122,7 @@ class Symbolic:
             )
         build = UFUNCS.get(ufunc)
         if build is None:
-            raise UnsupportedError(f"numpy function '{name}' is not supported when tracing")
+            raise UnsupportedError(unsupported_numpy(ufunc, [*UFUNCS, *ARRAY_FUNCTIONS]))
         return _wrap(build(*map(operand, inputs)))
 
     def __array_function__(
@@ -129,8 +130,7 @@ class Symbolic:
     ) -> Any:
         handler = ARRAY_FUNCTIONS.get(func)
         if handler is None:
-            name = getattr(func, "__name__", repr(func))
-            raise UnsupportedError(f"numpy function '{name}' is not supported when tracing")
+            raise UnsupportedError(unsupported_numpy(func, [*UFUNCS, *ARRAY_FUNCTIONS]))
         return handler(*args, **kwargs)
 
     def __array__(self, *args: object, **kwargs: object) -> NoReturn:

@@ -46,6 +46,7 @@ FAMILY_NUMPY_NAMES = frozenset({
     "einsum", "linalg.det", "linalg.inv", "linalg.norm", "linalg.slogdet", "linalg.solve", "sqrt",
     "sum",
     "argpartition", "argsort", "take_along_axis",
+    "take", "bincount", "add.at", "nan_to_num",
 })
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
@@ -63,7 +64,11 @@ TENSOR_ATTRIBUTES = frozenset({"T"})
 #: Ufuncs whose ``reduce`` tensor code calls (``_np.add.reduce(x, axis=0)``).
 REDUCING_UFUNCS = frozenset({"add", "maximum", "minimum", "multiply"})
 TENSOR_PARAM_ATTRIBUTES = frozenset({"ndim"})
-KEYWORDS = frozenset({"dtype", "copy", "axis", "keepdims", "optimize"})
+#: (``weights``/``minlength``: ``_np.bincount``; ``nan``/``posinf``/``neginf``: ``_np.nan_to_num``)
+KEYWORDS = frozenset({
+    "dtype", "copy", "axis", "keepdims", "optimize", "weights", "minlength", "nan", "posinf",
+    "neginf",
+})
 #: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
 INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")
 PARAM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")

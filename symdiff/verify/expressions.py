@@ -64,7 +64,7 @@ class ExpressionChecker:
             and node.id not in self.helpers
         )
 
-    def _writable(self, node: ast.AST) -> bool:
+    def writable(self, node: ast.AST) -> bool:
         """A generated array that code may write into: an internal name, not a helper, not a
         module, not a parameter (the caller's arrays are never written)."""
         return (
@@ -175,7 +175,7 @@ class ExpressionChecker:
         else:
             raise refuse(node, "unexpected call")
         for item in node.keywords:
-            if item.arg == "out" and self.tensor and self._writable(item.value):
+            if item.arg == "out" and self.tensor and self.writable(item.value):
                 continue  # ``_np.exp(_t1, out=_t1)``: in place, into a generated array
             if item.arg not in KEYWORDS:
                 raise refuse(item, f"unexpected keyword {item.arg!r}")

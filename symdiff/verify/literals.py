@@ -6,7 +6,8 @@ import ast
 
 
 def plain_index(index: ast.AST) -> bool:
-    """Basic indexing by literals only: ints, slices of ints, ``None`` and ``...``."""
+    """Indexing by literals only: ints, slices of ints, ``None``, ``...`` and lists of ints
+    (``_t0[[0, 2, 3]]``, a gather's rows)."""
     items = index.elts if isinstance(index, ast.Tuple) else [index]
     return all(_plain_item(item) for item in items)
 
@@ -16,7 +17,14 @@ def _plain_item(item: ast.AST) -> bool:
         return all(p is None or literal_int(p) for p in (item.lower, item.upper, item.step))
     if isinstance(item, ast.Constant) and (item.value is None or item.value is Ellipsis):
         return True
-    return literal_int(item)
+    return literal_int(item) or int_list(item)
+
+
+def int_list(node: ast.AST) -> bool:
+    """A non-empty list of int literals: ``[0, 2, -1]``."""
+    return isinstance(node, ast.List) and bool(node.elts) and all(
+        literal_int(item) for item in node.elts
+    )
 
 
 def literal_int(node: ast.AST) -> bool:

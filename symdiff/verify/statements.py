@@ -9,7 +9,7 @@ import keyword
 from .allowed import CONSTANT, INTERNAL, MODULE_NAMES, PARAM, TENSOR_HELPER, VECTOR
 from .errors import refuse
 from .expressions import ExpressionChecker
-from .literals import literal_int, names_tuple
+from .literals import int_list, literal_int, names_tuple
 
 
 def check_function(
@@ -67,12 +67,34 @@ def check_function(
             for t in statement.targets
         ):
             pass  # ``del _t3, _t7``: temporaries freed after their last read
+        elif tensor and isinstance(statement, ast.Expr) and _adds_at(statement, checker):
+            checker.visit(statement.value.args[2])  # type: ignore[attr-defined]
         elif isinstance(statement, ast.If) and tensor and _converts(statement):
             _check_dtype_test(statement, checker)
         elif isinstance(statement, ast.If) and tensor:
             _check_shape_test(statement, checker)
         else:
             raise refuse(statement, f"unexpected {type(statement).__name__} statement")
+
+
+def _adds_at(statement: ast.Expr, checker: ExpressionChecker) -> bool:
+    """``_np.add.at(_t0, [0, 2, 2], <expression>)``: rows added into a generated array (the
+    adjoint of a gather); the only expression statement of a tensor function besides the
+    shape test's call. The third argument is checked by the caller like any expression."""
+    call = statement.value
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "at"
+        and isinstance(call.func.value, ast.Attribute)
+        and call.func.value.attr == "add"
+        and isinstance(call.func.value.value, ast.Name)
+        and call.func.value.value.id == "_np"
+        and len(call.args) == 3
+        and not call.keywords
+        and checker.writable(call.args[0])
+        and int_list(call.args[1])
+    )
 
 
 def _check_shape_test(statement: ast.If, checker: ExpressionChecker) -> None:

@@ -15,9 +15,22 @@ from ...errors import SymdiffError
 from ..ir import Node
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
-from . import building, contractions, linalg, products, rearrange, scans, sorting, stats
+from . import (
+    building,
+    contractions,
+    gather,
+    linalg,
+    numeric,
+    products,
+    rearrange,
+    scans,
+    sorting,
+    stats,
+)
 
-_FAMILIES = (scans, products, building, rearrange, stats, contractions, linalg, sorting)
+_FAMILIES = (
+    scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
+)
 
 #: Every family op by name.
 OPS: dict[str, OpRow] = {row.op: row for family in _FAMILIES for row in family.OPS}

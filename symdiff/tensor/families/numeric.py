@@ -1,0 +1,100 @@
+"""NumPy's numeric helpers on traced arrays: ``np.nan_to_num`` and ``np.linspace`` with traced ends.
+
+* ``nan_to_num(a)``: NaN and infinities replaced by numbers in the value (``_np.nan_to_num``);
+  on finite values it is the identity, so its derivative is taken as 1 everywhere (the
+  adjoint passes ``G`` through unchanged, the tangent is the operand's tangent). Where the
+  operand is not finite, the derivative is not defined; the gradient passes on whatever reached
+  it (usually NaN), as ``jax.numpy.nan_to_num`` does.
+* ``linspace(start, stop, num)`` with scalar ``start``/``stop`` (traced or numbers) is
+  ``start + (stop - start) * k / (num - 1)`` for ``k = 0 .. num - 1`` (``/ num`` with
+  ``endpoint=False``): elementwise in the ends, so every rule is the elementwise one. The ramp
+  ``k`` is the cumulative sum of ones (a constant the generated code computes), until constant
+  arrays can be passed to the generated module.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...errors import SymdiffError
+from ..ir import Node, arg_symbol
+from ..oprow import OpRow, Param, Spelling
+from ..ops import Builder
+from .scans import cumsum
+
+
+# -- constructors ------------------------------------------------------------------------------
+def nan_to_num(b: Builder, x: Node, copy: bool = True, nan: float = 0.0,
+               posinf: float | None = None, neginf: float | None = None, *,
+               where: str = "") -> Node:
+    """``np.nan_to_num(x)``: the identity on finite values (derivative 1)."""
+    values = tuple(None if v is None else float(v) for v in (nan, posinf, neginf))
+    if values[0] is None or not copy:
+        raise SymdiffError(f"nan_to_num: nan= must be a number and copy= True{where}")
+    if x.op == "fill":
+        return x
+    return b.node("nan_to_num", (x,), values, x.shape)
+
+
+def linspace(b: Builder, start: Node, stop: Node, num: int = 50, endpoint: bool = True,
+             retstep: bool = False, dtype: Any = None, axis: int = 0, *,
+             where: str = "") -> Node:
+    """``np.linspace(start, stop, num)`` for scalar ends: ``start + (stop - start) * t``."""
+    if start.shape or stop.shape:
+        raise SymdiffError(f"linspace: only scalar ends are supported when tracing (got shapes "
+                           f"{start.shape} and {stop.shape}){where}")
+    if retstep or dtype is not None or axis != 0:
+        raise SymdiffError(f"linspace: retstep=, dtype= and axis= are not supported{where}")
+    num = operator.index(num)
+    if num < 1:
+        raise SymdiffError(f"linspace: num must be at least 1 (got {num}){where}")
+    ramp = b.map(arg_symbol(0) - 1, [cumsum(b, b.fill(1, (num,)))])  # 0, 1, ..., num - 1
+    steps = num - 1 if endpoint else num
+    a0, a1, a2 = (arg_symbol(i) for i in range(3))
+    scale = a2 / steps if steps else 0 * a2
+    return b.map(a0 + (a1 - a0) * scale, [start, stop, ramp], "linspace", where)
+
+
+# -- rules -------------------------------------------------------------------------------------
+def _identity_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
+    return (g,)
+
+
+def _identity_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
+                  ) -> Node | None:
+    return tangents[0]
+
+
+def _emit_nan_to_num(node: Node, c: list[str], target: str) -> list[tuple[str, str]]:
+    names = ("nan", "posinf", "neginf")
+    defaults = (0.0, None, None)
+    given = [f"{k}={v!r}" for k, v, d in zip(names, node.attrs, defaults, strict=True) if v != d]
+    return [(target, f"_np.nan_to_num({', '.join([c[0], *given])})")]
+
+
+OPS = (
+    OpRow(
+        op="nan_to_num",
+        rule="nan_to_num (identity on finite values)",
+        identity="A_bar = G (derivative 1 where A is finite)",
+        vjp=_identity_vjp,
+        jvp=_identity_jvp,
+        emit=_emit_nan_to_num,
+        text=lambda n, a, r: f"nan_to_num({r[0]})",
+        latex=lambda n, a, r: rf"\operatorname{{nan\_to\_num}}\left({r[0]}\right)",
+        numpy_names=frozenset({"nan_to_num"}),
+    ),
+)
+
+SPELLINGS = (
+    Spelling("nan_to_num", nan_to_num, "nan_to_num(x, nan=0.0, posinf=None, neginf=None)",
+             {"x": Param.ARRAY}, numpy=(np.nan_to_num,)),
+    Spelling("linspace", linspace, "linspace(start, stop, num=50, endpoint=True)",
+             {"start": Param.ARRAY, "stop": Param.ARRAY}, numpy=(np.linspace,)),
+)
+
+__all__ = ["OPS", "SPELLINGS", "linspace", "nan_to_num"]

@@ -248,6 +248,24 @@ def test_nan_to_num_replaces_in_the_value_and_passes_the_gradient():
     assert "_np.nan_to_num(" in value.source
 
 
+def test_nan_to_num_has_no_derivative_where_it_replaces():
+    """autograd's own case: sin(nan_to_num(x + y)) with y holding NaN and infinities: those
+    entries are replaced by constants, so their derivative is 0 (not 1), in both modes and to
+    second order, as central differences see it."""
+    y = np.array([0.0, np.nan, np.inf, -np.inf])
+
+    def f(x):
+        return np.sum(np.sin(np.nan_to_num(x + y)))
+
+    x = np.array([0.3, -0.2, 0.5, 1.1])
+    for mode in ("reverse", "forward"):
+        (got,) = sd.grad(f, shapes={"x": (4,)}, mode=mode)(x)
+        np.testing.assert_allclose(got, [np.cos(0.3), 0, 0, 0], rtol=1e-12)
+        np.testing.assert_allclose(got, _central(f, x), atol=1e-8)
+    H = np.asarray(sd.hessian(f, shapes={"x": (4,)})(x)).reshape(4, 4)
+    np.testing.assert_allclose(H, np.diag([-np.sin(0.3), 0, 0, 0]), atol=1e-12)
+
+
 def test_where_with_a_constant_mask_keeps_the_other_branch_out():
     f = sd.value_and_grad(lambda x: np.sum(np.where(MASK, x, np.log(x))), wrt=["x"],
                           shapes={"x": (5,)})

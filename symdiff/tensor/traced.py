@@ -308,8 +308,11 @@ def family_call(tracer: Any, spelling: Spelling, args: tuple[Any, ...],
         raise
     except SymdiffError as exc:
         raise UnsupportedError(f"{exc}{tracer.where()}") from None
-    if isinstance(node, tuple):  # several results (np.linalg.slogdet): a tuple of the same type
-        return type(node)(*(tracer.wrap(item) for item in node))  # type: ignore[return-value]
+    if isinstance(node, tuple):  # several results (np.linalg.slogdet, np.split)
+        items = [tracer.wrap(item) for item in node]
+        if type(node) is tuple:
+            return items  # type: ignore[return-value]  # np.split returns a list
+        return type(node)(*items)  # type: ignore[return-value]  # a named tuple
     return tracer.wrap(node)
 
 

@@ -46,7 +46,7 @@ FAMILY_NUMPY_NAMES = frozenset({
     "einsum", "linalg.det", "linalg.inv", "linalg.norm", "linalg.slogdet", "linalg.solve", "sqrt",
     "sum",
     "argpartition", "argsort", "take_along_axis",
-    "take", "bincount", "add.at", "nan_to_num",
+    "take", "bincount", "add.at", "nan_to_num", "isfinite",
 })
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})

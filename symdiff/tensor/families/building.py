@@ -131,6 +131,47 @@ def atleast_2d(b: Builder, a: Node, *, where: str = "") -> Node:
     return _atleast(b, a, 2, where)
 
 
+def atleast_3d(b: Builder, a: Node, *, where: str = "") -> Node:
+    """``np.atleast_3d(a)`` of one array: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` becomes
+    ``(M, N, 1)``."""
+    axes = {0: (0, 1, 2), 1: (0, 2), 2: (2,)}.get(a.ndim, ())
+    return b.expand(a, axes)
+
+
+def split(b: Builder, a: Node, indices_or_sections: int | Sequence[int], axis: int = 0, *,
+          where: str = "", even: bool = True) -> tuple[Node, ...]:
+    """``np.split(a, n_or_indices, axis)``: the pieces, each a slice of ``a`` (``even``: ``n``
+    must divide the axis, as ``np.split`` requires; ``np.array_split`` lets the first pieces be
+    one longer)."""
+    (axis,) = normalize_axes("split", axis, a.ndim, where)
+    length = a.shape[axis]
+    if not isinstance(length, int):
+        raise ShapeError(f"split: the axis needs an integer length, not {length}{where}")
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n < 1 or (even and length % n):
+            raise ShapeError(f"split: {n} sections do not divide an axis of length {length}"
+                             f"{where}")
+        size, extra = divmod(length, n)
+        cuts, start = [], 0
+        for i in range(n - 1):
+            start += size + (i < extra)
+            cuts.append(start)
+    else:
+        cuts = [min(max(c + length if c < 0 else c, 0), length) for c in indices_or_sections]
+    bounds = list(zip([0, *cuts], [*cuts, length], strict=True))
+    if any(stop <= start for start, stop in bounds):
+        raise ShapeError(f"split: an empty piece at {indices_or_sections} is not supported"
+                         f"{where}")
+    return tuple(b.index(a, _along(axis, (start, stop, None)), where) for start, stop in bounds)
+
+
+def array_split(b: Builder, a: Node, indices_or_sections: int | Sequence[int], axis: int = 0,
+                *, where: str = "") -> tuple[Node, ...]:
+    """``np.array_split``: as :func:`split`, sections need not divide the axis."""
+    return split(b, a, indices_or_sections, axis, where=where, even=False)
+
+
 # -- rules -------------------------------------------------------------------------------------
 def _along(axis: int, item: int | tuple[int | None, int | None, None]) -> tuple:
     return ((None, None, None),) * axis + (item,)
@@ -216,12 +257,30 @@ SPELLINGS = (
              numpy=(np.atleast_1d,)),
     Spelling("atleast_2d", atleast_2d, "atleast_2d(a)", {"a": Param.ARRAY},
              numpy=(np.atleast_2d,)),
+    Spelling("atleast_3d", atleast_3d, "atleast_3d(a)", {"a": Param.ARRAY},
+             numpy=(np.atleast_3d,)),
+    Spelling("", split, "split(a, indices_or_sections, axis=0)", {"a": Param.ARRAY},
+             numpy=(np.split,)),
+    Spelling("", array_split, "array_split(a, indices_or_sections, axis=0)", {"a": Param.ARRAY},
+             numpy=(np.array_split,)),
     Spelling("dstack", dstack, "dstack(tup)", _TUP, numpy=(np.dstack,)),
     Spelling("column_stack", column_stack, "column_stack(tup)", _TUP,
              numpy=(np.column_stack,)),
 )
 
 __all__ = [
-    "OPS", "SPELLINGS", "append", "atleast_1d", "atleast_2d", "column_stack", "concatenate",
-    "dstack", "hstack", "stack", "vstack",
+    "OPS",
+    "SPELLINGS",
+    "append",
+    "array_split",
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "column_stack",
+    "concatenate",
+    "dstack",
+    "hstack",
+    "split",
+    "stack",
+    "vstack",
 ]

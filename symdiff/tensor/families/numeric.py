@@ -1,10 +1,10 @@
 """NumPy's numeric helpers on traced arrays: ``np.nan_to_num`` and ``np.linspace`` with traced ends.
 
 * ``nan_to_num(a)``: NaN and infinities replaced by numbers in the value (``_np.nan_to_num``);
-  on finite values it is the identity, so its derivative is taken as 1 everywhere (the
-  adjoint passes ``G`` through unchanged, the tangent is the operand's tangent). Where the
-  operand is not finite, the derivative is not defined; the gradient passes on whatever reached
-  it (usually NaN), as ``jax.numpy.nan_to_num`` does.
+  the identity on finite values (derivative 1) and a constant where ``a`` is not finite
+  (derivative 0, since a nearby NaN or infinity is replaced by the same number), as autograd
+  has it: the adjoint is ``where(isfinite(A), G, 0)`` (the ``finite_part`` node), and so is the
+  tangent.
 * ``linspace(start, stop, num)`` with scalar ``start``/``stop`` (traced or numbers) is
   ``start + (stop - start) * k / (num - 1)`` for ``k = 0 .. num - 1`` (``/ num`` with
   ``endpoint=False``): elementwise in the ends, so every rule is the elementwise one. The ramp
@@ -31,7 +31,8 @@ from .scans import cumsum
 def nan_to_num(b: Builder, x: Node, copy: bool = True, nan: float = 0.0,
                posinf: float | None = None, neginf: float | None = None, *,
                where: str = "") -> Node:
-    """``np.nan_to_num(x)``: the identity on finite values (derivative 1)."""
+    """``np.nan_to_num(x)``: the identity on finite values (derivative 1), constants elsewhere
+    (derivative 0)."""
     values = tuple(None if v is None else float(v) for v in (nan, posinf, neginf))
     if values[0] is None or not copy:
         raise SymdiffError(f"nan_to_num: nan= must be a number and copy= True{where}")
@@ -59,14 +60,43 @@ def linspace(b: Builder, start: Node, stop: Node, num: int = 50, endpoint: bool 
     return b.map(a0 + (a1 - a0) * scale, [start, stop, ramp], "linspace", where)
 
 
+def real(b: Builder, val: Node, *, where: str = "") -> Node:
+    """``np.real(x)`` of a real array: ``x`` itself."""
+    return val
+
+
+def imag(b: Builder, val: Node, *, where: str = "") -> Node:
+    """``np.imag(x)`` of a real array: zeros (no gradient)."""
+    return b.fill(0, val.shape)
+
+
 # -- rules -------------------------------------------------------------------------------------
-def _identity_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
-    return (g,)
+def finite_part(b: Builder, g: Node, a: Node) -> Node:
+    """``where(isfinite(a), g, 0)`` (``a`` broadcast against ``g``)."""
+    if g.op == "fill" and g.attrs[0] == 0:
+        return g
+    return b.node("finite_part", (g, a), (), g.shape)
 
 
-def _identity_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
-                  ) -> Node | None:
-    return tangents[0]
+def _nan_to_num_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
+    return (finite_part(b, g, node.args[0]),)
+
+
+def _nan_to_num_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
+                    ) -> Node | None:
+    t = tangents[0]
+    return None if t is None else finite_part(b, t, b.expand(node.args[0], (node.ndim,)))
+
+
+def _finite_part_vjp(b: Builder, node: Node, g: Node, simplify: bool
+                     ) -> tuple[Node | None, ...]:
+    return (finite_part(b, g, node.args[1]), None)  # linear in g; a mask of a: no derivative
+
+
+def _finite_part_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
+                     ) -> Node | None:
+    t = tangents[0]
+    return None if t is None else finite_part(b, t, b.expand(node.args[1], (node.ndim,)))
 
 
 def _emit_nan_to_num(node: Node, c: list[str], target: str) -> list[tuple[str, str]]:
@@ -80,21 +110,34 @@ OPS = (
     OpRow(
         op="nan_to_num",
         rule="nan_to_num (identity on finite values)",
-        identity="A_bar = G (derivative 1 where A is finite)",
-        vjp=_identity_vjp,
-        jvp=_identity_jvp,
+        identity="A_bar = where(isfinite(A), G, 0): 1 where A is finite, 0 where replaced",
+        vjp=_nan_to_num_vjp,
+        jvp=_nan_to_num_jvp,
         emit=_emit_nan_to_num,
         text=lambda n, a, r: f"nan_to_num({r[0]})",
         latex=lambda n, a, r: rf"\operatorname{{nan\_to\_num}}\left({r[0]}\right)",
         numpy_names=frozenset({"nan_to_num"}),
+    ),
+    OpRow(
+        op="finite_part",
+        rule="finite part",
+        identity="A_bar = where(isfinite(M), G, 0) (linear in G; M gets no gradient)",
+        vjp=_finite_part_vjp,
+        jvp=_finite_part_jvp,
+        emit=lambda n, c, t: [(t, f"_np.where(_np.isfinite({c[1]}), {c[0]}, 0.0)")],
+        text=lambda n, a, r: f"where(isfinite({r[1]}), {r[0]}, 0)",
+        latex=lambda n, a, r: rf"\left[{r[1]} \text{{ finite}}\right] {a[0]}",
+        numpy_names=frozenset({"where", "isfinite"}),
     ),
 )
 
 SPELLINGS = (
     Spelling("nan_to_num", nan_to_num, "nan_to_num(x, nan=0.0, posinf=None, neginf=None)",
              {"x": Param.ARRAY}, numpy=(np.nan_to_num,)),
+    Spelling("", real, "real(x)", {"val": Param.ARRAY}, numpy=(np.real,)),
+    Spelling("", imag, "imag(x)", {"val": Param.ARRAY}, numpy=(np.imag,)),
     Spelling("linspace", linspace, "linspace(start, stop, num=50, endpoint=True)",
              {"start": Param.ARRAY, "stop": Param.ARRAY}, numpy=(np.linspace,)),
 )
 
-__all__ = ["OPS", "SPELLINGS", "linspace", "nan_to_num"]
+__all__ = ["OPS", "SPELLINGS", "finite_part", "imag", "linspace", "nan_to_num", "real"]

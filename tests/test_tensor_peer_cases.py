@@ -12,6 +12,7 @@ import symdiff as sd
 R = np.random.default_rng(0).standard_normal
 _NAN = np.array([0.0, np.nan, np.inf, -np.inf])
 _MASK = R((4, 5)) > 0
+_C = R((3, 2))
 
 CASES = {
     "split": (lambda x: np.split(x, 2)[0] * np.split(x, 2)[1], [R(10)]),
@@ -32,9 +33,25 @@ CASES = {
     "var keepdims ddof": (lambda x: np.var(x, axis=1, keepdims=True, ddof=2), [R((3, 4))]),
     "tensordot pairs": (lambda x, y: np.tensordot(x, y, axes=[(1, 0), (2, 1)]),
                         [R((2, 3, 4)), R((2, 2, 3, 4))]),
+    "np.array of scalars": (lambda x: np.array([x, x * 1.0, x + 2.5]), [np.array(3.0)]),
+    "np.array 2-D of scalars": (
+        lambda x: np.array([[x, x * 1.0, x + 2.5], [x**2, x, x / 2.0]]), [np.array(3.0)]),
+    "np.array of arrays": (lambda x: np.array([[2 * x, x + 1], [x, x]]), [R((3, 2))]),
+    "np.array fan-out": (lambda x: np.array([x, x * 1.0]) + np.array([x, x * 1.0]),
+                         [np.array(1.5)]),
+    "np.array of one traced value": (lambda x: np.array(x), [np.array(3.0)]),
+    "np.r_": (lambda x: np.r_[x, x], [R((3, 2))]),
+    "np.r_ with a constant": (lambda x: np.r_[x, _C], [R((3, 2))]),
+    "np.c_": (lambda x: np.c_[x, _C, x], [R((3, 2))]),
+    "conjugate": (lambda x: np.conj(x) * x, [R(5)]),
     "einsum three operands": (lambda x, y, z: np.einsum("ijk,lji,lli->lki", x, y, z),
                               [R((3, 4, 4)), R((4, 4, 3)), R((4, 4, 3))]),
 }
+
+
+def test_np_array_of_a_large_traced_array_points_to_stack():
+    with pytest.raises(sd.UnsupportedError, match=r"np.stack"):
+        sd.grad(lambda x: np.sum(np.array([x, x])), shapes={"x": (40, 40)})
 
 
 def _central(g, args: list[np.ndarray], k: int, eps: float = 1e-6) -> np.ndarray:

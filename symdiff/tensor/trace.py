@@ -56,10 +56,18 @@ from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing import LIMITS
 from .captures import Captures
 from .families import gather
+from .families.building import stack
 from .ir import Node
 from .ops import Builder
 from .shapes import Dim, Shape, broadcast, format_shape
-from .traced import TensorCondition, TracedArray, TracedTensor, tracer_of, value_of
+from .traced import (
+    ELEMENT_LIMIT,
+    TensorCondition,
+    TracedArray,
+    TracedTensor,
+    tracer_of,
+    value_of,
+)
 from .values import Elem, Values
 
 _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
@@ -73,6 +81,7 @@ class Tracer(Values):
         super().__init__(builder)
         self.fn = fn
         self.captures = Captures() if captures is None else captures
+        self.handed_out = 0  # elements handed to NumPy one by one (``np.array([x, y])``)
         self.code = getattr(fn, "__code__", None)
         self.name = str(getattr(fn, "__name__", None) or type(fn).__name__)
 
@@ -103,6 +112,8 @@ class Tracer(Values):
                 raise UnsupportedError(f"the SymPy expression {value} is not a number or a "
                                        "dimension of shapes=")
             return Elem(value, ())
+        if isinstance(value, np.ndarray) and _holds_traced(value):
+            return self.elem(self.gathered(value))  # np.array([x, 2 * x]): traced elements
         if isinstance(value, np.ndarray) and value.ndim:  # a bound constant
             return self.elem(self.captures.node(self.b, value, self.fn))
         if isinstance(value, list | tuple):
@@ -110,6 +121,27 @@ class Tracer(Values):
                                    "array: make it a NumPy array (np.array([...]), a bound "
                                    "constant) or pass it to the function as an argument")
         return Elem(scalar.operand(value), ())
+
+    def gathered(self, value: np.ndarray) -> Node:
+        """An object array NumPy built from traced elements and numbers (``np.array([x, 2 *
+        x])``, ``np.r_[x, y]``): one node, its elements stacked and reshaped."""
+        if value.size == 0:
+            raise UnsupportedError("an empty object array cannot be combined with a traced array")
+        if value.size > ELEMENT_LIMIT:
+            raise UnsupportedError(f"an array of {value.size} traced elements is too large to "
+                                   f"build one by one (limit {ELEMENT_LIMIT}): use np.stack")
+        items = []
+        for item in value.reshape(-1):
+            if isinstance(item, np.ndarray) and item.dtype == object:
+                raise UnsupportedError("a nested object array cannot be combined with a traced "
+                                       "array")
+            node = self.node(item)
+            if node.shape:
+                raise UnsupportedError("an element of an object array is itself an array: use "
+                                       "np.stack")
+            items.append(node)
+        flat = items[0] if len(items) == 1 and not value.shape else stack(self.b, tuple(items))
+        return self.b.reshape(flat, value.shape) if value.ndim != 1 else flat
 
     def node(self, value: object) -> Node:
         """``value`` as a tensor node (a number becomes a constant)."""
@@ -309,11 +341,18 @@ def _fixed_sizes_hint(tracer: Tracer, shapes: dict[str, Shape]) -> str:
             "parameters that meet them fixed sizes in shapes= too")
 
 
+def _holds_traced(value: np.ndarray) -> bool:
+    """Whether ``value`` is an object array NumPy built with traced elements."""
+    return value.dtype == object and any(isinstance(v, TracedArray) for v in value.flat)
+
+
 def _node(tracer: Tracer, value: object) -> Node:
     """What a traced function returned, as a node."""
     if isinstance(value, TensorCondition):
         raise UnsupportedError(f"{tracer.name} returned a comparison; " + scalar.CONDITION_ONLY)
-    if isinstance(value, TracedTensor):
+    if isinstance(value, TracedTensor) or (
+        isinstance(value, np.ndarray) and _holds_traced(value)  # np.array([x, 2 * x])
+    ):
         return tracer.node(value)
     if isinstance(value, numbers.Real | np.ndarray | sp.Expr) and np.ndim(value) == 0:
         return tracer.node(value)

@@ -91,13 +91,28 @@ class TracedArray:
             raise UnsupportedError(scalar.unsupported_numpy(func, _supported(), _ARRAYS))
         return handler(self._tracer, *args, **kwargs)
 
-    def __array__(self, *args: object, **kwargs: object) -> NoReturn:
-        raise UnsupportedError("a traced array cannot be converted to a NumPy array: to build "
-                               "an array from traced values write np.stack([...]) (or "
-                               "np.concatenate, np.hstack), not np.array([...]) or "
-                               "np.asarray([...]), which NumPy does not dispatch; a function "
-                               "outside NumPy's dispatch, such as scipy's, cannot take it either: "
-                               "use NumPy or symdiff.math functions")
+    def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
+        """An object array of this array's traced elements, so that ``np.array([x, 2 * x])``,
+        ``np.r_[...]`` and ``np.asarray`` work as in JAX and autograd: NumPy computes on the
+        elements (each a traced scalar), and the tracer stacks such an array back into one node
+        where it meets a traced array or is returned. Only for small arrays (one node per
+        element): beyond :data:`ELEMENT_LIMIT` elements in a trace, or asked for a numeric
+        dtype, it is an error pointing to ``np.stack``."""
+        count = 1
+        for dim in self.shape:
+            count = count * dim if isinstance(dim, int) else ELEMENT_LIMIT + 1
+        self._tracer.handed_out += count  # over the whole trace: one node per element
+        if self._tracer.handed_out > ELEMENT_LIMIT or (
+            dtype is not None and np.dtype(dtype) != object
+        ):
+            raise UnsupportedError(_NO_ARRAY)
+        out = np.empty(self.shape, dtype=object)
+        if not self.shape:
+            out[()] = self
+            return out
+        for index in np.ndindex(*self.shape):
+            out[index] = self[index]
+        return out
 
     __float__ = __int__ = __index__ = __complex__ = scalar.refuse(_NO_NUMBER)
     __round__ = __trunc__ = __floor__ = __ceil__ = scalar.refuse(_NO_NUMBER)
@@ -111,6 +126,16 @@ class TracedArray:
     __ne__ = scalar.refuse("comparison '!=' of traced arrays is not supported; "
                             + scalar.CONDITION_ONLY)
     __hash__ = None  # type: ignore[assignment]
+
+
+#: The most elements a traced array hands NumPy one by one (``np.array([...])`` of traced values).
+ELEMENT_LIMIT = 1024
+_NO_ARRAY = (
+    "a traced array cannot be converted to a NumPy array here: to build an array from traced "
+    "values write np.stack([...]) (or np.concatenate, np.hstack); np.array([...]) of traced "
+    f"values works only up to {ELEMENT_LIMIT} elements, one by one; a function outside NumPy's "
+    "dispatch, such as scipy's, cannot take it either: use NumPy or symdiff.math functions"
+)
 
 
 def tracer_of(array: TracedArray) -> Tracer:

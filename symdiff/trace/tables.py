@@ -50,6 +50,7 @@ UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
     np.float_power: power,
     np.negative: operator.neg,
     np.positive: operator.pos,
+    np.conjugate: operator.pos,  # traced values are real: the conjugate is the value
     np.reciprocal: lambda a: divide(sp.S.One, a),
     np.square: lambda a: a**2,
     np.deg2rad: lambda a: a * sp.pi / 180,

@@ -10,6 +10,7 @@ rewrite only where the printed program makes fewer passes over arrays:
 * an output that is the negative of another is computed once (``_t = a*b``; ``-_t``);
 * a temporary that is used negated is defined negated when that saves passes (``-_t0*x``
   becomes ``_t0*x`` with the sign folded into ``_t0``'s definition);
+* a name negated in several products is negated once (``_t = -y``);
 * a line is written with its common factors taken out (``200*y - 200*_t0`` as
   ``200*(y - _t0)``) when that is cheaper.
 
@@ -42,26 +43,41 @@ def cheaper_program(
     if any(e.has(sp.Piecewise) for e in (*outs, *(v for _, v in lines))):
         return lines, outs
     fresh = _fresh_names(lines, outs)
-    before = _cost(lines, outs)
+    cost = _Costs()
     lines, outs = _compound_power_bases(lines, outs, fresh)
-    lines, outs = _reuse_powers(lines, outs)
+    lines, outs = _reuse_powers(lines, outs, cost)
     if len(lines) <= SEARCH_MAX:
         lines, outs = _share_negated_outputs(lines, outs, fresh)
-        lines, outs = _fold_signs(lines, outs)
-        lines, outs = _factor_lines(lines, outs)
-    if _cost(lines, outs) > before:  # the power rewrites are kept only when they pay
-        return list(assignments), list(outputs)
+        lines, outs = _fold_signs(lines, outs, cost)
+        lines, outs = _share_negated_names(lines, outs, fresh, cost)
+        lines, outs = _factor_lines(lines, outs, cost)
+    if lines == list(assignments) and outs == list(outputs):
+        return lines, outs
+    if cost.program(lines, outs) > cost.program(assignments, outputs):
+        return list(assignments), list(outputs)  # the power rewrites are kept only when they pay
     return lines, outs
 
 
 def program_passes(assignments: Sequence[Line], outputs: Sequence[sp.Expr]) -> int:
     """Array passes of the printed program (assignments and outputs)."""
-    return _cost(assignments, outputs)
+    return _Costs().program(assignments, outputs)
 
 
-def _cost(lines: Sequence[Line], outs: Sequence[sp.Expr]) -> int:
-    printer = CodePrinter()
-    return total_passes(printer.doprint(e) for e in (*(v for _, v in lines), *outs))
+class _Costs:
+    """Array passes of printed expressions, each expression printed once."""
+
+    def __init__(self) -> None:
+        self.printer = CodePrinter()
+        self.known: dict[sp.Expr, int] = {}
+
+    def __call__(self, expr: sp.Expr) -> int:
+        passes = self.known.get(expr)
+        if passes is None:
+            passes = self.known[expr] = total_passes([self.printer.doprint(expr)])
+        return passes
+
+    def program(self, lines: Sequence[Line], outs: Sequence[sp.Expr]) -> int:
+        return sum(self(e) for e in (*(v for _, v in lines), *outs))
 
 
 def _fresh_names(lines: Sequence[Line], outs: Sequence[sp.Expr]) -> Callable[[], sp.Symbol]:
@@ -113,7 +129,9 @@ def _compound_power_bases(
     return new_lines, outs
 
 
-def _reuse_powers(lines: list[Line], outs: list[sp.Expr]) -> tuple[list[Line], list[sp.Expr]]:
+def _reuse_powers(
+    lines: list[Line], outs: list[sp.Expr], cost: _Costs
+) -> tuple[list[Line], list[sp.Expr]]:
     """Powers of a name written with a power of it that a temporary holds, where cheaper."""
     table: dict[sp.Symbol, list[tuple[sp.Symbol, int]]] = {}
 
@@ -122,7 +140,7 @@ def _reuse_powers(lines: list[Line], outs: list[sp.Expr]) -> tuple[list[Line], l
             return expr
         return expr.replace(
             lambda p: p.is_Pow and p.base in table and p.exp.is_Integer and abs(p.exp) >= 2,
-            lambda p: _best_power(p, table[p.base]),
+            lambda p: _best_power(p, table[p.base], cost),
         )
 
     new_lines: list[Line] = []
@@ -149,7 +167,7 @@ def _power_of(value: sp.Expr, table) -> tuple[sp.Symbol, int] | None:
     return base, k
 
 
-def _best_power(p: sp.Pow, entries: list[tuple[sp.Symbol, int]]) -> sp.Expr:
+def _best_power(p: sp.Pow, entries: list[tuple[sp.Symbol, int]], cost: _Costs) -> sp.Expr:
     m = int(p.exp)
     choices: list[sp.Expr] = [p]
     for symbol, k in entries:
@@ -157,8 +175,7 @@ def _best_power(p: sp.Pow, entries: list[tuple[sp.Symbol, int]]) -> sp.Expr:
             choices.append(symbol ** (m // k))
         elif (k > 0) == (m > 0) and abs(k) < abs(m):
             choices.append(sp.Mul(symbol ** (m // k), p.base ** (m - k * (m // k))))
-    printer = CodePrinter()
-    return min(choices, key=lambda e: total_passes([printer.doprint(e)]))
+    return min(choices, key=cost)
 
 
 def _share_negated_outputs(
@@ -180,9 +197,11 @@ def _share_negated_outputs(
     return lines, outs
 
 
-def _fold_signs(lines: list[Line], outs: list[sp.Expr]) -> tuple[list[Line], list[sp.Expr]]:
+def _fold_signs(
+    lines: list[Line], outs: list[sp.Expr], costs: _Costs
+) -> tuple[list[Line], list[sp.Expr]]:
     """Each temporary defined negated, where the program then costs fewer passes."""
-    cost = _cost(lines, outs)
+    cost = costs.program(lines, outs)
     for index in range(len(lines)):
         symbol, value = lines[index]
         flip = {symbol: -symbol}
@@ -192,15 +211,56 @@ def _fold_signs(lines: list[Line], outs: list[sp.Expr]) -> tuple[list[Line], lis
             *((s, v.xreplace(flip)) for s, v in lines[index + 1 :]),
         ]
         trial_outs = [e.xreplace(flip) for e in outs]
-        trial_cost = _cost(trial, trial_outs)
+        trial_cost = costs.program(trial, trial_outs)
         if trial_cost < cost:
             lines, outs, cost = trial, trial_outs, trial_cost
     return lines, outs
 
 
-def _factor_lines(lines: list[Line], outs: list[sp.Expr]) -> tuple[list[Line], list[sp.Expr]]:
+def _negating(symbol: sp.Symbol) -> Callable[[sp.Basic], bool]:
+    def test(node: sp.Basic) -> bool:
+        return bool(node.is_Mul and node.args[0] == -1 and symbol in node.args)
+
+    return test
+
+
+def _share_negated_names(
+    lines: list[Line], outs: list[sp.Expr], fresh: Callable[[], sp.Symbol], costs: _Costs
+) -> tuple[list[Line], list[sp.Expr]]:
+    """A name that products negate in several places, negated once into a temporary, where
+    the program then costs fewer passes (``-y*f(-y*u)`` reads ``_t = -y`` twice)."""
+    exprs = [*(v for _, v in lines), *outs]
+    counts: dict[sp.Symbol, int] = {}
+    for e in exprs:
+        for node in sp.preorder_traversal(e):
+            if node.is_Mul and node.args[0] == -1:
+                for factor in node.args[1:]:
+                    if factor.is_Symbol:
+                        counts[factor] = counts.get(factor, 0) + 1
+    cost = costs.program(lines, outs)
+    defined = [s for s, _ in lines]
+    for symbol in sorted((s for s, n in counts.items() if n >= 2), key=str):
+        negated = fresh()
+        found = _negating(symbol)
+
+        def swap(e: sp.Expr, symbol=symbol, negated=negated, found=found) -> sp.Expr:
+            return e.replace(found, lambda m: negated * (m / -symbol))
+
+        where = defined.index(symbol) + 1 if symbol in defined else 0
+        trial = [(s, swap(v)) for s, v in lines]
+        trial.insert(where, (negated, -symbol))
+        trial_outs = [swap(e) for e in outs]
+        trial_cost = costs.program(trial, trial_outs)
+        if trial_cost < cost:
+            lines, outs, cost = trial, trial_outs, trial_cost
+            defined = [s for s, _ in lines]
+    return lines, outs
+
+
+def _factor_lines(
+    lines: list[Line], outs: list[sp.Expr], cost: _Costs
+) -> tuple[list[Line], list[sp.Expr]]:
     """Each line with its common factors taken out, where that is cheaper."""
-    printer = CodePrinter()
 
     def cheaper(expr: sp.Expr) -> sp.Expr:
         if not expr.is_Add:
@@ -208,7 +268,6 @@ def _factor_lines(lines: list[Line], outs: list[sp.Expr]) -> tuple[list[Line], l
         factored = sp.factor_terms(expr)
         if factored == expr:
             return expr
-        old, new = (total_passes([printer.doprint(e)]) for e in (expr, factored))
-        return factored if new < old else expr
+        return factored if cost(factored) < cost(expr) else expr
 
     return [(s, cheaper(v)) for s, v in lines], [cheaper(e) for e in outs]

@@ -8,6 +8,8 @@ rewrite only where the printed program makes fewer passes over arrays:
 * powers of a name reuse a power of it already computed: with ``_t1 = 1/sigma**2``,
   ``sigma**-3`` is ``_t1/sigma``; with ``_t1 = r**6``, ``r**12`` is ``_t1**2``;
 * an output that is the negative of another is computed once (``_t = a*b``; ``-_t``);
+* a sum that appears with both signs (``x**2 - y`` and ``y - x**2``) is computed once;
+* an output that is a factor of another (``v*(1 - h)`` and ``v*x*(1 - h)``) is computed once;
 * a temporary that is used negated is defined negated when that saves passes (``-_t0*x``
   becomes ``_t0*x`` with the sign folded into ``_t0``'s definition);
 * a name negated in several products is negated once (``_t = -y``);
@@ -48,6 +50,9 @@ def cheaper_program(
     lines, outs = _reuse_powers(lines, outs, cost)
     if len(lines) <= SEARCH_MAX:
         lines, outs = _share_negated_outputs(lines, outs, fresh)
+        lines, outs = _factor_lines(lines, outs, cost)
+        lines, outs = _share_negated_sums(lines, outs, fresh, cost)
+        lines, outs = _share_output_factors(lines, outs, fresh, cost)
         lines, outs = _fold_signs(lines, outs, cost)
         lines, outs = _share_negated_names(lines, outs, fresh, cost)
         lines, outs = _factor_lines(lines, outs, cost)
@@ -194,6 +199,66 @@ def _share_negated_outputs(
         outs[i] = symbol
         for j in partners:
             outs[j] = -symbol
+    return lines, outs
+
+
+def _insert_at(lines: list[Line], expr: sp.Expr) -> int:
+    """The first place where every temporary ``expr`` reads is defined."""
+    defined = {s: i for i, (s, _) in enumerate(lines)}
+    return max((defined[s] + 1 for s in expr.free_symbols if s in defined), default=0)
+
+
+def _share_negated_sums(
+    lines: list[Line], outs: list[sp.Expr], fresh: Callable[[], sp.Symbol], costs: _Costs
+) -> tuple[list[Line], list[sp.Expr]]:
+    """A sum found with both signs (``_t0 - y`` in one line, ``y - _t0`` in another) computed
+    once into a temporary, where the program then costs fewer passes."""
+    sums: dict[sp.Expr, None] = {}
+    for e in (*(v for _, v in lines), *outs):
+        sums.update((node, None) for node in sp.preorder_traversal(e) if node.is_Add)
+    cost = costs.program(lines, outs)
+    for total in list(sums):
+        negated = -total
+        if negated not in sums or total.could_extract_minus_sign() or total in dict(lines).values():
+            continue
+        symbol = fresh()
+        swap = {total: symbol, negated: -symbol}
+        trial = [(s, v.xreplace(swap)) for s, v in lines]
+        trial.insert(_insert_at(lines, total), (symbol, total))
+        trial_outs = [e.xreplace(swap) for e in outs]
+        trial_cost = costs.program(trial, trial_outs)
+        if trial_cost < cost:
+            lines, outs, cost = trial, trial_outs, trial_cost
+    return lines, outs
+
+
+def _share_output_factors(
+    lines: list[Line], outs: list[sp.Expr], fresh: Callable[[], sp.Symbol], costs: _Costs
+) -> tuple[list[Line], list[sp.Expr]]:
+    """An output whose factored form divides another output (``v*(1 - h)`` and
+    ``v*x*(1 - h)``) computed once into a temporary, where that costs fewer passes."""
+    cost = costs.program(lines, outs)
+    for j in range(len(outs)):
+        factored = sp.factor_terms(outs[j])
+        if not factored.is_Mul:
+            continue
+        factors = sp.Mul.make_args(factored)
+        users = [
+            i for i, e in enumerate(outs)
+            if i != j and e.is_Mul and all(f in e.args for f in factors)
+        ]
+        if not users:
+            continue
+        symbol = fresh()
+        trial_outs = list(outs)
+        trial_outs[j] = symbol
+        for i in users:
+            rest = [a for a in outs[i].args if a not in factors]
+            trial_outs[i] = sp.Mul(symbol, *rest)
+        trial = [*lines, (symbol, factored)]
+        trial_cost = costs.program(trial, trial_outs)
+        if trial_cost < cost:
+            lines, outs, cost = trial, trial_outs, trial_cost
     return lines, outs
 
 

@@ -197,3 +197,32 @@ def test_rewrites_are_deterministic():
     derivs = [sp.diff(X**3 / (1 + Y**2) ** 3 - sp.exp(-X * Y), s) for s in (X, Y)]
     assignments, outputs = shared_subexpressions(derivs)
     assert cheaper_program(assignments, outputs) == cheaper_program(assignments, outputs)
+
+
+def test_rosenbrock_gradient_computes_the_residual_once():
+    f = sd.grad("(1 - x)**2 + 100*(y - x**2)**2", wrt=["x", "y"])
+    lines = _formulas(f.source)
+    # y - x**2 (or its negative) is one temporary, the only line that reads y
+    reading_y = [
+        line for line in lines
+        if "y" in {n.id for n in ast.walk(ast.parse(line)) if isinstance(n, ast.Name)}
+    ]
+    assert len(reading_y) == 1 and "_t0" in reading_y[0], lines
+    assert not any(_negations(line) for line in lines), lines
+    x, y = np.array([0.3, 1.2, -0.7]), np.array([0.5, 1.1, 2.0])
+    gx, gy = f(x=x, y=y)
+    np.testing.assert_allclose(gx, 2 * (x - 1) - 400 * x * (y - x**2), rtol=1e-13)
+    np.testing.assert_allclose(gy, 200 * (y - x**2), rtol=1e-13)
+
+
+def test_output_that_divides_another_is_computed_once():
+    f = sd.grad("v*tanh(w*x + b)", wrt=["w", "b", "v"])
+    *_temps, w_bar, b_bar, _v_bar = _formulas(f.source)
+    assert b_bar.isidentifier() and b_bar in w_bar, (w_bar, b_bar)
+    rng = np.random.default_rng(3)
+    w, b, v, x = rng.normal(size=(4, 5))
+    h = np.tanh(w * x + b)
+    gw, gb, gv = f(b=b, v=v, w=w, x=x)
+    np.testing.assert_allclose(gw, v * (1 - h * h) * x, rtol=1e-12)
+    np.testing.assert_allclose(gb, v * (1 - h * h), rtol=1e-12)
+    np.testing.assert_allclose(gv, h, rtol=1e-13)

@@ -15,6 +15,7 @@ import sympy as sp
 
 from ..simplify import shared_subexpressions, stable_forms, zero_power_logs
 from . import naming
+from .forms import cheaper_program
 from .printer import CodePrinter
 from .spec import ModuleSpec, names_tuple, render_module
 
@@ -116,6 +117,8 @@ def module_spec(program: Program, *, cse: bool = True) -> ModuleSpec:
     else:
         outputs = [zero_power_logs(stable_forms(sp.sympify(e))) for e in program.outputs]
         assignments, reduced = shared_subexpressions(outputs) if cse else ([], outputs)
+    if cse:
+        assignments, reduced = cheaper_program(assignments, reduced)
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
 
     lines: list[str] = []
@@ -161,9 +164,11 @@ def _result_lines(
             reads.append(None)
         return "_out"
     seen: set[sp.Expr] = set()
+    params = set(program.params) | set(program.vector)
     for name, expr in zip(program.output_names, reduced, strict=True):
         code = printer.doprint(expr)
-        if expr.is_Symbol or expr in seen:
+        # a temporary is a fresh array: handed out as it is, unless another output is it too
+        if (expr.is_Symbol and expr.name in params) or expr in seen:
             code = f"_np.copy({code})"  # never hand out an input array or the same array twice
         seen.add(expr)
         lines.append(f"{name} = {printer.helper_call('_as_output', code, '_shape', '_dtype')}")

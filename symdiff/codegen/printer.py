@@ -75,6 +75,30 @@ def _negative(term: sp.Expr) -> bool:
     return term.could_extract_minus_sign()
 
 
+def _free_sign(term: sp.Expr) -> bool:
+    """Whether the minus sign of negative ``term`` costs nothing: Python applies it to a number
+    (``-3*x`` is ``(-3)*x``), not to an array (``-x*y`` negates ``x`` first, a pass of its own)."""
+    coefficient, _ = term.as_coeff_Mul()
+    return term.is_Number or coefficient != -1
+
+
+#: Integer powers up to this exponent print as multiplications and squares (:func:`_power_chain`)
+#: when their base is a name: NumPy's ``pow`` costs about eight multiplications.
+CHAIN_MAX = 16
+
+
+def _power_chain(base: str, n: int) -> str:
+    """``base**n`` for ``n >= 2`` by squaring and multiplying: ``x**2*x``, ``(x**2)**2``,
+    ``((x**2*x)**2)**2`` (NumPy squares quickly): at most ``2*log2(n)`` passes."""
+    if n == 1:
+        return base
+    if n == 2:
+        return f"{base}**2"
+    if n % 2 == 0:
+        return f"({_power_chain(base, n // 2)})**2"
+    return f"{_power_chain(base, n - 1)}*{base}"
+
+
 def _chunks(func, args: list) -> list[sp.Expr]:
     """``args`` in unevaluated groups of at most :data:`CHUNK`, order kept."""
     return [func(*args[i : i + CHUNK], evaluate=False) for i in range(0, len(args), CHUNK)]
@@ -97,6 +121,8 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
         if terms and _negative(terms[0]):
             # ``x - y`` rather than ``-y + x``: NumPy would spend a whole pass on the negation.
             first = next((i for i, t in enumerate(terms) if not _negative(t)), None)
+            if first is None:  # all negative: lead with one whose sign is free (``-3*y - x``)
+                first = next((i for i, t in enumerate(terms) if _free_sign(t)), None)
             if first is not None:
                 terms = [terms[first], *terms[:first], *terms[first + 1 :]]
                 return super()._print_Add(sp.Add(*terms, evaluate=False), order="none")
@@ -142,8 +168,19 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
         return "1/2"
 
     # -- arithmetic ----------------------------------------------------------------------
+    def _chain(self, base: sp.Expr, exp: sp.Expr, one: str) -> str | None:
+        """A small integer power of a name as multiplications (``(x**2*x)``, ``1/(x**2*x)``),
+        parenthesised whole; None for other powers."""
+        if not (exp.is_Integer and base.is_Symbol and 3 <= abs(exp) <= CHAIN_MAX):
+            return None
+        text = f"({_power_chain(self._print(base), abs(int(exp)))})"
+        return text if exp > 0 else f"{one}/{text}"
+
     def _print_Pow(self, expr: sp.Pow, rational: bool = False) -> str:
         base, exp = expr.args
+        chain = self._chain(base, exp, "1")
+        if chain is not None:
+            return chain
         if exp == sp.S.Half:
             return f"_np.sqrt({self._print(base)})"
         if exp.is_number and exp.is_negative:
@@ -229,6 +266,9 @@ class ArrayCodePrinter(CodePrinter):
         base, exp = expr.args
         if exp == 2:
             return f"{self.parenthesize(base, PRECEDENCE['Pow'], strict=True)}**2"
+        chain = self._chain(base, exp, "1.0")
+        if chain is not None:
+            return chain
         if exp.is_number and exp.is_negative:
             return "1.0/" + self.parenthesize(sp.Pow(base, -exp), PRECEDENCE["Mul"], strict=True)
         return super()._print_Pow(expr, rational)

@@ -44,7 +44,7 @@ MATH_EXTRAS = {"where", "logsumexp", "softmax", "pi", "e"}
 #: Ufuncs tracing treats as arithmetic: they stay in symdiff/trace/tables.py.
 OPERATOR_UFUNCS = {
     "add", "subtract", "multiply", "divide", "power", "float_power", "negative", "positive",
-    "reciprocal", "square", "deg2rad", "radians", "rad2deg", "degrees",
+    "reciprocal", "square", "deg2rad", "radians", "rad2deg", "degrees", "conjugate",
     "greater", "greater_equal", "less", "less_equal",
 }
 

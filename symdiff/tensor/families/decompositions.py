@@ -137,7 +137,7 @@ def _sizes(name: str, a: Node, where: str) -> tuple[Any, Any, Any]:
 
 def svdvals(b: Builder, x: Node, *, where: str = "") -> Node:
     """The singular values (``np.linalg.svd(a, compute_uv=False)``), descending."""
-    m, n, k = _sizes("svdvals", x, where)
+    k = _sizes("svdvals", x, where)[2]
     return b.node("svdvals", (x,), (), (*x.shape[:-2], k))
 
 

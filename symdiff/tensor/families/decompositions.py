@@ -236,12 +236,12 @@ def _svd_u_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | 
     u, s, vh = _factors(b, a)
     j = b.map(_X * _Y, [_gaps(b, s, True), b.matmul(_swap(b, u), g)])
     inner = b.map((_X + _Y) * _Z, [j, _swap(b, j), _spread(b, s, -2, False)])
-    if _tall(a) > 0:  # (I - U U^T) G S^-1 on top
+    product = _c(b, "ij,jk,kl->il", u, inner, vh)
+    if _tall(a) > 0:  # (I - U U^T) G S^-1 Vh on top
         rest = b.map(_X - _Y, [g, b.matmul(u, b.matmul(_swap(b, u), g))])
-        return (b.map(_X + _Y, [_c(b, "ij,jk,lk->il", u, inner, _swap(b, vh)),
-                                b.matmul(b.map(_X / _Y, [rest, _spread(b, s, -2, False)]),
-                                         vh)]),)
-    return (_c(b, "ij,jk,kl->il", u, inner, vh),)
+        scaled = b.map(_X / _Y, [rest, _spread(b, s, -2, False)])
+        return (b.map(_X + _Y, [product, b.matmul(scaled, vh)]),)
+    return (product,)
 
 
 def _svd_vh_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:

@@ -152,7 +152,7 @@ class SVD(NamedTuple):
 def svd(b: Builder, a: Node, full_matrices: bool = True, compute_uv: bool = True,
         hermitian: bool = False, *, where: str = "") -> Any:
     """``np.linalg.svd(a, full_matrices, compute_uv)``: ``(U, S, Vh)`` or ``S``."""
-    m, n, k = _sizes("svd", a, where)
+    m, n, _ = _sizes("svd", a, where)
     if hermitian:
         raise UnsupportedError(f"svd: hermitian=True is not supported (use eigh){where}")
     if not compute_uv:
@@ -160,16 +160,18 @@ def svd(b: Builder, a: Node, full_matrices: bool = True, compute_uv: bool = True
     if full_matrices and not same_dim(m, n):
         raise UnsupportedError(f"svd: full_matrices=True of a non-square matrix has no unique "
                                f"derivative: pass full_matrices=False{where}")
-    lead = a.shape[:-2]
-    return SVD(b.node("svd_u", (a,), (), (*lead, m, k)), svdvals(b, a, where=where),
-               b.node("svd_vh", (a,), (), (*lead, k, n)))
+    return SVD(*_factors(b, a))
 
 
 def _factors(b: Builder, a: Node) -> tuple[Node, Node, Node]:
+    """``U``, ``s``, ``Vh``: items of one ``svd_factors`` node (one ``np.linalg.svd`` call, whose
+    result is a tuple: the items' rules reach ``a`` directly and give the tuple no adjoint)."""
     lead, (m, n) = a.shape[:-2], a.shape[-2:]
     k = m if same_dim(m, n) else min(m, n)
-    return (b.node("svd_u", (a,), (), (*lead, m, k)), svdvals(b, a),
-            b.node("svd_vh", (a,), (), (*lead, k, n)))
+    factors = b.node("svd_factors", (a,), (), ())
+    return (b.node("svd_u", (a, factors), (), (*lead, m, k)),
+            b.node("svdvals", (a, factors), (), (*lead, k)),
+            b.node("svd_vh", (a, factors), (), (*lead, k, n)))
 
 
 def _tall(a: Node) -> int:
@@ -220,9 +222,14 @@ def _eigvecs_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simpli
     return _c(b, "ij,jkZ->ikZ", node, b.map(_X * _Y, [f, m]))
 
 
+def _with_tuple(node: Node, a_bar: Node) -> tuple[Node | None, ...]:
+    """``a_bar`` for the matrix, and no adjoint for the ``svd_factors`` tuple if an operand."""
+    return (a_bar, None) if len(node.args) == 2 else (a_bar,)
+
+
 def _svdvals_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
     u, _, vh = _factors(b, node.args[0])
-    return (_c(b, "ij,j,jk->ik", u, g, vh),)
+    return _with_tuple(node, _c(b, "ij,j,jk->ik", u, g, vh))
 
 
 def _svdvals_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
@@ -240,8 +247,8 @@ def _svd_u_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | 
     if _tall(a) > 0:  # (I - U U^T) G S^-1 Vh on top
         rest = b.map(_X - _Y, [g, b.matmul(u, b.matmul(_swap(b, u), g))])
         scaled = b.map(_X / _Y, [rest, _spread(b, s, -2, False)])
-        return (b.map(_X + _Y, [product, b.matmul(scaled, vh)]),)
-    return (product,)
+        return _with_tuple(node, b.map(_X + _Y, [product, b.matmul(scaled, vh)]))
+    return _with_tuple(node, product)
 
 
 def _svd_vh_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
@@ -253,8 +260,8 @@ def _svd_vh_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node |
     if _tall(a) < 0:  # U S^-1 G (I - V V^T) on top
         rest = b.map(_X - _Y, [g, b.matmul(b.matmul(g, _swap(b, vh)), vh)])
         scaled = b.map(_X / _Y, [rest, _spread(b, s, -1, False)])
-        return (b.map(_X + _Y, [product, b.matmul(u, scaled)]),)
-    return (product,)
+        return _with_tuple(node, b.map(_X + _Y, [product, b.matmul(u, scaled)]))
+    return _with_tuple(node, product)
 
 
 def _svd_ds(b: Builder, a: Node, t: Node) -> tuple[Node, Node, Node, Node, Node]:
@@ -266,7 +273,7 @@ def _svd_ds(b: Builder, a: Node, t: Node) -> tuple[Node, Node, Node, Node, Node]
 
 def _svd_u_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                ) -> Node | None:
-    (t,) = tangents
+    t = tangents[0]  # (the svd_factors tuple's is None)
     a = node.args[0]
     u, s, vh, ds, f = _svd_ds(b, a, t)
     sj, si = _spread(b, s, -2, True), _spread(b, s, -1, True)
@@ -281,7 +288,7 @@ def _svd_u_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify
 
 def _svd_vh_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                 ) -> Node | None:
-    (t,) = tangents
+    t = tangents[0]  # (the svd_factors tuple's is None)
     a = node.args[0]
     u, s, vh, ds, f = _svd_ds(b, a, t)
     sj, si = _spread(b, s, -2, True), _spread(b, s, -1, True)
@@ -298,6 +305,18 @@ def _item(call: str, index: int) -> Any:
     return lambda n, c, t: [(t, f"_np.linalg.{call}({c[0]})"), (t, f"{t}[{index}]")]
 
 
+def _svdvals_emit(node: Node, code: list[str], target: str) -> list[tuple[str, str]]:
+    if len(node.args) == 2:  # an item of the svd_factors tuple
+        return [(target, f"{code[1]}[1]")]
+    return [(target, f"_np.linalg.svd({code[0]}, compute_uv=False)")]
+
+
+def _no_tangent(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
+                ) -> Node | None:
+    """The ``svd_factors`` tuple: its items' rules use the matrix's tangent directly."""
+    return None
+
+
 def _row(op: str, rule: str, identity: str, vjp: Any, jvp: Any, emit: Any, text: str,
          latex: str, names: set[str]) -> OpRow:
     return OpRow(op=op, rule=rule, identity=identity, vjp=vjp, jvp=jvp, emit=emit,
@@ -306,7 +325,6 @@ def _row(op: str, rule: str, identity: str, vjp: Any, jvp: Any, emit: Any, text:
                  numpy_names=frozenset(names))
 
 
-_SVD = "svd({}, full_matrices=False)"
 OPS = (
     _row("cholesky", "Cholesky factor",
          "dL = L Phi(L^-1 dA L^-T): A_bar = sym(L^-T Phi(L^T G) L^-1)",
@@ -320,18 +338,20 @@ OPS = (
          _eigvecs_vjp, _eigvecs_jvp, _item("eigh", 1), "eigvecsh", "eigvecsh",
          {"linalg.eigh"}),
     _row("svdvals", "singular values", "ds_j = u_j^T dA v_j: A_bar = U diag(G) Vh",
-         _svdvals_vjp, _svdvals_jvp,
-         lambda n, c, t: [(t, f"_np.linalg.svd({c[0]}, compute_uv=False)")],
-         "svdvals", "svdvals", {"linalg.svd"}),
+         _svdvals_vjp, _svdvals_jvp, _svdvals_emit, "svdvals", "svdvals", {"linalg.svd"}),
+    _row("svd_factors", "singular value decomposition", "(U, s, Vh) = svd(A)",
+         lambda b, n, g, s: (None,), _no_tangent,
+         lambda n, c, t: [(t, f"_np.linalg.svd({c[0]}, full_matrices=False)")],
+         "svd", "svd", {"linalg.svd"}),
     _row("svd_u", "left singular vectors",
          "dU = U (F o (dS S + S dS^T)) + (I - U U^T) dA V S^-1, dS = U^T dA V, "
          "F_ij = 1/(s_j^2 - s_i^2)", _svd_u_vjp, _svd_u_jvp,
-         lambda n, c, t: [(t, "_np.linalg." + _SVD.format(c[0])), (t, f"{t}[0]")],
+         lambda n, c, t: [(t, f"{c[1]}[0]")],
          "svd_u", "svd_U", {"linalg.svd"}),
     _row("svd_vh", "right singular vectors",
          "dV = V (F o (S dS + dS^T S)) + (I - V V^T) dA^T U S^-1, dS = U^T dA V",
          _svd_vh_vjp, _svd_vh_jvp,
-         lambda n, c, t: [(t, "_np.linalg." + _SVD.format(c[0])), (t, f"{t}[2]")],
+         lambda n, c, t: [(t, f"{c[1]}[2]")],
          "svd_vh", "svd_Vh", {"linalg.svd"}),
 )
 

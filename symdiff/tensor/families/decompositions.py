@@ -105,8 +105,12 @@ def eigvalsh(b: Builder, a: Node, UPLO: str = "L", *, where: str = "") -> Node:
     return b.node("eigvalsh", (a,), (), a.shape[:-1])
 
 
-def _eigvecs(b: Builder, a: Node) -> Node:
-    return b.node("eigh_vectors", (a,), (), a.shape)
+def _eigen(b: Builder, a: Node) -> tuple[Node, Node]:
+    """``w``, ``V``: items of one ``eigh_factors`` node (one ``np.linalg.eigh`` call, whose result
+    is a tuple: the items' rules reach ``a`` directly and give the tuple no adjoint)."""
+    factors = b.node("eigh_factors", (a,), (), ())
+    return (b.node("eigvalsh", (a, factors), (), a.shape[:-1]),
+            b.node("eigh_vectors", (a, factors), (), a.shape))
 
 
 class Eigh(NamedTuple):
@@ -119,7 +123,7 @@ class Eigh(NamedTuple):
 def eigh(b: Builder, a: Node, UPLO: str = "L", *, where: str = "") -> Eigh:
     """``np.linalg.eigh(a, UPLO)``: ``(eigenvalues, eigenvectors)``."""
     a = _lower(b, "eigh", a, UPLO, where)
-    return Eigh(b.node("eigvalsh", (a,), (), a.shape[:-1]), _eigvecs(b, a))
+    return Eigh(*_eigen(b, a))
 
 
 def _sizes(name: str, a: Node, where: str) -> tuple[Any, Any, Any]:
@@ -181,6 +185,12 @@ def _tall(a: Node) -> int:
 
 
 # -- rules ---------------------------------------------------------------------------------------
+def _with_tuple(node: Node, a_bar: Node) -> tuple[Node | None, ...]:
+    """``a_bar`` for the matrix, and no adjoint for the ``svd_factors``/``eigh_factors`` tuple
+    if it is an operand."""
+    return (a_bar, None) if len(node.args) == 2 else (a_bar,)
+
+
 def _cholesky_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
     lt = _swap(b, node)
     phi = b.map(_X * _Y, [b.matmul(lt, g), _phi_mask(b, node.shape[-1])])
@@ -199,32 +209,27 @@ def _cholesky_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simpl
 
 
 def _eigvalsh_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
-    v = _eigvecs(b, node.args[0])
-    return (_c(b, "ij,j,kj->ik", v, g, v),)
+    v = _eigen(b, node.args[0])[1]
+    return _with_tuple(node, _c(b, "ij,j,kj->ik", v, g, v))
 
 
 def _eigvalsh_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                   ) -> Node | None:
-    v = _eigvecs(b, node.args[0])
+    v = _eigen(b, node.args[0])[1]
     return _c(b, "ij,ikZ,kj->jZ", v, tangents[0], v)
 
 
 def _eigvecs_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
-    f = _gaps(b, eigvalsh(b, node.args[0]), False)
+    f = _gaps(b, _eigen(b, node.args[0])[0], False)
     inner = b.map(_X * _Y, [f, b.matmul(_swap(b, node), g)])
-    return (_sym(b, _c(b, "ij,jk,lk->il", node, inner, node), 2),)
+    return _with_tuple(node, _sym(b, _c(b, "ij,jk,lk->il", node, inner, node), 2))
 
 
 def _eigvecs_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                  ) -> Node | None:
-    f = b.expand(_gaps(b, eigvalsh(b, node.args[0]), False), (node.ndim,))
+    f = b.expand(_gaps(b, _eigen(b, node.args[0])[0], False), (node.ndim,))
     m = _c(b, "ji,jkZ,kl->ilZ", node, _sym(b, tangents[0], 3), node)
     return _c(b, "ij,jkZ->ikZ", node, b.map(_X * _Y, [f, m]))
-
-
-def _with_tuple(node: Node, a_bar: Node) -> tuple[Node | None, ...]:
-    """``a_bar`` for the matrix, and no adjoint for the ``svd_factors`` tuple if an operand."""
-    return (a_bar, None) if len(node.args) == 2 else (a_bar,)
 
 
 def _svdvals_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
@@ -301,8 +306,10 @@ def _svd_vh_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplif
     return dvh
 
 
-def _item(call: str, index: int) -> Any:
-    return lambda n, c, t: [(t, f"_np.linalg.{call}({c[0]})"), (t, f"{t}[{index}]")]
+def _eigvalsh_emit(node: Node, code: list[str], target: str) -> list[tuple[str, str]]:
+    if len(node.args) == 2:  # an item of the eigh_factors tuple
+        return [(target, f"{code[1]}[0]")]
+    return [(target, f"_np.linalg.eigvalsh({code[0]})")]
 
 
 def _svdvals_emit(node: Node, code: list[str], target: str) -> list[tuple[str, str]]:
@@ -313,7 +320,8 @@ def _svdvals_emit(node: Node, code: list[str], target: str) -> list[tuple[str, s
 
 def _no_tangent(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                 ) -> Node | None:
-    """The ``svd_factors`` tuple: its items' rules use the matrix's tangent directly."""
+    """The ``svd_factors`` and ``eigh_factors`` tuples: their items' rules use the matrix's
+    tangent directly."""
     return None
 
 
@@ -331,12 +339,15 @@ OPS = (
          _cholesky_vjp, _cholesky_jvp, lambda n, c, t: [(t, f"_np.linalg.cholesky({c[0]})")],
          "cholesky", "chol", {"linalg.cholesky"}),
     _row("eigvalsh", "symmetric eigenvalues", "dw_j = v_j^T dA v_j: A_bar = V diag(G) V^T",
-         _eigvalsh_vjp, _eigvalsh_jvp, lambda n, c, t: [(t, f"_np.linalg.eigvalsh({c[0]})")],
-         "eigvalsh", "eigvalsh", {"linalg.eigvalsh"}),
+         _eigvalsh_vjp, _eigvalsh_jvp, _eigvalsh_emit, "eigvalsh", "eigvalsh",
+         {"linalg.eigvalsh"}),
+    _row("eigh_factors", "symmetric eigendecomposition", "(w, V) = eigh(A)",
+         lambda b, n, g, s: (None,), _no_tangent,
+         lambda n, c, t: [(t, f"_np.linalg.eigh({c[0]})")], "eigh", "eigh", {"linalg.eigh"}),
     _row("eigh_vectors", "symmetric eigenvectors",
          "dV = V (F o V^T dA V), F_ij = 1/(w_j - w_i): A_bar = sym(V (F o V^T G) V^T)",
-         _eigvecs_vjp, _eigvecs_jvp, _item("eigh", 1), "eigvecsh", "eigvecsh",
-         {"linalg.eigh"}),
+         _eigvecs_vjp, _eigvecs_jvp, lambda n, c, t: [(t, f"{c[1]}[1]")], "eigvecsh",
+         "eigvecsh", set()),
     _row("svdvals", "singular values", "ds_j = u_j^T dA v_j: A_bar = U diag(G) Vh",
          _svdvals_vjp, _svdvals_jvp, _svdvals_emit, "svdvals", "svdvals", {"linalg.svd"}),
     _row("svd_factors", "singular value decomposition", "(U, s, Vh) = svd(A)",

@@ -192,3 +192,60 @@ def test_square_full_matrices_is_the_reduced_svd():
 
     (got,) = sd.grad(f, shapes={"A": (3, 3)})(A)
     np.testing.assert_allclose(got, _central(f, A), rtol=1e-6, atol=1e-7)
+
+
+def test_one_decomposition_per_matrix():
+    """U, s, Vh (and w, V) are items of one ``np.linalg.svd`` (``eigh``) call, reused by the
+    gradient: the nuclear norm's gradient is one svd and ``U @ Vh``."""
+    nuclear = sd.grad(lambda W: np.linalg.norm(W, "nuc"), shapes={"W": (3, 4)}).source
+    assert nuclear.count("_np.linalg.svd(") == 1 and "compute_uv" not in nuclear
+
+    def eigen(A):
+        w, V = np.linalg.eigh(A)
+        return np.sum(w * V[0] ** 2)
+
+    assert sd.grad(eigen, shapes={"A": (3, 3)}).source.count("_np.linalg.eigh(") == 1
+
+
+def test_pca_hessian_and_a_jacobian():
+    def pca(X):
+        _, _, Vh = np.linalg.svd(X - np.mean(X, axis=0), full_matrices=False)
+        return np.sum((X @ Vh[:1].T) ** 2)
+
+    X = np.random.default_rng(13).normal(size=(4, 3))
+    g = sd.grad(pca, shapes={"X": (4, 3)})
+    H = np.asarray(sd.hessian(pca, shapes={"X": (4, 3)})(X)).reshape(12, 12)
+    want = np.stack([_central(lambda v, i=i: g(v)[0].ravel()[i], X).ravel() for i in range(12)])
+    np.testing.assert_allclose(H, want, rtol=1e-5, atol=1e-5)
+
+    def vectors(A):
+        return np.linalg.svd(A, full_matrices=False)[2] ** 2
+
+    A = np.random.default_rng(14).normal(size=(2, 3))
+    J = np.asarray(sd.jacobian(vectors, shapes={"A": (2, 3)})(A)).reshape(6, 6)
+    want = np.stack([_central(lambda v, i=i: vectors(v).ravel()[i], A).ravel() for i in range(6)])
+    np.testing.assert_allclose(J, want, rtol=1e-6, atol=1e-7)
+
+
+def test_repeated_eigenvalues_give_non_finite_vector_gradients():
+    """As in autograd and JAX: eigenvalues stay finite, eigenvectors divide by 0 gaps."""
+    identity = np.eye(3)
+    (values,) = sd.grad(lambda A: np.sum(np.linalg.eigvalsh(A) ** 2), shapes={"A": (3, 3)})(
+        identity)
+    np.testing.assert_allclose(values, 2 * identity, atol=1e-12)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        (vectors,) = sd.grad(lambda A: np.sum(np.linalg.eigh(A)[1] ** 3),
+                             shapes={"A": (3, 3)})(identity)
+    assert not np.all(np.isfinite(vectors))
+
+
+def test_named_dimensions():
+    g = sd.grad("sum(eigvalsh(A) ** 2) + sum(svdvals(A))", shapes={"A": ("n", "n")})
+    for n in (1, 3):
+        A = np.random.default_rng(n).normal(size=(n, n))
+        S = A + A.T
+        (got,) = g(S)
+        U, _, Vh = np.linalg.svd(S)
+        np.testing.assert_allclose(got, 2 * S + U @ Vh, atol=1e-10)
+    with pytest.raises(ShapeError, match="non-square matrix needs integer sizes"):
+        sd.grad("sum(svdvals(A))", shapes={"A": ("m", "n")})

@@ -47,7 +47,7 @@ FAMILY_NUMPY_NAMES = frozenset({
     "sum",
     "argpartition", "argsort", "take_along_axis",
     "take", "bincount", "add.at", "nan_to_num", "isfinite",
-    "linalg.cholesky", "linalg.eigh", "linalg.eigvalsh", "linalg.svd",
+    "linalg.cholesky", "linalg.eigh", "linalg.svd",
 })
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
@@ -66,10 +66,10 @@ TENSOR_ATTRIBUTES = frozenset({"T"})
 REDUCING_UFUNCS = frozenset({"add", "maximum", "minimum", "multiply"})
 TENSOR_PARAM_ATTRIBUTES = frozenset({"ndim"})
 #: (``weights``/``minlength``: ``_np.bincount``; ``nan``/``posinf``/``neginf``: ``_np.nan_to_num``;
-#: ``full_matrices``/``compute_uv``: ``_np.linalg.svd``)
+#: ``full_matrices``: ``_np.linalg.svd``)
 KEYWORDS = frozenset({
     "dtype", "copy", "axis", "keepdims", "optimize", "weights", "minlength", "nan", "posinf",
-    "neginf", "full_matrices", "compute_uv",
+    "neginf", "full_matrices",
 })
 #: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
 INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")

@@ -16,6 +16,11 @@ the lower triangle of ``A.T``). Like autograd and JAX, the gradient is the *symm
 derivative along symmetric directions (``sym(X) = (X + X^T) / 2``), which is exact for any
 function of a symmetrized input such as ``(tril(A) + tril(A).T) / 2``.
 
+One call per matrix: ``w`` and ``V`` are items of one ``eigh_factors`` node (``_np.linalg.eigh``),
+``U``, ``s`` and ``Vh`` of one ``svd_factors`` node (``_np.linalg.svd(a, full_matrices=False)``),
+so a value and its gradient share the decomposition (``eigvalsh`` and ``svdvals`` alone are also
+items: the gradient needs the vectors anyway).
+
 Degenerate spectra: the eigenvector and singular-vector rules divide by differences of
 eigenvalues (squared singular values); with repeated values they give ``inf``/``nan``, as in
 autograd and JAX. Eigenvalues and singular values alone stay finite.
@@ -101,8 +106,7 @@ def _lower(b: Builder, name: str, a: Node, uplo: str, where: str) -> Node:
 
 def eigvalsh(b: Builder, a: Node, UPLO: str = "L", *, where: str = "") -> Node:
     """``np.linalg.eigvalsh(a, UPLO)``: the eigenvalues of a symmetric matrix, ascending."""
-    a = _lower(b, "eigvalsh", a, UPLO, where)
-    return b.node("eigvalsh", (a,), (), a.shape[:-1])
+    return _eigen(b, _lower(b, "eigvalsh", a, UPLO, where))[0]
 
 
 def _eigen(b: Builder, a: Node) -> tuple[Node, Node]:
@@ -141,8 +145,8 @@ def _sizes(name: str, a: Node, where: str) -> tuple[Any, Any, Any]:
 
 def svdvals(b: Builder, x: Node, *, where: str = "") -> Node:
     """The singular values (``np.linalg.svd(a, compute_uv=False)``), descending."""
-    k = _sizes("svdvals", x, where)[2]
-    return b.node("svdvals", (x,), (), (*x.shape[:-2], k))
+    _sizes("svdvals", x, where)
+    return _factors(b, x)[1]
 
 
 class SVD(NamedTuple):
@@ -186,9 +190,9 @@ def _tall(a: Node) -> int:
 
 # -- rules ---------------------------------------------------------------------------------------
 def _with_tuple(node: Node, a_bar: Node) -> tuple[Node | None, ...]:
-    """``a_bar`` for the matrix, and no adjoint for the ``svd_factors``/``eigh_factors`` tuple
-    if it is an operand."""
-    return (a_bar, None) if len(node.args) == 2 else (a_bar,)
+    """``a_bar`` for the matrix, and no adjoint for the ``svd_factors``/``eigh_factors``
+    tuple (an item's second operand)."""
+    return (a_bar, None)
 
 
 def _cholesky_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
@@ -306,16 +310,9 @@ def _svd_vh_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplif
     return dvh
 
 
-def _eigvalsh_emit(node: Node, code: list[str], target: str) -> list[tuple[str, str]]:
-    if len(node.args) == 2:  # an item of the eigh_factors tuple
-        return [(target, f"{code[1]}[0]")]
-    return [(target, f"_np.linalg.eigvalsh({code[0]})")]
-
-
-def _svdvals_emit(node: Node, code: list[str], target: str) -> list[tuple[str, str]]:
-    if len(node.args) == 2:  # an item of the svd_factors tuple
-        return [(target, f"{code[1]}[1]")]
-    return [(target, f"_np.linalg.svd({code[0]}, compute_uv=False)")]
+def _item(index: int) -> Any:
+    """Emit item ``index`` of the factors tuple (the node's second operand)."""
+    return lambda n, c, t: [(t, f"{c[1]}[{index}]")]
 
 
 def _no_tangent(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
@@ -339,17 +336,16 @@ OPS = (
          _cholesky_vjp, _cholesky_jvp, lambda n, c, t: [(t, f"_np.linalg.cholesky({c[0]})")],
          "cholesky", "chol", {"linalg.cholesky"}),
     _row("eigvalsh", "symmetric eigenvalues", "dw_j = v_j^T dA v_j: A_bar = V diag(G) V^T",
-         _eigvalsh_vjp, _eigvalsh_jvp, _eigvalsh_emit, "eigvalsh", "eigvalsh",
-         {"linalg.eigvalsh"}),
+         _eigvalsh_vjp, _eigvalsh_jvp, _item(0), "eigvalsh", "eigvalsh", set()),
     _row("eigh_factors", "symmetric eigendecomposition", "(w, V) = eigh(A)",
          lambda b, n, g, s: (None,), _no_tangent,
          lambda n, c, t: [(t, f"_np.linalg.eigh({c[0]})")], "eigh", "eigh", {"linalg.eigh"}),
     _row("eigh_vectors", "symmetric eigenvectors",
          "dV = V (F o V^T dA V), F_ij = 1/(w_j - w_i): A_bar = sym(V (F o V^T G) V^T)",
-         _eigvecs_vjp, _eigvecs_jvp, lambda n, c, t: [(t, f"{c[1]}[1]")], "eigvecsh",
+         _eigvecs_vjp, _eigvecs_jvp, _item(1), "eigvecsh",
          "eigvecsh", set()),
     _row("svdvals", "singular values", "ds_j = u_j^T dA v_j: A_bar = U diag(G) Vh",
-         _svdvals_vjp, _svdvals_jvp, _svdvals_emit, "svdvals", "svdvals", {"linalg.svd"}),
+         _svdvals_vjp, _svdvals_jvp, _item(1), "svdvals", "svdvals", set()),
     _row("svd_factors", "singular value decomposition", "(U, s, Vh) = svd(A)",
          lambda b, n, g, s: (None,), _no_tangent,
          lambda n, c, t: [(t, f"_np.linalg.svd({c[0]}, full_matrices=False)")],
@@ -357,12 +353,12 @@ OPS = (
     _row("svd_u", "left singular vectors",
          "dU = U (F o (dS S + S dS^T)) + (I - U U^T) dA V S^-1, dS = U^T dA V, "
          "F_ij = 1/(s_j^2 - s_i^2)", _svd_u_vjp, _svd_u_jvp,
-         lambda n, c, t: [(t, f"{c[1]}[0]")],
+         _item(0),
          "svd_u", "svd_U", {"linalg.svd"}),
     _row("svd_vh", "right singular vectors",
          "dV = V (F o (S dS + dS^T S)) + (I - V V^T) dA^T U S^-1, dS = U^T dA V",
          _svd_vh_vjp, _svd_vh_jvp,
-         lambda n, c, t: [(t, f"{c[1]}[2]")],
+         _item(2),
          "svd_vh", "svd_Vh", {"linalg.svd"}),
 )
 

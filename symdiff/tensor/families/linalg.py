@@ -238,7 +238,8 @@ def _spectral(b: Builder, x: Node, ord: Any, axes: tuple[int, ...], keepdims: bo
     if not same_dim(m, n) and not (isinstance(m, int) and isinstance(n, int)):
         raise ShapeError(f"norm: ord={ord!r} of a non-square matrix needs integer sizes{where}")
     k = m if same_dim(m, n) else min(m, n)
-    values = b.node("svdvals", (moved,), (), (*moved.shape[:-2], k))
+    factors = b.node("svd_factors", (moved,), (), ())  # s = svd(moved)[1]
+    values = b.node("svdvals", (moved, factors), (), (*moved.shape[:-2], k))
     kind = "sum" if ord == "nuc" else ("max" if ord > 0 else "min")
     result = b.reduce_axes(kind, values, (values.ndim - 1,), False)
     if not keepdims:

@@ -47,6 +47,7 @@ FAMILY_NUMPY_NAMES = frozenset({
     "sum",
     "argpartition", "argsort", "take_along_axis",
     "take", "bincount", "add.at", "nan_to_num", "isfinite",
+    "linalg.cholesky", "linalg.eigh", "linalg.svd",
 })
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
@@ -64,10 +65,11 @@ TENSOR_ATTRIBUTES = frozenset({"T"})
 #: Ufuncs whose ``reduce`` tensor code calls (``_np.add.reduce(x, axis=0)``).
 REDUCING_UFUNCS = frozenset({"add", "maximum", "minimum", "multiply"})
 TENSOR_PARAM_ATTRIBUTES = frozenset({"ndim"})
-#: (``weights``/``minlength``: ``_np.bincount``; ``nan``/``posinf``/``neginf``: ``_np.nan_to_num``)
+#: (``weights``/``minlength``: ``_np.bincount``; ``nan``/``posinf``/``neginf``: ``_np.nan_to_num``;
+#: ``full_matrices``: ``_np.linalg.svd``)
 KEYWORDS = frozenset({
     "dtype", "copy", "axis", "keepdims", "optimize", "weights", "minlength", "nan", "posinf",
-    "neginf",
+    "neginf", "full_matrices",
 })
 #: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
 INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")

@@ -18,6 +18,7 @@ from ..ops import Builder
 from . import (
     building,
     contractions,
+    decompositions,
     gather,
     linalg,
     numeric,
@@ -30,6 +31,7 @@ from . import (
 
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
+    decompositions,
 )
 
 #: Every family op by name.

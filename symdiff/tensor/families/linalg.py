@@ -225,12 +225,34 @@ def _norm_emit(node: Node, code: list[str], target: str) -> list[tuple[str, str]
     return [(target, f"_np.sqrt(_np.sum({code[0]} * {code[0]}, axis={axis}{keep}))")]
 
 
+def _spectral(b: Builder, x: Node, ord: Any, axes: tuple[int, ...], keepdims: bool,
+              where: str) -> Node:
+    """The matrix norms of singular values: ``'nuc'`` (their sum), ``2`` (the largest) and
+    ``-2`` (the smallest), over the matrix axes ``axes`` (the ``svdvals`` node of
+    :mod:`.decompositions`)."""
+    rows, cols = axes
+    others = tuple(i for i in range(x.ndim) if i not in axes)
+    moved = b.transpose(x, (*others, rows, cols)) if (rows, cols) != (x.ndim - 2, x.ndim - 1) \
+        else x
+    m, n = moved.shape[-2:]
+    if not same_dim(m, n) and not (isinstance(m, int) and isinstance(n, int)):
+        raise ShapeError(f"norm: ord={ord!r} of a non-square matrix needs integer sizes{where}")
+    k = m if same_dim(m, n) else min(m, n)
+    factors = b.node("svd_factors", (moved,), (), ())  # s = svd(moved)[1]
+    values = b.node("svdvals", (moved, factors), (), (*moved.shape[:-2], k))
+    kind = "sum" if ord == "nuc" else ("max" if ord > 0 else "min")
+    result = b.reduce_axes(kind, values, (values.ndim - 1,), False)
+    if not keepdims:
+        return result
+    return b.reshape(result, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+
+
 # -- norm ----------------------------------------------------------------------------------------
 def norm(b: Builder, x: Node, ord: Any = None, axis: Any = None, keepdims: bool = False, *,
          where: str = "") -> Node:
     """``np.linalg.norm(x, ord, axis, keepdims)``: the 2-norm of vectors and Frobenius norm of
     matrices (default), ``ord=1``/``inf``/``-inf`` of vectors and matrices, other ``p`` of
-    vectors."""
+    vectors, and the nuclear (``'nuc'``) and spectral (``2``, ``-2``) norms of matrices."""
     axes = normalize_axes("norm", axis, x.ndim, where) if axis is not None else None
     matrix = (axes is None and x.ndim == 2) or (axes is not None and len(axes) == 2)
     if axes is None:
@@ -241,6 +263,8 @@ def norm(b: Builder, x: Node, ord: Any = None, axis: Any = None, keepdims: bool 
         return b.node("norm", (x,), (axes, bool(keepdims)),
                       tuple(1 if i in axes else d for i, d in enumerate(x.shape)) if keepdims
                       else tuple(d for i, d in enumerate(x.shape) if i not in axes))
+    if matrix and (ord == "nuc" or (not isinstance(ord, str | bool) and ord in (2, -2))):
+        return _spectral(b, x, ord, axes, bool(keepdims), where)
     if isinstance(ord, str | bool) or not isinstance(ord, int | float):
         raise SymdiffError(f"norm: ord={ord!r} is not supported (None, 'fro', 1, 2 for "
                            f"vectors, inf, -inf, a number p for vectors){where}")
@@ -248,7 +272,7 @@ def norm(b: Builder, x: Node, ord: Any = None, axis: Any = None, keepdims: bool 
     if matrix:
         if ord not in (1, -1, np.inf, -np.inf):
             raise SymdiffError(f"norm: the matrix norm ord={ord!r} is not supported (None, "
-                               f"'fro', 1, -1, inf, -inf){where}")
+                               f"'fro', 'nuc', 1, -1, 2, -2, inf, -inf){where}")
         rows, cols = axes
         summed, over = (rows, cols) if abs(ord) == 1 else (cols, rows)
         sums = b.reduce_axes("sum", magnitude, (summed,), True)

@@ -266,8 +266,36 @@ def test_steps_name_the_rules():
 def test_generated_code_reads_like_numpy():
     source = sd.grad("sum(roll(x, 1) * triu(x))", shapes={"x": (3, 3)}).source
     assert "_np.roll(" in source and "_np.triu(" in source
-    source = sd.grad("sum(concat([x, x ** 2]) ** 2)", shapes={"x": (3,)}).source
-    assert "_np.concatenate((" in source
+    text = "sum(concat([x, x ** 2]) ** 2)"
+    source = sd.value_and_grad(text, shapes={"x": (3,)}).source
+    assert "_np.concatenate((" in source  # the value
+    grad = _body(sd.grad(text, shapes={"x": (3,)}).source)
+    assert "concatenate" not in grad  # each slice of the adjoint is its operand's part
+    assert "2.0*x" in grad
+
+
+def _body(source: str) -> str:
+    """The generated function's statements (not its header comment or helpers)."""
+    return source[source.index("\ndef "):].split("# Helpers")[0]
+
+
+def test_slices_of_a_concatenation_are_its_operands():
+    def f(x, y):
+        return np.sum(np.sin(np.concatenate([x, y], axis=1)) * np.concatenate([y, x], axis=1))
+
+    g = sd.grad(f, wrt=["x", "y"], shapes={"x": (3, 2), "y": (3, 2)})
+    assert "concatenate" not in _body(g.source)
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
+    gx, gy = g(x, y)
+    np.testing.assert_allclose(gx, y * np.cos(x) + np.sin(y), rtol=1e-12)
+    np.testing.assert_allclose(gy, x * np.cos(y) + np.sin(x), rtol=1e-12)
+    # a slice across two operands keeps the concatenation
+    h = sd.grad(lambda x, y: np.sum(np.concatenate([x, y])[3:7] ** 2), wrt=["x", "y"],
+                shapes={"x": (5,), "y": (4,)})
+    hx, hy = h(np.arange(5.0), np.arange(4.0))
+    np.testing.assert_allclose(hx, [0, 0, 0, 6, 8], rtol=1e-12)
+    np.testing.assert_allclose(hy, [0, 2, 0, 0], rtol=1e-12)
 
 
 def test_clear_errors():

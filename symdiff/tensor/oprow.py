@@ -49,6 +49,9 @@ class OpRow:
     latex: FormulaFn
     #: ``_np.<name>`` the emitted statements use ("cumsum", "linalg.det").
     numpy_names: frozenset[str] = field(default_factory=frozenset)
+    #: ``(builder, node, index) -> Node | None``: a slice of the node built without it, when
+    #: possible (:data:`symdiff.tensor.simplify.INDEX_RULES`).
+    index: Callable[[Builder, Node, tuple[Any, ...]], Node | None] | None = None
 
 
 class Param(Enum):

@@ -200,7 +200,8 @@ class Builder(Graph):
             return self.fill(a.attrs[0], shape)
         if all(item == (None, None, None) for item in index):
             return a
-        return self.node("index", (a,), (index,), shape)
+        found = simplify.index(self, a, index)
+        return found if found is not None else self.node("index", (a,), (index,), shape)
 
     def scatter(self, g: Node, index: tuple[IndexItem, ...], shape: Shape) -> Node:
         """Zeros of ``shape`` with ``g`` placed at ``index`` (the VJP of indexing)."""

@@ -31,6 +31,28 @@ from .shapes import Shape, same_dim, same_shape, size
 #: imported here (that would be an import cycle): the rewrites build through the builder passed.
 Builder = Any
 
+#: Rewrites of a slice of a node, by the node's op: ``rule(builder, node, index)`` returns the
+#: slice built without the node (a slice of ``concatenate`` that covers one operand is that
+#: operand), or None. Filled by the family rows that have one
+#: (:attr:`symdiff.tensor.oprow.OpRow.index`).
+INDEX_RULES: dict[str, Any] = {}
+
+
+def index(b: Builder, a: Node, items: tuple) -> Node | None:
+    """``a[items]`` without forming ``a`` where a rule of :data:`INDEX_RULES` applies, to ``a``
+    or, through an elementwise node whose operands all have its shape, to an operand: the
+    gradient of ``sum(concatenate([x, y]) ** 2)`` is then ``2*x`` and ``2*y``, not slices of
+    ``2*concatenate([x, y])``."""
+    rule = INDEX_RULES.get(a.op)
+    if rule is not None:
+        return rule(b, a, items)
+    if a.op != "map" or not all(same_shape(arg.shape, a.shape) for arg in a.args):
+        return None
+    if not any(arg.op in INDEX_RULES and INDEX_RULES[arg.op](b, arg, items) is not None
+               for arg in a.args):
+        return None
+    return b.map(a.attrs[0], [b.index(arg, items) for arg in a.args])
+
 
 def broadcast_free(arg: Node, shape: Shape) -> Node:
     """``arg`` without broadcasts that an elementwise op of result ``shape`` does itself:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...errors import SymdiffError
+from .. import simplify
 from ..ir import Node
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
@@ -36,6 +37,8 @@ _FAMILIES = (
 
 #: Every family op by name.
 OPS: dict[str, OpRow] = {row.op: row for family in _FAMILIES for row in family.OPS}
+simplify.INDEX_RULES.update({op: row.index for op, row in OPS.items() if row.index is not None})
+
 #: Every spelling with a string-language name, by that name.
 SPELLINGS: dict[str, Spelling] = {
     s.name: s for family in _FAMILIES for s in family.SPELLINGS if s.name

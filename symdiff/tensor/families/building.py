@@ -67,6 +67,28 @@ def concatenate(b: Builder, arrays: tuple[Node, ...], axis: int | None = 0, *,
     return b.node("concatenate", arrays, (axis,), shape)
 
 
+def _concatenate_index(b: Builder, a: Node, index: tuple) -> Node | None:
+    """A slice of a concatenation that lies within one operand: a slice of that operand (the
+    operand itself when it covers it), so the concatenation need not be formed."""
+    (axis,) = a.attrs
+    if len(index) <= axis or any(item != (None, None, None) for item in index[:axis]):
+        return None
+    item = index[axis]
+    if isinstance(item, int) or item[2] not in (None, 1):
+        return None
+    start, stop, _ = slice(*item).indices(a.shape[axis])
+    offset = 0
+    for part in a.args:
+        length = part.shape[axis]
+        if offset <= start and stop <= offset + length and start < stop:
+            inner = (start - offset, stop - offset, None)
+            if inner == (0, length, None):
+                inner = (None, None, None)
+            return b.index(part, (*index[:axis], inner, *index[axis + 1:]))
+        offset += length
+    return None
+
+
 def stack(b: Builder, arrays: tuple[Node, ...], axis: int = 0, *, where: str = "") -> Node:
     """``np.stack(arrays, axis)``: same-shaped arrays along a new axis."""
     first = arrays[0]
@@ -226,6 +248,7 @@ OPS = (
         text=lambda n, a, r: f"concatenate([{', '.join(r)}], axis={n.attrs[0]})",
         latex=lambda n, a, r: _call_latex("concatenate", r, n.attrs[0]),
         numpy_names=frozenset({"concatenate"}),
+        index=_concatenate_index,
     ),
     OpRow(
         op="stacked",

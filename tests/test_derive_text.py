@@ -176,7 +176,7 @@ def test_every_printed_equality_is_true_for_every_function_of_the_rule_table(row
         assert check_printed_equalities(d, points) == []
 
 
-@settings(max_examples=60)
+@settings(max_examples=30)
 @given(expr=expressions)
 def test_every_printed_equality_of_a_random_derivation_is_true(expr):
     """Over the property corpus. Unsimplified: simplifying is most of the time, and its line is

@@ -91,7 +91,7 @@ def test_the_steps_result_is_the_compiled_gradient_in_every_mode(expr, point):
             assert _close(_at(step, values), reference), (mode, expr, var)
 
 
-@settings(max_examples=8)
+@settings(max_examples=5)
 @given(expr=expressions, point=points)
 def test_the_second_order_steps_are_the_compiled_hessian_and_hvp(expr, point):
     assume(_away_from_kinks(expr, point))
@@ -222,7 +222,7 @@ def test_a_shared_node_adds_up_its_contributions():
     assert exp_steps[0].adjoint is not None  # named, _tK_bar, as in the code
 
 
-@settings(max_examples=100)
+@settings(max_examples=60)
 @given(expr=expressions)
 def test_forward_mode_differentiates_only_what_its_steps_show(expr):
     """No hidden derivation over random expressions: each expression Deriver differentiates is

@@ -42,7 +42,7 @@ def matmul_shapes(draw):
 FUNCTIONS = ["sin({})", "({})**2", "tanh({})", "exp({}/4)"]
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=35, deadline=None)
 @given(shapes=matmul_shapes(), outer=st.sampled_from(FUNCTIONS), seed=st.integers(0, 2**16))
 def test_matmul_gradients_of_every_rank_match_central_differences(shapes, outer, seed):
     a_shape, b_shape = shapes
@@ -59,7 +59,7 @@ def broadcast_pair(draw):
     return full, other
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=35, deadline=None)
 @given(shapes=broadcast_pair(), axis=st.sampled_from([None, 0, -1]),
        reduction=st.sampled_from(["sum", "mean", "max", "logsumexp", "prod"]),
        seed=st.integers(0, 2**16))
@@ -113,7 +113,7 @@ def view_chain(draw, shape):
     return text, tuple(shape)
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=45, deadline=None)
 @given(data=st.data(), seed=st.integers(0, 2**16))
 def test_chains_of_view_operations_match_central_differences(data, seed):
     """Slices (with steps and negative indices), transposes, reshapes, repeats and sums in

@@ -11,15 +11,7 @@ import pytest
 
 import symdiff as sd
 from symdiff.errors import ShapeError, SymdiffError, UnsupportedError
-
-
-def _central(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    out = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        out[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return out
+from tests.numeric import central as _central
 
 
 def _sym(A):

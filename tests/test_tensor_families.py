@@ -17,6 +17,7 @@ from symdiff.tensor.emit import _STATEMENTS
 from symdiff.tensor.formula import _LATEX, _TEXT
 from symdiff.tensor.jvp import TENSOR_JVPS
 from symdiff.tensor.vjp import TENSOR_VJPS
+from tests.numeric import central as _central
 
 
 def test_every_row_is_in_every_table():
@@ -35,15 +36,6 @@ def test_spellings_are_callable_every_way():
         assert spelling.usage.startswith(spelling.name + "(")
     for function, spelling in families.NUMPY_SPELLINGS.items():
         assert callable(function), spelling.name
-
-
-def _central(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    out = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        out[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return out
 
 
 CASES = [

@@ -13,19 +13,11 @@ import symdiff as sd
 from symdiff.errors import ParseError, ShapeError, UnsupportedError
 from symdiff.tensor.families import gather
 from symdiff.verify import VerificationError, check_module
+from tests.numeric import central as _central
 
 IDX = np.array([0, 2, 2, -1])
 MASK = np.array([True, False, True, True, False])
 LABELS = np.array([1, 0, 2, 2])
-
-
-def _central(f, x: np.ndarray, eps: float = 1e-6) -> np.ndarray:
-    out = np.zeros_like(x)
-    for i in np.ndindex(x.shape):
-        e = np.zeros_like(x)
-        e[i] = eps
-        out[i] = (f(x + e) - f(x - e)) / (2 * eps)
-    return out
 
 
 # Each: (name, f, shape); f is ordinary NumPy code, traced once and also run on arrays.

@@ -35,6 +35,11 @@ EmitFn = Callable[[Node, list[str], str], list[tuple[str, str]]]
 FormulaFn = Callable[[Node, list[str], list[str]], str]
 
 
+def call_latex(name: str, *parts: str) -> str:
+    """``\\operatorname{name}(parts)``: the LaTeX of a family op written as a call."""
+    return rf"\operatorname{{{name}}}\left({', '.join(parts)}\right)"
+
+
 @dataclass(frozen=True)
 class OpRow:
     """Everything the tensor layer knows about one node op."""
@@ -84,4 +89,6 @@ class Spelling:
         return self.params.get(parameter, Param.STATIC)
 
 
-__all__ = ["EmitFn", "FormulaFn", "JVPRuleFn", "OpRow", "Param", "Spelling", "VJPRuleFn"]
+__all__ = [
+    "EmitFn", "FormulaFn", "JVPRuleFn", "OpRow", "Param", "Spelling", "VJPRuleFn", "call_latex",
+]

@@ -31,17 +31,12 @@ import sympy as sp
 
 from ...errors import ShapeError, SymdiffError
 from ..ir import Node, arg_symbol
-from ..oprow import OpRow, Param, Spelling
+from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
 from ..shapes import Dim, format_dim, normalize_axes, same_dim
 
 LETTERS = string.ascii_lowercase + string.ascii_uppercase
 _X, _Y = arg_symbol(0), arg_symbol(1)
-
-
-def call_latex(name: str, *parts: str) -> str:
-    """``\\operatorname{name}(parts)`` (shared with :mod:`.linalg`)."""
-    return rf"\operatorname{{{name}}}\left({', '.join(parts)}\right)"
 
 
 # -- subscripts --------------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import numpy as np
 from ...errors import ShapeError, UnsupportedError
 from ..codetext import dim_code, shape_code
 from ..ir import Node, arg_symbol
-from ..oprow import OpRow, Param, Spelling
+from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
 from ..shapes import Dim, broadcast, normalize_axes
 
@@ -277,10 +277,6 @@ def _shown(indices: Any) -> str:
     return f"[{body}]" if len(shape) <= 1 else f"[{body}] of shape {shape}"
 
 
-def _call_latex(name: str, *parts: str) -> str:
-    return rf"\operatorname{{{name}}}\left({', '.join(parts)}\right)"
-
-
 OPS = (
     OpRow(
         op="gather",
@@ -290,7 +286,7 @@ OPS = (
         jvp=_gather_jvp,
         emit=_emit_gather,
         text=lambda n, a, r: f"take({r[0]}, {_shown(n.attrs[1])}, axis={n.attrs[0]})",
-        latex=lambda n, a, r: _call_latex("take", r[0], rf"\text{{{_shown(n.attrs[1])}}}",
+        latex=lambda n, a, r: call_latex("take", r[0], rf"\text{{{_shown(n.attrs[1])}}}",
                                           rf"\text{{axis}}={n.attrs[0]}"),
         numpy_names=frozenset({"take"}),
     ),
@@ -302,7 +298,7 @@ OPS = (
         jvp=_scatter_jvp,
         emit=_emit_scatter,
         text=lambda n, a, r: f"scatter_add({r[0]}, {_shown(n.attrs[0])}, n={n.shape[0]})",
-        latex=lambda n, a, r: _call_latex("scatter\\_add", r[0], rf"\text{{{_shown(n.attrs[0])}}}"),
+        latex=lambda n, a, r: call_latex("scatter\\_add", r[0], rf"\text{{{_shown(n.attrs[0])}}}"),
         numpy_names=frozenset({"bincount", "add.at"}),  # and zeros, asarray (structural)
     ),
 )

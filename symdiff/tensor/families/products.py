@@ -23,7 +23,7 @@ import numpy as np
 import sympy as sp
 
 from ..ir import Node, arg_symbol
-from ..oprow import OpRow, Param, Spelling
+from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
 from ..shapes import normalize_axes
 from .scans import cumsum, flip
@@ -144,10 +144,6 @@ def _grad_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify:
     return terms[0] if len(terms) == 1 else b.map(_X0 + _X1, terms)
 
 
-def _call_latex(name: str, *parts: str) -> str:
-    return rf"\operatorname{{{name}}}\left({', '.join(parts)}\right)"
-
-
 OPS = (
     OpRow(
         op="cumprod",
@@ -158,7 +154,7 @@ OPS = (
         jvp=_cumprod_jvp,
         emit=lambda n, c, t: [(t, f"_np.cumprod({c[0]}, axis={n.attrs[0]})")],
         text=lambda n, a, r: f"cumprod({r[0]}, axis={n.attrs[0]})",
-        latex=lambda n, a, r: _call_latex("cumprod", r[0], rf"\text{{axis}}={n.attrs[0]}"),
+        latex=lambda n, a, r: call_latex("cumprod", r[0], rf"\text{{axis}}={n.attrs[0]}"),
         numpy_names=frozenset({"cumprod"}),
     ),
     OpRow(
@@ -170,7 +166,7 @@ OPS = (
         jvp=_grad_jvp,
         emit=lambda n, c, t: [(t, f"_np.where({c[0]} == 0, {c[3]}, {c[2]}) / {c[4]}")],
         text=lambda n, a, r: f"cumprod_grad({r[0]}, {r[1]}, axis={n.attrs[0]})",
-        latex=lambda n, a, r: _call_latex(r"\overline{cumprod}", r[0], r[1],
+        latex=lambda n, a, r: call_latex(r"\overline{cumprod}", r[0], r[1],
                                           rf"\text{{axis}}={n.attrs[0]}"),
         numpy_names=frozenset({"where"}),
     ),

@@ -19,14 +19,10 @@ import numpy as np
 
 from ...errors import ShapeError
 from ..ir import Node
-from ..oprow import OpRow, Param, Spelling
+from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
 from ..shapes import format_shape, normalize_axes
 from .scans import flip
-
-
-def _call_latex(name: str, *parts: str) -> str:
-    return rf"\operatorname{{{name}}}\left({', '.join(parts)}\right)"
 
 
 def _ints(value: Any) -> tuple[int, ...]:
@@ -126,7 +122,7 @@ OPS = (
         emit=lambda n, c, t: [(t, f"_np.roll({c[0]}, {_one(n.attrs[0])}, "
                                   f"axis={_one(n.attrs[1])})")],
         text=lambda n, a, r: f"roll({r[0]}, {_one(n.attrs[0])}, axis={_one(n.attrs[1])})",
-        latex=lambda n, a, r: _call_latex("roll", r[0], _one(n.attrs[0]),
+        latex=lambda n, a, r: call_latex("roll", r[0], _one(n.attrs[0]),
                                           rf"\text{{axis}}={_one(n.attrs[1])}"),
         numpy_names=frozenset({"roll"}),
     ),
@@ -138,7 +134,7 @@ OPS = (
         jvp=_tri_jvp,
         emit=_tri_code,
         text=lambda n, a, r: _tri_text(n, r),
-        latex=lambda n, a, r: _call_latex("tril" if n.attrs[1] else "triu", r[0],
+        latex=lambda n, a, r: call_latex("tril" if n.attrs[1] else "triu", r[0],
                                           str(n.attrs[0])),
         numpy_names=frozenset({"triu", "tril"}),
     ),

@@ -18,16 +18,12 @@ import numpy as np
 
 from ...errors import ShapeError
 from ..ir import Node, arg_symbol
-from ..oprow import OpRow, Param, Spelling
+from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
 from ..shapes import normalize_axes
 from .building import concatenate
 
 _X0, _X1 = arg_symbol(0), arg_symbol(1)
-
-
-def _call_latex(name: str, *parts: str) -> str:
-    return rf"\operatorname{{{name}}}\left({', '.join(parts)}\right)"
 
 
 # -- constructors ------------------------------------------------------------------------------
@@ -113,7 +109,7 @@ OPS = (
         jvp=_cumsum_jvp,
         emit=lambda n, c, t: [(t, f"_np.cumsum({c[0]}, axis={n.attrs[0]})")],
         text=lambda n, a, r: f"cumsum({r[0]}, axis={n.attrs[0]})",
-        latex=lambda n, a, r: _call_latex("cumsum", r[0], rf"\text{{axis}}={n.attrs[0]}"),
+        latex=lambda n, a, r: call_latex("cumsum", r[0], rf"\text{{axis}}={n.attrs[0]}"),
         numpy_names=frozenset({"cumsum"}),
     ),
     OpRow(
@@ -124,7 +120,7 @@ OPS = (
         jvp=_flip_jvp,
         emit=lambda n, c, t: [(t, f"_np.flip({c[0]}, axis={_axis_keyword(n.attrs[0])})")],
         text=lambda n, a, r: f"flip({r[0]}, axis={_axis_keyword(n.attrs[0])})",
-        latex=lambda n, a, r: _call_latex("flip", r[0],
+        latex=lambda n, a, r: call_latex("flip", r[0],
                                           rf"\text{{axis}}={_axis_keyword(n.attrs[0])}"),
         numpy_names=frozenset({"flip"}),
     ),

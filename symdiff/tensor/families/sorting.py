@@ -21,13 +21,9 @@ import numpy as np
 
 from ...errors import ShapeError
 from ..ir import Node
-from ..oprow import OpRow, Param, Spelling
+from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
 from ..shapes import normalize_axes
-
-
-def _call_latex(name: str, *parts: str) -> str:
-    return rf"\operatorname{{{name}}}\left({', '.join(parts)}\right)"
 
 
 def _order(b: Builder, a: Node, axis: int, kth: tuple[int, ...] | None) -> Node:
@@ -118,7 +114,7 @@ OPS = (
         identity="a permutation: locally constant",
         vjp=_order_vjp, jvp=_order_jvp, emit=_order_code,
         text=lambda n, a, r: _order_text(n, r),
-        latex=lambda n, a, r: _call_latex("argsort", r[0]),
+        latex=lambda n, a, r: call_latex("argsort", r[0]),
         numpy_names=frozenset({"argsort", "argpartition"}),
     ),
     OpRow(
@@ -127,7 +123,7 @@ OPS = (
         vjp=_take_vjp, jvp=_take_jvp,
         emit=lambda n, c, t: [(t, f"_np.take_along_axis({c[0]}, {c[1]}, axis={n.attrs[0]})")],
         text=lambda n, a, r: f"take_along_axis({r[0]}, {r[1]}, axis={n.attrs[0]})",
-        latex=lambda n, a, r: _call_latex("take", r[0], r[1]),
+        latex=lambda n, a, r: call_latex("take", r[0], r[1]),
         numpy_names=frozenset({"take_along_axis"}),
     ),
 )

@@ -58,7 +58,7 @@ class ExpressionBuilder(BuildChecks):
         except (RecursionError, MemoryError):
             self.fail("expression is too complex to evaluate", node)
         except (ArithmeticError, ValueError, TypeError) as exc:
-            self.fail(f"cannot evaluate this: {exc}", node)
+            self.fail(f"cannot evaluate this: {str(exc) or type(exc).__name__}", node)
         finally:
             if self.hook is not None:
                 sys.setprofile(outer)  # a builtin: the hook raises on Python calls when over

@@ -88,7 +88,7 @@ class BuildChecks:
                 self.fail(f"{shown} is not a finite real number", node)
             self.fail(f"{shown} is infinite or undefined for some values (SymPy: {value})", node)
         if value.is_number and not value.is_Rational:
-            real = value.is_extended_real
+            real = assumed_real(value)
             if real is False or (real is None and not numerically_real(value)):
                 self.fail(f"{shown} is not a finite real number", node)
 
@@ -184,3 +184,17 @@ class BuildChecks:
         if merged > limit:
             name = getattr(node.func, "id", "function")
             self.fail(f"{name}() has more than {limit} arguments (limit max_args)", node)
+
+
+def assumed_real(value: sp.Expr) -> bool | None:
+    """SymPy's ``is_extended_real`` of a constant, or None when asking it raises.
+
+    Some queries evaluate the number, and whether they do depends on the order SymPy tries its
+    handlers in, which follows string hashes: ``floor(exp(700))`` raised ``PrecisionExhausted``
+    under some hash seeds only. An unanswered query is "unknown", decided numerically after.
+    """
+    try:
+        return value.is_extended_real
+    except ArithmeticError:
+        return None
+

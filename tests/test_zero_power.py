@@ -53,7 +53,8 @@ def test_x_to_the_y_at_x_zero_follows_jax(mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_hessian_of_x_to_the_y_at_x_zero_has_no_nan(mode):
     x, y = np.zeros(3), np.array([2.0, 3.0, 4.5])
-    h = sd.hessian("x**y", mode=mode, cache=False)(x, y)  # (2, 2, 3)
+    with np.errstate(all="raise"):  # no 1/x evaluated where the guard replaces it
+        h = sd.hessian("x**y", mode=mode, cache=False)(x, y)  # (2, 2, 3)
     # exact values at x = 0 (limits from x > 0): d2/dx2 = y(y-1)x**(y-2), the rest -> 0
     np.testing.assert_array_equal(h[0, 0], [2.0, 0.0, 0.0])
     np.testing.assert_array_equal(h[0, 1], [0.0, 0.0, 0.0])

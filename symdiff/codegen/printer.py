@@ -198,6 +198,9 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
         return text
 
     def _print_Piecewise(self, expr: sp.Piecewise) -> str:
+        denominators = _reciprocal_branches(expr)
+        if denominators is not None:  # where(c, 1, 1/x) would divide by x where c guards it
+            return f"(1/{self._print(denominators)})"
         *branches, (last, last_cond) = expr.args
         if last_cond != sp.true:
             branches.append((last, last_cond))
@@ -272,3 +275,20 @@ class ArrayCodePrinter(CodePrinter):
         if exp.is_number and exp.is_negative:
             return "1.0/" + self.parenthesize(sp.Pow(base, -exp), PRECEDENCE["Mul"], strict=True)
         return super()._print_Pow(expr, rational)
+
+
+def _reciprocal_branches(expr: sp.Piecewise) -> sp.Piecewise | None:
+    """``where(c, 1, 1/x)`` as ``1/where(c, 1, x)`` when every branch is a reciprocal (or a
+    nonzero number): NumPy evaluates both branches, and ``1/x`` warns and makes ``inf`` exactly
+    where the condition guards it (the derivative of ``log(where(x**y == 0, 1, x))``)."""
+    pairs, reciprocals = [], 0
+    for value, cond in expr.args:
+        if value.is_Pow and value.exp == -1:
+            pairs.append((value.base, cond))
+            reciprocals += 1
+        elif value.is_Number and value.is_finite and value != 0:
+            pairs.append((1 / value, cond))
+        else:
+            return None
+    return sp.Piecewise(*pairs, evaluate=False) if reciprocals else None
+

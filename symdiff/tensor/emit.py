@@ -52,6 +52,8 @@ class Program:
     key: str = ""
     needs: dict[sp.Symbol, int] = field(default_factory=dict)
     cse: bool = True
+    #: The parameters that are index bound constants (int64 positions): not converted to floats.
+    indices: tuple[str, ...] = ()
 
 
 class _Emitter:

@@ -20,7 +20,7 @@ from ..parsing.hints import did_you_mean
 from . import families
 from .families import gather
 from .oprow import Spelling
-from .shapes import Dim, format_shape
+from .shapes import Dim, broadcast, format_shape
 from .values import Elem
 
 #: :class:`symdiff.tensor.trace.Tracer`, to which a traced array hands every operation; not
@@ -306,9 +306,24 @@ def _np_where(tracer: Tracer, condition: object, x: object = None, y: object = N
         raise UnsupportedError("np.where(cond) with one argument is not supported when tracing")
     if isinstance(condition, np.ndarray | list) and np.asarray(condition).dtype == bool:
         mask = np.asarray(condition)  # a constant mask: gathers (exact, no mask * x)
+        if isinstance(condition, np.ndarray) and _large(tracer, mask, x, y):
+            return tracer.where_(mask, x, y)  # a bound constant mask, tested in _np.where
         return tracer.wrap(gather.select(tracer.b, mask, tracer.node(x), tracer.node(y),
                                          tracer.where()))
     return tracer.where_(condition, x, y)
+
+
+def _large(tracer: Tracer, mask: np.ndarray, x: object, y: object) -> bool:
+    """Whether ``np.where(mask, x, y)`` selects more than :data:`gather.LITERAL_INDICES`
+    entries (or a number unknown until called): then the mask is a bound constant rather than
+    positions written into the source."""
+    shape = broadcast("where", mask.shape, *(tracer.operand(v).shape for v in (x, y)))
+    count = 1
+    for dim in shape:
+        if not isinstance(dim, int):
+            return True
+        count *= dim
+    return count > gather.LITERAL_INDICES
 
 
 def _np_row(name: str, build: Callable[..., Any]) -> Callable[..., TracedTensor]:

@@ -78,7 +78,8 @@ def check_function(
 
 
 def _adds_at(statement: ast.Expr, checker: ExpressionChecker) -> bool:
-    """``_np.add.at(_t0, [0, 2, 2], <expression>)``: rows added into a generated array (the
+    """``_np.add.at(_t0, [0, 2, 2], <expression>)`` (or ``_np.add.at(_t0, _c1, ...)``, the
+    positions a bound constant): rows added into a generated array (the
     adjoint of a gather); the only expression statement of a tensor function besides the
     shape test's call. The third argument is checked by the caller like any expression."""
     call = statement.value
@@ -93,8 +94,14 @@ def _adds_at(statement: ast.Expr, checker: ExpressionChecker) -> bool:
         and len(call.args) == 3
         and not call.keywords
         and checker.writable(call.args[0])
-        and int_list(call.args[1])
+        and (int_list(call.args[1]) or _bound_constant(call.args[1], checker))
     )
+
+
+def _bound_constant(node: ast.AST, checker: ExpressionChecker) -> bool:
+    """A bound constant parameter (``_c1``: the positions of a large index)."""
+    return isinstance(node, ast.Name) and bool(CONSTANT.match(node.id)) \
+        and node.id in checker.params
 
 
 def _check_shape_test(statement: ast.If, checker: ExpressionChecker) -> None:

@@ -65,6 +65,7 @@ from .traced import (
     TensorCondition,
     TracedArray,
     TracedTensor,
+    no_array,
     tracer_of,
     value_of,
 )
@@ -135,7 +136,8 @@ class Tracer(Values):
             raise UnsupportedError("an empty object array cannot be combined with a traced array")
         if value.size > ELEMENT_LIMIT:
             raise UnsupportedError(f"an array of {value.size} traced elements is too large to "
-                                   f"build one by one (limit {ELEMENT_LIMIT}): use np.stack")
+                                   f"build one by one (limit {ELEMENT_LIMIT}); "
+                                   f"{no_array(value.size)}")
         items = []
         for item in value.reshape(-1):
             if isinstance(item, np.ndarray) and item.dtype == object:

@@ -105,7 +105,7 @@ class TracedArray:
         if self._tracer.handed_out > ELEMENT_LIMIT or (
             dtype is not None and np.dtype(dtype) != object
         ):
-            raise UnsupportedError(_NO_ARRAY)
+            raise UnsupportedError(no_array(self._tracer.handed_out))
         out = np.empty(self.shape, dtype=object)
         if not self.shape:
             out[()] = self
@@ -129,13 +129,25 @@ class TracedArray:
 
 
 #: The most elements a traced array hands NumPy one by one (``np.array([...])`` of traced values).
+#: Not raised: NumPy then computes on the object array element by element (``np.array([x, 2 * x])
+#: ** 2`` is one traced scalar per element, and ``np.sum`` of it a chain of scalar additions),
+#: so the graph grows with the element count: about 10 s to derive 200 elements, minutes for 1000.
 ELEMENT_LIMIT = 1024
 _NO_ARRAY = (
-    "a traced array cannot be converted to a NumPy array here: to build an array from traced "
-    "values write np.stack([...]) (or np.concatenate, np.hstack); np.array([...]) of traced "
-    f"values works only up to {ELEMENT_LIMIT} elements, one by one; a function outside NumPy's "
-    "dispatch, such as scipy's, cannot take it either: use NumPy or symdiff.math functions"
+    "a traced array cannot be converted to a NumPy array here: np.array([...]), np.asarray, "
+    "np.r_ and np.c_ of traced arrays hand NumPy their elements one by one (at most "
+    f"{ELEMENT_LIMIT} in a trace, each its own node, slow well before that); build the array "
+    "with array operations instead, which stay one node whatever the size: "
+    "np.stack([x, 2 * x]) (a new first axis; axis=1 for columns), np.concatenate([x, y]) or "
+    "np.hstack([x, y]) (along an existing axis, as np.r_[x, y]), np.vstack, np.column_stack "
+    "(as np.c_[x, y]); a function outside NumPy's dispatch, such as scipy's, cannot take a "
+    "traced array either: use NumPy or symdiff.math functions"
 )
+
+
+def no_array(count: object) -> str:
+    """The error for a traced array NumPy asked to convert (``count`` elements so far)."""
+    return f"{_NO_ARRAY} ({count} elements handed out in this trace)"
 
 
 def tracer_of(array: TracedArray) -> Tracer:

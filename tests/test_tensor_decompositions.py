@@ -263,3 +263,16 @@ def test_cholesky_gradient_uses_the_blocked_triangular_inverse():
     Lt = np.swapaxes(L, -1, -2)
     S = np.linalg.solve(Lt, np.swapaxes(np.linalg.solve(Lt, phi), -1, -2))
     np.testing.assert_allclose(g(A)[0], (S + np.swapaxes(S, -1, -2)) / 2, rtol=1e-9, atol=1e-12)
+
+
+def test_eigh_upper_gives_numpys_eigenvectors():
+    """UPLO='U' is passed to NumPy: emulating it by the lower triangle of A.T gave other signs of
+    some eigenvectors than np.linalg.eigh(A, 'U') (a wrong value, found by autograd's case)."""
+    f = sd.compile(lambda A: np.linalg.eigh(A, "U")[1] + np.linalg.eigvalsh(A, UPLO="U"),
+                   shapes={"A": (6, 6)})
+    assert "UPLO='U'" in f.source
+    for seed in range(5):
+        B = np.random.default_rng(seed).normal(size=(6, 6))
+        A = B @ B.T
+        want = np.linalg.eigh(A, "U")[1] + np.linalg.eigvalsh(A, UPLO="U")
+        np.testing.assert_allclose(f(A), want, rtol=1e-12, atol=1e-12)

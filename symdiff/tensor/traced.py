@@ -29,7 +29,9 @@ Tracer = Any
 
 _ARRAYS = "when tracing arrays"
 _NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instead of if, and "
-             "np.maximum / np.minimum instead of the built-in max / min")
+             "np.maximum / np.minimum instead of the built-in max / min; np.max, np.min or "
+             "np.sort of np.array([...]) of traced values compare its elements one by one in "
+             "Python: build it with np.stack([...]) instead")
 _NO_NUMBER = ("a traced array has no numeric value while tracing: float(), int() and the "
               "standard library's math cannot take it; use NumPy or symdiff.math functions")
 

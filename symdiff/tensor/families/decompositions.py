@@ -15,7 +15,8 @@ stacks over leading axes), with the closed forms of Murray (2016), Giles (2008) 
   ``F_ij = 1/(s_j^2 - s_i^2)`` and the projections ``I - U U^T`` (tall) and ``I - V V^T`` (wide).
 
 Symmetric input: NumPy's ``cholesky`` and ``eigh`` read one triangle (``UPLO='L'``; ``'U'`` is
-the lower triangle of ``A.T``). Like autograd and JAX, the gradient is the *symmetric* one: the
+passed on to ``_np.linalg.eigh``: LAPACK may choose other eigenvector signs for it than for the
+lower triangle of ``A.T``). Like autograd and JAX, the gradient is the *symmetric* one: the
 derivative along symmetric directions (``sym(X) = (X + X^T) / 2``), which is exact for any
 function of a symmetrized input such as ``(tril(A) + tril(A).T) / 2``.
 
@@ -99,24 +100,31 @@ def cholesky(b: Builder, a: Node, *, where: str = "") -> Node:
     return b.node("cholesky", (a,), (), a.shape)
 
 
-def _lower(b: Builder, name: str, a: Node, uplo: str, where: str) -> Node:
+def _uplo(name: str, a: Node, uplo: str, where: str) -> str:
     _square(name, a, where)
     if uplo not in ("L", "U"):
         raise UnsupportedError(f"{name}: UPLO must be 'L' or 'U', not {uplo!r}{where}")
-    return a if uplo == "L" else _swap(b, a)
+    return uplo
 
 
 def eigvalsh(b: Builder, a: Node, UPLO: str = "L", *, where: str = "") -> Node:
     """``np.linalg.eigvalsh(a, UPLO)``: the eigenvalues of a symmetric matrix, ascending."""
-    return _eigen(b, _lower(b, "eigvalsh", a, UPLO, where))[0]
+    return _eigen(b, a, _uplo("eigvalsh", a, UPLO, where))[0]
 
 
-def _eigen(b: Builder, a: Node) -> tuple[Node, Node]:
-    """``w``, ``V``: items of one ``eigh_factors`` node (one ``np.linalg.eigh`` call, whose result
-    is a tuple: the items' rules reach ``a`` directly and give the tuple no adjoint)."""
-    factors = b.node("eigh_factors", (a,), (), ())
+def _eigen(b: Builder, a: Node, uplo: str = "L") -> tuple[Node, Node]:
+    """``w``, ``V``: items of one ``eigh_factors`` node (one ``np.linalg.eigh`` call reading the
+    triangle ``uplo``, whose result is a tuple: the items' rules reach ``a`` directly and give
+    the tuple no adjoint). ``uplo`` is passed to NumPy, not emulated by a transpose: LAPACK may
+    choose other signs of the eigenvectors for the other triangle."""
+    factors = b.node("eigh_factors", (a,), (uplo,), ())
     return (b.node("eigvalsh", (a, factors), (), a.shape[:-1]),
             b.node("eigh_vectors", (a, factors), (), a.shape))
+
+
+def _factors_of(b: Builder, node: Node) -> tuple[Node, Node]:
+    """The eigenvalues and eigenvectors of an ``eigvalsh`` or ``eigh_vectors`` item's matrix."""
+    return _eigen(b, node.args[0], node.args[1].attrs[0])
 
 
 class Eigh(NamedTuple):
@@ -128,8 +136,7 @@ class Eigh(NamedTuple):
 
 def eigh(b: Builder, a: Node, UPLO: str = "L", *, where: str = "") -> Eigh:
     """``np.linalg.eigh(a, UPLO)``: ``(eigenvalues, eigenvectors)``."""
-    a = _lower(b, "eigh", a, UPLO, where)
-    return Eigh(*_eigen(b, a))
+    return Eigh(*_eigen(b, a, _uplo("eigh", a, UPLO, where)))
 
 
 def _sizes(name: str, a: Node, where: str) -> tuple[Any, Any, Any]:
@@ -232,25 +239,25 @@ def _cholesky_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simpl
 
 
 def _eigvalsh_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
-    v = _eigen(b, node.args[0])[1]
+    v = _factors_of(b, node)[1]
     return _with_tuple(node, _c(b, "ij,j,kj->ik", v, g, v))
 
 
 def _eigvalsh_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                   ) -> Node | None:
-    v = _eigen(b, node.args[0])[1]
+    v = _factors_of(b, node)[1]
     return _c(b, "ij,ikZ,kj->jZ", v, tangents[0], v)
 
 
 def _eigvecs_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
-    f = _gaps(b, _eigen(b, node.args[0])[0], False)
+    f = _gaps(b, _factors_of(b, node)[0], False)
     inner = b.map(_X * _Y, [f, b.matmul(_swap(b, node), g)])
     return _with_tuple(node, _sym(b, _c(b, "ij,jk,lk->il", node, inner, node), 2))
 
 
 def _eigvecs_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                  ) -> Node | None:
-    f = b.expand(_gaps(b, _eigen(b, node.args[0])[0], False), (node.ndim,))
+    f = b.expand(_gaps(b, _factors_of(b, node)[0], False), (node.ndim,))
     m = _c(b, "ji,jkZ,kl->ilZ", node, _sym(b, tangents[0], 3), node)
     return _c(b, "ij,jkZ->ikZ", node, b.map(_X * _Y, [f, m]))
 
@@ -361,7 +368,9 @@ OPS = (
          _eigvalsh_vjp, _eigvalsh_jvp, _item(0), "eigvalsh", "eigvalsh", set()),
     _row("eigh_factors", "symmetric eigendecomposition", "(w, V) = eigh(A)",
          lambda b, n, g, s: (None,), _no_tangent,
-         lambda n, c, t: [(t, f"_np.linalg.eigh({c[0]})")], "eigh", "eigh", {"linalg.eigh"}),
+         lambda n, c, t: [(t, f"_np.linalg.eigh({c[0]}"
+                                 + (", UPLO='U')" if n.attrs[0] == "U" else ")"))],
+         "eigh", "eigh", {"linalg.eigh"}),
     _row("eigh_vectors", "symmetric eigenvectors",
          "dV = V (F o V^T dA V), F_ij = 1/(w_j - w_i): A_bar = sym(V (F o V^T G) V^T)",
          _eigvecs_vjp, _eigvecs_jvp, _item(1), "eigvecsh",

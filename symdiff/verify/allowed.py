@@ -45,7 +45,7 @@ FAMILY_NUMPY_NAMES = frozenset({
     "concatenate", "cumprod", "cumsum", "flip", "roll", "stack", "tril", "triu", "var", "where",
     "einsum", "linalg.det", "linalg.inv", "linalg.norm", "linalg.slogdet", "linalg.solve", "sqrt",
     "sum",
-    "argpartition", "argsort", "take_along_axis",
+    "argpartition", "argsort", "take_along_axis", "put_along_axis",
     "take", "bincount", "add.at", "nan_to_num", "isfinite",
     "linalg.cholesky", "linalg.eigh", "linalg.svd",
 })

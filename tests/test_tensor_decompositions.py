@@ -167,8 +167,6 @@ def test_bad_calls_are_clear():
         sd.grad(lambda A: np.sum(np.linalg.eigvalsh(A)), shapes={"A": (3,)})
     with pytest.raises(SymdiffError, match="UPLO must be 'L' or 'U'"):
         sd.grad(lambda A: np.sum(np.linalg.eigvalsh(A, UPLO="X")), shapes={"A": (2, 2)})
-    with pytest.raises(UnsupportedError, match="full_matrices=False"):
-        sd.grad(lambda A: np.sum(np.linalg.svd(A)[0]), shapes={"A": (3, 2)})
     with pytest.raises(UnsupportedError, match="hermitian"):
         sd.grad(lambda A: np.sum(np.linalg.svd(A, hermitian=True)[1]), shapes={"A": (2, 2)})
     with pytest.raises(ShapeError, match="svdvals: needs a matrix"):
@@ -184,6 +182,36 @@ def test_square_full_matrices_is_the_reduced_svd():
 
     (got,) = sd.grad(f, shapes={"A": (3, 3)})(A)
     np.testing.assert_allclose(got, _central(f, A), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 5, 3)])
+@pytest.mark.parametrize("mode", ["reverse", "forward"])
+def test_full_matrices_of_a_non_square_matrix(shape, mode):
+    """NumPy's default full_matrices=True: U is m x m (tall) or Vh n x n (wide), its values
+    NumPy's own; the columns (rows) beyond min(m, n) are an arbitrary basis of the complement,
+    so, as in PyTorch, the gradient ignores them: a loss of the reduced parts has the gradient
+    of the same loss through full_matrices=False."""
+    rng = np.random.default_rng(16)
+    A = rng.normal(size=shape)
+    k = min(shape[-2:])
+    W = rng.normal(size=shape[:-2] + (max(shape[-2:]),) * 2)
+
+    def full(A):
+        U, s, Vh = np.linalg.svd(A)
+        return (np.sum(U[..., :k] ** 2 * W[..., :shape[-2], :k]) + np.sum(s ** 3)
+                + np.sum((Vh[..., :k, :] * W[..., :k, :shape[-1]]) ** 3))
+
+    def reduced(A):
+        U, s, Vh = np.linalg.svd(A, full_matrices=False)
+        return (np.sum(U ** 2 * W[..., :shape[-2], :k]) + np.sum(s ** 3)
+                + np.sum((Vh * W[..., :k, :shape[-1]]) ** 3))
+
+    (got,) = sd.grad(full, shapes={"A": shape}, mode=mode)(A)
+    np.testing.assert_allclose(got, _central(reduced, A), rtol=1e-6, atol=1e-7)
+    U = sd.compile(lambda A: np.linalg.svd(A)[0] * 1.0, shapes={"A": shape})(A)
+    Vh = sd.compile(lambda A: np.linalg.svd(A)[2] * 1.0, shapes={"A": shape})(A)
+    np.testing.assert_array_equal(U, np.linalg.svd(A)[0])
+    np.testing.assert_array_equal(Vh, np.linalg.svd(A)[2])
 
 
 def test_one_decomposition_per_matrix():

@@ -11,7 +11,10 @@ stacks over leading axes), with the closed forms of Murray (2016), Giles (2008) 
 * ``eigh``'s eigenvectors ``V``: ``A_bar = sym(V (F o V^T G) V^T)``, ``F_ij = 1/(w_j - w_i)``
   off the diagonal, 0 on it; tangent ``dV = V (F o V^T sym(dA) V)``.
 * ``svdvals`` (``s``): ``A_bar = U diag(G) Vh``; tangent ``ds_j = u_j^T dA v_j``.
-* ``svd``'s ``U`` and ``Vh`` (reduced, ``full_matrices=False``): Townsend's formulas with
+* ``svd``'s ``U`` and ``Vh`` (reduced, ``full_matrices=False``; with NumPy's default
+  ``full_matrices=True`` the extra columns of a tall ``U`` / rows of a wide ``Vh``, an
+  arbitrary basis of the complement, get no gradient and a zero tangent, as in PyTorch):
+  Townsend's formulas with
   ``F_ij = 1/(s_j^2 - s_i^2)`` and the projections ``I - U U^T`` (tall) and ``I - V V^T`` (wide).
 
 Symmetric input: NumPy's ``cholesky`` and ``eigh`` read one triangle (``UPLO='L'``; ``'U'`` is
@@ -21,7 +24,8 @@ derivative along symmetric directions (``sym(X) = (X + X^T) / 2``), which is exa
 function of a symmetrized input such as ``(tril(A) + tril(A).T) / 2``.
 
 One call per matrix: ``w`` and ``V`` are items of one ``eigh_factors`` node (``_np.linalg.eigh``),
-``U``, ``s`` and ``Vh`` of one ``svd_factors`` node (``_np.linalg.svd(a, full_matrices=False)``),
+``U``, ``s`` and ``Vh`` of one ``svd_factors`` node (``_np.linalg.svd(a, full_matrices=False)``, or
+``True`` as asked for a non-square matrix),
 so a value and its gradient share the decomposition (``eigvalsh`` and ``svdvals`` alone are also
 items: the gradient needs the vectors anyway).
 
@@ -42,6 +46,7 @@ from ..ir import Node, arg_symbol
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
 from ..shapes import format_shape, same_dim
+from .building import concatenate
 from .contractions import contract
 from .rearrange import tril
 
@@ -169,26 +174,56 @@ class SVD(NamedTuple):
 def svd(b: Builder, a: Node, full_matrices: bool = True, compute_uv: bool = True,
         hermitian: bool = False, *, where: str = "") -> Any:
     """``np.linalg.svd(a, full_matrices, compute_uv)``: ``(U, S, Vh)`` or ``S``."""
-    m, n, _ = _sizes("svd", a, where)
+    _sizes("svd", a, where)
     if hermitian:
         raise UnsupportedError(f"svd: hermitian=True is not supported (use eigh){where}")
     if not compute_uv:
         return svdvals(b, a, where=where)
-    if full_matrices and not same_dim(m, n):
-        raise UnsupportedError(f"svd: full_matrices=True of a non-square matrix has no unique "
-                               f"derivative: pass full_matrices=False{where}")
-    return SVD(*_factors(b, a))
+    return SVD(*_factors(b, a, bool(full_matrices)))
 
 
-def _factors(b: Builder, a: Node) -> tuple[Node, Node, Node]:
+def _factors(b: Builder, a: Node, full: bool = False) -> tuple[Node, Node, Node]:
     """``U``, ``s``, ``Vh``: items of one ``svd_factors`` node (one ``np.linalg.svd`` call, whose
-    result is a tuple: the items' rules reach ``a`` directly and give the tuple no adjoint)."""
+    result is a tuple: the items' rules reach ``a`` directly and give the tuple no adjoint).
+    ``full`` (``full_matrices=True``, non-square ``a``): ``U`` is ``m x m`` (tall ``a``) or ``Vh``
+    ``n x n`` (wide); the columns (rows) beyond ``k = min(m, n)`` are any orthonormal basis of
+    the complement, so, as in PyTorch, the gradient ignores them and their tangent is 0."""
     lead, (m, n) = a.shape[:-2], a.shape[-2:]
     k = m if same_dim(m, n) else min(m, n)
-    factors = b.node("svd_factors", (a,), (), ())
-    return (b.node("svd_u", (a, factors), (), (*lead, m, k)),
+    full = full and not same_dim(m, n)
+    factors = b.node("svd_factors", (a,), (True,) if full else (), ())
+    return (b.node("svd_u", (a, factors), (), (*lead, m, m if full else k)),
             b.node("svdvals", (a, factors), (), (*lead, k)),
-            b.node("svd_vh", (a, factors), (), (*lead, k, n)))
+            b.node("svd_vh", (a, factors), (), (*lead, n if full else k, n)))
+
+
+def _reduced(b: Builder, node: Node) -> tuple[Node, Node, Node]:
+    """The reduced ``U``, ``s``, ``Vh`` of an item's matrix (the first ``k`` columns of a full
+    ``U``, rows of a full ``Vh``): what the rules use."""
+    a, full = node.args[0], bool(node.args[1].attrs)
+    u, s, vh = _factors(b, a, full)
+    k = s.shape[-1]
+    return _first(b, u, k, -1), s, _first(b, vh, k, -2)
+
+
+def _first(b: Builder, x: Node, k: Any, axis: int) -> Node:
+    """``x`` cut to its first ``k`` entries along ``axis`` (-1 or -2; itself if it has ``k``)."""
+    if same_dim(x.shape[axis], k):
+        return x
+    index = [(None, None, None)] * x.ndim
+    index[axis] = (0, k, None)
+    return b.index(x, tuple(index))
+
+
+def _padded(b: Builder, t: Node, size: Any, axis: int) -> Node:
+    """A tangent ``t`` (with its direction axis last) padded with zeros along ``axis`` (-2 or
+    -3) to ``size`` entries: the tangent of a full factor's extra columns (rows) is 0."""
+    have = t.shape[axis]
+    if same_dim(have, size):
+        return t
+    shape = list(t.shape)
+    shape[axis] = size - have
+    return concatenate(b, (t, b.fill(0, tuple(shape))), t.ndim + axis)
 
 
 def _tall(a: Node) -> int:
@@ -263,19 +298,20 @@ def _eigvecs_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simpli
 
 
 def _svdvals_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
-    u, _, vh = _factors(b, node.args[0])
+    u, _, vh = _reduced(b, node)
     return _with_tuple(node, _c(b, "ij,j,jk->ik", u, g, vh))
 
 
 def _svdvals_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                  ) -> Node | None:
-    u, _, vh = _factors(b, node.args[0])
+    u, _, vh = _reduced(b, node)
     return _c(b, "ij,ikZ,jk->jZ", u, tangents[0], vh)
 
 
 def _svd_u_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
     a = node.args[0]
-    u, s, vh = _factors(b, a)
+    u, s, vh = _reduced(b, node)
+    g = _first(b, g, s.shape[-1], -1)  # a full U's extra columns: ignored
     j = b.map(_X * _Y, [_gaps(b, s, True), b.matmul(_swap(b, u), g)])
     inner = b.map((_X + _Y) * _Z, [j, _swap(b, j), _spread(b, s, -2, False)])
     product = _c(b, "ij,jk,kl->il", u, inner, vh)
@@ -288,7 +324,8 @@ def _svd_u_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | 
 
 def _svd_vh_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
     a = node.args[0]
-    u, s, vh = _factors(b, a)
+    u, s, vh = _reduced(b, node)
+    g = _first(b, g, s.shape[-1], -2)  # a full Vh's extra rows: ignored
     k = b.map(_X * _Y, [_gaps(b, s, True), b.matmul(vh, _swap(b, g))])  # F o (V^T V_bar)
     inner = b.map((_X + _Y) * _Z, [k, _swap(b, k), _spread(b, s, -1, False)])
     product = _c(b, "ij,jk,kl->il", u, inner, vh)
@@ -299,9 +336,9 @@ def _svd_vh_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node |
     return _with_tuple(node, product)
 
 
-def _svd_ds(b: Builder, a: Node, t: Node) -> tuple[Node, Node, Node, Node, Node]:
-    """``U``, ``s``, ``Vh``, ``dS = U^T dA V`` and ``F`` (with a direction axis)."""
-    u, s, vh = _factors(b, a)
+def _svd_ds(b: Builder, node: Node, t: Node) -> tuple[Node, Node, Node, Node, Node]:
+    """``U``, ``s``, ``Vh`` (reduced), ``dS = U^T dA V`` and ``F`` (with a direction axis)."""
+    u, s, vh = _reduced(b, node)
     ds = _c(b, "ji,jkZ,lk->ilZ", u, t, vh)
     return u, s, vh, ds, b.expand(_gaps(b, s, True), (s.ndim + 1,))
 
@@ -310,7 +347,7 @@ def _svd_u_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify
                ) -> Node | None:
     t = tangents[0]  # (the svd_factors tuple's is None)
     a = node.args[0]
-    u, s, vh, ds, f = _svd_ds(b, a, t)
+    u, s, vh, ds, f = _svd_ds(b, node, t)
     sj, si = _spread(b, s, -2, True), _spread(b, s, -1, True)
     inner = b.map((_X * _Y + _Z * _W) * _V, [ds, sj, si, _swap(b, ds, 3), f])  # F o (dS S + S dS^T)
     du = _c(b, "ij,jkZ->ikZ", u, inner)
@@ -318,14 +355,14 @@ def _svd_u_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify
         dav = _c(b, "ijZ,kj->ikZ", t, vh)
         rest = b.map(_X - _Y, [dav, _c(b, "ij,lj,lkZ->ikZ", u, u, dav)])
         du = b.map(_X + _Y / _Z, [du, rest, sj])
-    return du
+    return _padded(b, du, node.shape[-1], -2)
 
 
 def _svd_vh_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                 ) -> Node | None:
     t = tangents[0]  # (the svd_factors tuple's is None)
     a = node.args[0]
-    u, s, vh, ds, f = _svd_ds(b, a, t)
+    u, s, vh, ds, f = _svd_ds(b, node, t)
     sj, si = _spread(b, s, -2, True), _spread(b, s, -1, True)
     inner = b.map((_X * _Y + _Z * _W) * _V, [si, ds, _swap(b, ds, 3), sj, f])  # F o (S dS + dS^T S)
     dvh = _c(b, "ik,ijZ->jkZ", vh, inner)  # (V inner)^T
@@ -333,7 +370,7 @@ def _svd_vh_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplif
         uda = _c(b, "ij,ikZ->jkZ", u, t)
         rest = b.map(_X - _Y, [uda, _c(b, "ijZ,lj,lk->ikZ", uda, vh, vh)])
         dvh = b.map(_X + _Y / _Z, [dvh, rest, si])
-    return dvh
+    return _padded(b, dvh, node.shape[-2], -3)
 
 
 def _item(index: int) -> Any:
@@ -379,7 +416,7 @@ OPS = (
          _svdvals_vjp, _svdvals_jvp, _item(1), "svdvals", "svdvals", set()),
     _row("svd_factors", "singular value decomposition", "(U, s, Vh) = svd(A)",
          lambda b, n, g, s: (None,), _no_tangent,
-         lambda n, c, t: [(t, f"_np.linalg.svd({c[0]}, full_matrices=False)")],
+         lambda n, c, t: [(t, f"_np.linalg.svd({c[0]}, full_matrices={bool(n.attrs)})")],
          "svd", "svd", {"linalg.svd"}),
     _row("svd_u", "left singular vectors",
          "dU = U (F o (dS S + S dS^T)) + (I - U U^T) dA V S^-1, dS = U^T dA V, "

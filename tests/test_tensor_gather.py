@@ -231,6 +231,8 @@ def test_a_large_index_is_a_bound_constant_that_rebinds():
     other = np.random.default_rng(7).integers(0, 50, 100_000)
     np.testing.assert_allclose(g.bind(BIG=other)(x), _hand_vector(x, other), rtol=1e-10)
     np.testing.assert_allclose(g(x), _hand_vector(x, BIG), rtol=1e-10)  # g is unchanged
+    explained = str(g.explain())  # the formula names the constant, and derives again
+    assert "take(x, _c0, axis=0)" in explained and "scatter_add(" in explained
     copy = pickle.loads(pickle.dumps(g.bind(BIG=other)))
     np.testing.assert_allclose(copy(x), _hand_vector(x, other), rtol=1e-10)
     with pytest.raises(ShapeError, match="index 50 in BIG is out of range for the axis of "

@@ -156,6 +156,11 @@ def take(b: Builder, a: Node, indices: Any, axis: int | None = None, out: Any = 
     """``np.take(a, indices, axis)`` with constant ``indices`` (None: of the flattened array)."""
     if out is not None or mode != "raise":
         raise UnsupportedError(f"take: out= and mode= are not supported{where}")
+    if isinstance(indices, BoundIndex):  # a formula's take(x, _c0): a bound constant's positions
+        if axis is None:
+            a, axis = b.reshape(a, (-1,), where), 0
+        (axis,) = normalize_axes("take", axis, a.ndim, where)
+        return gather(b, a, indices, axis, where)
     idx = _int_array(indices, "take")
     if idx.dtype == bool:
         raise UnsupportedError(f"take: indices must be ints, not booleans (for a mask, "

@@ -153,8 +153,13 @@ class CompiledFunction:
     @property
     def constants(self) -> dict[str, Any]:
         """The bound constants a call passes, by the name :meth:`bind` takes (the traced
-        function's Python name for the array, else ``_c0``, ...): read-only arrays."""
-        return {c.label: c.value for c in self._constants}
+        function's Python name for the array, else ``_c0``, ...): read-only arrays (for a large
+        index array or mask, the flat int64 positions it selects; an array used both as an index
+        and as values shows its values)."""
+        shown: dict[str, Any] = {}
+        for c in sorted(self._constants, key=lambda c: c.kind != "array"):
+            shown.setdefault(c.label, c.value)
+        return shown
 
     def with_constants(self, constants: Sequence[Bound]) -> CompiledFunction:
         """The same generated function (not loaded again) passing ``constants`` (``self`` if
@@ -176,14 +181,25 @@ class CompiledFunction:
         Only the constants named change: an array NumPy computed from one when the function was
         traced (``-y``) keeps its traced value (trace again), and rebinding an array while a view
         of it (``X[:, 0]``) is a constant too is a ``TypeError`` unless both are given."""
-        by_name = {c.label: c for c in self._constants} | {c.name: c for c in self._constants}
+        by_name: dict[str, list[Bound]] = {}  # an array can be a constant and an index
+        for c in self._constants:
+            by_name.setdefault(c.label, []).append(c)
+            if c.name != c.label:
+                by_name.setdefault(c.name, []).append(c)
         unknown = sorted(set(values) - set(by_name))
+        parts = [c for c in self._constants if set(unknown) & set(c.sources)]
+        if parts:
+            raise TypeError(
+                f"{self.name}.bind(): {', '.join(unknown)} entered the bound constant(s) "
+                f"{', '.join(c.name for c in parts)} only through a computation when traced (an "
+                "index combining several arrays, or a view); rebind those by name or trace "
+                "the function again")
         if unknown:
-            known = ", ".join(c.label for c in self._constants) or "none"
+            known = ", ".join(dict.fromkeys(c.label for c in self._constants)) or "none"
             raise TypeError(f"{self.name}.bind() got unknown constant(s) {', '.join(unknown)}; "
                             f"its bound constants are: {known}")
-        given = {by_name[k].name: v for k, v in values.items()}
-        rebound_labels = {by_name[k].label for k in values}
+        given = {c.name: v for k, v in values.items() for c in by_name[k]}
+        rebound_labels = {c.label for k in values for c in by_name[k]}
         stale = [c.label for c in self._constants if c.name not in given
                  and rebound_labels.intersection(c.sources)]
         if stale:

@@ -16,7 +16,11 @@ The policy, shared by the tracer and :meth:`CompiledFunction.bind`:
   returns one that uses ``new_X`` (same shape, same dtype after the conversion below);
 * float arrays keep their dtype; booleans and integers become float64 (``True`` is ``1.0``; a
   constant boolean condition of ``np.where`` is tested as ``!= 0``);
-* complex, string, object and other arrays are refused with an error naming the constant.
+* complex, string, object and other arrays are refused with an error naming the constant;
+* an index array (``x[idx]``, ``np.take(x, idx)``, a boolean mask ``x[mask]``) with more than a
+  few dozen entries is a bound constant of its own kind: the flat int64 positions it selects
+  (:func:`captured_index`), rebound from a new index array of the same shape (its entries in
+  range) or a new mask of the same shape selecting as many entries (:func:`rebound`).
 
 Standard library at import (NumPy is imported when an array is converted): a compiled function
 loaded from the disk cache uses this without SymPy.
@@ -42,6 +46,13 @@ class Bound:
     #: The names of arrays this one was a view of when traced (``X[:, 0]`` of ``X``): a
     #: :meth:`CompiledFunction.bind` of those must rebind this one too.
     sources: tuple[str, ...] = ()
+    #: ``"array"`` (a float array), ``"index"`` (int64 positions from an int index array) or
+    #: ``"mask"`` (int64 positions, ``np.flatnonzero`` of a boolean mask).
+    kind: str = "array"
+    #: For an index: the shape of the user's index array or mask (``value`` is flat), and the
+    #: size of the axis it indexes (0 when it is a named dimension, unknown until called).
+    given_shape: tuple[int, ...] = ()
+    axis_size: int = 0
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -76,10 +87,49 @@ def captured(value: Any, label: str) -> Any:
     return array
 
 
+def captured_index(positions: Any) -> Any:
+    """The flat positions of an index bound constant: a read-only int64 vector."""
+    import numpy as np
+
+    array = np.array(positions, dtype=np.int64).reshape(-1)
+    array.setflags(write=False)
+    return array
+
+
+def _positions(bound: Bound, value: Any) -> Any:
+    """The flat positions a new index array or mask selects, checked against ``bound``'s."""
+    import numpy as np
+
+    array = np.asarray(value)
+    want = "a boolean mask" if bound.kind == "mask" else "an array of ints"
+    if array.shape != bound.given_shape or (array.dtype.kind != "b") == (bound.kind == "mask") \
+            or array.dtype.kind not in "biu":
+        raise ShapeError(f"bind: {bound.label} was traced as {want} of shape "
+                         f"{bound.given_shape}; got shape {array.shape} and dtype {array.dtype} "
+                         "(trace the function again for another one)")
+    if bound.kind == "mask":
+        positions = np.flatnonzero(array)
+        if positions.size != bound.value.size:
+            raise ShapeError(f"bind: the mask {bound.label} selected {bound.value.size} entries "
+                             f"when traced and selects {positions.size} now; the result's shape "
+                             "depends on it (trace the function again)")
+        return positions
+    size = bound.axis_size
+    if size and array.size and (int(array.min()) < -size or int(array.max()) >= size):
+        bad = int(array.min()) if int(array.min()) < -size else int(array.max())
+        raise ShapeError(f"bind: index {bad} in {bound.label} is out of range for the axis "
+                         f"of size {size} it indexes")
+    return array % size if size else array
+
+
 def rebound(bound: Bound, value: Any) -> Bound:
     """``bound`` with a new value (:meth:`CompiledFunction.bind`): converted as when traced, and
     of the same shape and dtype, else a ``ShapeError`` (the generated module is specialised to
-    them)."""
+    them). An index constant takes a new index array (or mask) like the one it was traced
+    with."""
+    if bound.kind != "array":
+        return Bound(bound.name, bound.label, captured_index(_positions(bound, value)),
+                     bound.sources, bound.kind, bound.given_shape, bound.axis_size)
     array = captured(value, bound.label)
     if array.shape != bound.value.shape or array.dtype != bound.value.dtype:
         raise ShapeError(
@@ -90,4 +140,4 @@ def rebound(bound: Bound, value: Any) -> Bound:
     return Bound(bound.name, bound.label, array, bound.sources)
 
 
-__all__ = ["Bound", "captured", "rebound"]
+__all__ = ["Bound", "captured", "captured_index", "rebound"]

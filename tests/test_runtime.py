@@ -37,6 +37,7 @@ from symdiff.codegen.helpers import (
     _sigmoid,
     _sinc_d,
     _sinpi,
+    _tril_inv,
     helper_source,
 )
 from symdiff.errors import ShapeError
@@ -479,6 +480,8 @@ def _call_examples():
         "_hypot_share": ((x, 1.0), _hypot_share(x, 1.0)),
         "_sinc_d": ((1, x), _sinc_d(1, x)),
         "_prod_others": ((x, (0,)), _prod_others(x, (0,))),
+        "_tril_inv": ((np.tril(np.outer(x, x) + 4 * np.eye(6)),),
+                      np.linalg.inv(np.tril(np.outer(x, x) + 4 * np.eye(6)))),
         "_common_shape": ((("a", "b", "c"), x, x[:, None], np.asarray(1.0)), (6, 6)),
         "_float_dtype": ((("a", "b"), x.astype(np.float32), np.arange(2)), np.dtype(np.float64)),
         "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),
@@ -527,6 +530,16 @@ def test_prod_others_branches_agree_with_the_product_of_the_others(dtype, zeros)
     flat = x.ravel()
     want_all = [np.prod(np.delete(flat, k)) for k in range(flat.size)]
     np.testing.assert_allclose(everything.ravel(), want_all, rtol=16 * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (5, 64, 64), (3, 65, 65), (200, 200)])
+def test_tril_inv_is_the_inverse_of_a_lower_triangular_matrix(shape):
+    rng = np.random.default_rng(shape[-1])
+    lower = np.tril(rng.uniform(-1, 1, shape)) + 3 * np.eye(shape[-1])
+    got = _tril_inv(lower)
+    np.testing.assert_allclose(got @ lower, np.broadcast_to(np.eye(shape[-1]), shape), atol=1e-12)
+    assert (np.triu(got, 1) == 0).all()
+    assert _tril_inv(lower.astype(np.float32)).dtype == np.float32
 
 
 def test_prod_others_when_the_product_underflows_without_zeros():

@@ -6,6 +6,8 @@ verifier's narrow extension, and clear errors. Also the numeric helpers
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 
@@ -181,9 +183,6 @@ def test_clear_errors():
         sd.grad(lambda x: np.sum(x[[0, 1], None]), wrt="x", shapes={"x": (5,)})
     with pytest.raises(UnsupportedError, match="traced array cannot be an index"):
         sd.grad(lambda x: np.sum(x[np.array([0.5])]), wrt="x", shapes={"x": (5,)})
-    with pytest.raises(UnsupportedError, match="current limit"):
-        big = np.zeros(gather.MAX_INDICES + 1, dtype=int)
-        sd.grad(lambda x: np.sum(x[big]), wrt="x", shapes={"x": (5,)})
     with pytest.raises(UnsupportedError, match="negative indices need a fixed size"):
         sd.grad(lambda x: np.sum(x[[-1]]), wrt="x", shapes={"x": ("n",)})
     with pytest.raises(UnsupportedError, match="booleans"):
@@ -206,6 +205,138 @@ def test_clear_errors():
         sd.grad(assigns, wrt="x", shapes={"x": (5,)})
     with pytest.raises(ParseError, match="integer literal"):
         sd.grad("sum(x[[0, y]])", wrt="x", shapes={"x": (5,), "y": ()})
+
+
+# -- large indices: bound constants ---------------------------------------------------------
+BIG = np.random.default_rng(5).integers(-50, 50, 100_000)  # repeated and negative
+
+
+def _vector_loss(x):
+    return np.sum(np.sin(x[BIG]) ** 2)
+
+
+def _hand_vector(x, idx):
+    return np.bincount(idx % 50, weights=np.sin(2 * x[idx]), minlength=50)
+
+
+def test_a_large_index_is_a_bound_constant_that_rebinds():
+    g = sd.grad(_vector_loss, wrt="x", shapes={"x": (50,)})
+    x = np.random.default_rng(6).uniform(-1, 1, 50)
+    np.testing.assert_allclose(g(x), _hand_vector(x, BIG), rtol=1e-10)
+    assert list(g.constants) == ["BIG"] and g.constants["BIG"].dtype == np.int64
+    assert "_np.take(x, _c0, axis=0)" in g.source and "_np.bincount(_c0, weights=" in g.source
+    assert len(g.source) < 10_000  # the indices are not in it
+    forward = sd.grad(_vector_loss, wrt="x", shapes={"x": (50,)}, mode="forward")
+    np.testing.assert_allclose(forward(x), g(x), rtol=1e-10)
+    other = np.random.default_rng(7).integers(0, 50, 100_000)
+    np.testing.assert_allclose(g.bind(BIG=other)(x), _hand_vector(x, other), rtol=1e-10)
+    np.testing.assert_allclose(g(x), _hand_vector(x, BIG), rtol=1e-10)  # g is unchanged
+    explained = str(g.explain())  # the formula names the constant, and derives again
+    assert "take(x, _c0, axis=0)" in explained and "scatter_add(" in explained
+    copy = pickle.loads(pickle.dumps(g.bind(BIG=other)))
+    np.testing.assert_allclose(copy(x), _hand_vector(x, other), rtol=1e-10)
+    with pytest.raises(ShapeError, match="index 50 in BIG is out of range for the axis of "
+                                         "size 50"):
+        g.bind(BIG=np.full(100_000, 50))
+    with pytest.raises(ShapeError, match=r"BIG was traced as an array of ints of shape "
+                                         r"\(100000,\)"):
+        g.bind(BIG=np.zeros(10, dtype=int))
+    with pytest.raises(ShapeError, match="array of ints"):
+        g.bind(BIG=np.zeros(100_000))
+
+
+def test_small_indices_stay_literals():
+    n = gather.LITERAL_INDICES
+    small, large = np.arange(n)[::-1] % 7, np.arange(n + 1)[::-1] % 7
+    g = sd.grad(lambda x: np.sum(x[small] ** 2) + np.sum(x[large] ** 3), wrt="x",
+                shapes={"x": (7,)})
+    assert "_np.bincount((0, 6, 5," in g.source and list(g.constants) == ["large"]
+
+
+def _rows_loss(idx):
+    def loss(W):
+        return np.sum(np.tanh(W[idx]) ** 2)
+    return loss
+
+
+def test_the_module_is_keyed_by_the_index_shape_not_its_content():
+    rng = np.random.default_rng(8)
+    first, second = rng.integers(0, 30, (40, 5)), rng.integers(0, 30, (40, 5))
+    g1 = sd.grad(_rows_loss(first), wrt="W", shapes={"W": (30, 4)})
+    g2 = sd.grad(_rows_loss(second), wrt="W", shapes={"W": (30, 4)})
+    assert g1.source == g2.source and "_np.add.at(" in g1.source
+    W = rng.uniform(-1, 1, (30, 4))
+    for g, idx in ((g1, first), (g2, second)):
+        np.testing.assert_allclose(g(W), _central(_rows_loss(idx), W), rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(g1.bind(idx=second)(W), g2(W), rtol=1e-12)
+    check_module(g1.source)
+    H = sd.hessian(_rows_loss(first), wrt="W", shapes={"W": (30, 4)})(W).reshape(120, 120)
+    want = np.stack([_central(lambda v, k=k: g1(v).reshape(-1)[k], W).reshape(-1)
+                     for k in range(0, 120, 17)])
+    np.testing.assert_allclose(H[::17], want, rtol=1e-5, atol=1e-7)
+
+
+def test_large_masks_and_combined_indices():
+    rng = np.random.default_rng(9)
+    mask = rng.uniform(size=(20, 10)) > 0.4
+    labels = rng.integers(0, 10, 200)
+
+    def f(x):
+        picked = x[mask] ** 3
+        chosen = x.reshape(200, 1)[np.arange(200) % 20, labels % 1]
+        return np.sum(picked) + np.sum(np.sin(chosen)) + np.sum(np.where(mask, x, x ** 2))
+
+    x = rng.uniform(-1, 1, (20, 10))
+    g = sd.grad(f, wrt="x", shapes={"x": (20, 10)})
+    np.testing.assert_allclose(g(x), _central(f, x), rtol=1e-6, atol=1e-8)
+    assert set(g.constants) == {"mask", "_c1"}  # the mask is an index and a where condition
+    assert g.constants["mask"].dtype == np.float64
+    mask2 = mask.copy()
+    mask2[:, 0], mask2[:, 1] = mask[:, 1], mask[:, 0]  # as many entries
+
+    def f2(x):
+        return np.sum(x[mask2] ** 3) + np.sum(np.sin(x.reshape(200, 1)[np.arange(200) % 20,
+                                                                        labels % 1])) + np.sum(
+            np.where(mask2, x, x ** 2))
+
+    np.testing.assert_allclose(g.bind(mask=mask2)(x), _central(f2, x), rtol=1e-6, atol=1e-8)
+    with pytest.raises(ShapeError, match=r"selected .* entries when traced"):
+        g.bind(mask=~mask)
+    with pytest.raises(ShapeError, match="was traced as a boolean mask"):
+        g.bind(mask=mask.astype(int))
+    forward = sd.grad(f, wrt="x", shapes={"x": (20, 10)}, mode="forward")
+    np.testing.assert_allclose(forward(x), g(x), rtol=1e-10, atol=1e-12)
+
+
+def test_a_rebound_mask_selecting_as_many_entries():
+    mask = np.arange(300) % 3 == 0
+
+    def f(x):
+        return np.sum(x[mask] ** 3)
+
+    g = sd.grad(f, wrt="x", shapes={"x": (300,)})
+    x = np.linspace(-1, 1, 300)
+    other = np.roll(mask, 1)
+    np.testing.assert_allclose(g.bind(mask=other)(x), np.where(other, 3 * x ** 2, 0.0))
+
+
+def test_a_combined_index_is_named_by_its_parameter_and_refuses_a_partial_bind():
+    rows, labels = np.arange(100), np.random.default_rng(10).integers(0, 3, 100)
+
+    def nll(z):
+        return -np.sum(z[rows, labels])
+
+    g = sd.grad(nll, wrt="z", shapes={"z": (100, 3)})
+    want = np.zeros((100, 3))
+    want[rows, labels] = -1.0
+    np.testing.assert_array_equal(g(np.zeros((100, 3))), want)
+    assert list(g.constants) == ["_c0"]
+    with pytest.raises(TypeError, match=r"labels entered the bound constant.*_c0 only through"):
+        g.bind(labels=labels)
+    shifted = g.bind(_c0=rows * 3 + (labels + 1) % 3)  # its flat positions
+    want[:] = 0.0
+    want[rows, (labels + 1) % 3] = -1.0
+    np.testing.assert_array_equal(shifted(np.zeros((100, 3))), want)
 
 
 # -- the numeric helpers ---------------------------------------------------------------------

@@ -51,11 +51,31 @@ def test_string_language_matches_tracing_and_float32():
     np.testing.assert_allclose(got, traced(x)[0], rtol=1e-6)
 
 
-def test_the_permutation_is_computed_once_and_inverted_by_argsort():
+def test_the_permutation_is_computed_once_and_its_adjoint_put_back():
     g = sd.grad(lambda x, c: np.sum(np.sort(x) * c), wrt="x", shapes={"x": (7,), "c": (7,)})
     body = g.source.split("# Helpers")[0]
-    assert body.count("_np.argsort(x, axis=0)") == 1
-    assert "_np.take_along_axis(c, " in body  # c put back where each element came from
+    assert body.count("_np.argsort(") == 1  # no second argsort to invert the permutation
+    assert "_np.put_along_axis(_x_bar, _t0, c, axis=0)" in body  # c put back where it came from
+
+
+@pytest.mark.parametrize("line", [
+    "_np.put_along_axis(x, _t0, c, axis=0)",  # the caller's array
+    "_np.put_along_axis(_np, _t0, c, axis=0)",
+    "_np.put_along_axis(_x_bar, _t0, c, axis=n)",
+    "_np.put_along_axis(_x_bar, _t0, c)",
+    "_np.put_along_axis(_x_bar, _t0, __import__, axis=0)",
+    "_np.put_along_axis(_x_bar, open, c, axis=0)",
+    "_np.put_along_axis(_x_bar, _t0, c, axis=0, mode='wrap')",
+])
+def test_hostile_variants_of_put_along_axis_are_refused(line):
+    from symdiff.verify import VerificationError, check_module
+
+    source = sd.grad(lambda x, c: np.sum(np.sort(x) * c), wrt="x",
+                     shapes={"x": (7,), "c": (7,)}, cache=False).source
+    original = next(s.strip() for s in source.splitlines() if "_np.put_along_axis(" in s)
+    check_module(source)
+    with pytest.raises(VerificationError):
+        check_module(source.replace(original, line, 1))
 
 
 def test_steps_name_the_rule():

@@ -118,6 +118,7 @@ def _build(request: TensorRequest) -> Built:
         key=request.key(),
         needs={d: n for d, n in b.needs.items() if d in bound},
         cse=request.options.cse,
+        indices=tuple(c.name for c in constants if c.kind != "array"),
     )
     return Built(emit_module(program), recipe, _exprs(plan))
 

@@ -11,6 +11,11 @@ parameter name ``_c0``. ``X.T`` of a named array ``X`` is the transpose of ``X``
 other views of it (``X[:, 0]``) are constants of their own that record it (``Bound.sources``, so
 that rebinding ``X`` alone is refused), and arrays NumPy computed from it (``-y``) are constants
 of their own.
+
+Index arrays with more than :data:`~symdiff.tensor.families.gather.LITERAL_INDICES` entries
+(``x[idx]``, ``np.take(x, idx)``, ``x[mask]``) are bound constants too, of kind ``"index"`` or
+``"mask"`` (:meth:`Captures.index`): the flat int64 positions they select, labelled by the
+user's array when it alone is the index (so ``g.bind(idx=new_idx)`` works), else ``_c3``.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..codegen import naming
-from ..constants import Bound, captured
+from ..constants import Bound, captured, captured_index
 from .ir import Node
 from .ops import Builder
 
@@ -32,6 +37,7 @@ class Captures:
     def __init__(self) -> None:
         self.items: list[Bound] = []
         self._seen: dict[int, tuple[Any, Bound]] = {}  # id -> (the array, kept alive; its Bound)
+        self._indices: dict[int, tuple[Any, Bound]] = {}  # the same for index constants
 
     def node(self, builder: Builder, value: Any, fn: Callable[..., Any]) -> Node:
         """The node of the array ``value`` met while tracing ``fn``: its ``const`` node, or the
@@ -47,7 +53,7 @@ class Captures:
         if found is not None:
             return builder.constant(found[1].name, found[1].shape, found[1].dtype)
         name = naming.constant(len(self.items))
-        taken = {b.label for b in self.items}
+        taken = {b.label for b in self.items if b.kind == "array"}
         label = next((n for n, a in named.items() if a is value and n not in taken), name)
         sources = () if value.base is None else tuple(  # a view: of which named arrays?
             n for n, a in named.items() if a is not value and np.may_share_memory(a, value))
@@ -55,6 +61,33 @@ class Captures:
         self.items.append(bound)
         self._seen[id(value)] = (value, bound)
         return builder.constant(bound.name, bound.shape, bound.dtype)
+
+
+    def index(self, positions: Any, fn: Callable[..., Any], given: Any, kind: str,
+              axis_size: int, involved: tuple[Any, ...] = ()) -> str:
+        """The parameter name of an index bound constant holding the flat ``positions`` (int64)
+        that the user's index array or mask ``given`` selects (None when the index combines
+        several arrays or ints: then it is named ``_c3`` and records the named ``involved``
+        arrays as its sources, so that rebinding one alone is refused)."""
+        positions = captured_index(positions)
+        key = id(given) if given is not None else None
+        for bound in self.items:  # the same index array used the same way: one constant
+            if bound.kind == kind and np.array_equal(bound.value, positions) and (
+                    key is None or self._indices.get(key, (None, None))[1] is bound):
+                return bound.name
+        name = naming.constant(len(self.items))
+        named = _named_arrays(fn)
+        taken = {b.label for b in self.items if b.kind != "array"}  # X[mask] and mask * x
+        label = next((n for n, a in named.items() if given is not None and a is given
+                      and n not in taken), name)
+        sources = () if label != name else tuple(
+            n for n, a in named.items() if any(a is i for i in (*involved, given)))
+        shape = tuple(np.shape(given)) if given is not None else tuple(positions.shape)
+        bound = Bound(name, label, positions, sources, kind, shape, axis_size)
+        self.items.append(bound)
+        if key is not None and key not in self._indices:
+            self._indices[key] = (given, bound)
+        return name
 
 
 def _named_arrays(fn: Callable[..., Any]) -> dict[str, Any]:

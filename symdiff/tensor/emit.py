@@ -21,6 +21,7 @@ definition, so the same request always gives byte-identical source.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -52,6 +53,8 @@ class Program:
     key: str = ""
     needs: dict[sp.Symbol, int] = field(default_factory=dict)
     cse: bool = True
+    #: The parameters that are index bound constants (int64 positions): not converted to floats.
+    indices: tuple[str, ...] = ()
 
 
 class _Emitter:
@@ -386,8 +389,18 @@ _STATEMENTS: dict[str, Statement] = {
 
 
 def _family_statement(emitter: _Emitter, node: Node, target: str) -> None:
-    """The statements of a family op (:mod:`symdiff.tensor.families`), from its row."""
-    emitter.lines.extend(families.OPS[node.op].emit(node, emitter._args(node), target))
+    """The statements of a family op (:mod:`symdiff.tensor.families`), from its row, and the
+    runtime helpers they call (``_tril_inv(...)``: :data:`FAMILY_HELPERS`)."""
+    statements = families.OPS[node.op].emit(node, emitter._args(node), target)
+    for _, code in statements:
+        emitter.printer.helpers.update(
+            name for name in _CALLED.findall(code) if name in FAMILY_HELPERS)
+    emitter.lines.extend(statements)
+
+
+#: The runtime helpers (:mod:`symdiff.codegen.helpers`) a family row's statements may call.
+FAMILY_HELPERS = frozenset({"_tril_inv"})
+_CALLED = re.compile(r"(?<![\w.])(_[a-z_]+)\(")
 
 
 _STATEMENTS.update(dict.fromkeys(families.OPS, _family_statement))

@@ -168,8 +168,9 @@ def _prelude(program: Program) -> list[str]:
     ``_float_arrays`` helper (``asarray``, ``result_type`` with ``1.0``, ``astype``, and a
     clear error naming an argument that is not real numbers), which costs about 0.3 us more
     per call. A body that makes arrays reads ``_dtype`` (bound after
-    the shape test, from the first argument)."""
-    params = program.params
+    the shape test, from the first argument). Index bound constants (int64 positions, passed
+    by the compiled function) are not converted."""
+    params = tuple(p for p in program.params if p not in program.indices)
     if not params:
         return ["_dtype = _np.result_type(1.0)"]
     tests = [f"{p}.__class__ is not _np.ndarray or {p}.dtype is not _FLOAT64" for p in params]

@@ -7,7 +7,7 @@ JVP rule, is made here, so shape checks and simplifications apply everywhere ali
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sympy as sp
@@ -48,6 +48,9 @@ class Builder(Graph):
     def __init__(self) -> None:
         super().__init__()
         self.needs: dict[sp.Symbol, int] = {}
+        #: Set by a trace: makes a large index array a bound constant and returns its parameter
+        #: name (:meth:`symdiff.tensor.captures.Captures.index`); None in the string language.
+        self.bind_index: Callable[..., str] | None = None
 
     # -- leaves ------------------------------------------------------------------------------------
     def var(self, name: str, shape: Shape) -> Node:

@@ -348,6 +348,9 @@ class _Parser(Literals, Values):
         kw = {k: getattr(v, "value", v) for k, v in keywords.items()}
 
         def static(arg: ast.AST) -> Any:
+            if (isinstance(arg, ast.Name) and naming.CONSTANT.match(arg.id)
+                    and len(self.shapes.get(arg.id, ())) == 1):  # take(x, _c0): bound positions
+                return gather.BoundIndex(arg.id, self.shapes[arg.id][0])
             try:
                 return ast.literal_eval(arg)
             except ValueError:

@@ -65,6 +65,7 @@ from .traced import (
     TensorCondition,
     TracedArray,
     TracedTensor,
+    no_array,
     tracer_of,
     value_of,
 )
@@ -81,9 +82,15 @@ class Tracer(Values):
         super().__init__(builder)
         self.fn = fn
         self.captures = Captures() if captures is None else captures
+        builder.bind_index = self.bind_index
         self.handed_out = 0  # elements handed to NumPy one by one (``np.array([x, y])``)
         self.code = getattr(fn, "__code__", None)
         self.name = str(getattr(fn, "__name__", None) or type(fn).__name__)
+
+    def bind_index(self, positions: np.ndarray, given: Any, kind: str, axis_size: int,
+                   involved: tuple[Any, ...] = ()) -> str:
+        """A large index array as a bound constant (:meth:`Captures.index`): its name."""
+        return self.captures.index(positions, self.fn, given, kind, axis_size, involved)
 
     def where(self) -> str:
         """`` (in f, line 3: 'return X @ v')``: the line of the traced function running now."""
@@ -129,7 +136,8 @@ class Tracer(Values):
             raise UnsupportedError("an empty object array cannot be combined with a traced array")
         if value.size > ELEMENT_LIMIT:
             raise UnsupportedError(f"an array of {value.size} traced elements is too large to "
-                                   f"build one by one (limit {ELEMENT_LIMIT}): use np.stack")
+                                   f"build one by one (limit {ELEMENT_LIMIT}); "
+                                   f"{no_array(value.size)}")
         items = []
         for item in value.reshape(-1):
             if isinstance(item, np.ndarray) and item.dtype == object:

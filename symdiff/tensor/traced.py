@@ -20,7 +20,7 @@ from ..parsing.hints import did_you_mean
 from . import families
 from .families import gather
 from .oprow import Spelling
-from .shapes import Dim, format_shape
+from .shapes import Dim, broadcast, format_shape
 from .values import Elem
 
 #: :class:`symdiff.tensor.trace.Tracer`, to which a traced array hands every operation; not
@@ -29,7 +29,9 @@ Tracer = Any
 
 _ARRAYS = "when tracing arrays"
 _NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instead of if, and "
-             "np.maximum / np.minimum instead of the built-in max / min")
+             "np.maximum / np.minimum instead of the built-in max / min; np.max, np.min or "
+             "np.sort of np.array([...]) of traced values compare its elements one by one in "
+             "Python: build it with np.stack([...]) instead")
 _NO_NUMBER = ("a traced array has no numeric value while tracing: float(), int() and the "
               "standard library's math cannot take it; use NumPy or symdiff.math functions")
 
@@ -105,7 +107,7 @@ class TracedArray:
         if self._tracer.handed_out > ELEMENT_LIMIT or (
             dtype is not None and np.dtype(dtype) != object
         ):
-            raise UnsupportedError(_NO_ARRAY)
+            raise UnsupportedError(no_array(self._tracer.handed_out))
         out = np.empty(self.shape, dtype=object)
         if not self.shape:
             out[()] = self
@@ -129,13 +131,25 @@ class TracedArray:
 
 
 #: The most elements a traced array hands NumPy one by one (``np.array([...])`` of traced values).
+#: Not raised: NumPy then computes on the object array element by element (``np.array([x, 2 * x])
+#: ** 2`` is one traced scalar per element, and ``np.sum`` of it a chain of scalar additions),
+#: so the graph grows with the element count: about 10 s to derive 200 elements, minutes for 1000.
 ELEMENT_LIMIT = 1024
 _NO_ARRAY = (
-    "a traced array cannot be converted to a NumPy array here: to build an array from traced "
-    "values write np.stack([...]) (or np.concatenate, np.hstack); np.array([...]) of traced "
-    f"values works only up to {ELEMENT_LIMIT} elements, one by one; a function outside NumPy's "
-    "dispatch, such as scipy's, cannot take it either: use NumPy or symdiff.math functions"
+    "a traced array cannot be converted to a NumPy array here: np.array([...]), np.asarray, "
+    "np.r_ and np.c_ of traced arrays hand NumPy their elements one by one (at most "
+    f"{ELEMENT_LIMIT} in a trace, each its own node, slow well before that); build the array "
+    "with array operations instead, which stay one node whatever the size: "
+    "np.stack([x, 2 * x]) (a new first axis; axis=1 for columns), np.concatenate([x, y]) or "
+    "np.hstack([x, y]) (along an existing axis, as np.r_[x, y]), np.vstack, np.column_stack "
+    "(as np.c_[x, y]); a function outside NumPy's dispatch, such as scipy's, cannot take a "
+    "traced array either: use NumPy or symdiff.math functions"
 )
+
+
+def no_array(count: object) -> str:
+    """The error for a traced array NumPy asked to convert (``count`` elements so far)."""
+    return f"{_NO_ARRAY} ({count} elements handed out in this trace)"
 
 
 def tracer_of(array: TracedArray) -> Tracer:
@@ -306,9 +320,24 @@ def _np_where(tracer: Tracer, condition: object, x: object = None, y: object = N
         raise UnsupportedError("np.where(cond) with one argument is not supported when tracing")
     if isinstance(condition, np.ndarray | list) and np.asarray(condition).dtype == bool:
         mask = np.asarray(condition)  # a constant mask: gathers (exact, no mask * x)
+        if isinstance(condition, np.ndarray) and _large(tracer, mask, x, y):
+            return tracer.where_(mask, x, y)  # a bound constant mask, tested in _np.where
         return tracer.wrap(gather.select(tracer.b, mask, tracer.node(x), tracer.node(y),
                                          tracer.where()))
     return tracer.where_(condition, x, y)
+
+
+def _large(tracer: Tracer, mask: np.ndarray, x: object, y: object) -> bool:
+    """Whether ``np.where(mask, x, y)`` selects more than :data:`gather.LITERAL_INDICES`
+    entries (or a number unknown until called): then the mask is a bound constant rather than
+    positions written into the source."""
+    shape = broadcast("where", mask.shape, *(tracer.operand(v).shape for v in (x, y)))
+    count = 1
+    for dim in shape:
+        if not isinstance(dim, int):
+            return True
+        count *= dim
+    return count > gather.LITERAL_INDICES
 
 
 def _np_row(name: str, build: Callable[..., Any]) -> Callable[..., TracedTensor]:

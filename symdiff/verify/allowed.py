@@ -45,7 +45,7 @@ FAMILY_NUMPY_NAMES = frozenset({
     "concatenate", "cumprod", "cumsum", "flip", "roll", "stack", "tril", "triu", "var", "where",
     "einsum", "linalg.det", "linalg.inv", "linalg.norm", "linalg.slogdet", "linalg.solve", "sqrt",
     "sum",
-    "argpartition", "argsort", "take_along_axis",
+    "argpartition", "argsort", "take_along_axis", "put_along_axis",
     "take", "bincount", "add.at", "nan_to_num", "isfinite",
     "linalg.cholesky", "linalg.eigh", "linalg.svd",
 })
@@ -66,10 +66,10 @@ TENSOR_ATTRIBUTES = frozenset({"T"})
 REDUCING_UFUNCS = frozenset({"add", "maximum", "minimum", "multiply"})
 TENSOR_PARAM_ATTRIBUTES = frozenset({"ndim"})
 #: (``weights``/``minlength``: ``_np.bincount``; ``nan``/``posinf``/``neginf``: ``_np.nan_to_num``;
-#: ``full_matrices``: ``_np.linalg.svd``)
+#: ``full_matrices``: ``_np.linalg.svd``; ``UPLO``: ``_np.linalg.eigh``)
 KEYWORDS = frozenset({
     "dtype", "copy", "axis", "keepdims", "optimize", "weights", "minlength", "nan", "posinf",
-    "neginf", "full_matrices",
+    "neginf", "full_matrices", "UPLO",
 })
 #: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
 INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")

@@ -69,6 +69,9 @@ def check_function(
             pass  # ``del _t3, _t7``: temporaries freed after their last read
         elif tensor and isinstance(statement, ast.Expr) and _adds_at(statement, checker):
             checker.visit(statement.value.args[2])  # type: ignore[attr-defined]
+        elif tensor and isinstance(statement, ast.Expr) and _puts_along(statement, checker):
+            checker.visit(statement.value.args[1])  # type: ignore[attr-defined]
+            checker.visit(statement.value.args[2])  # type: ignore[attr-defined]
         elif isinstance(statement, ast.If) and tensor and _converts(statement):
             _check_dtype_test(statement, checker)
         elif isinstance(statement, ast.If) and tensor:
@@ -78,7 +81,8 @@ def check_function(
 
 
 def _adds_at(statement: ast.Expr, checker: ExpressionChecker) -> bool:
-    """``_np.add.at(_t0, [0, 2, 2], <expression>)``: rows added into a generated array (the
+    """``_np.add.at(_t0, [0, 2, 2], <expression>)`` (or ``_np.add.at(_t0, _c1, ...)``, the
+    positions a bound constant): rows added into a generated array (the
     adjoint of a gather); the only expression statement of a tensor function besides the
     shape test's call. The third argument is checked by the caller like any expression."""
     call = statement.value
@@ -93,8 +97,33 @@ def _adds_at(statement: ast.Expr, checker: ExpressionChecker) -> bool:
         and len(call.args) == 3
         and not call.keywords
         and checker.writable(call.args[0])
-        and int_list(call.args[1])
+        and (int_list(call.args[1]) or _bound_constant(call.args[1], checker))
     )
+
+
+def _puts_along(statement: ast.Expr, checker: ExpressionChecker) -> bool:
+    """``_np.put_along_axis(_t0, <permutation>, <expression>, axis=0)``: a generated array
+    filled with the adjoint of a sort at the positions of a permutation. The second and third
+    arguments are checked by the caller like any expression."""
+    call = statement.value
+    return (
+        isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "put_along_axis"
+        and isinstance(call.func.value, ast.Name)
+        and call.func.value.id == "_np"
+        and len(call.args) == 3
+        and checker.writable(call.args[0])
+        and len(call.keywords) == 1
+        and call.keywords[0].arg == "axis"
+        and literal_int(call.keywords[0].value)
+    )
+
+
+def _bound_constant(node: ast.AST, checker: ExpressionChecker) -> bool:
+    """A bound constant parameter (``_c1``: the positions of a large index)."""
+    return isinstance(node, ast.Name) and bool(CONSTANT.match(node.id)) \
+        and node.id in checker.params
 
 
 def _check_shape_test(statement: ast.If, checker: ExpressionChecker) -> None:

@@ -128,3 +128,21 @@ def _prod_others(x, axes):
     nonzero = _np.where(zero, 1, x)
     others = zero.sum(axis=axes, keepdims=True) - zero
     return _np.where(others == 0, nonzero.prod(axis=axes, keepdims=True) / nonzero, 0)
+
+
+def _tril_inv(lower):
+    """The inverse of a lower-triangular matrix ``lower`` (or of each matrix of a stack, on the
+    last two axes): blocked forward substitution, one inverse of a 64x64 diagonal block and two
+    matrix products per block of 64 rows. NumPy has no triangular solve, and ``inv`` or
+    ``solve`` (an LU factorization) of a triangular matrix cost several times these products.
+    The gradient of ``cholesky`` uses it (``L^-T Phi(L^T G) L^-1``). Keeps a float dtype."""
+    n = lower.shape[-1]
+    out = _np.zeros_like(lower)
+    for start in range(0, n, 64):
+        stop = min(start + 64, n)
+        block = _np.linalg.inv(lower[..., start:stop, start:stop])
+        out[..., start:stop, start:stop] = block
+        if start:
+            rows = lower[..., start:stop, :start] @ out[..., :start, :start]
+            out[..., start:stop, :start] = -(block @ rows)
+    return out

@@ -14,8 +14,13 @@ arrays) are raveled into one flat index over their merged axes, after moving the
 when they are not adjacent, which is exactly NumPy's rule for where the broadcast axes go. A
 boolean mask is its ``np.nonzero`` (the result shape is known when tracing).
 
-Indices are written into the generated source as literals: at most :data:`MAX_INDICES` of them
-per operation (a current limit, until constant arrays can be passed to the module).
+Up to :data:`LITERAL_INDICES` indices are written into the generated source as literals (and
+evenly spaced ones become a slice, unique rows an assignment). A traced function's index with
+more entries is a *bound constant* (:mod:`symdiff.constants`, kind ``"index"`` or ``"mask"``):
+the module takes its flat int64 positions as a parameter (``_np.take(x, _c1, axis=0)``,
+``_np.bincount(_c1, ...)``, ``_np.add.at(buf, _c1, ...)``), so it is cached by the index's shape,
+not its content, and ``g.bind(idx=new_idx)`` rebinds it. The string language writes literals
+only (at most :data:`MAX_INDICES`).
 """
 
 from __future__ import annotations
@@ -23,10 +28,12 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from ...engine.texnames import latex_name
 from ...errors import ShapeError, UnsupportedError
 from ..codetext import dim_code, shape_code
 from ..ir import Node, arg_symbol
@@ -34,8 +41,10 @@ from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
 from ..shapes import Dim, broadcast, normalize_axes
 
-#: The most indices one gather writes into the generated source (a current limit).
+#: The most indices one gather writes into the generated source (the string language's limit).
 MAX_INDICES = 4096
+#: A traced index with more entries than this is a bound constant, not literals in the source.
+LITERAL_INDICES = 64
 _SHOWN = 8  # indices shown in formulas before "..."
 
 
@@ -87,9 +96,34 @@ def _literal(idx: np.ndarray) -> Any:
     return nest(idx.tolist())
 
 
+@dataclass(frozen=True)
+class BoundIndex:
+    """The flat int64 positions of a gather or scatter held by the bound constant ``name``
+    (``size`` of them), in a node's attributes instead of literal indices."""
+
+    name: str
+    size: int
+
+
 # -- constructors ------------------------------------------------------------------------------
-def gather(b: Builder, a: Node, idx: np.ndarray, axis: int, where: str = "") -> Node:
-    """``np.take(a, idx, axis)`` for normalised indices ``idx`` (an int array of any shape)."""
+def gather(b: Builder, a: Node, idx: np.ndarray | BoundIndex, axis: int, where: str = "",
+           given: Any = None, kind: str = "index", involved: tuple[Any, ...] = ()) -> Node:
+    """``np.take(a, idx, axis)`` for normalised indices ``idx`` (an int array of any shape, or
+    the positions of a bound constant). A traced index of more than :data:`LITERAL_INDICES`
+    entries becomes a bound constant (``b.bind_index``, set by the tracer), labelled by the
+    user's array ``given`` (an index array or, ``kind="mask"``, a boolean mask; None when the
+    index combines the ``involved`` arrays)."""
+    if isinstance(idx, BoundIndex):
+        shape = (*a.shape[:axis], idx.size, *a.shape[axis + 1:])
+        return (b.fill(a.attrs[0], shape) if a.op == "fill"
+                else b.node("gather", (a,), (axis, idx), shape))
+    if idx.size > LITERAL_INDICES and b.bind_index is not None:
+        size = a.shape[axis] if isinstance(a.shape[axis], int) else 0
+        name = b.bind_index(idx.reshape(-1), given, kind, size, involved)
+        flat = gather(b, a, BoundIndex(name, idx.size), axis, where)
+        if idx.ndim == 1:
+            return flat
+        return b.reshape(flat, (*a.shape[:axis], *idx.shape, *a.shape[axis + 1:]), where)
     if idx.size > MAX_INDICES:
         raise UnsupportedError(
             f"index: {idx.size} indices in one operation is more than {MAX_INDICES}, which is a "
@@ -107,11 +141,14 @@ def gather(b: Builder, a: Node, idx: np.ndarray, axis: int, where: str = "") -> 
     return b.node("gather", (a,), (axis, _literal(idx)), shape)
 
 
-def scatter_add(b: Builder, g: Node, flat: tuple[int, ...], shape: tuple[Dim, ...]) -> Node:
-    """Zeros of ``shape`` with ``g[k]`` added at row ``flat[k]`` (repeated rows add up)."""
+def scatter_add(b: Builder, g: Node, flat: tuple[int, ...] | BoundIndex,
+                shape: tuple[Dim, ...]) -> Node:
+    """Zeros of ``shape`` with ``g[k]`` added at row ``flat[k]`` (repeated rows add up; the rows
+    of a bound constant may repeat once rebound, so they are always added)."""
     if g.op == "fill" and g.attrs[0] == 0:
         return b.fill(0, shape)
-    return b.node("scatter_add", (g,), (flat, len(set(flat)) == len(flat)), shape)
+    unique = not isinstance(flat, BoundIndex) and len(set(flat)) == len(flat)
+    return b.node("scatter_add", (g,), (flat, unique), shape)
 
 
 def take(b: Builder, a: Node, indices: Any, axis: int | None = None, out: Any = None,
@@ -119,6 +156,11 @@ def take(b: Builder, a: Node, indices: Any, axis: int | None = None, out: Any = 
     """``np.take(a, indices, axis)`` with constant ``indices`` (None: of the flattened array)."""
     if out is not None or mode != "raise":
         raise UnsupportedError(f"take: out= and mode= are not supported{where}")
+    if isinstance(indices, BoundIndex):  # a formula's take(x, _c0): a bound constant's positions
+        if axis is None:
+            a, axis = b.reshape(a, (-1,), where), 0
+        (axis,) = normalize_axes("take", axis, a.ndim, where)
+        return gather(b, a, indices, axis, where)
     idx = _int_array(indices, "take")
     if idx.dtype == bool:
         raise UnsupportedError(f"take: indices must be ints, not booleans (for a mask, "
@@ -126,13 +168,17 @@ def take(b: Builder, a: Node, indices: Any, axis: int | None = None, out: Any = 
     if axis is None:
         a, axis = b.reshape(a, (-1,), where), 0
     (axis,) = normalize_axes("take", axis, a.ndim, where)
-    return gather(b, a, _normalize(b, idx, a.shape[axis], axis, where), axis, where)
+    given = indices if isinstance(indices, np.ndarray) else None
+    return gather(b, a, _normalize(b, idx, a.shape[axis], axis, where), axis, where, given)
 
 
 def fancy_index(b: Builder, a: Node, key: Any, where: str = "") -> Node:
     """``a[key]`` for an index with integer arrays, lists or boolean masks (NumPy's advanced
     indexing; slices, ints and one ``...`` may be mixed in; ``None`` may not)."""
     given = list(key) if isinstance(key, tuple) else [key]
+    involved = tuple(item for item in given if isinstance(item, np.ndarray) and item.ndim)
+    picked = [item for item in given if not isinstance(item, slice) and item is not Ellipsis]
+    alone = picked[0] if len(picked) == 1 and len(involved) == 1 else None  # x[idx], x[:, mask]
     arrays = [_int_array(item, "index") if is_index_array(item) else None for item in given]
     counts = [_axes_taken(item, array) for item, array in zip(given, arrays, strict=True)]
     items: list[Any] = []
@@ -183,7 +229,8 @@ def fancy_index(b: Builder, a: Node, key: Any, where: str = "") -> Node:
         flat = flat * dim + array
     merged = math.prod(dims[1:], start=dims[0])
     a = b.reshape(a, (*a.shape[:first], merged, *a.shape[first + len(dims):]), where)
-    return gather(b, a, flat, first, where)
+    kind = "mask" if alone is not None and alone.dtype == bool else "index"
+    return gather(b, a, flat, first, where, alone, kind, involved)
 
 
 def select(b: Builder, mask: np.ndarray, x: Node, y: Node, where: str = "") -> Node:
@@ -225,12 +272,15 @@ def _gather_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node |
     """Move the index axes of ``G`` to the front, flatten them, scatter-add the rows, move the
     gathered axis back."""
     (a,), (axis, indices) = node.args, node.attrs
-    idx = np.asarray(indices)
-    r = idx.ndim
+    bound = isinstance(indices, BoundIndex)
+    idx = None if bound else np.asarray(indices)
+    r = 1 if idx is None else idx.ndim
+    count = indices.size if bound else idx.size  # type: ignore[union-attr]
     front = (*range(axis, axis + r), *range(axis), *range(axis + r, g.ndim))
     rest = (*a.shape[:axis], *a.shape[axis + 1:])
-    rows = b.reshape(b.transpose(g, front), (idx.size, *rest))
-    buffer = scatter_add(b, rows, tuple(int(i) for i in idx.ravel()), (a.shape[axis], *rest))
+    rows = b.reshape(b.transpose(g, front), (count, *rest))
+    flat = indices if bound else tuple(int(i) for i in idx.ravel())  # type: ignore[union-attr]
+    buffer = scatter_add(b, rows, flat, (a.shape[axis], *rest))
     back = (*range(1, axis + 1), 0, *range(axis + 1, a.ndim))
     return (b.transpose(buffer, back),)
 
@@ -238,11 +288,16 @@ def _gather_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node |
 def _gather_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                 ) -> Node | None:
     axis, indices = node.attrs
-    return gather(b, tangents[0], np.asarray(indices), axis)  # type: ignore[arg-type]
+    return gather(b, tangents[0], _positions(indices), axis)  # type: ignore[arg-type]
+
+
+def _positions(indices: Any) -> np.ndarray | BoundIndex:
+    """A node's indices as :func:`gather` takes them (literals as an array)."""
+    return indices if isinstance(indices, BoundIndex) else np.asarray(indices)
 
 
 def _scatter_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
-    return (gather(b, g, np.asarray(node.attrs[0]), 0),)
+    return (gather(b, g, _positions(node.attrs[0]), 0),)
 
 
 def _scatter_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
@@ -253,28 +308,39 @@ def _scatter_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simpli
 
 def _emit_gather(node: Node, c: list[str], target: str) -> list[tuple[str, str]]:
     axis, indices = node.attrs
-    return [(target, f"_np.take({c[0]}, {indices!r}, axis={axis})")]
+    listed = indices.name if isinstance(indices, BoundIndex) else repr(indices)
+    return [(target, f"_np.take({c[0]}, {listed}, axis={axis})")]
 
 
 def _emit_scatter(node: Node, c: list[str], target: str) -> list[tuple[str, str]]:
     """``buf[[...]] = g`` (unique rows), ``_np.bincount`` (a vector), else ``_np.add.at``."""
     flat, unique = node.attrs
-    listed = f"[{', '.join(map(str, flat))}]"
+    bound = isinstance(flat, BoundIndex)
+    listed = flat.name if bound else f"[{', '.join(map(str, flat))}]"
     zeros = (target, f"_np.zeros({shape_code(node.shape)}, dtype=_dtype)")
     if unique:
         return [zeros, (f"{target}[{listed}]", c[0])]
     if node.ndim == 1:
-        counts = f"_np.bincount({flat!r}, weights={c[0]}, minlength={dim_code(node.shape[0])})"
+        positions = flat.name if bound else repr(flat)
+        counts = f"_np.bincount({positions}, weights={c[0]}, minlength={dim_code(node.shape[0])})"
         return [(target, f"_np.asarray({counts}, dtype=_dtype)")]
     return [zeros, ("", f"_np.add.at({target}, {listed}, {c[0]})")]
 
 
 def _shown(indices: Any) -> str:
+    if isinstance(indices, BoundIndex):
+        return indices.name
     flat = np.asarray(indices).ravel().tolist()
     more = f", ... ({len(flat)} indices)" if len(flat) > _SHOWN else ""
     shape = np.shape(indices)
     body = ", ".join(map(str, flat[:_SHOWN])) + more
     return f"[{body}]" if len(shape) <= 1 else f"[{body}] of shape {shape}"
+
+
+def _shown_latex(indices: Any) -> str:
+    if isinstance(indices, BoundIndex):
+        return latex_name(indices.name)
+    return rf"\text{{{_shown(indices)}}}"
 
 
 OPS = (
@@ -286,7 +352,7 @@ OPS = (
         jvp=_gather_jvp,
         emit=_emit_gather,
         text=lambda n, a, r: f"take({r[0]}, {_shown(n.attrs[1])}, axis={n.attrs[0]})",
-        latex=lambda n, a, r: call_latex("take", r[0], rf"\text{{{_shown(n.attrs[1])}}}",
+        latex=lambda n, a, r: call_latex("take", r[0], _shown_latex(n.attrs[1]),
                                           rf"\text{{axis}}={n.attrs[0]}"),
         numpy_names=frozenset({"take"}),
     ),
@@ -298,7 +364,7 @@ OPS = (
         jvp=_scatter_jvp,
         emit=_emit_scatter,
         text=lambda n, a, r: f"scatter_add({r[0]}, {_shown(n.attrs[0])}, n={n.shape[0]})",
-        latex=lambda n, a, r: call_latex("scatter\\_add", r[0], rf"\text{{{_shown(n.attrs[0])}}}"),
+        latex=lambda n, a, r: call_latex("scatter\\_add", r[0], _shown_latex(n.attrs[0])),
         numpy_names=frozenset({"bincount", "add.at"}),  # and zeros, asarray (structural)
     ),
 )
@@ -308,5 +374,5 @@ SPELLINGS = (
              numpy=(np.take,), methods=("take",)),
 )
 
-__all__ = ["MAX_INDICES", "OPS", "SPELLINGS", "fancy_index", "gather", "is_index_array",
-           "scatter_add", "select", "take", "wants_gather"]
+__all__ = ["LITERAL_INDICES", "MAX_INDICES", "OPS", "SPELLINGS", "BoundIndex", "fancy_index",
+           "gather", "is_index_array", "scatter_add", "select", "take", "wants_gather"]

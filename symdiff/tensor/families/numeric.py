@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import sympy as sp
 
-from ...errors import SymdiffError
+from ...errors import SymdiffError, UnsupportedError
 from ..ir import Node, arg_symbol
 from ..oprow import OpRow, Param, Spelling
 from ..ops import Builder
@@ -68,6 +69,32 @@ def real(b: Builder, val: Node, *, where: str = "") -> Node:
 def imag(b: Builder, val: Node, *, where: str = "") -> Node:
     """``np.imag(x)`` of a real array: zeros (no gradient)."""
     return b.fill(0, val.shape)
+
+
+def real_if_close(b: Builder, a: Node, tol: float = 100, *, where: str = "") -> Node:
+    """``np.real_if_close(x)`` of a real array: ``x`` itself."""
+    return a
+
+
+def angle(b: Builder, z: Node, deg: bool = False, *, where: str = "") -> Node:
+    """``np.angle(x)`` of a real array: ``pi`` (or 180) where ``x < 0``, else 0 (no gradient)."""
+    half_turn = 180 if deg else sp.pi
+    return b.map(sp.Piecewise((half_turn, arg_symbol(0) < 0), (0, True)), [z], "angle", where)
+
+
+def astype(b: Builder, a: Node, dtype: Any, order: str = "K", casting: str = "unsafe",
+           subok: bool = True, copy: bool = True, *, where: str = "") -> Node:
+    """``x.astype(dtype)`` to a float dtype: ``x`` itself (the generated code computes in the
+    arguments' float dtype, as everywhere); to ints or booleans an error (no derivative)."""
+    try:
+        kind = np.dtype(dtype).kind
+    except TypeError:
+        kind = "?"
+    if kind != "f":
+        raise UnsupportedError(f"astype({dtype!r}): a traced array can become a float dtype only "
+                               f"(ints and booleans have no derivative; for a mask use a "
+                               f"comparison in np.where){where}")
+    return a
 
 
 # -- rules -------------------------------------------------------------------------------------
@@ -136,8 +163,13 @@ SPELLINGS = (
              {"x": Param.ARRAY}, numpy=(np.nan_to_num,)),
     Spelling("", real, "real(x)", {"val": Param.ARRAY}, numpy=(np.real,)),
     Spelling("", imag, "imag(x)", {"val": Param.ARRAY}, numpy=(np.imag,)),
+    Spelling("", real_if_close, "real_if_close(a, tol=100)", {"a": Param.ARRAY},
+             numpy=(np.real_if_close,)),
+    Spelling("", angle, "angle(z, deg=False)", {"z": Param.ARRAY}, numpy=(np.angle,)),
+    Spelling("", astype, "x.astype(dtype)", {"a": Param.ARRAY}, methods=("astype",)),
     Spelling("linspace", linspace, "linspace(start, stop, num=50, endpoint=True)",
              {"start": Param.ARRAY, "stop": Param.ARRAY}, numpy=(np.linspace,)),
 )
 
-__all__ = ["OPS", "SPELLINGS", "finite_part", "imag", "linspace", "nan_to_num", "real"]
+__all__ = ["OPS", "SPELLINGS", "angle", "astype", "finite_part", "imag", "linspace",
+           "nan_to_num", "real", "real_if_close"]

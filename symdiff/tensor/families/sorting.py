@@ -5,9 +5,11 @@ A sort is two nodes: ``order`` (the permutation, ``_np.argsort(a, axis=k)`` or
 keeps the order, ties aside) and ``take`` (``_np.take_along_axis(a, order, axis=k)``). The
 permutation is computed once and shared by the value and its derivatives:
 
-* ``take``: ``A_bar = take_along_axis(G, argsort(order))``: ``G`` put back where each element
-  came from (the argsort of a permutation is its inverse); its tangent is the tangent taken the
-  same way (the permutation broadcast over the batch axis).
+* ``take``: ``A_bar``: ``G`` put back where each element came from, a ``put_back`` node
+  (``_np.put_along_axis`` into a new array: one scatter, about 3x faster at 1e6 elements than
+  ``take_along_axis(G, argsort(order))``, which sorted the permutation again to invert it); its
+  tangent is the tangent taken the same way (the permutation broadcast over the batch axis).
+* ``put_back``: its adjoint is the take, its tangent the tangent put back the same way.
 
 Ties: argsort gives each of the equal elements one position; the derivative follows that choice
 (a one-sided derivative at a tie).
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...errors import ShapeError
+from ..codetext import shape_code
 from ..ir import Node
 from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
@@ -35,6 +38,14 @@ def take_along(b: Builder, a: Node, order: Node, axis: int) -> Node:
     if a.op == "fill":
         return a
     return b.node("take", (a, order), (axis,), a.shape)
+
+
+def put_back(b: Builder, g: Node, order: Node, axis: int) -> Node:
+    """``out`` with ``take_along_axis(out, order, axis) == g``: ``g`` put back where each element
+    came from (``order`` a permutation along ``axis``)."""
+    if g.op == "fill":
+        return g
+    return b.node("put_back", (g, order), (axis,), g.shape)
 
 
 def _prepare(b: Builder, a: Node, axis: int | None, name: str, where: str) -> tuple[Node, int]:
@@ -82,8 +93,27 @@ def _take_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | N
     (axis,) = node.attrs
     if g.ndim != a.ndim:  # (the tangent's batch axis: order was expanded by the JVP)
         raise ShapeError("take: adjoint of a batched take")
-    # the inverse permutation is the argsort of the permutation
-    return (take_along(b, g, _order(b, order, axis, None), axis), None)
+    return (put_back(b, g, order, axis), None)
+
+
+def _put_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
+    g_in, order = node.args
+    if g.ndim != g_in.ndim:
+        raise ShapeError("put_back: adjoint of a batched put_back")
+    return (take_along(b, g, order, node.attrs[0]), None)
+
+
+def _put_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
+             ) -> Node | None:
+    t = tangents[0]
+    if t is None:
+        return None
+    return b.node("put_back", (t, b.expand(node.args[1], (node.ndim,))), node.attrs, t.shape)
+
+
+def _put_code(node: Node, c: list[str], target: str) -> list[tuple[str, str]]:
+    return [(target, f"_np.empty({shape_code(node.shape)}, dtype=_dtype)"),
+            ("", f"_np.put_along_axis({target}, {c[1]}, {c[0]}, axis={node.attrs[0]})")]
 
 
 def _take_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
@@ -126,6 +156,14 @@ OPS = (
         latex=lambda n, a, r: call_latex("take", r[0], r[1]),
         numpy_names=frozenset({"take_along_axis"}),
     ),
+    OpRow(
+        op="put_back", rule="unsort (put back)",
+        identity="take_along_axis(out, order) = G: G_bar = take_along_axis(G, order)",
+        vjp=_put_vjp, jvp=_put_jvp, emit=_put_code,
+        text=lambda n, a, r: f"put_along_axis({r[0]}, {r[1]}, axis={n.attrs[0]})",
+        latex=lambda n, a, r: call_latex("put", r[0], r[1]),
+        numpy_names=frozenset({"put_along_axis"}),
+    ),
 )
 
 SPELLINGS = (
@@ -134,4 +172,4 @@ SPELLINGS = (
              numpy=(np.partition,)),
 )
 
-__all__ = ["OPS", "SPELLINGS", "partition", "sort", "take_along"]
+__all__ = ["OPS", "SPELLINGS", "partition", "put_back", "sort", "take_along"]

@@ -352,13 +352,13 @@ class _Emitter:
         self.lines.append((target, f"_np.log({total}) + {back}"))
 
     def _lse_parts(self, node: Node) -> tuple[Node, Node, Node] | None:
-        """The nodes ``max(A)``, ``e = exp(A - max(A))`` and ``sum(e)`` of the logsumexp
-        ``node`` (built by its VJP, :func:`~symdiff.tensor.vjp.lse_parts`), if the program has
-        them all."""
+        """The nodes ``max(A)`` (a ``shift``), ``e = exp(A - max(A))`` and ``sum(e)`` of the
+        logsumexp ``node`` (built by its VJP, :func:`~symdiff.tensor.vjp.lse_parts`), if the
+        program has them all."""
         (a,) = node.args
         axes, keepdims = node.attrs
         keep = keepdims or len(axes) < a.ndim
-        peak = self.nodes.get(("max", (id(a),), (axes, keep)))
+        peak = self.nodes.get(("shift", (id(a),), (axes, keep)))
         if peak is None:
             return None
         e = self.nodes.get(("map", (id(a), id(peak)), (sp.exp(arg_symbol(0) - arg_symbol(1)),)))

@@ -14,7 +14,8 @@ or None to build the operation as asked. The rules:
   and multiplications by ones vanish when constants are substituted into it;
 * ``A @ I`` and ``I @ B`` (the forward-mode seed) are ``A`` and ``B``; a product over a
   contracted axis of length 1 is an elementwise outer product ``a[:, None] * b``; a product
-  with a constant is a sum (``ones @ B`` repeats the column sums of ``B``);
+  with a constant is a sum (``ones @ B`` repeats the column sums of ``B``); a constant factor
+  of an operand scales the product instead (``A.T @ (2*A)`` is ``2*(A.T @ A)``);
 * ``(A @ B).T`` is ``B.T @ A.T`` (no copy of a transposed result).
 """
 
@@ -82,7 +83,25 @@ def matmul(b: Builder, x: Node, y: Node, shape: Shape) -> Node | None:
     if y.op == "fill":  # A @ (c * ones): row sums of A, repeated
         total = b.reduce_axes("sum", x, (x.ndim - 1,), y.ndim >= 2)
         return b.broadcast(b.map(y.attrs[0] * arg_symbol(0), [total]), shape)
+    for i, a in enumerate((x, y)):  # A @ (c * B) -> c * (A @ B)
+        factor = _constant_factor(a)
+        if factor is not None:
+            inner = b.matmul(a.args[0], y) if i == 0 else b.matmul(x, a.args[0])
+            return b.map(factor * arg_symbol(0), [inner])
     return None
+
+
+def _constant_factor(a: Node) -> sp.Expr | None:
+    """``c`` if ``a`` is ``c * B`` for a number ``c != 1`` (an elementwise node of one operand
+    of its own shape), else None. Taken out of a product, ``c`` scales the (usually smaller)
+    result, and ``A.T @ A`` stays one symmetric product (BLAS ``syrk``, half the work): the
+    Hessian of a least-squares loss is ``2*(A.T @ A)``, not ``A.T @ (2*A)``."""
+    if a.op != "map" or len(a.args) != 1 or not same_shape(a.args[0].shape, a.shape):
+        return None
+    coeff, rest = a.attrs[0].as_coeff_Mul()
+    if rest != arg_symbol(0) or coeff == 1 or not coeff.is_finite:
+        return None
+    return coeff
 
 
 def transpose(b: Builder, a: Node, perm: tuple[int, ...], shape: Shape) -> Node | None:

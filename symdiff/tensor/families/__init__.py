@@ -26,13 +26,14 @@ from . import (
     products,
     rearrange,
     scans,
+    shifts,
     sorting,
     stats,
 )
 
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
-    decompositions,
+    decompositions, shifts,
 )
 
 #: Every family op by name.

@@ -387,7 +387,9 @@ _STATEMENTS: dict[str, Statement] = {
 
 def _family_statement(emitter: _Emitter, node: Node, target: str) -> None:
     """The statements of a family op (:mod:`symdiff.tensor.families`), from its row."""
-    emitter.lines.extend(families.OPS[node.op].emit(node, emitter._args(node), target))
+    row = families.OPS[node.op]
+    emitter.printer.helpers.update(row.helpers)
+    emitter.lines.extend(row.emit(node, emitter._args(node), target))
 
 
 _STATEMENTS.update(dict.fromkeys(families.OPS, _family_statement))

@@ -24,8 +24,7 @@ def hessian_f(X, w, y):
     _t0 = X @ w
     _t1 = _t0*y
     _t2 = y**2/((_np.exp(_np.minimum(88.0, -_t1)) + 1.0)*(_np.exp(_np.minimum(88.0, _t1)) + 1.0))
-    _t3 = X*_t2[:, None]
-    _w_hess = X.T @ _t3
+    _w_hess = _gram(X, _t2)
     return _w_hess
 
 
@@ -126,3 +125,22 @@ def _float_dtype(names, *arrays):
             f"(float, int or bool){hint}"
         )
     raise _ArgumentError(f"arguments {', '.join(names)} have no common float dtype ({dtype})")
+
+
+def _gram(m, w):
+    """``m.T @ (w[:, None] * m)`` for a matrix ``m`` (n, c) and weights ``w`` (n,): the sum over
+    rows of ``w_n * outer(m_n, m_n)``, a symmetric (c, c) matrix (a Hessian's share of rank n).
+
+    When no weight is negative (or none positive) it is ``+-(q.T @ q)`` with
+    ``q = m * sqrt(|w|)[:, None]``: NumPy sees one array times its own transpose and calls the
+    symmetric BLAS product (``syrk``), half the work of a general one; otherwise (mixed signs,
+    ``nan``) the general product. Keeps a float dtype.
+    """
+    if (w >= 0).all():
+        q = m * _np.sqrt(w)[:, None]
+        return q.T @ q
+    if (w <= 0).all():
+        q = m * _np.sqrt(-w)[:, None]
+        q = q.T @ q
+        return _np.negative(q, out=q)
+    return m.T @ (w[:, None] * m)

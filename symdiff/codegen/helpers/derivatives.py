@@ -128,3 +128,22 @@ def _prod_others(x, axes):
     nonzero = _np.where(zero, 1, x)
     others = zero.sum(axis=axes, keepdims=True) - zero
     return _np.where(others == 0, nonzero.prod(axis=axes, keepdims=True) / nonzero, 0)
+
+
+def _gram(m, w):
+    """``m.T @ (w[:, None] * m)`` for a matrix ``m`` (n, c) and weights ``w`` (n,): the sum over
+    rows of ``w_n * outer(m_n, m_n)``, a symmetric (c, c) matrix (a Hessian's share of rank n).
+
+    When no weight is negative (or none positive) it is ``+-(q.T @ q)`` with
+    ``q = m * sqrt(|w|)[:, None]``: NumPy sees one array times its own transpose and calls the
+    symmetric BLAS product (``syrk``), half the work of a general one; otherwise (mixed signs,
+    ``nan``) the general product. Keeps a float dtype.
+    """
+    if (w >= 0).all():
+        q = m * _np.sqrt(w)[:, None]
+        return q.T @ q
+    if (w <= 0).all():
+        q = m * _np.sqrt(-w)[:, None]
+        q = q.T @ q
+        return _np.negative(q, out=q)
+    return m.T @ (w[:, None] * m)

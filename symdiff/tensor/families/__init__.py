@@ -21,6 +21,7 @@ from . import (
     contractions,
     decompositions,
     gather,
+    grams,
     linalg,
     numeric,
     products,
@@ -33,7 +34,7 @@ from . import (
 
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
-    decompositions, shifts,
+    decompositions, shifts, grams,
 )
 
 #: Every family op by name.

@@ -26,7 +26,9 @@ product when ``lambda`` has one sign). Any other ``h`` is contracted as it is:
 ``X.T @ (X[:, :, None, None] * h[:, None]).reshape(n, d*k*k)``. For a vector ``x`` (``Z = A @ x``
 of shape (n,)) the Hessian is ``gram(A, h)``: ``2*(A.T @ A)`` for least squares.
 
-Anything else returns None, and the Hessian is built the general way.
+``W`` may also be used outside the product when the root is a sum of the two parts (a penalty
+``sum(W * W)``): that part's Hessian is added, built the general way. Anything else returns
+None, and the whole Hessian is built the general way.
 """
 
 from __future__ import annotations
@@ -50,28 +52,52 @@ def structured_hessian(b: Builder, root: Node, var: Node, simplify: bool = True
                        ) -> Node | None:
     """The Hessian of the scalar ``root`` with respect to ``var`` (shape ``var.shape * 2``)
     built as the module docstring says, or None when ``var`` does not enter through one
-    product ``X @ var`` whose gradient is row-local."""
+    product ``X @ var`` whose gradient is row-local.
+
+    ``var`` may also be used elsewhere when the root is a sum of a function of ``X @ var`` and
+    one of ``var`` (a penalty ``sum(W * W)``): the gradient through the product must not
+    depend on ``var`` otherwise, nor the rest on the product. The rest's Hessian is then added,
+    built the general way (small: it does not go through ``X``)."""
     if var.ndim not in (1, 2):
         return None
-    users = [n for n in topological([root]) if any(a is var for a in n.args)]
-    if len(users) != 1:
+    products = {id(n): n for n in topological([root])
+                if n.op == "matmul" and n.args[1] is var and n.args[0].ndim == 2}
+    if len(products) != 1:
         return None
-    (z,) = users
-    if z.op != "matmul" or z.args[1] is not var or z.args[0] is var or z.args[0].ndim != 2:
-        return None
+    (z,) = products.values()
     x = z.args[0]
-    (g,) = backward(b, root, [z], simplify)
-    if not row_local(g, z):
+    if _reaches(x, var):
+        return None
+    g, rest = backward(b, root, [z, var], simplify)
+    if not row_local(g, z) or _reaches(g, var, blocked=z) or _reaches(rest, z):
         return None
     rows = z.shape[0]
     if var.ndim == 1:
         (h,) = forward(b, [g], z, simplify, b.fill(1, (rows, 1)))
-        return gram(b, x, b.reshape(b.broadcast(h, (rows, 1)), (rows,)))
-    k = var.shape[1]
-    eye = b.eye((k,))
-    (h,) = forward(b, [g], z, simplify, b.broadcast(b.expand(eye, (0,)), (rows, k, k)))
-    h = b.broadcast(h, (rows, k, k))
-    return _contract(b, x, h, eye)
+        hessian = gram(b, x, b.reshape(b.broadcast(h, (rows, 1)), (rows,)))
+    else:
+        k = var.shape[1]
+        eye = b.eye((k,))
+        (h,) = forward(b, [g], z, simplify, b.broadcast(b.expand(eye, (0,)), (rows, k, k)))
+        hessian = _contract(b, x, b.broadcast(h, (rows, k, k)), eye)
+    if rest.op == "fill" and rest.attrs[0] == 0:
+        return hessian
+    (other,) = forward(b, [rest], var, simplify)
+    return b.map(_X + _Y, [hessian, b.reshape(other, hessian.shape)])
+
+
+def _reaches(root: Node, target: Node, blocked: Node | None = None) -> bool:
+    """Whether ``target`` is under ``root`` by a path that does not pass ``blocked``."""
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if node is target:
+            return True
+        if id(node) in seen or node is blocked:
+            continue
+        seen.add(id(node))
+        stack.extend(node.args)
+    return False
 
 
 # -- row locality ------------------------------------------------------------------------------

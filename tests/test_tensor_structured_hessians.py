@@ -14,13 +14,17 @@ import pytest
 
 import symdiff as sd
 from symdiff.codegen.helpers import _gram
+from symdiff.tensor.emit import Program
+from symdiff.tensor.families.grams import gram
 from symdiff.tensor.hessians import row_local, structured_hessian
-from symdiff.tensor.ir import topological
+from symdiff.tensor.ir import arg_symbol, topological
+from symdiff.tensor.module import emit_module
 from symdiff.tensor.ops import Builder
 from symdiff.tensor.parse import parse_tensor
 from symdiff.tensor.shapes import parse_shapes, size
 from symdiff.tensor.vjp import TENSOR_VJPS
-from symdiff.tensor.walk import backward
+from symdiff.tensor.walk import backward, forward
+from tests.numeric import central
 from tests.tensor_cases import MLP, MLP_SHAPES
 
 RNG = np.random.default_rng(16)
@@ -200,10 +204,14 @@ def test_named_and_fixed_dimensions_and_float32():
 
 @pytest.mark.parametrize("weights", [[1.0, 2.0, 0.0], [-1.0, -3.0, 0.0], [1.0, -2.0, 3.0]])
 def test_gram_helper(weights):
-    m = RNG.normal(size=(3, 4))
+    m, u = RNG.normal(size=(3, 4)), RNG.normal(size=(3, 2))
     w = np.array(weights)
     np.testing.assert_allclose(_gram(m, w), m.T @ (w[:, None] * m), atol=1e-12)
+    rows = (m[:, :, None] * u[:, None, :]).reshape(3, 8)
+    np.testing.assert_allclose(_gram(m, w, u), rows.T @ (w[:, None] * rows), atol=1e-12)
+    np.testing.assert_allclose(_gram(m, -2.0, u), -2 * rows.T @ rows, atol=1e-12)
     assert _gram(m.astype(np.float32), w.astype(np.float32)).dtype == np.float32
+    assert _gram(m.astype(np.float32), 2.0, u.astype(np.float32)).dtype == np.float32
     assert np.isnan(_gram(m, np.array([1.0, np.nan, 2.0]))).all()
 
 
@@ -223,3 +231,47 @@ def test_against_jax_hessian():
     expected = np.asarray(jax.hessian(loss)(values["W"], values["X"], values["Y"]))
     got = sd.hessian(SOFTMAX, wrt="W", shapes=SHAPES)(**values)
     np.testing.assert_allclose(got, expected, atol=1e-10)
+
+
+def _run(outputs: list, shapes: dict, values: dict) -> tuple:
+    """Emit and call a function computing ``outputs`` (name, node) of ``shapes``' parameters."""
+    names = ", ".join(name for name, _ in outputs)
+    program = Program(name="f", title="t", expression="e", params=tuple(shapes), shapes=shapes,
+                      outputs=outputs, result=f"({names},)")
+    namespace: dict = {}
+    exec(emit_module(program), namespace)
+    return namespace["f"](**values)
+
+
+@pytest.mark.parametrize("kron", [False, True])
+def test_gram_rules_against_differences(kron):
+    """The VJP and JVP of the ``gram`` op (rows ``m``, or ``kron(m_n, u_n)``)."""
+    n, c, k = 5, 3, 2
+    width = c * k if kron else c
+    shapes = {"m": (n, c), "w": (n,), "u": (n, k), "C": (width, width)}
+    values = {name: RNG.normal(size=shape) for name, shape in shapes.items()}
+    b = Builder()
+    m, w, u, weights = (b.var(name, shape) for name, shape in shapes.items())
+    node = gram(b, m, w, u if kron else None)
+
+    def value(**v):
+        rows = (v["m"][:, :, None] * v["u"][:, None, :]).reshape(n, -1) if kron else v["m"]
+        return rows.T @ (v["w"][:, None] * rows)
+
+    wrt = [m, w, u] if kron else [m, w]
+    root = b.reduce_axes("sum", b.map(arg_symbol(0) * arg_symbol(1), [node, weights]), (0, 1),
+                         False)
+    grads = _run([(f"_g{i}", g) for i, g in enumerate(backward(b, root, wrt))], shapes, values)
+    for var, got in zip(wrt, grads, strict=True):
+        expected = central(lambda x, var=var: np.sum(value(**{**values, var.name: x})
+                                                     * values["C"]), values[var.name])
+        np.testing.assert_allclose(got, expected, atol=1e-7)
+        (tangent,) = forward(b, [node], var)
+        (jacobian,) = _run([("_j", tangent)], shapes, values)
+        x = values[var.name]
+        for j, index in enumerate(np.ndindex(x.shape)):
+            step = np.zeros_like(x)
+            step[index] = 1e-6
+            column = (value(**{**values, var.name: x + step})
+                      - value(**{**values, var.name: x - step})) / 2e-6
+            np.testing.assert_allclose(jacobian[..., j], column, atol=1e-7)

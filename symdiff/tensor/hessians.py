@@ -21,8 +21,9 @@ a term ``D[m, i] * delta_ij`` (the seed itself) is a block diagonal of ``X.T @ (
 product of (d, n) by (n, d*k); a term ``c[m, i] * r[m, j]`` (a tangent reduced along ``i``) is
 ``Mc.T @ Mr`` with ``Mc = (X[:, :, None] * c[:, None, :]).reshape(n, d*k)``; when it is the
 only such term, ``h[m]`` being symmetric makes ``c[m] = lambda[m] * r[m]``, so it is the weighted
-Gram matrix ``gram(Mr, lambda)`` (:mod:`symdiff.tensor.families.grams`: the symmetric BLAS
-product when ``lambda`` has one sign). Any other ``h`` is contracted as it is:
+Gram matrix ``gram(X, lambda, r)`` of the rows ``kron(X_m, r_m)``
+(:mod:`symdiff.tensor.families.grams`: the symmetric BLAS product when ``lambda`` has one sign,
+``sqrt(|lambda|)`` folded into the rows as they are built). Any other ``h`` is contracted as it is:
 ``X.T @ (X[:, :, None, None] * h[:, None]).reshape(n, d*k*k)``. For a vector ``x`` (``Z = A @ x``
 of shape (n,)) the Hessian is ``gram(A, h)``: ``2*(A.T @ A)`` for least squares.
 
@@ -175,7 +176,7 @@ def _contract(b: Builder, x: Node, h: Node, eye: Node) -> Node:
         # lambda = (c . r) / (r . r); where r is 0, so is c . r, and lambda 0 (the smallest
         # normal float32 in the denominator never divides by zero, and keeps float32 float32)
         weight = b.map(_X / sp.Max(_Y, _TINY), [cr, rr])
-        terms.append(b.reshape(gram(b, _rows_times(b, x, r), weight), (d, k, d, k)))
+        terms.append(b.reshape(gram(b, x, weight, r), (d, k, d, k)))
     for c, r in outers if len(outers) > 1 else ():
         product = b.matmul(b.transpose(_rows_times(b, x, c)), _rows_times(b, x, r))
         terms.append(b.reshape(product, (d, k, d, k)))

@@ -217,46 +217,81 @@ def _direct(b: Builder, x: Node, h: Node) -> Node:
 def _split(b: Builder, h: Node, eye: Node) -> tuple[Node | None, list[tuple[Node, Node]]] | None:
     """``h`` (n, k, k) as ``D[m, i] * delta_ij + sum_t c_t[m, i] * r_t[m, j]``: the diagonal
     ``D`` (None if absent) and the pairs ``(c_t, r_t)``, each (n, k); None when ``h`` has
-    another form. Read off ``h``'s expression, which is linear in its operands that depend on
-    the seed: the seed itself (``eye``) or tangents reduced along ``i`` (shape (n, 1, k))."""
+    another form. Read off ``h``'s expression (a sum of products of its operands): each
+    operand is the seed ``eye`` (i, j), or constant along ``j`` (a ``c`` factor, shape
+    (n, k, 1)) or along ``i`` (an ``r`` factor, (n, 1, k): a tangent reduced along ``i``)."""
     rows, k = h.shape[0], h.shape[1]
     if h.op == "broadcast":
         h = h.args[0]
     seeded = _depends_on([h], eye)
-    expr, args = _flatten(h, seeded)
-    symbols = {arg_symbol(i): a for i, a in enumerate(args) if id(a) in seeded}
-    coefficients: dict[sp.Symbol, sp.Expr] = {}
+    expr, args = _flatten(h, lambda a: id(a) in seeded or _side(a, eye, rows, k) is None)
+    sides = [_side(a, eye, rows, k) for a in args]
+    if None in sides:
+        return None
+    diagonal: sp.Expr = sp.Integer(0)
+    outers: dict[sp.Expr, sp.Expr] = {}  # r's expression -> the sum of its c's
     for term in sp.Add.make_args(sp.expand(expr)):
-        found = [s for s in symbols if term.has(s)]
-        if len(found) != 1:
-            return None
-        (s,) = found
-        coefficient = sp.cancel(term / s)
-        if coefficient.has(s):
-            return None
-        coefficients[s] = coefficients.get(s, 0) + coefficient
-    diagonal = None
-    outers = []
-    for s, coefficient in coefficients.items():
-        tangent = symbols[s]
-        if coefficient.has(*(arg_symbol(i) for i in range(len(args)))):
-            c = _per_row(b, b.map(coefficient, args), rows, k)
-        else:  # a number
-            c = b.fill(coefficient, (rows, k))
-        if c is None:
-            return None
-        if tangent is eye:
-            diagonal = c
-        elif _reduced_along_i(tangent, rows, k):
-            outers.append((c, b.reshape(b.broadcast(tangent, (rows, 1, k)), (rows, k))))
+        parts: dict[str, sp.Expr] = {"i": sp.Integer(1), "j": sp.Integer(1), "eye": sp.Integer(1)}
+        for factor in sp.Mul.make_args(term):
+            base, _ = factor.as_base_exp()
+            found = [sides[i] for i in range(len(args)) if base == arg_symbol(i)]
+            side = found[0] if found else ("i" if not factor.free_symbols & set(
+                arg_symbol(i) for i in range(len(args))) else None)
+            if side is None:
+                return None
+            parts[side] *= factor
+        if parts["eye"] != 1:
+            if parts["j"] != 1 or parts["eye"] != arg_symbol(sides.index("eye")):
+                return None
+            diagonal += parts["i"]
         else:
+            outers[parts["j"]] = outers.get(parts["j"], sp.Integer(0)) + parts["i"]
+    pairs = []
+    for j_part, i_part in outers.items():
+        c = _coefficient(b, i_part, args, rows, k)
+        r = _coefficient(b, j_part, args, rows, k, along=2)
+        if c is None or r is None:
             return None
-    return diagonal, outers
+        pairs.append((c, r))
+    d = None if diagonal == 0 else _coefficient(b, diagonal, args, rows, k)
+    if diagonal != 0 and d is None:
+        return None
+    return d, pairs
 
 
-def _flatten(h: Node, seeded: set[int]) -> tuple[sp.Expr, list[Node]]:
-    """``h`` as one expression of its operands, with the elementwise operands that depend on
-    the seed written out (``e[..., None] * eye`` inside ``h``, not a name), recursively."""
+def _side(a: Node, eye: Node, rows: Dim, k: Dim) -> str | None:
+    """How an operand of ``h`` varies: "eye" (the seed), "i" (constant along ``j``: shape
+    broadcasting to (n, k, 1)), "j" (constant along ``i``, not along ``j``: (n, 1, k)); None
+    when it varies along both, or its rows are not ``h``'s."""
+    if a is eye:
+        return "eye"
+    shape = (1,) * (3 - a.ndim) + tuple(a.shape) if a.ndim <= 3 else None
+    if shape is None or not (same_dim(shape[0], rows) or same_dim(shape[0], 1)):
+        return None
+    if same_dim(shape[2], 1):
+        return "i"
+    return "j" if same_dim(shape[1], 1) and same_dim(shape[2], k) else None
+
+
+def _coefficient(b: Builder, expr: sp.Expr, args: list[Node], rows: Dim, k: Dim,
+                 along: int = 1) -> Node | None:
+    """The (n, k) array of ``expr`` (of operands constant along the other axis of the last
+    two), read along axis ``along`` of (n, k, k): 1 for ``c`` (i), 2 for ``r`` (j)."""
+    full = (rows, k, 1) if along == 1 else (rows, 1, k)
+    if not expr.has(*(arg_symbol(i) for i in range(len(args)))):
+        return b.fill(expr, (rows, k))
+    node = b.map(expr, args)
+    if node.op == "broadcast":  # to the shape of every operand of h, the unused ones too
+        node = node.args[0]
+    if node.ndim == 3 and not same_dim(node.shape[3 - along], 1):
+        return None
+    return b.reshape(b.broadcast(node, full), (rows, k))
+
+
+def _flatten(h: Node, inline: Callable[[Node], bool]) -> tuple[sp.Expr, list[Node]]:
+    """``h`` as one expression of its operands, with the elementwise operands for which
+    ``inline`` holds written out (``e[..., None] * eye`` inside ``h``, not a name),
+    recursively."""
     args: list[Node] = []
     position: dict[int, int] = {}
 
@@ -267,31 +302,12 @@ def _flatten(h: Node, seeded: set[int]) -> tuple[sp.Expr, list[Node]]:
         return arg_symbol(position[id(a)])
 
     def written(node: Node) -> sp.Expr:
-        if node.op != "map" or id(node) not in seeded:
+        if node.op != "map" or not inline(node):
             return symbol(node)
         values = {arg_symbol(i): written(a) for i, a in enumerate(node.args)}
         return node.attrs[0].xreplace(values)
 
     return written(h), args
-
-
-def _reduced_along_i(t: Node, rows: Dim, k: Dim) -> bool:
-    """Whether the tangent ``t`` broadcasts to (n, 1, k): it does not vary along ``i``."""
-    if not 2 <= t.ndim <= 3 or not same_dim(t.shape[-1], k) or not same_dim(t.shape[-2], 1):
-        return False
-    return t.ndim == 2 or same_dim(t.shape[0], rows) or same_dim(t.shape[0], 1)
-
-
-def _per_row(b: Builder, c: Node, rows: Dim, k: Dim) -> Node | None:
-    """A coefficient of shape broadcasting to (n, k, 1) as an (n, k) array, or None if it
-    varies along the last axis."""
-    if c.op == "broadcast":  # to the shape of every operand of h, the unused ones too
-        c = c.args[0]
-    if c.ndim == 3 and not same_dim(c.shape[2], 1):
-        return None
-    if c.op == "fill":
-        return b.fill(c.attrs[0], (rows, k))
-    return b.reshape(b.broadcast(c, (rows, k, 1)), (rows, k))
 
 
 def _depends_on(args: list[Node], seed: Node) -> set[int]:

@@ -55,6 +55,9 @@ CASES = [
     ("sum(tanh(X @ W) * (W[0] @ W.T)[0])", "W", False),  # W again inside the rows' function
     ("sum(X @ W)**2", "W", False),  # couples the rows
     ("x @ Q @ x + sum(x * x)", "x", False),  # a quadratic form
+    ("logsumexp(A @ x)", "x", False),  # a softmax over the rows: gram(A, p) - outer(g, g)
+    ("logsumexp(A @ x) + sum(A @ x)**2 + sum(x**3)", "x", False),
+    ("sum(A @ x)**2", "x", False),  # one rank-one term
     ("sum(einsum('nd,dk->nk', X, W)**2)", "W", True),  # an einsum that is a product
     ("trace((X @ W).T @ (X @ W))", "W", False),  # a trace-like contraction over the rows
     ("sum(cumsum(X @ W, axis=0)**2)", "W", False),  # mixes the rows
@@ -142,6 +145,20 @@ def test_least_squares_hessian_is_two_times_a_gram_matrix_computed_once():
     assert body.count("@") == 1 and "A.T @ A" in body  # one symmetric product (BLAS syrk)
     assert "2.0*A" not in body
     np.testing.assert_allclose(hessian(**_args(hessian)), 2 * VALUES["A"].T @ VALUES["A"])
+
+
+def test_a_softmax_over_the_rows_is_a_gram_matrix_minus_an_outer_product():
+    """``logsumexp(A @ x)``: the general path's last product ``A.T @ (w*A + c r^T)`` is split,
+    so no rank-one (n, d) array is formed and ``A.T @ (w*A)`` is one symmetric product."""
+    hessian = sd.hessian("logsumexp(A @ x)", wrt="x", shapes=SHAPES)
+    body = hessian.source.split("def hessian_f")[1].split("# Helpers")[0]
+    assert "_gram(A, " in body and body.count("A.T @") == 1
+    a, x = VALUES["A"], VALUES["x"]
+    p = np.exp(a @ x - (a @ x).max())
+    p /= p.sum()
+    g = a.T @ p
+    np.testing.assert_allclose(hessian(A=a, x=x), a.T @ (p[:, None] * a) - np.outer(g, g),
+                               atol=1e-12)
 
 
 def test_hvp_never_forms_the_hessian():

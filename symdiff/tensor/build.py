@@ -40,7 +40,7 @@ from ..recipe import KindTable
 from ..trace import DIRECTION
 from .emit import Program
 from .formula import TensorFormula
-from .hessians import structured_hessian
+from .hessians import split_product, structured_hessian
 from .ir import Node, arg_symbol, topological
 from .module import emit_module, used_dims
 from .ops import Builder
@@ -248,6 +248,7 @@ def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
     for j, vj in enumerate(vars_):
         tangents = forward(b, grads, vj, options.simplify)
         for i, (vi, t) in enumerate(zip(vars_, tangents, strict=True)):
+            t = split_product(b, t) or t  # P.T @ (w*P + c r^T): a Gram matrix and outers
             name = naming.hessian(vi.name) if single else naming.hessian_block(i, j)
             outputs.append(((i, j), name, b.reshape(t, (*vi.shape, *vj.shape))))
     outputs.sort(key=lambda item: item[0])

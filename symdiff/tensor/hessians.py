@@ -101,6 +101,78 @@ def _reaches(root: Node, target: Node, blocked: Node | None = None) -> bool:
     return False
 
 
+def split_product(b: Builder, node: Node) -> Node | None:
+    """``P.T @ h`` (a vector variable's Hessian built the general way, ``P`` (n, d)) with ``h``
+    a sum of terms ``w[m] * P[m, a]`` and ``c[m] * r[a]``: ``gram(P, sum of w)`` plus
+    ``outer(P.T @ c, r)`` for each ``r``, so the rank-one terms (a softmax over the rows:
+    ``diag(p) - p p^T``) are never formed as (n, d) arrays and the rest is one symmetric
+    product. None when ``node`` is not such a product."""
+    if node.op != "matmul" or node.ndim != 2:
+        return None
+    pt, h = node.args
+    if pt.op != "transpose" or pt.args[0].ndim != 2 or h.op != "map" or h.ndim != 2:
+        return None
+    p = pt.args[0]
+    rows, d = p.shape
+    if not (same_dim(h.shape[0], rows) and same_dim(h.shape[1], d)):
+        return None
+    expr, args = _flatten(h, lambda a: a is not p and a.ndim == 2
+                          and not same_dim(a.shape[0], 1) and not same_dim(a.shape[1], 1))
+    kinds = [_column_kind(a, p, rows) for a in args]
+    if None in kinds:
+        return None
+    weight: sp.Expr = sp.Integer(0)
+    outers: dict[sp.Expr, sp.Expr] = {}  # the row vector r -> the sum of its columns c
+    for term in sp.Add.make_args(sp.expand(expr)):
+        parts: dict[str, sp.Expr] = {"p": sp.Integer(1), "c": sp.Integer(1), "r": sp.Integer(1)}
+        for factor in sp.Mul.make_args(term):
+            base, _ = factor.as_base_exp()
+            found = [kinds[i] for i in range(len(args)) if base == arg_symbol(i)]
+            parts[found[0] if found else "c"] *= factor
+        if parts["p"] != 1:
+            if parts["r"] != 1 or parts["p"] != arg_symbol(kinds.index("p")):
+                return None
+            weight += parts["c"]
+        elif parts["r"] != 1:
+            outers[parts["r"]] = outers.get(parts["r"], sp.Integer(0)) + parts["c"]
+        else:
+            return None
+    terms = []
+    if weight != 0:
+        terms.append(gram(b, p, _vector(b, weight, args, (rows,))))
+    for r, c in outers.items():
+        column = b.matmul(pt, _vector(b, c, args, (rows,)))
+        terms.append(b.map(_X * _Y, [b.expand(column, (1,)), _vector(b, r, args, (d,))]))
+    if not terms:
+        return None
+    return terms[0] if len(terms) == 1 else b.map(
+        sp.Add(*(arg_symbol(i) for i in range(len(terms)))), terms)
+
+
+def _column_kind(a: Node, p: Node, rows: Dim) -> str | None:
+    """An operand of ``h`` in :func:`split_product`: "p" itself, "c" (one value per row:
+    (n, 1), or a number) or "r" (one per column, the same for every row: (d,) or (1, d))."""
+    if a is p:
+        return "p"
+    if a.ndim == 0 or (a.ndim == 2 and same_dim(a.shape[1], 1)):
+        return "c"
+    if a.ndim == 1 or (a.ndim == 2 and same_dim(a.shape[0], 1)):
+        return "r"
+    return None
+
+
+def _vector(b: Builder, expr: sp.Expr, args: list[Node], shape: tuple[Dim]) -> Node:
+    """``expr`` of ``args`` as a vector of ``shape`` (its operands (n, 1), (1, d), (d,) or
+    scalars)."""
+    if not expr.has(*(arg_symbol(i) for i in range(len(args)))):
+        return b.fill(expr, shape)
+    node = b.map(expr, args)
+    if node.op == "broadcast":
+        node = node.args[0]
+    return b.reshape(b.broadcast(node, (*shape, 1) if node.ndim == 2 and same_dim(
+        node.shape[1], 1) else (1, *shape) if node.ndim == 2 else shape), shape)
+
+
 # -- row locality ------------------------------------------------------------------------------
 def row_local(root: Node, z: Node) -> bool:
     """Whether row ``m`` (axis 0) of ``root`` depends on row ``m`` of ``z`` only: every node

@@ -16,7 +16,9 @@ What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expressio
   the same shape, or a traced function returning a tuple of ``m`` such arrays,
   ``(m,) + O + S``. Forward mode (``mode="reverse"`` is refused);
 * ``hessian``: shape ``S + S`` (for a list of names, a tuple of tuples of blocks
-  ``S_i + S_j``), forward over reverse: the gradient graph, differentiated by forward mode.
+  ``S_i + S_j``), forward over reverse: the gradient graph, differentiated by forward mode;
+  a matrix or vector variable that enters only through ``X @ W`` with a row-local gradient is
+  seeded along its small axis and contracted with ``X`` (:mod:`symdiff.tensor.hessians`).
 * ``hvp``: one ``wrt`` variable; the last argument ``_v`` is a direction of shape ``S`` and the
   result ``H @ _v`` has shape ``S``: the gradient of ``sum(grad * _v)`` (reverse over reverse),
   so no ``S + S`` Hessian is formed and every array keeps its own shape (a forward sweep of one
@@ -38,6 +40,7 @@ from ..recipe import KindTable
 from ..trace import DIRECTION
 from .emit import Program
 from .formula import TensorFormula
+from .hessians import split_product, structured_hessian
 from .ir import Node, arg_symbol, topological
 from .module import emit_module, used_dims
 from .ops import Builder
@@ -233,11 +236,20 @@ def _plan_jacobian(b, roots, many, vars_, single, options) -> _Plan:
 @PLANNERS.kind("hessian")
 def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
     root = _scalar_root(roots, "hessian")
+    returns = "the Hessian, of shape wrt shape + wrt shape (blocks for several names)"
+    if single:  # one variable entering through X @ W: H from the rows of X (no d*k seed)
+        (var,) = vars_
+        structured = structured_hessian(b, root, var, options.simplify)
+        if structured is not None:
+            name = naming.hessian(var.name)
+            return _Plan([(name, structured)], name, returns,
+                         f"Hessian with respect to ({var.name})", "forward over reverse")
     grads = backward(b, root, vars_, options.simplify)
     outputs = []
     for j, vj in enumerate(vars_):
         tangents = forward(b, grads, vj, options.simplify)
         for i, (vi, t) in enumerate(zip(vars_, tangents, strict=True)):
+            t = split_product(b, t) or t  # P.T @ (w*P + c r^T): a Gram matrix and outers
             name = naming.hessian(vi.name) if single else naming.hessian_block(i, j)
             outputs.append(((i, j), name, b.reshape(t, (*vi.shape, *vj.shape))))
     outputs.sort(key=lambda item: item[0])
@@ -246,8 +258,7 @@ def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
     else:
         rows = [[name for (i, _), name, _ in outputs if i == k] for k in range(len(vars_))]
         result = _structure([_structure(row, False) for row in rows], False)
-    return _Plan([(name, node) for _, name, node in outputs], result,
-                 "the Hessian, of shape wrt shape + wrt shape (blocks for several names)",
+    return _Plan([(name, node) for _, name, node in outputs], result, returns,
                  f"Hessian with respect to ({_names(vars_)})", "forward over reverse")
 
 

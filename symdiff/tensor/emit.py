@@ -21,7 +21,6 @@ definition, so the same request always gives byte-identical source.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -355,13 +354,13 @@ class _Emitter:
         self.lines.append((target, f"_np.log({total}) + {back}"))
 
     def _lse_parts(self, node: Node) -> tuple[Node, Node, Node] | None:
-        """The nodes ``max(A)``, ``e = exp(A - max(A))`` and ``sum(e)`` of the logsumexp
-        ``node`` (built by its VJP, :func:`~symdiff.tensor.vjp.lse_parts`), if the program has
-        them all."""
+        """The nodes ``max(A)`` (a ``shift``), ``e = exp(A - max(A))`` and ``sum(e)`` of the
+        logsumexp ``node`` (built by its VJP, :func:`~symdiff.tensor.vjp.lse_parts`), if the
+        program has them all."""
         (a,) = node.args
         axes, keepdims = node.attrs
         keep = keepdims or len(axes) < a.ndim
-        peak = self.nodes.get(("max", (id(a),), (axes, keep)))
+        peak = self.nodes.get(("shift", (id(a),), (axes, keep)))
         if peak is None:
             return None
         e = self.nodes.get(("map", (id(a), id(peak)), (sp.exp(arg_symbol(0) - arg_symbol(1)),)))
@@ -389,18 +388,10 @@ _STATEMENTS: dict[str, Statement] = {
 
 
 def _family_statement(emitter: _Emitter, node: Node, target: str) -> None:
-    """The statements of a family op (:mod:`symdiff.tensor.families`), from its row, and the
-    runtime helpers they call (``_tril_inv(...)``: :data:`FAMILY_HELPERS`)."""
-    statements = families.OPS[node.op].emit(node, emitter._args(node), target)
-    for _, code in statements:
-        emitter.printer.helpers.update(
-            name for name in _CALLED.findall(code) if name in FAMILY_HELPERS)
-    emitter.lines.extend(statements)
-
-
-#: The runtime helpers (:mod:`symdiff.codegen.helpers`) a family row's statements may call.
-FAMILY_HELPERS = frozenset({"_tril_inv"})
-_CALLED = re.compile(r"(?<![\w.])(_[a-z_]+)\(")
+    """The statements of a family op (:mod:`symdiff.tensor.families`), from its row."""
+    row = families.OPS[node.op]
+    emitter.printer.helpers.update(row.helpers)
+    emitter.lines.extend(row.emit(node, emitter._args(node), target))
 
 
 _STATEMENTS.update(dict.fromkeys(families.OPS, _family_statement))

@@ -5,7 +5,8 @@ or None to build the operation as asked. The rules:
 
 * a transpose of a transpose is one transpose (none if the permutations cancel), and the
   transpose of an identity or a constant is itself;
-* a reshape of a reshape is one reshape, a reshape to the same shape is nothing;
+* a reshape of a reshape is one reshape, a reshape to the same shape is nothing, a reshape of a
+  transpose that only moves axes of length 1 reshapes the untransposed array;
 * a sum (or mean, max, min, logsumexp, prod) of a constant is a constant (a product only
   when small and exact); a sum of a broadcast is the sum of the smaller array times the
   number of copies (so gradients of broadcasts stay small); a reduction of a transpose
@@ -14,7 +15,8 @@ or None to build the operation as asked. The rules:
   and multiplications by ones vanish when constants are substituted into it;
 * ``A @ I`` and ``I @ B`` (the forward-mode seed) are ``A`` and ``B``; a product over a
   contracted axis of length 1 is an elementwise outer product ``a[:, None] * b``; a product
-  with a constant is a sum (``ones @ B`` repeats the column sums of ``B``);
+  with a constant is a sum (``ones @ B`` repeats the column sums of ``B``); a constant factor
+  of an operand scales the product instead (``A.T @ (2*A)`` is ``2*(A.T @ A)``);
 * ``(A @ B).T`` is ``B.T @ A.T`` (no copy of a transposed result).
 """
 
@@ -82,7 +84,25 @@ def matmul(b: Builder, x: Node, y: Node, shape: Shape) -> Node | None:
     if y.op == "fill":  # A @ (c * ones): row sums of A, repeated
         total = b.reduce_axes("sum", x, (x.ndim - 1,), y.ndim >= 2)
         return b.broadcast(b.map(y.attrs[0] * arg_symbol(0), [total]), shape)
+    for i, a in enumerate((x, y)):  # A @ (c * B) -> c * (A @ B)
+        factor = _constant_factor(a)
+        if factor is not None:
+            inner = b.matmul(a.args[0], y) if i == 0 else b.matmul(x, a.args[0])
+            return b.map(factor * arg_symbol(0), [inner])
     return None
+
+
+def _constant_factor(a: Node) -> sp.Expr | None:
+    """``c`` if ``a`` is ``c * B`` for a number ``c != 1`` (an elementwise node of one operand
+    of its own shape), else None. Taken out of a product, ``c`` scales the (usually smaller)
+    result, and ``A.T @ A`` stays one symmetric product (BLAS ``syrk``, half the work): the
+    Hessian of a least-squares loss is ``2*(A.T @ A)``, not ``A.T @ (2*A)``."""
+    if a.op != "map" or len(a.args) != 1 or not same_shape(a.args[0].shape, a.shape):
+        return None
+    coeff, rest = a.attrs[0].as_coeff_Mul()
+    if rest != arg_symbol(0) or coeff == 1 or not coeff.is_finite:
+        return None
+    return coeff
 
 
 def transpose(b: Builder, a: Node, perm: tuple[int, ...], shape: Shape) -> Node | None:
@@ -109,7 +129,16 @@ def reshape(b: Builder, a: Node, shape: Shape) -> Node | None:
         return b.fill(a.attrs[0], shape)
     if a.op in ("reshape", "expand"):
         return b.reshape(a.args[0], shape)
+    if a.op == "transpose" and _moves_only_ones(a):  # the elements' order is the operand's
+        return b.reshape(a.args[0], shape)
     return None
+
+
+def _moves_only_ones(a: Node) -> bool:
+    """Whether the transpose ``a`` keeps the order of its operand's axes longer than 1."""
+    (perm,) = a.attrs
+    long = [p for p in perm if not same_dim(a.args[0].shape[p], 1)]
+    return long == sorted(long)
 
 
 def reduction(
@@ -128,6 +157,10 @@ def reduction(
         return b.fill(value, shape)
     if a.op == "broadcast" and kind in ("sum", "mean"):
         return _sum_of_broadcast(b, kind, a, axes, keepdims, shape)
+    if kind == "sum":
+        picked = _sum_against_identity(b, a, axes)
+        if picked is not None:
+            return picked if keepdims else b.reshape(picked, shape)
     if a.op == "transpose":  # reduce the untransposed array, transpose what is left
         (perm,) = a.attrs
         inner = b.reduce_axes(kind, a.args[0], tuple(sorted(perm[i] for i in axes)), keepdims)
@@ -136,6 +169,27 @@ def reduction(
         left = [p for p in perm if p not in {perm[i] for i in axes}]
         return b.transpose(inner, tuple(sorted(left).index(p) for p in left))
     return None
+
+
+def _sum_against_identity(b: Builder, a: Node, axes: tuple[int, ...]) -> Node | None:
+    """``sum(o * I, axis=-2)`` with ``I`` an identity on the last two axes and ``o`` of size 1
+    on the last: ``o`` with its last two axes swapped (``sum_i o[.., i, 0] I[i, j]`` is
+    ``o[.., j, 0]``), and the same along ``axis=-1``; kept dimensions. Forward mode makes these
+    wherever a tangent seeded with the identity is reduced (a softmax's Hessian)."""
+    product = arg_symbol(0) * arg_symbol(1)
+    if a.op != "map" or a.ndim < 2 or len(a.args) != 2 or a.attrs[0] != product:
+        return None
+    eye = [x for x in a.args if _is_identity(x)]
+    if len(eye) != 1 or axes not in ((a.ndim - 2,), (a.ndim - 1,)):
+        return None
+    (other,) = [x for x in a.args if x is not eye[0]]
+    (summed,) = axes
+    single = 2 * a.ndim - 3 - summed  # the other one of the last two axes
+    if (other.ndim != a.ndim or not same_dim(other.shape[single], 1)
+            or not same_dim(other.shape[summed], a.shape[summed])):
+        return None
+    perm = (*range(a.ndim - 2), a.ndim - 1, a.ndim - 2)
+    return b.transpose(other, perm)
 
 
 def _prod_of_fill(b: Builder, value: sp.Basic, count: object, shape: Shape) -> Node | None:

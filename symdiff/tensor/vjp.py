@@ -39,6 +39,7 @@ import sympy as sp
 
 from . import families
 from .elementwise import partial
+from .families.shifts import shift
 from .ir import Node, arg_symbol
 from .ops import Builder
 
@@ -166,11 +167,13 @@ def lse_parts(b: Builder, node: Node) -> tuple[Node, Node]:
     """``e = exp(A - max(A))`` and ``sum(e)`` over the axes of the logsumexp ``node``: its
     gradient is ``G * e / sum(e)`` (one ``exp``, never overflowing), and the emitter computes
     the value as ``log(sum(e)) + max(A)`` from the same nodes when both are needed. The
+    ``max`` is a ``shift`` node (:mod:`symdiff.tensor.families.shifts`): it cancels, so
+    Hessians and Hessian-vector products do not differentiate it. The
     reductions keep their axes unless they reduce everything (scalars broadcast anyway)."""
     (a,) = node.args
     axes, keepdims = node.attrs
     keep = keepdims or len(axes) < a.ndim
-    peak = b.reduce_axes("max", a, axes, keep)
+    peak = shift(b, a, axes, keep)  # a constant to derivatives: it cancels
     weights = b.map(sp.exp(_G - _X), [a, peak])
     return weights, b.reduce_axes("sum", weights, axes, keep)
 

@@ -22,11 +22,13 @@ from .shapes import format_shape, same_shape
 from .vjp import TENSOR_VJPS, VJPRule
 
 
-def _active(order: Sequence[Node], names: set[str]) -> set[int]:
-    """Ids of the nodes that depend on a variable in ``names``."""
+def _active(order: Sequence[Node], names: set[str], ids: frozenset[int] = frozenset()
+            ) -> set[int]:
+    """Ids of the nodes that depend on a variable in ``names`` or on a node in ``ids``."""
     active: set[int] = set()
     for node in order:
-        if (node.op == "var" and node.name in names) or any(id(a) in active for a in node.args):
+        if ((node.op == "var" and node.name in names) or id(node) in ids
+                or any(id(a) in active for a in node.args)):
             active.add(id(node))
     return active
 
@@ -51,17 +53,21 @@ def backward(
     record: Recorder | None = None,
 ) -> list[Node]:
     """The gradient of the scalar ``root`` with respect to each ``var`` node in ``wrt``;
-    ``record`` (if given) is told each rule as it is applied."""
+    ``record`` (if given) is told each rule as it is applied. A node of ``wrt`` that is not a
+    ``var`` (an intermediate such as ``X @ W``) counts as an independent input: the walk
+    stops there."""
     if root.shape != ():
         raise ShapeError(
             f"the gradient needs a scalar expression, but this one has shape "
             f"{format_shape(root.shape)}; sum it, or use jacobian"
         )
     order = topological([root])
-    active = _active(order, {v.name for v in wrt})
+    inner = frozenset(id(v) for v in wrt if v.op != "var")
+    active = _active(order, {v.name for v in wrt if v.op == "var"}, inner)
     contributions: dict[int, list[Node]] = {id(root): [b.fill(1, ())]}
     for node in reversed(order):
-        if node.op == "var" or id(node) not in active or id(node) not in contributions:
+        if (node.op == "var" or id(node) in inner or id(node) not in active
+                or id(node) not in contributions):
             continue
         g = _total(b, node, contributions.pop(id(node)), record)
         rule = TENSOR_VJPS[node.op]
@@ -109,14 +115,18 @@ def _add(b: Builder, items: list[Node]) -> Node:
 
 
 def forward(
-    b: Builder, roots: Sequence[Node], var: Node, simplify: bool = True
+    b: Builder, roots: Sequence[Node], var: Node, simplify: bool = True,
+    seed: Node | None = None,
 ) -> list[Node]:
     """Tangents of ``roots`` with ``var`` seeded by the identity: each of shape
-    ``root.shape + (size(var.shape),)``, the Jacobian of the root with ``var`` flattened."""
-    seed = b.eye(var.shape)
+    ``root.shape + (size(var.shape),)``, the Jacobian of the root with ``var`` flattened.
+    ``seed`` (of shape ``var.shape + (D,)``) replaces the identity: the tangents then have
+    ``D`` directions, those of the seed. ``var`` may be an intermediate node, taken as an
+    independent input (its operands' tangents are not asked for)."""
+    seed = b.eye(var.shape) if seed is None else seed
     tangents: dict[int, Node] = {id(var): seed}
     for node in topological(roots):
-        if node.op in ("var", "fill", "eye"):
+        if node.op in ("var", "fill", "eye") or node is var:
             continue
         incoming = [tangents.get(id(a)) for a in node.args]
         if all(t is None for t in incoming):

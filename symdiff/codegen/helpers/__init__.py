@@ -16,7 +16,7 @@ generated module's own names, not private to this package):
 * :mod:`~symdiff.codegen.helpers.gamma`: ``_gamma`` (with ``_sinpi``), ``_loggamma``,
 ``_polygamma``;
 * :mod:`~symdiff.codegen.helpers.derivatives`: what derivatives print (``_argmax_share``,
-  ``_hypot_share``, ``_sinc_d``, ``_sigmoid``, ``_prod_others``, ``_tril_inv``);
+  ``_hypot_share``, ``_sinc_d``, ``_sigmoid``, ``_prod_others``, ``_tril_inv``, ``_gram``);
 * :mod:`~symdiff.codegen.helpers.arguments`: the argument checks (``_common_shape``,
 ``_float_dtype``,
   ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
@@ -76,6 +76,7 @@ from .arguments import _as_vector, _check_shapes, _common_shape, _float_arrays, 
 from .blocks import _as_output, _in_blocks
 from .derivatives import (
     _argmax_share,
+    _gram,
     _hypot_share,
     _prod_others,
     _sigmoid,
@@ -98,6 +99,7 @@ __all__ = [
     "_float_arrays",
     "_float_dtype",
     "_gamma",
+    "_gram",
     "_hypot_share",
     "_in_blocks",
     "_loggamma",
@@ -122,6 +124,7 @@ HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_float_dtype": (),
     "_prod_others": (),
     "_tril_inv": (),
+    "_gram": (),
     **_registry.helper_dependencies(),
 }
 

@@ -146,3 +146,30 @@ def _tril_inv(lower):
             rows = lower[..., start:stop, :start] @ out[..., :start, :start]
             out[..., start:stop, :start] = -(block @ rows)
     return out
+
+
+def _gram(m, w, u=None):
+    """``m.T @ (w[:, None] * m)`` for a matrix ``m`` (n, c) and weights ``w`` (n,): the sum over
+    rows of ``w_n * outer(m_n, m_n)``, a symmetric (c, c) matrix (a Hessian's share of rank n).
+    With ``u`` (n, k) the rows are ``kron(m_n, u_n)`` instead, (c*k) each, never formed apart.
+
+    When no weight is negative (or none positive) it is ``+-(q.T @ q)`` with the rows scaled by
+    ``sqrt(|w|)`` (folded into ``u``: one pass builds ``q``): NumPy sees one array times its
+    own transpose and calls the symmetric BLAS product (``syrk``), half the work of a general
+    one; otherwise (mixed signs, ``nan``) the general product. Keeps a float dtype; ``w`` may
+    be a number (one weight for every row).
+    """
+    w = _np.broadcast_to(_np.asarray(w, dtype=m.dtype), m.shape[:1])
+    if (w >= 0).all():
+        sign, root = 1.0, _np.sqrt(w)
+    elif (w <= 0).all():
+        sign, root = -1.0, _np.sqrt(-w)
+    else:
+        rows = m if u is None else (m[:, :, None] * u[:, None, :]).reshape(len(m), -1)
+        return rows.T @ (w[:, None] * rows)
+    if u is None:
+        q = m * root[:, None]
+    else:
+        q = (m[:, :, None] * (u * root[:, None])[:, None, :]).reshape(len(m), -1)
+    q = q.T @ q
+    return q if sign > 0 else _np.negative(q, out=q)

@@ -21,18 +21,20 @@ from . import (
     contractions,
     decompositions,
     gather,
+    grams,
     linalg,
     numeric,
     products,
     rearrange,
     scans,
+    shifts,
     sorting,
     stats,
 )
 
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
-    decompositions,
+    decompositions, shifts, grams,
 )
 
 #: Every family op by name.

@@ -386,11 +386,11 @@ def _no_tangent(b: Builder, node: Node, tangents: Sequence[Node | None], simplif
 
 
 def _row(op: str, rule: str, identity: str, vjp: Any, jvp: Any, emit: Any, text: str,
-         latex: str, names: set[str]) -> OpRow:
+         latex: str, names: set[str], helpers: frozenset[str] = frozenset()) -> OpRow:
     return OpRow(op=op, rule=rule, identity=identity, vjp=vjp, jvp=jvp, emit=emit,
                  text=lambda n, a, r: f"{text}({r[0]})",
                  latex=lambda n, a, r: rf"\operatorname{{{latex}}}\left({r[0]}\right)",
-                 numpy_names=frozenset(names))
+                 numpy_names=frozenset(names), helpers=helpers)
 
 
 OPS = (
@@ -400,7 +400,8 @@ OPS = (
          "cholesky", "chol", {"linalg.cholesky"}),
     _row("tril_inv", "inverse of a triangular factor",
          "d L^-1 = -L^-1 dL L^-1: L_bar = -tril(L^-T G L^-T)", _tril_inv_vjp, _tril_inv_jvp,
-         lambda n, c, t: [(t, f"_tril_inv({c[0]})")], "tril_inv", "inv", set()),
+         lambda n, c, t: [(t, f"_tril_inv({c[0]})")], "tril_inv", "inv", set(),
+         frozenset({"_tril_inv"})),
     _row("eigvalsh", "symmetric eigenvalues", "dw_j = v_j^T dA v_j: A_bar = V diag(G) V^T",
          _eigvalsh_vjp, _eigvalsh_jvp, _item(0), "eigvalsh", "eigvalsh", set()),
     _row("eigh_factors", "symmetric eigendecomposition", "(w, V) = eigh(A)",

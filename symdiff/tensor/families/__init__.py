@@ -19,20 +19,24 @@ from ..ops import Builder
 from . import (
     building,
     contractions,
+    conv,
     decompositions,
     gather,
     linalg,
+    norms,
     numeric,
+    pooling,
     products,
     rearrange,
     scans,
     sorting,
     stats,
+    windows,
 )
 
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
-    decompositions,
+    decompositions, windows, conv, pooling, norms,
 )
 
 #: Every family op by name.

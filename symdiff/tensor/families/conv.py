@@ -2,16 +2,17 @@
 
 * ``conv(x, w, stride, dilation)`` with ``x`` of shape ``(N, C, *S)`` and ``w`` of shape
   ``(O, C, *K)``: ``y[n, o, m] = sum_{c, i} x[n, c, m * stride + i * dilation] * w[o, c, i]``
-  (a cross-correlation, as in PyTorch; padding is a ``pad`` node before it). Emitted as the
-  windows view of ``x`` (``sliding_window_view``) contracted with ``w`` by ``tensordot``
-  (im2col and one matrix product, no Python loop over pixels).
+  (a cross-correlation, as in PyTorch; padding is a ``pad`` node before it). The node's third
+  operand is the im2col matrix ``cols`` of ``x`` (the windows view of ``sliding_window_view``
+  laid out as ``(C * prod(K), N * prod(outs))``, copied once), so the forward pass is one
+  matrix product ``W_flat @ cols`` and no Python loop runs over pixels.
 * Its input adjoint is a transposed convolution: the **full correlation of the output adjoint
-  with the flipped kernel**, ``X_bar = conv(Gz, flip(W) with in/out swapped, dilation)``, where
-  ``Gz`` is ``G`` with ``stride - 1`` zeros between its elements (a scatter) and ``dilation *
-  (K - 1)`` zeros around it.
-* Its weight adjoint is a correlation too: ``W_bar = conv(X^T, G^T, stride=dilation,
-  dilation=stride)`` with batch and channel axes swapped (``W_bar[o, c, i] = sum_{n, m}
-  G[n, o, m] * x[n, c, m * stride + i * dilation]``), cut to the kernel's size.
+  with the flipped kernel** (``G`` spread by the stride, bordered by ``dilation * (K - 1)``
+  zeros). It is computed the im2col way: ``cols_bar = W_flat.T @ G_flat``, then the adjoint of
+  the windows adds each column back where its window read ``x`` (col2im, one slice per kernel
+  offset).
+* Its weight adjoint is ``W_bar = G_flat @ cols.T`` (the correlation of ``x`` with ``G`` over
+  the batch and the positions), sharing the forward pass's ``cols``.
 * Being bilinear, its tangent is ``conv(dX, W) + conv(X, dW)``, the tangents' batch axis
   folded into the batch (or output-channel) axis.
 * ``pad(a, pad_width, mode="constant", constant_values=0)`` is NumPy's ``np.pad`` in constant
@@ -30,9 +31,8 @@ from ...errors import ShapeError
 from ..ir import Node, arg_symbol
 from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
-from ..shapes import Dim, format_shape, same_dim
-from .scans import flip
-from .windows import FULL, SLIDING, counts, ints, window_lines
+from ..shapes import format_shape, same_dim, size
+from .windows import FULL, counts, ints, windows
 
 _X0, _X1 = arg_symbol(0), arg_symbol(1)
 
@@ -63,12 +63,26 @@ def convolve(b: Builder, name: str, rank: int, x: Node, w: Node, stride: Any = 1
 
 def conv_node(b: Builder, x: Node, w: Node, strides: tuple[int, ...],
               dilations: tuple[int, ...]) -> Node:
-    """The ``conv`` node of (already padded) ``x`` and ``w``."""
+    """The ``conv`` node of (already padded) ``x`` and ``w``. Its third operand is the im2col
+    matrix of ``x`` (:func:`columns`), which the forward pass multiplies by the weights and
+    the weight adjoint by ``G``: one copy of the windows serves both."""
     outs = counts("conv", x.shape[2:], w.shape[2:], strides, dilations, "")
     shape = (x.shape[0], w.shape[0], *outs)
     if any(a.op == "fill" and a.attrs[0] == 0 for a in (x, w)):
         return b.fill(0, shape)
-    return b.node("conv", (x, w), (strides, dilations), shape)
+    cols = columns(b, x, w.shape[2:], strides, dilations)
+    return b.node("conv", (x, w, cols), (strides, dilations), shape)
+
+
+def columns(b: Builder, x: Node, kernel: Sequence[int], strides: tuple[int, ...],
+            dilations: tuple[int, ...]) -> Node:
+    """im2col: the windows of ``x`` (N, C, *S) as a matrix ``(C * prod(K), N * prod(outs))``,
+    one column per output position (rows in the order of the flattened weights)."""
+    r = len(strides)
+    spread = windows(b, x, tuple(range(2, 2 + r)), tuple(kernel), strides, dilations, "conv")
+    n, c, outs = x.shape[0], x.shape[1], spread.shape[2:2 + r]
+    order = b.transpose(spread, (1, *range(2 + r, 2 + 2 * r), 0, *range(2, 2 + r)))
+    return b.reshape(order, (c * size(kernel), n * size(outs)))
 
 
 def conv1d(b: Builder, x: Node, w: Node, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
@@ -136,32 +150,16 @@ def pad(b: Builder, a: Node, pad_width: Any, mode: str = "constant", constant_va
 
 
 # -- rules ---------------------------------------------------------------------------------------
-def _swap(b: Builder, a: Node) -> Node:
-    """``a`` with its first two axes swapped (batch <-> channels, out <-> in)."""
-    return b.transpose(a, (1, 0, *range(2, a.ndim)))
-
-
 def _vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
-    x, w = node.args
-    strides, dilations = node.attrs
-    kernel, outs = w.shape[2:], node.shape[2:]
-    spatial = tuple(range(2, x.ndim))
-    # the input: G spread out by the stride and bordered, then correlated with the flipped kernel
-    index: list[Any] = [FULL, FULL]
-    shape: list[Dim] = [g.shape[0], g.shape[1]]
-    for dim, k, m, s, d in zip(x.shape[2:], kernel, outs, strides, dilations, strict=True):
-        start, size = d * (k - 1), dim + d * (k - 1)
-        item = (start, start + s * (m - 1) + 1, s if s != 1 else None)
-        index.append(FULL if item == (0, size, None) else item)
-        shape.append(size)
-    spread = b.scatter(g, tuple(index), tuple(shape))
-    x_bar = conv_node(b, spread, _swap(b, flip(b, w, spatial)), (1,) * len(strides), dilations)
-    # the weights: x correlated with G, batch as the channels, stride and dilation swapped
-    found = conv_node(b, _swap(b, x), _swap(b, g), dilations, strides)
-    cut = [FULL, FULL, *((0, k, None) if k != m else FULL
-                         for k, m in zip(kernel, found.shape[2:], strict=True))]
-    w_bar = _swap(b, b.index(found, tuple(cut)))
-    return x_bar, w_bar
+    """``W_bar = G_flat @ cols.T``; ``cols_bar = W_flat.T @ G_flat``, whose overlap-add (the
+    adjoint of the windows, col2im) is the input adjoint: the transposed convolution."""
+    _, w, cols = node.args
+    o = w.shape[0]
+    flat_g = b.reshape(b.transpose(g, (1, 0, *range(2, g.ndim))), (o, cols.shape[1]))
+    flat_w = b.reshape(w, (o, cols.shape[0]))
+    w_bar = b.reshape(b.matmul(flat_g, b.transpose(cols)), w.shape)
+    cols_bar = b.matmul(b.transpose(flat_w), flat_g)
+    return None, w_bar, cols_bar
 
 
 def _fold(b: Builder, t: Node) -> Node:
@@ -174,8 +172,8 @@ def _fold(b: Builder, t: Node) -> Node:
 
 def _jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
          ) -> Node | None:
-    x, w = node.args
-    tx, tw = tangents
+    x, w, _ = node.args
+    tx, tw, _ = tangents  # the columns' tangent is the input's, counted through tx
     strides, dilations = node.attrs
     n, o, outs = node.shape[0], node.shape[1], node.shape[2:]
     terms = []
@@ -193,15 +191,14 @@ def _jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
 
 
 def _emit(node: Node, c: list[str], target: str) -> list[tuple[str, str]]:
-    x, w = node.args
-    strides, dilations = node.attrs
-    r = len(strides)
-    spatial = tuple(range(2, 2 + r))
-    lines = window_lines(c[0], target, x.ndim, spatial, w.shape[2:], strides, dilations)
-    contracted = ((1, *range(r + 2, 2 * r + 2)), tuple(range(1, r + 2)))
-    lines.append((target, f"_np.tensordot({target}, {c[1]}, {contracted})"))
-    lines.append((target, f"_np.transpose({target}, {(0, r + 1, *range(1, r + 1))})"))
-    return lines
+    """``W_flat @ cols``, its columns back to ``(N, O, *outs)``."""
+    o, r = node.shape[0:2][1], node.ndim - 2
+    outs = ", ".join(str(m) for m in node.shape[2:])
+    return [
+        (target, f"_np.reshape({c[1]}, ({o}, -1)) @ {c[2]}"),
+        (target, f"_np.transpose(_np.reshape({target}, ({o}, -1, {outs})), "
+                 f"{(1, 0, *range(2, 2 + r))})"),
+    ]
 
 
 def _arguments(node: Node) -> list[str]:
@@ -220,16 +217,16 @@ OPS = (
     OpRow(
         op="conv",
         rule="convolution (transposed convolution)",
-        identity="X_bar = full correlation of G (spread by the stride) with the flipped kernel "
-                 "flip(W), in/out swapped; W_bar = correlation of X with G over batch and "
-                 "positions",
+        identity="X_bar = the transposed convolution of G: the full correlation of G (spread "
+                 "by the stride) with the flipped kernel, computed as col2im(W_flat.T @ G_flat); "
+                 "W_bar = G_flat @ cols(X).T",
         vjp=_vjp,
         jvp=_jvp,
         emit=_emit,
         text=lambda n, a, r: f"{_name(n)}({r[0]}, {r[1]}, {', '.join(_arguments(n))})",
         latex=lambda n, a, r: call_latex(_name(n), r[0], r[1], *(
             rf"\text{{{part.split('=')[0]}}}={part.split('=')[1]}" for part in _arguments(n))),
-        numpy_names=frozenset({SLIDING, "tensordot", "transpose"}),
+        numpy_names=frozenset({"reshape", "transpose"}),
     ),
 )
 

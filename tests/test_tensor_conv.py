@@ -306,3 +306,18 @@ def test_pad_modes_other_than_constant_are_refused():
 def test_scalar_tracing_is_refused_clearly():
     with pytest.raises(sd.SymdiffError, match="conv2d works on arrays: trace with shapes="):
         sd.grad(lambda x: nn.conv2d(x, x))
+
+
+def test_a_deep_network_formula_is_replaced_by_a_note():
+    """Printed as a tree, the gradient of stacked residual blocks repeats every shared node
+    at each use (exponential in depth): past MAX_FORMULA characters ``exprs`` is a note."""
+    def f(x, w):
+        for _ in range(4):
+            x = x + np.maximum(nn.batch_norm(nn.conv2d(x, w, padding=1)), 0)
+        return np.sum(x ** 2)
+
+    g = sd.grad(f, wrt="w", shapes={"x": (2, 2, 4, 4), "w": (2, 2, 3, 3)})
+    (formula,) = g.exprs
+    assert "see the generated source" in formula and "see the generated source" in formula.latex
+    x, w = RNG.normal(size=(2, 2, 4, 4)), RNG.normal(size=(2, 2, 3, 3)) * 0.3
+    np.testing.assert_allclose(g(x, w), central(lambda v: f(x, v), w), rtol=1e-6, atol=1e-6)

@@ -238,6 +238,19 @@ def test_named_batch_and_float32():
         np.testing.assert_allclose(got, want, rtol=2e-3, atol=2e-3)
 
 
+def test_named_channels_and_per_axis_stride_and_padding():
+    g = sd.grad("sum(conv2d(x, w, stride=(1, 2), padding=(2, 1)) ** 2)", wrt=["x", "w"],
+                shapes={"x": ("n", "c", 6, 7), "w": ("o", "c", 3, 2)})
+    x, w = RNG.normal(size=(2, 3, 6, 7)), RNG.normal(size=(4, 3, 3, 2))
+
+    def f(x, w):
+        return np.sum(nn.conv2d(x, w, stride=(1, 2), padding=(2, 1)) ** 2)
+
+    gx, gw = g(x=x, w=w)
+    np.testing.assert_allclose(gx, central(lambda v: f(v, w), x), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(gw, central(lambda v: f(x, v), w), rtol=1e-6, atol=1e-6)
+
+
 # -- tracing: a small residual network written with NumPy and symdiff.nn ---------------------------
 W2 = RNG.normal(size=(3, 3, 3, 3)) * 0.3
 

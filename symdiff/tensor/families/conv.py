@@ -28,6 +28,7 @@ import numpy as np
 import sympy as sp
 
 from ...errors import ShapeError
+from ..codetext import dim_code
 from ..ir import Node, arg_symbol
 from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
@@ -192,7 +193,7 @@ def _jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
 
 def _emit(node: Node, c: list[str], target: str) -> list[tuple[str, str]]:
     """``W_flat @ cols``, its columns back to ``(N, O, *outs)``."""
-    o, r = node.shape[0:2][1], node.ndim - 2
+    o, r = dim_code(node.shape[1]), node.ndim - 2
     outs = ", ".join(str(m) for m in node.shape[2:])
     return [
         (target, f"_np.reshape({c[1]}, ({o}, -1)) @ {c[2]}"),

@@ -123,7 +123,7 @@ def test_emitted_code_uses_windows_and_one_matrix_product_per_pass():
 
 
 # -- pooling ---------------------------------------------------------------------------------------
-POOL_CASES = [((2, 3, 4, 4), 2, 2), ((1, 2, 7, 6), 3, 2), ((2, 5, 5), 2, 1)]
+POOL_CASES = [((2, 3, 4, 4), 2, 2), ((1, 2, 7, 6), 3, 2), ((2, 5, 5), 2, 1), ((2, 1, 5, 5), 2, 2)]
 
 
 @pytest.mark.parametrize("kind, reduce", [("max", np.max), ("avg", np.mean)])

@@ -36,7 +36,9 @@ def normalize(b: Builder, x: Node, axes: tuple[int, ...], eps: Any, name: str,
         raise ShapeError(f"{name}: eps must be a non-negative number, not {eps!r}{where}")
     mean = b.reduce_axes("mean", x, axes, True)
     spread = var(b, x, axes, keepdims=True, where=where)
-    return b.map((_X0 - _X1) / sp.sqrt(_X2 + sp.nsimplify(eps)), [x, mean, spread], name, where)
+    # 1/sqrt(var + eps) of the statistics' (small) shape, so that its derivative is taken there
+    inverse = b.map(1 / sp.sqrt(_X0 + sp.nsimplify(eps)), [spread], name, where)
+    return b.map((_X0 - _X1) * _X2, [x, mean, inverse], name, where)
 
 
 def _affine(b: Builder, y: Node, gamma: Node | None, beta: Node | None, name: str, where: str

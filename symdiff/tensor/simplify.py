@@ -128,6 +128,11 @@ def reduction(
         return b.fill(value, shape)
     if a.op == "broadcast" and kind in ("sum", "mean"):
         return _sum_of_broadcast(b, kind, a, axes, keepdims, shape)
+    if a.op == "map" and kind in ("sum", "mean") and len(a.args) == 1:
+        factor, rest = a.attrs[0].as_coeff_Mul()  # sum(c * x) = c * sum(x): c on the result
+        if rest == arg_symbol(0) and factor != 1:
+            return b.map(factor * arg_symbol(0), [b.reduce_axes(kind, a.args[0], axes,
+                                                                keepdims)])
     if a.op == "transpose":  # reduce the untransposed array, transpose what is left
         (perm,) = a.attrs
         inner = b.reduce_axes(kind, a.args[0], tuple(sorted(perm[i] for i in axes)), keepdims)

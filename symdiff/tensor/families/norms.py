@@ -38,7 +38,9 @@ def normalize(b: Builder, x: Node, axes: tuple[int, ...], eps: Any, name: str,
     spread = var(b, x, axes, keepdims=True, where=where)
     # 1/sqrt(var + eps) of the statistics' (small) shape, so that its derivative is taken there
     inverse = b.map(1 / sp.sqrt(_X0 + sp.nsimplify(eps)), [spread], name, where)
-    return b.map((_X0 - _X1) * _X2, [x, mean, inverse], name, where)
+    # x - mean as its own node: the variance's adjoint reads the same centred values
+    centred = b.map(_X0 - _X1, [x, mean], name, where)
+    return b.map(_X0 * _X1, [centred, inverse], name, where)
 
 
 def _affine(b: Builder, y: Node, gamma: Node | None, beta: Node | None, name: str, where: str

@@ -30,7 +30,8 @@ which traces too.
   normalised by its mean and (biased) variance over the batch and the positions.
 * ``layer_norm(x, gamma=None, beta=None, eps=1e-5, axis=-1)``: normalised over ``axis``.
 
-Importing this module is cheap: it needs NumPy only.
+Importing this module is cheap: it needs NumPy only. It is also ``sd.nn`` (loaded on first
+use, like ``sd.math``).
 """
 
 from __future__ import annotations

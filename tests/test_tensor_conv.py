@@ -334,3 +334,8 @@ def test_a_deep_network_formula_is_replaced_by_a_note():
     assert "see the generated source" in formula and "see the generated source" in formula.latex
     x, w = RNG.normal(size=(2, 2, 4, 4)), RNG.normal(size=(2, 2, 3, 3)) * 0.3
     np.testing.assert_allclose(g(x, w), central(lambda v: f(x, v), w), rtol=1e-6, atol=1e-6)
+
+
+def test_nn_is_a_lazy_submodule():
+    assert sd.nn is nn
+    assert "nn" not in sd.__all__  # like sd.math: a star import brings no module named nn

@@ -18,7 +18,6 @@ training form (batch statistics) also for the test set, which is scored in one b
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 
 import numpy as np
@@ -149,7 +148,8 @@ def progress(epoch: int, done: int, total: int, value: float, start: float) -> N
           f"{time.perf_counter() - start:5.1f}s", end="", flush=True)
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> float:
+    """Train and return the final test accuracy."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--batch", type=int, default=64)
@@ -181,9 +181,10 @@ def main(argv: list[str] | None = None) -> None:
             progress(epoch, i + 1, len(batches), total / (i + 1), start)
         print(f"  test accuracy {accuracy(params, x_test, y_test):.3f}")
     elapsed = time.perf_counter() - start
-    print(f"trained {options.epochs} epochs in {elapsed:.1f}s; "
-          f"test accuracy {accuracy(params, x_test, y_test):.3f}")
+    final = accuracy(params, x_test, y_test)
+    print(f"trained {options.epochs} epochs in {elapsed:.1f}s; test accuracy {final:.3f}")
+    return final
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

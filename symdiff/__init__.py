@@ -35,10 +35,11 @@ _LAZY = {
     "Step": "engine.steps",
     "RULES": "engine.rules",
     "math": "math",
+    "nn": "nn",
     "graph": "graphs",
 }
 #: Names in ``_LAZY`` that are submodules themselves rather than attributes of one.
-_SUBMODULES = frozenset({"math"})
+_SUBMODULES = frozenset({"math", "nn"})
 
 __all__ = [
     "ArgumentError",

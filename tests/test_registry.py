@@ -361,10 +361,15 @@ def test_tensor_in_place_ufuncs_are_the_rows():
 def test_tensor_sigmoid_is_the_rows_tensor_form():
     assert finish.SIGMOID_CLIP == R.SIGMOID_CLIP
     rows = [row for row in R.ROWS if row.tensor_form]
-    assert rows == [R.by_name()["sigmoid"]]
+    assert rows == [R.by_name()["heaviside"], R.by_name()["sigmoid"]]
     u = sp.Symbol("u", real=True)
-    assert finish.tensor_forms(sigmoid(u)) == rows[0].tensor_form(u)
+    assert finish.tensor_forms(sigmoid(u)) == rows[1].tensor_form(u)
     assert finish.tensor_forms(sigmoid(u)) == 1 / (1 + sp.exp(sp.Min(-u, 88)))  # as before
+    # the step at 1/2 (max(x, 0)'s and relu's gradient) as (sign + 1)/2: np.heaviside is slow
+    assert finish.tensor_forms(sp.Heaviside(u, sp.S.Half)) == (sp.sign(u) + 1) / 2
+    assert finish.tensor_forms(sp.Heaviside(u, 1)) == sp.Heaviside(u, 1)
+    x = np.array([-np.inf, -2.0, -0.0, 0.0, 3.0, np.inf, np.nan])
+    np.testing.assert_array_equal((np.sign(x) + 1) / 2, np.heaviside(x, 0.5))
 
 
 # -- documentation ---------------------------------------------------------------------------------

@@ -96,8 +96,12 @@ class _Emitter:
         return rule is not None and rule(self, node)
 
     def _inline_view(self, node: Node) -> bool:
-        """A view is inline unless another view uses it (views of views get a name)."""
-        return not any(u.op in VIEWS for u in self.users.get(id(node), []))
+        """A view is inline unless another view uses it (views of views get a name), or it is a
+        reshape used more than once (a reshape of a transposed array copies: once, then)."""
+        users = self.users.get(id(node), [])
+        if node.op == "reshape" and len(users) > 1:
+            return False
+        return not any(u.op in VIEWS for u in users)
 
     def _inline_map(self, node: Node) -> bool:
         """An elementwise node is composed into its one elementwise (or gathering) user."""

@@ -85,9 +85,17 @@ def _atomic(node: Node, names: Names) -> bool:
     return False
 
 
+#: Longest formula printed, in characters: a graph printed as a tree repeats every shared
+#: node at each use, which grows exponentially with depth (the gradient of a residual network),
+#: so a longer one is replaced by a note (the generated source shares those nodes).
+MAX_FORMULA = 20_000
+TOO_LONG = "(a formula of more than {} characters: see the generated source)"
+
+
 def _walk(node: Node, names: Names, formats: Mapping[str, Callable[..., str]],
-          wrap: Callable[[str], str]) -> str:
-    """Print ``node`` bottom-up without recursion (deep graphs), ``names`` first."""
+          wrap: Callable[[str], str], fallback: str = TOO_LONG.format(MAX_FORMULA)) -> str:
+    """Print ``node`` bottom-up without recursion (deep graphs), ``names`` first; ``fallback``
+    for a formula longer than :data:`MAX_FORMULA`."""
     memo: dict[int, str] = {}
     stack = [node]
     while stack:
@@ -106,7 +114,10 @@ def _walk(node: Node, names: Names, formats: Mapping[str, Callable[..., str]],
         stack.pop()
         args = [memo[id(a)] if _atomic(a, names) else wrap(memo[id(a)]) for a in current.args]
         raw = [memo[id(a)] for a in current.args]
-        memo[id(current)] = formats[current.op](current, args, raw)
+        printed = formats[current.op](current, args, raw)
+        if len(printed) > MAX_FORMULA:
+            return fallback
+        memo[id(current)] = printed
     return memo[id(node)]
 
 
@@ -181,7 +192,8 @@ _TEXT.update({op: row.text for op, row in families.OPS.items()})
 # -- LaTeX ---------------------------------------------------------------------------------------
 def latex(node: Node, names: Names | None = None) -> str:
     """``node`` in LaTeX (KaTeX-safe; ``names`` are LaTeX printed as given)."""
-    return _walk(node, names or {}, _LATEX, lambda t: rf"\left({t}\right)")
+    return _walk(node, names or {}, _LATEX, lambda t: rf"\left({t}\right)",
+                 rf"\text{{{TOO_LONG.format(MAX_FORMULA)}}}")
 
 
 def _dims_latex(shape: Shape) -> str:

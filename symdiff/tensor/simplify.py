@@ -161,6 +161,11 @@ def reduction(
         picked = _sum_against_identity(b, a, axes)
         if picked is not None:
             return picked if keepdims else b.reshape(picked, shape)
+    if a.op == "map" and kind in ("sum", "mean") and len(a.args) == 1:
+        factor, rest = a.attrs[0].as_coeff_Mul()  # sum(c * x) = c * sum(x): c on the result
+        if rest == arg_symbol(0) and factor != 1:
+            return b.map(factor * arg_symbol(0), [b.reduce_axes(kind, a.args[0], axes,
+                                                                keepdims)])
     if a.op == "transpose":  # reduce the untransposed array, transpose what is left
         (perm,) = a.attrs
         inner = b.reduce_axes(kind, a.args[0], tuple(sorted(perm[i] for i in axes)), keepdims)

@@ -48,6 +48,7 @@ FAMILY_NUMPY_NAMES = frozenset({
     "argpartition", "argsort", "take_along_axis", "put_along_axis",
     "take", "bincount", "add.at", "nan_to_num", "isfinite",
     "linalg.cholesky", "linalg.eigh", "linalg.svd",
+    "lib.stride_tricks.sliding_window_view", "reshape", "transpose",
 })
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})

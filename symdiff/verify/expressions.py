@@ -26,6 +26,18 @@ from .errors import refuse
 from .literals import all_axes, names_tuple, plain_index
 
 
+def _numpy_path(node: ast.Attribute) -> str | None:
+    """``linalg.det`` for ``_np.linalg.det`` (a chain of attributes of ``_np``), else None."""
+    parts = [node.attr]
+    owner = node.value
+    while isinstance(owner, ast.Attribute):
+        parts.append(owner.attr)
+        owner = owner.value
+    if not (isinstance(owner, ast.Name) and owner.id == "_np") or len(parts) < 2:
+        return None
+    return ".".join(reversed(parts))
+
+
 class ExpressionChecker:
     """Walks one expression and refuses any node, name, attribute or call not on the lists.
 
@@ -122,13 +134,8 @@ class ExpressionChecker:
         owner = node.value
         if isinstance(owner, ast.Name) and owner.id == "_np" and node.attr in NUMPY_NAMES:
             return []
-        if (
-            isinstance(owner, ast.Attribute)
-            and isinstance(owner.value, ast.Name)
-            and owner.value.id == "_np"
-            and f"{owner.attr}.{node.attr}" in NUMPY_NAMES
-        ):
-            return []  # ``_np.linalg.det``, ``_np.add.at``
+        if _numpy_path(node) in NUMPY_NAMES:
+            return []  # ``_np.linalg.det``, ``_np.add.at``, ``_np.lib.stride_tricks.<name>``
         if isinstance(owner, ast.Name) and node.attr in PARAM_METHODS and (
             owner.id in self.params or INTERNAL.match(owner.id)
         ):

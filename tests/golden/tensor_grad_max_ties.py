@@ -25,8 +25,8 @@ def grad_f(X, Y):
     _t1 = _np.asarray(X == _t0[:, None], dtype=_dtype)
     _t1 = _t1 / _np.add.reduce(_t1, axis=1, keepdims=True)
     _t2 = X - Y
-    _X_bar = _t1 + _np.heaviside(_t2, 0.5)
-    _t3 = _np.heaviside(-_t2, 0.5)
+    _X_bar = _t1 + (1/2)*_np.sign(_t2) + 1/2
+    _t3 = 1/2 - 1/2*_np.sign(_t2)
     _Y_bar = _np.add.reduce(_t3, axis=0)
     return (_X_bar, _Y_bar)
 

@@ -19,22 +19,26 @@ from ..ops import Builder
 from . import (
     building,
     contractions,
+    conv,
     decompositions,
     gather,
     grams,
     linalg,
+    norms,
     numeric,
+    pooling,
     products,
     rearrange,
     scans,
     shifts,
     sorting,
     stats,
+    windows,
 )
 
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
-    decompositions, shifts, grams,
+    decompositions, shifts, grams, windows, conv, pooling, norms,
 )
 
 #: Every family op by name.

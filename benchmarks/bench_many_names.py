@@ -52,8 +52,8 @@ os.environ.setdefault(
 )
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import symdiff as sd  # noqa: E402
-from symdiff.pipeline import clear_memo  # noqa: E402
+import symdiff as sd
+from symdiff.pipeline import clear_memo
 
 QUADRATIC_SEED = 0
 
@@ -252,23 +252,28 @@ def value_and_grad_rows(problems: list[str], n: int, options) -> None:
     """``value_and_grad`` over ``grad`` for the n-name problems and the tensor logistic loss."""
     print(f"\nvalue_and_grad / grad (goal <= 1.1 + the value's last operation); n = {n} names")
     for problem in problems:
-        names = [f"x{i}" for i in range(n)]
-        text = TEXTS[problem](n)
-        g = sd.grad(text, wrt=names, cache=False)
-        vg = sd.value_and_grad(text, wrt=names, cache=False)
-        f = sd.compile(text, cache=False)
-        rng = np.random.default_rng(2)
-        low, high = SCALES[problem]
-        floats = tuple(rng.uniform(low, high, size=n).tolist())
-        rows = tuple(rng.uniform(low, high, size=(n, options.points)))
-        value, grads = vg(*rows)
-        np.testing.assert_allclose(value, f(*rows), rtol=1e-12)
-        np.testing.assert_allclose(np.stack(grads), np.stack(g(*rows)), rtol=1e-9, atol=1e-9)
-        point = round_times({"vg": lambda: vg(*floats), "g": lambda: g(*floats)}, options.repeat)
-        batch = round_times({"vg": lambda: vg(*rows), "g": lambda: g(*rows)}, options.repeat)
-        print(f"  {problem:11} point {point['vg'] / point['g']:5.2f}   "
-              f"{options.points} points {batch['vg'] / batch['g']:5.2f}", flush=True)
+        one_value_and_grad(problem, n, options)
     logistic(options)
+
+
+def one_value_and_grad(problem: str, n: int, options) -> None:
+    """One row: value_and_grad over grad at a point and over a batch (values checked)."""
+    names = [f"x{i}" for i in range(n)]
+    text = TEXTS[problem](n)
+    g = sd.grad(text, wrt=names, cache=False)
+    vg = sd.value_and_grad(text, wrt=names, cache=False)
+    f = sd.compile(text, cache=False)
+    rng = np.random.default_rng(2)
+    low, high = SCALES[problem]
+    floats = tuple(rng.uniform(low, high, size=n).tolist())
+    rows = tuple(rng.uniform(low, high, size=(n, options.points)))
+    value, grads = vg(*rows)
+    np.testing.assert_allclose(value, f(*rows), rtol=1e-12)
+    np.testing.assert_allclose(np.stack(grads), np.stack(g(*rows)), rtol=1e-9, atol=1e-9)
+    point = round_times({"vg": lambda: vg(*floats), "g": lambda: g(*floats)}, options.repeat)
+    batch = round_times({"vg": lambda: vg(*rows), "g": lambda: g(*rows)}, options.repeat)
+    print(f"  {problem:11} point {point['vg'] / point['g']:5.2f}   "
+          f"{options.points} points {batch['vg'] / batch['g']:5.2f}", flush=True)
 
 
 def logistic(options) -> None:

@@ -25,6 +25,7 @@ from symdiff.codegen.helpers import (
     _argmax_share,
     _as_output,
     _as_vector,
+    _at_point,
     _cody_erf,
     _erf,
     _erfc,
@@ -460,6 +461,11 @@ def _twice_block(a, shape, dtype):
     return a * 2.0, (np.stack([a, -a]),)
 
 
+def _reciprocal_point(a, shape, dtype):
+    """A stand-in for ``_formulas`` at a point: ``1/a`` (Python raises at 0.0, NumPy: inf)."""
+    return 1 / a, shape, dtype
+
+
 def _call_examples():
     x = np.array([-2.5, -0.3, 0.2, 1.5, 3.0, 40.0])
     long = np.linspace(-1.0, 1.0, 40000)
@@ -468,6 +474,7 @@ def _call_examples():
             (_twice_block, [long], long.shape, long.dtype),
             (long * 2.0, (np.stack([long, -long]),)),
         ),
+        "_at_point": ((_reciprocal_point, (4.0,)), (0.25, (), np.dtype(np.float64))),
         "_sinpi": ((x,), _sinpi(x)),
         "_cody_erf": ((x,), _cody_erf(x)),
         "_erf": ((x,), _erf(x)),
@@ -774,3 +781,13 @@ def test_sinc_d_is_accurate_through_zero_and_beyond(n):
     got = _sinc_d(n, xs)
     np.testing.assert_allclose(got, exact, rtol=1e-13, atol=1e-13)
     assert _sinc_d(1, 0.0) == 0.0 and _sinc_d(2, 0.0) == -1 / 3
+
+
+def test_at_point_runs_on_floats_and_falls_back_to_numpy_scalars_where_python_raises():
+    """Python floats where they give NumPy's numbers; at 1/0.0 (ZeroDivisionError) the point is
+    computed again on NumPy scalars, which give inf, as every other path does."""
+    value, shape, dtype = _at_point(_reciprocal_point, (4.0,))
+    assert value == 0.25 and type(value) is float and shape == () and dtype == np.float64
+    with np.errstate(divide="ignore"):
+        value, _, _ = _at_point(_reciprocal_point, (0.0,))
+    assert value == np.inf and isinstance(value, np.float64)

@@ -98,6 +98,38 @@ def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter)
     return lines
 
 
+#: The runtime helper that computes the formulas at one point given as Python floats.
+POINT_HELPER = "_at_point"
+
+
+def _floats_suffice(exprs: Sequence[sp.Expr]) -> bool:
+    """Whether the printed formulas give the same numbers on Python floats as on NumPy float64
+    scalars wherever Python does not raise: every power has an integer exponent (or is a
+    square root, which prints as ``_np.sqrt``); a float to another power can be complex."""
+    return all(
+        p.exp.is_Integer or p.exp == sp.S.Half for e in exprs for p in e.atoms(sp.Pow)
+    )
+
+
+def _point_path(params: Sequence[str], printer: CodePrinter) -> list[str]:
+    """The first statements of an elementwise function: at one point given as Python floats
+    (the usual call of an optimiser over named parameters) the formulas run on the floats
+    themselves (:func:`~symdiff.codegen.helpers.blocks._at_point`), without the conversion of
+    every argument to an array; with 1,000 names that conversion cost more than the formulas."""
+    test = " and ".join(f"{p}.__class__ is float" for p in params)
+    call = printer.helper_call(POINT_HELPER, FORMULAS, names_tuple_of(params))
+    return [f"if {test}:", f"    return {call}"]
+
+
+def names_tuple_of(params: Sequence[str]) -> str:
+    """``(a, b)`` (``(a,)`` for one name): the tuple of the parameters themselves."""
+    return f"({params[0]},)" if len(params) == 1 else f"({', '.join(params)})"
+
+
+#: The function of the formulas of an elementwise module (see :func:`module_spec`).
+FORMULAS = "_formulas"
+
+
 def emit_source(program: Program, *, cse: bool = True) -> str:
     """The full text of the generated module for ``program`` (:func:`module_spec`, rendered)."""
     return render_module(module_spec(program, cse=cse))
@@ -131,6 +163,8 @@ def module_spec(program: Program, *, cse: bool = True) -> ModuleSpec:
     block_inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)
+        if not program.vector and _floats_suffice([*(v for _, v in assignments), *reduced]):
+            prelude = [*_point_path(block_inputs, printer), *prelude]
     return ModuleSpec.of(
         program,
         helpers=printer.helpers,

@@ -18,7 +18,10 @@ rewrite only where the printed program makes fewer passes over arrays:
 
 Every rewrite is an identity of real arithmetic; the values printed differ from the original
 forms by rounding only. Programs with more than :data:`SEARCH_MAX` temporaries keep the power
-rewrites only (the sign search prints the program once per temporary).
+rewrites only (the sign search prints the program once per temporary), and so do programs of
+more than :data:`SEARCH_MAX_NODES` operation nodes (a dense quadratic form of 100 names has a
+handful of temporaries but outputs of 100 terms each: factoring and reprinting them per trial took
+minutes).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from collections.abc import Callable, Sequence
 
 import sympy as sp
 
+from ..simplify import operation_nodes
 from .cost import total_passes
 from .naming import TEMPORARY
 from .printer import CHAIN_MAX, CodePrinter
@@ -35,6 +39,9 @@ Line = tuple[sp.Symbol, sp.Expr]
 
 #: Programs with more temporaries than this skip the sign and factor search.
 SEARCH_MAX = 48
+#: ... and so do programs with more operation nodes than this (lines and outputs together): the
+#: search reprints and factors whole lines per trial, so its cost grows with their size.
+SEARCH_MAX_NODES = 1_500
 
 
 def cheaper_program(
@@ -48,7 +55,7 @@ def cheaper_program(
     cost = _Costs()
     lines, outs = _compound_power_bases(lines, outs, fresh)
     lines, outs = _reuse_powers(lines, outs, cost)
-    if len(lines) <= SEARCH_MAX:
+    if len(lines) <= SEARCH_MAX and _nodes(lines, outs) <= SEARCH_MAX_NODES:
         lines, outs = _share_negated_outputs(lines, outs, fresh)
         lines, outs = _factor_lines(lines, outs, cost)
         lines, outs = _share_negated_sums(lines, outs, fresh, cost)
@@ -61,6 +68,10 @@ def cheaper_program(
     if cost.program(lines, outs) > cost.program(assignments, outputs):
         return list(assignments), list(outputs)  # the power rewrites are kept only when they pay
     return lines, outs
+
+
+def _nodes(lines: Sequence[Line], outs: Sequence[sp.Expr]) -> int:
+    return sum(operation_nodes(e) for e in (*(v for _, v in lines), *outs))
 
 
 def program_passes(assignments: Sequence[Line], outputs: Sequence[sp.Expr]) -> int:

@@ -42,9 +42,9 @@ def load_function(source: str, name: str, filename: str) -> Callable[..., Any]:
     else under ``filename``, and the source is registered with :mod:`linecache` under that
     name, so that tracebacks and ``inspect.getsource`` show the generated lines.
     """
-    check_module(source)
+    tree = check_module(source)
     filename = source_file(source, name) or filename
-    code = compile(source, filename, "exec")
+    code = compile(tree, filename, "exec")  # the tree just checked, not a second parse
     namespace: dict[str, Any] = {"__name__": "symdiff.generated", "__file__": filename}
     exec(code, namespace)  # our own rendered module, never user text
     for constant, error in _ERRORS.items():  # the module binds built-ins, for a saved copy

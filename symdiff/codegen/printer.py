@@ -125,8 +125,8 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
                 first = next((i for i, t in enumerate(terms) if _free_sign(t)), None)
             if first is not None:
                 terms = [terms[first], *terms[:first], *terms[first + 1 :]]
-                return super()._print_Add(sp.Add(*terms, evaluate=False), order="none")
-        return super()._print_Add(expr, order=order)
+        # in the order found (sorting a sum's terms is most of the cost of printing it)
+        return super()._print_Add(sp.Add(*terms, evaluate=False), order="none")
 
     def _print_Mul(self, expr):
         if len(expr.args) <= CHUNK:

@@ -78,7 +78,8 @@ class Linearizer:
         if isinstance(expr, sp.Piecewise):
             return self._piecewise(expr)
         children = tuple(self(arg) for arg in expr.args)
-        value = expr.func(*children)
+        # operands that stand for themselves (names, constants) leave the node as it is
+        value = expr if children == expr.args else expr.func(*children)
         local = operation_rule(expr.func, children, value)
         return self.add(value, children, _in_code_forms(local, children, value), local)
 

@@ -47,8 +47,15 @@ class OverBudget(BaseException):
 
 
 def _operands(node: ast.AST) -> list[ast.AST]:
-    if isinstance(node, ast.Call):  # the called name is not an operand
-        return [*node.args, *(k.value for k in node.keywords)]
+    kind = type(node)
+    if kind is ast.BinOp:  # the operator node has no operands
+        return [node.left, node.right]  # type: ignore[attr-defined]
+    if kind is ast.UnaryOp:
+        return [node.operand]  # type: ignore[attr-defined]
+    if kind is ast.Name or kind is ast.Constant:
+        return []
+    if kind is ast.Call:  # the called name is not an operand
+        return [*node.args, *(k.value for k in node.keywords)]  # type: ignore[attr-defined]
     return list(ast.iter_child_nodes(node))
 
 
@@ -63,7 +70,12 @@ def watched_nodes(tree: ast.AST) -> frozenset[int]:
     constant: dict[int, bool] = {}  # no variable below
     numeric: dict[int, bool] = {}  # an evaluable constant, seen through arithmetic
     watched: set[int] = set()
-    for node in reversed(list(ast.walk(tree))):  # breadth first, reversed: children first
+    order, pending = [], [tree]  # the operands of every node before the node (the called
+    while pending:  # names of calls are not operands, nor reached)
+        node = pending.pop()
+        order.append(node)
+        pending.extend(_operands(node))
+    for node in reversed(order):
         operands = _operands(node)
         if isinstance(node, ast.Name):
             constant[id(node)] = node.id in CONSTANTS

@@ -19,6 +19,9 @@ FUNCTION_NAMES = frozenset(
 #: The second function of elementwise modules: the formulas, which the public function runs
 #: through the ``_in_blocks`` helper. Its parameters are generated names too.
 FORMULAS = "_formulas"
+#: The runtime helper an elementwise function's point path returns (the one ``if`` of a scalar
+#: function: ``if x.__class__ is float ...: return _at_point(_formulas, (x, ...))``).
+POINT_HELPER = "_at_point"
 IMPORTS = {("numpy", "_np"), ("math", "_math")}
 #: The error classes the runtime helpers raise, bound to built-ins in a generated module (so
 #: that a saved module runs on its own) and rebound by the loader to symdiff's ``ShapeError``

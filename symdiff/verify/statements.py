@@ -6,7 +6,16 @@ from __future__ import annotations
 import ast
 import keyword
 
-from .allowed import CONSTANT, INTERNAL, MODULE_NAMES, PARAM, TENSOR_HELPER, VECTOR
+from .allowed import (
+    CONSTANT,
+    FORMULAS,
+    INTERNAL,
+    MODULE_NAMES,
+    PARAM,
+    POINT_HELPER,
+    TENSOR_HELPER,
+    VECTOR,
+)
 from .errors import refuse
 from .expressions import ExpressionChecker
 from .literals import int_list, literal_int, names_tuple
@@ -72,6 +81,8 @@ def check_function(
         elif tensor and isinstance(statement, ast.Expr) and _puts_along(statement, checker):
             checker.visit(statement.value.args[1])  # type: ignore[attr-defined]
             checker.visit(statement.value.args[2])  # type: ignore[attr-defined]
+        elif isinstance(statement, ast.If) and not tensor and not internal_params:
+            _check_point_test(statement, params)
         elif isinstance(statement, ast.If) and tensor and _converts(statement):
             _check_dtype_test(statement, checker)
         elif isinstance(statement, ast.If) and tensor:
@@ -159,6 +170,48 @@ def _check_shape_test(statement: ast.If, checker: ExpressionChecker) -> None:
     ):
         raise refuse(statement, f"an if statement may only call {TENSOR_HELPER}")
     checker.visit(call)
+
+
+def _check_point_test(statement: ast.If, params: set[str]) -> None:
+    """The point path of an elementwise function, and nothing else::
+
+        if x.__class__ is float and y.__class__ is float:
+            return _at_point(_formulas, (x, y))
+
+    The test is one ``is`` comparison or an ``and`` of them, each of ``<param>.__class__`` with
+    the name ``float``; the body returns one call of ``_at_point`` on the name ``_formulas``
+    and a tuple of parameters; no ``else``.
+    """
+    test = statement.test
+    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+        else [test]
+    for comparison in tests:
+        if not (
+            isinstance(comparison, ast.Compare)
+            and len(comparison.ops) == 1
+            and isinstance(comparison.ops[0], ast.Is)
+            and isinstance(comparison.left, ast.Attribute)
+            and comparison.left.attr == "__class__"
+            and isinstance(comparison.left.value, ast.Name)
+            and comparison.left.value.id in params
+            and isinstance(comparison.comparators[0], ast.Name)
+            and comparison.comparators[0].id == "float"
+        ):
+            raise refuse(statement, "unexpected test in the point path")
+    body = statement.body
+    value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+    if statement.orelse or not (
+        isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == POINT_HELPER
+        and not value.keywords
+        and len(value.args) == 2
+        and isinstance(value.args[0], ast.Name)
+        and value.args[0].id == FORMULAS
+        and isinstance(value.args[1], ast.Tuple)
+        and all(isinstance(a, ast.Name) and a.id in params for a in value.args[1].elts)
+    ):
+        raise refuse(statement, f"the point path may only return {POINT_HELPER}(...)")
 
 
 def _converts(statement: ast.If) -> bool:

@@ -20,7 +20,8 @@ generated module's own names, not private to this package):
 * :mod:`~symdiff.codegen.helpers.arguments`: the argument checks (``_common_shape``,
 ``_float_dtype``,
   ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
-* :mod:`~symdiff.codegen.helpers.blocks`: the block loop ``_in_blocks`` and ``_as_output``.
+* :mod:`~symdiff.codegen.helpers.blocks`: the block loop ``_in_blocks``, the point path
+  ``_at_point`` and ``_as_output``.
 
 A helper calls only helpers of its own module. This ``__init__`` holds ``__all__`` (every helper
 and the two names below), the dependency table :data:`HELPER_DEPENDENCIES` and
@@ -73,7 +74,7 @@ from collections.abc import Iterable
 
 from ... import registry as _registry
 from .arguments import _as_vector, _check_shapes, _common_shape, _float_arrays, _float_dtype
-from .blocks import _as_output, _in_blocks
+from .blocks import _as_output, _at_point, _in_blocks
 from .derivatives import (
     _argmax_share,
     _gram,
@@ -91,6 +92,7 @@ __all__ = [
     "_argmax_share",
     "_as_output",
     "_as_vector",
+    "_at_point",
     "_check_shapes",
     "_cody_erf",
     "_common_shape",
@@ -116,6 +118,7 @@ __all__ = [
 #: ``_prod_others``, then those of the functions (the registry rows' ``helper``/``helper_deps``).
 HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_as_output": (),
+    "_at_point": (),
     "_check_shapes": (),
     "_common_shape": (),
     "_in_blocks": (),

@@ -1,5 +1,6 @@
-"""The block loop of a generated function (``_in_blocks``: long arrays in cache-sized blocks)
-and the shaping of its outputs (``_as_output``). Pasted verbatim into generated modules: the
+"""The block loop of a generated function (``_in_blocks``: long arrays in cache-sized blocks),
+its quick path at one point given as Python floats (``_at_point``) and the shaping of its outputs
+(``_as_output``). Pasted verbatim into generated modules: the
 rules of :mod:`symdiff.codegen.helpers` hold for every function here."""
 
 import numpy as _np
@@ -49,6 +50,21 @@ def _in_blocks(formulas, inputs, shape, dtype):
         result = allocate(block) if result is None else result
         store(result, block, where)
     return result
+
+
+def _at_point(formulas, inputs):
+    """``formulas(*inputs, (), float64)`` at one point whose coordinates are Python floats,
+    computed on the floats themselves: Python's float arithmetic is IEEE double arithmetic, as
+    NumPy's float64 is, and costs a fraction of NumPy scalars' (the arguments skip their
+    conversion to arrays too). Where it raises instead of giving inf or nan (a division by zero,
+    an overflowing power), the point is computed again on NumPy scalars, which give NumPy's
+    values. The generated code takes this path only when every ``**`` in its formulas has an
+    integer exponent (a float to a fractional power can be complex in Python)."""
+    dtype = _np.result_type(1.0)
+    try:
+        return formulas(*inputs, (), dtype)
+    except ArithmeticError:
+        return formulas(*(_np.float64(a) for a in inputs), (), dtype)
 
 
 def _as_output(value, shape, dtype):

@@ -1,0 +1,163 @@
+"""Many scalar names (#16 item 4): the n-name problems of ``benchmarks/bench_many_names.py``
+against ``sympy.diff``, the work of each build phase linear in n (operation counts, never
+times), the product's gradient by prefix and suffix products, the point path on Python floats
+(and when it is not taken), and the verifier's one ``if`` of a scalar function."""
+
+from __future__ import annotations
+
+import ast
+
+import numpy as np
+import pytest
+import sympy as sp
+
+import symdiff as sd
+from symdiff.codegen import forms
+from symdiff.engine.sweeps import gradient_program
+from symdiff.simplify import operation_nodes
+from symdiff.verify import VerificationError, check_module
+
+TEXTS = {
+    "rosenbrock": lambda n: " + ".join(
+        f"100*(x{i + 1} - x{i}**2)**2 + (1 - x{i})**2" for i in range(n - 1)
+    ),
+    "product": lambda n: "*".join(f"x{i}" for i in range(n)),
+    "logsumexp": lambda n: "log(" + " + ".join(f"exp(x{i})" for i in range(n)) + ")",
+    "quadratic": lambda n: " + ".join(
+        f"{(i + 2 * j) % 7 - 3}*x{i}*x{j}" for i in range(n) for j in range(i, n)
+    ),
+}
+
+
+def _names(n: int) -> list[str]:
+    return [f"x{i}" for i in range(n)]
+
+
+@pytest.mark.parametrize("problem", sorted(TEXTS))
+def test_gradients_of_the_n_name_problems_match_sympy_diff(problem):
+    """At a point of Python floats (the point path), of 0-d arrays and over arrays."""
+    n = 7
+    names = _names(n)
+    g = sd.grad(TEXTS[problem](n), wrt=names, cache=False)
+    symbols = sp.symbols(names, real=True)
+    expr = sp.sympify(TEXTS[problem](n), locals=dict(zip(names, symbols, strict=True)))
+    reference = sp.lambdify(symbols, [sp.diff(expr, s) for s in symbols], "numpy")
+    rng = np.random.default_rng(3)
+    point = rng.uniform(0.5, 1.5, size=n)
+    rows = rng.uniform(0.5, 1.5, size=(n, 5))
+    args = {name: float(v) for name, v in zip(names, point, strict=True)}
+    want = np.array(reference(*point))
+    for got in (g(**args), g(**{k: np.asarray(v) for k, v in args.items()})):
+        assert all(type(a) is np.ndarray and a.shape == () for a in got)
+        np.testing.assert_allclose(np.stack(got), want, rtol=1e-13)
+    got = g(**dict(zip(names, rows, strict=True)))
+    np.testing.assert_allclose(np.stack(got), np.array(reference(*rows)), rtol=1e-13)
+
+
+def _program_size(problem: str, n: int) -> tuple[int, int]:
+    """(assignments, operation nodes) of the reverse-mode program of a problem at size n."""
+    assignments, _, (grads,), _ = gradient_program([sd.parse(TEXTS[problem](n))], _names(n))
+    nodes = sum(operation_nodes(v) for _, v in assignments) + sum(map(operation_nodes, grads))
+    return len(assignments), nodes
+
+
+@pytest.mark.parametrize("problem", ["rosenbrock", "product", "logsumexp"])
+def test_the_gradient_program_grows_linearly_with_the_number_of_names(problem):
+    """Four times the names, at most about four times the lines and operations (quadratic
+    growth would be sixteen times): nothing in the reverse sweep is quadratic (the product rule
+    gives n products of n - 1 factors if it is)."""
+    small_lines, small_nodes = _program_size(problem, 30)
+    large_lines, large_nodes = _program_size(problem, 120)
+    assert large_lines <= 4.5 * small_lines + 10
+    assert large_nodes <= 4.5 * small_nodes + 10
+
+
+def _multiplications(source: str) -> int:
+    tree = ast.parse(source)
+    formulas = next(f for f in tree.body if isinstance(f, ast.FunctionDef)
+                    and f.name == "_formulas")
+    return sum(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
+               for node in ast.walk(formulas))
+
+
+def test_the_gradient_of_a_product_of_n_names_takes_prefix_and_suffix_products():
+    """3n multiplications at most (n - 2 prefix products, n - 2 suffix products, one product
+    per partial), not n products of n - 1 factors; and exact where a factor is 0."""
+    n = 40
+    names = _names(n)
+    g = sd.grad(TEXTS["product"](n), wrt=names, cache=False)
+    assert _multiplications(g.source) <= 3 * n
+    point = {name: 1.0 + i / 100 for i, name in enumerate(names)}
+    point["x3"] = 0.0
+    got = g(**point)
+    others = np.prod([v for k, v in point.items() if k != "x3"])
+    assert got[3] == pytest.approx(others, rel=1e-13)
+    assert all(got[i] == 0.0 for i in range(n) if i != 3)
+
+
+def test_the_cost_model_search_skips_programs_over_its_node_budget(monkeypatch):
+    """The sign and factor search prints and factors whole lines per trial: a dense quadratic
+    form's 100-term outputs skip it (as programs with many temporaries do)."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the search ran on a program over SEARCH_MAX_NODES")
+
+    monkeypatch.setattr(forms, "_factor_lines", refuse)
+    monkeypatch.setattr(forms, "_fold_signs", refuse)
+    x = sp.symbols("x0:60", real=True)
+    outputs = [sp.Add(*(((i * j) % 5 + 2) * x[j] for j in range(60))) for i in range(60)]
+    assert sum(map(operation_nodes, outputs)) > forms.SEARCH_MAX_NODES
+    lines, outs = forms.cheaper_program([], outputs)
+    assert outs == outputs and lines == []
+
+
+def test_the_point_path_gives_the_numbers_of_numpy_scalars_and_falls_back_at_poles():
+    g = sd.value_and_grad("x**3*y - exp(x)/y + log(y)", wrt=["x", "y"], cache=False)
+    assert "_at_point(_formulas, (x, y))" in g.source
+    value, grads = g(0.7, 1.3)
+    v0, g0 = g(np.float64(0.7), np.float64(1.3))  # NumPy scalars: the array path
+    np.testing.assert_allclose([value, *grads], [v0, *g0], rtol=1e-15)
+    assert type(value) is np.ndarray and value.dtype == np.float64
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value, grads = g(0.7, 0.0)  # Python raises at 1/0.0: NumPy scalars give inf and nan
+    assert not np.isfinite(value)
+
+
+def test_no_point_path_where_a_power_of_a_float_could_be_complex():
+    g = sd.grad("x**2.5 + y", wrt=["x", "y"], cache=False)  # 5/2*x**(3/2)
+    assert "_at_point" not in g.source
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(g(-1.0, 1.0)[0])  # nan, as NumPy gives, not a complex number
+
+
+def _point_module(test: str, body: str) -> str:
+    return (
+        "import numpy as _np\n\n\ndef f(x, y):\n"
+        f"    if {test}:\n        {body}\n"
+        "    return _in_blocks(_formulas, (x, y), (), 0)\n\n\n"
+        "def _formulas(x, y, _shape, _dtype):\n    return x*y\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "test, body, ok",
+    [
+        ("x.__class__ is float and y.__class__ is float", "return _at_point(_formulas, (x, y))",
+         True),
+        ("x.__class__ is float", "return _at_point(_formulas, (x,))", True),
+        ("x.__class__ is not float", "return _at_point(_formulas, (x, y))", False),
+        ("x.__class__ is int", "return _at_point(_formulas, (x, y))", False),
+        ("x.__class__ is float or y", "return _at_point(_formulas, (x, y))", False),
+        ("x.__class__ is float", "return _in_blocks(_formulas, (x, y))", False),
+        ("x.__class__ is float", "return _at_point(print, (x, y))", False),
+        ("x.__class__ is float", "return _at_point(_formulas, (x, _np))", False),
+        ("x.__class__ is float", "x = 1", False),
+    ],
+)
+def test_the_verifier_accepts_exactly_the_point_path(test, body, ok):
+    source = _point_module(test, body)
+    if ok:
+        check_module(source)
+    else:
+        with pytest.raises(VerificationError):
+            check_module(source)

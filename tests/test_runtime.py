@@ -489,6 +489,8 @@ def _call_examples():
         "_prod_others": ((x, (0,)), _prod_others(x, (0,))),
         "_tril_inv": ((np.tril(np.outer(x, x) + 4 * np.eye(6)),),
                       np.linalg.inv(np.tril(np.outer(x, x) + 4 * np.eye(6)))),
+        "_gram": ((np.stack([x, x**2], axis=1), x),
+                  np.stack([x, x**2], axis=1).T @ (x[:, None] * np.stack([x, x**2], axis=1))),
         "_common_shape": ((("a", "b", "c"), x, x[:, None], np.asarray(1.0)), (6, 6)),
         "_float_dtype": ((("a", "b"), x.astype(np.float32), np.arange(2)), np.dtype(np.float64)),
         "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),

@@ -75,6 +75,8 @@ def _formulas(source: str) -> list[str]:
     for node in body.body:
         if isinstance(node, ast.Assign):
             value = node.value
+            if isinstance(value, ast.IfExp):  # ``plain if _into is None else into a slice``
+                value = value.body
             if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "_as_output":
                 value = value.args[0]
             values.append(ast.unparse(value))

@@ -454,7 +454,7 @@ def test_helper_source_unknown_name():
         helper_source(["helper_source"])
 
 
-def _twice_block(a, shape, dtype):
+def _twice_block(a, shape, dtype, into):
     """A stand-in for a module's ``_formulas``: elementwise, returns a value and a tuple."""
     return a * 2.0, (np.stack([a, -a]),)
 

@@ -19,6 +19,7 @@ import functools
 from pathlib import Path
 
 from .allowed import (
+    BLOCK_SLICES,
     CONSTANTS,
     ERROR_CONSTANTS,
     FORMULAS,
@@ -39,6 +40,7 @@ from .errors import VerificationError, refuse
 from .statements import check_function
 
 __all__ = [
+    "BLOCK_SLICES",
     "CONSTANTS",
     "ERROR_CONSTANTS",
     "FORMULAS",

@@ -11,7 +11,7 @@ import re
 
 from .. import registry
 from ..codegen.naming import CONSTANT as BOUND_CONSTANT
-from ..codegen.naming import DIRECTION
+from ..codegen.naming import DIRECTION, INTO, THREADS, threads_keyword
 
 FUNCTION_NAMES = frozenset(
     {"f", "grad_f", "value_and_grad_f", "jacobian_f", "hessian_f", "hvp_f"}
@@ -19,6 +19,13 @@ FUNCTION_NAMES = frozenset(
 #: The second function of elementwise modules: the formulas, which the public function runs
 #: through the ``_in_blocks`` helper. Its parameters are generated names too.
 FORMULAS = "_formulas"
+#: The parameter of ``_formulas`` holding the block's slices of the outputs, or None. It may
+#: only be tested (``... if _into is None else ...``), indexed by an int literal and written
+#: through ``out=`` of a NumPy call.
+BLOCK_SLICES = INTO
+#: The one keyword-only parameter an elementwise public function may have (default None), under
+#: either spelling: its number of threads, passed on to ``_in_blocks``.
+THREADS_KEYWORDS = frozenset({THREADS, threads_keyword([THREADS])})
 IMPORTS = {("numpy", "_np"), ("math", "_math")}
 #: The error classes the runtime helpers raise, bound to built-ins in a generated module (so
 #: that a saved module runs on its own) and rebound by the loader to symdiff's ``ShapeError``
@@ -28,14 +35,18 @@ ERROR_CONSTANTS = ("_ShapeError = ValueError", "_ArgumentError = TypeError")
 CONSTANTS = ('_FLOAT64 = _np.dtype("float64")', *ERROR_CONSTANTS)
 MODULE_NAMES = frozenset(alias for _, alias in IMPORTS)
 #: ``_np.<name>`` the templates and the printer's structural forms use (arrays, shapes,
-#: reductions, constants, ``where``/logic, and ``sqrt`` for any ``x**(1/2)``). The elementwise
-#: functions' names come from the registry rows (:func:`symdiff.registry.numpy_names`).
+#: reductions, constants, ``where``/logic, ``sqrt`` for any ``x**(1/2)``, the operators'
+#: ufuncs). The elementwise functions' names come from the registry rows
+#: (:func:`symdiff.registry.numpy_names`).
 STRUCTURAL_NUMPY_NAMES = frozenset(
     {
         "asarray", "broadcast_shapes", "broadcast_to", "copy", "e", "empty", "eye", "full", "inf",
         "logical_and", "logical_not", "logical_or", "max", "mean", "min", "nan", "pi", "prod",
         "repeat", "reshape", "result_type", "sqrt", "squeeze", "stack", "sum", "transpose", "where",
         "zeros",
+        # the ufuncs of the operators, which an output's last operation calls to write into its
+        # slice (``_np.multiply(_t0, x, out=_into[0])``; :mod:`symdiff.codegen.into`)
+        "add", "divide", "multiply", "negative", "square", "subtract",
     }
 )
 #: ``_np.<name>`` (or ``_np.<module>.<name>``) the tensor operation families' statements use

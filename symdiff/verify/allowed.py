@@ -35,20 +35,20 @@ ERROR_CONSTANTS = ("_ShapeError = ValueError", "_ArgumentError = TypeError")
 CONSTANTS = ('_FLOAT64 = _np.dtype("float64")', *ERROR_CONSTANTS)
 MODULE_NAMES = frozenset(alias for _, alias in IMPORTS)
 #: ``_np.<name>`` the templates and the printer's structural forms use (arrays, shapes,
-#: reductions, constants, ``where``/logic, ``sqrt`` for any ``x**(1/2)``, the operators'
-#: ufuncs). The elementwise functions' names come from the registry rows
-#: (:func:`symdiff.registry.numpy_names`).
+#: reductions, constants, ``where``/logic, and ``sqrt`` for any ``x**(1/2)``). The elementwise
+#: functions' names come from the registry rows (:func:`symdiff.registry.numpy_names`).
 STRUCTURAL_NUMPY_NAMES = frozenset(
     {
         "asarray", "broadcast_shapes", "broadcast_to", "copy", "e", "empty", "eye", "full", "inf",
         "logical_and", "logical_not", "logical_or", "max", "mean", "min", "nan", "pi", "prod",
         "repeat", "reshape", "result_type", "sqrt", "squeeze", "stack", "sum", "transpose", "where",
         "zeros",
-        # the ufuncs of the operators, which an output's last operation calls to write into its
-        # slice (``_np.multiply(_t0, x, out=_into[0])``; :mod:`symdiff.codegen.into`)
-        "add", "divide", "multiply", "negative", "square", "subtract",
     }
 )
+#: The ufuncs of the operators, which an output's last operation calls to write into its slice
+#: (``_np.multiply(_t0, x, out=_into[0])``; :mod:`symdiff.codegen.into`): allowed only called,
+#: with such an ``out=``.
+OPERATOR_UFUNCS = frozenset({"add", "divide", "multiply", "negative", "square", "subtract"})
 #: ``_np.<name>`` (or ``_np.<module>.<name>``) the tensor operation families' statements use
 #: (:mod:`symdiff.tensor.families`). Written out here because this list is the security boundary;
 #: a test checks that it covers every family row.

@@ -16,6 +16,7 @@ from .allowed import (
     MODULE_NAMES,
     NAMING_HELPERS,
     NUMPY_NAMES,
+    OPERATOR_UFUNCS,
     PARAM,
     PARAM_METHODS,
     REDUCING_UFUNCS,
@@ -163,6 +164,29 @@ class ExpressionChecker:
             and not isinstance(node.slice, ast.Tuple)
         )
 
+    def _output_slice(self, node: ast.AST) -> bool:
+        """``_into[0]`` or ``_out[1, 0]`` in ``_formulas``: where an output's last operation
+        may write (``out=``)."""
+        return self.block_slice(node) or (
+            BLOCK_SLICES in self.params
+            and isinstance(node, ast.Subscript)
+            and self._is_out_index(node)
+        )
+
+    def _into_call(self, node: ast.Call) -> bool:
+        """``_np.<operator's ufunc>(..., out=<an output's slice>)``: the only use of those
+        ufuncs (:data:`~symdiff.verify.allowed.OPERATOR_UFUNCS`)."""
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "_np"
+            and func.attr in OPERATOR_UFUNCS
+            and len(node.keywords) == 1
+            and node.keywords[0].arg == "out"
+            and self._output_slice(node.keywords[0].value)
+        )
+
     def visit_IfExp(self, node: ast.IfExp) -> list[ast.AST]:
         """``<expression> if _into is None else <expression>``: a line of ``_formulas`` that
         writes into the output's slice when ``_in_blocks`` gives one; no other test."""
@@ -197,20 +221,15 @@ class ExpressionChecker:
         if isinstance(func, ast.Name) and func.id in self.helpers:
             if func.id in NAMING_HELPERS and args and names_tuple(args[0], self.params):
                 args = args[1:]  # the names of parameters, for the helper's messages
-        elif isinstance(func, ast.Attribute):
+        elif isinstance(func, ast.Attribute) and not self._into_call(node):
             self.visit_Attribute(func, callee=True)
-        else:
+        elif not isinstance(func, ast.Attribute):
             raise refuse(node, "unexpected call")
         for item in node.keywords:
             if item.arg == "out" and self.tensor and self.writable(item.value):
                 continue  # ``_np.exp(_t1, out=_t1)``: in place, into a generated array
-            if item.arg == "out" and isinstance(func, ast.Attribute) and (
-                self.block_slice(item.value)
-                or (
-                    BLOCK_SLICES in self.params
-                    and isinstance(item.value, ast.Subscript)
-                    and self._is_out_index(item.value)
-                )
+            if item.arg == "out" and isinstance(func, ast.Attribute) and self._output_slice(
+                item.value
             ):
                 continue  # ``_np.multiply(_t0, x, out=_into[0])``: into an output's slice
             if item.arg not in KEYWORDS:

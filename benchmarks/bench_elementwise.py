@@ -284,17 +284,24 @@ CASES: list[tuple[str, tuple[str, ...], Callable, Callable]] = [
 ]
 
 
-def round_times(peers: dict[str, Callable], arrays: dict, repeat: int) -> dict[str, list[float]]:
+def round_times(
+    peers: dict[str, Callable],
+    arrays: dict,
+    repeat: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, list[float]]:
     """The time of each peer in each of ``repeat`` rounds; within a round the peers run one
-    after another, so a burst of load on the shared machine hits all of them alike."""
+    after another, so a burst of load on the shared machine hits all of them alike. ``clock``:
+    wall time, or ``time.process_time`` (this process's CPU time: on a loaded machine, a
+    single-threaded peer's time without the waits for a core; meaningless for threads)."""
     for fn in peers.values():
         fn(**arrays)  # warm up
     times: dict[str, list[float]] = {name: [] for name in peers}
     for _ in range(repeat):
         for name, fn in peers.items():
-            start = time.perf_counter()
+            start = clock()
             fn(**arrays)
-            times[name].append(time.perf_counter() - start)
+            times[name].append(clock() - start)
     return times
 
 
@@ -310,6 +317,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--only", default="", help="run only the cases containing this text")
     parser.add_argument("--threads", type=int, default=1, help="symdiff's threads (default 1)")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="wall time (default) or this process's CPU time (loaded machines)")
     options = parser.parse_args()
     rng = np.random.default_rng(0)
 
@@ -317,7 +326,7 @@ def main() -> None:
               f"{'lambdify':>9} {'fused':>6} {'noise':>6}")
     print(f"gradient over {options.points:.0e} points, median of {options.repeat} rounds "
           f"(peers alternated within a round); ratios to hand; symdiff on {options.threads} "
-          f"thread(s); load average {os.getloadavg()[0]:.2f}")
+          f"thread(s); {options.clock} time; load average {os.getloadavg()[0]:.2f}")
     print(header)
     print("-" * len(header))
     found: dict[str, list[float]] = {}
@@ -346,7 +355,8 @@ def main() -> None:
             for ours, ref in zip(fn(**small), reference, strict=False):
                 np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-12,
                                            err_msg=f"{name}: {text}")
-        times = round_times(peers, arrays, options.repeat)
+        clock = time.process_time if options.clock == "cpu" else time.perf_counter
+        times = round_times(peers, arrays, options.repeat, clock)
         medians = {name: statistics.median(t) for name, t in times.items()}
         # noise: spread of symdiff's time over hand's, round by round
         noise = _spread([s / h for s, h in zip(times["symdiff"], times["hand"], strict=True)])

@@ -1,14 +1,17 @@
 """Gradient run time over 1e6 points: symdiff vs SymPy lambdify (cse on/off) vs hand-written NumPy.
 
 Run: ``OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_elementwise.py [--points N]
-[--repeat R] [--only TEXT]``. Every peer is timed in this one process on the same arrays, the
-peers one after another in each round; the table gives the median time of each and its ratio to
-the hand-written NumPy gradient (lower is better; 1.00 = as fast as hand-written). "noise" is the
+[--repeat R] [--only TEXT] [--threads T]``. symdiff runs on ``T`` threads (default 1, as every
+peer here does; ``benchmarks/bench_threads.py`` compares threads). Every peer is timed in this
+one process on the same arrays, the peers one after another in each round; the table gives
+the median time of each and its ratio to the hand-written NumPy gradient (lower is better;
+1.00 = as fast as hand-written). "noise" is the
 interquartile range of symdiff's time over hand's, round by round, over its median.
 
 The first four problems are the ones the code generator was tuned on; the others (a Gaussian
 log-density, a logistic loss, cross-entropy on logits, a Lennard-Jones pair term, a Rosenbrock
-term, a rational function, a tanh unit) were added without tuning, with hand-written gradients
+term, a rational function, a tanh unit; then a Cauchy log-density, a Morse potential, the
+log-cosh loss and a Poisson log-likelihood) were added without tuning, with hand-written gradients
 as a careful person writes them (reciprocals reused, signs folded, no ``pow`` for small powers).
 
 The last column, "fused", is a reference for what plain NumPy can reach at best: the same
@@ -21,6 +24,7 @@ which NumPy evaluates without SIMD in float64) cost the same in every version.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -193,6 +197,28 @@ def _hand_tanh_unit(w, b, v, x):
     return g * x, g, h
 
 
+def _hand_cauchy_logpdf(m, s, x):
+    r = 1 / s
+    z = (x - m) * r
+    q = r / (1 + z * z)
+    return 2 * z * q, (z * z - 1) * q
+
+
+def _hand_morse(D, a, r, r0):
+    d = r - r0
+    e = np.exp(-a * d)
+    k = 2 * D * (1 - e) * e
+    return k * a, k * d
+
+
+def _hand_log_cosh(p, t):
+    return (np.tanh(p - t),)
+
+
+def _hand_poisson(lam, y):
+    return (y / lam - 1,)
+
+
 def _xy(rng, n):
     return {"x": rng.uniform(0.5, 2.0, n), "y": rng.uniform(0.5, 2.0, n)}
 
@@ -216,6 +242,23 @@ def _lj(rng, n):
             "eps": rng.uniform(0.5, 1.5, n)}
 
 
+def _cauchy(rng, n):
+    return {"x": rng.standard_cauchy(n), "m": rng.normal(0, 1, n), "s": rng.uniform(0.5, 2, n)}
+
+
+def _morse(rng, n):
+    return {"D": rng.uniform(1, 5, n), "a": rng.uniform(0.5, 2, n), "r": rng.uniform(0.5, 3, n),
+            "r0": rng.uniform(0.8, 1.2, n)}
+
+
+def _pt(rng, n):
+    return {"p": rng.normal(0, 2, n), "t": rng.normal(0, 2, n)}
+
+
+def _poisson(rng, n):
+    return {"lam": rng.uniform(0.5, 20, n), "y": rng.poisson(5, n).astype(float)}
+
+
 def _tanh(rng, n):
     return {name: rng.normal(0, 1, n) for name in ("w", "b", "v", "x")}
 
@@ -234,20 +277,31 @@ CASES: list[tuple[str, tuple[str, ...], Callable, Callable]] = [
     ("(1 - x)**2 + 100*(y - x**2)**2", ("x", "y"), _hand_rosenbrock, _xy),
     ("(x**2 + 3*x*y + 1)/(1 + x**2 + y**4)", ("x", "y"), _hand_rational, _xy),
     ("v*tanh(w*x + b)", ("w", "b", "v"), _hand_tanh_unit, _tanh),
+    ("-log(1 + ((x - m)/s)**2) - log(s)", ("m", "s"), _hand_cauchy_logpdf, _cauchy),
+    ("D*(1 - exp(-a*(r - r0)))**2", ("r", "a"), _hand_morse, _morse),
+    ("log(cosh(p - t))", ("p",), _hand_log_cosh, _pt),
+    ("y*log(lam) - lam", ("lam",), _hand_poisson, _poisson),
 ]
 
 
-def round_times(peers: dict[str, Callable], arrays: dict, repeat: int) -> dict[str, list[float]]:
+def round_times(
+    peers: dict[str, Callable],
+    arrays: dict,
+    repeat: int,
+    clock: Callable[[], float] = time.perf_counter,
+) -> dict[str, list[float]]:
     """The time of each peer in each of ``repeat`` rounds; within a round the peers run one
-    after another, so a burst of load on the shared machine hits all of them alike."""
+    after another, so a burst of load on the shared machine hits all of them alike. ``clock``:
+    wall time, or ``time.process_time`` (this process's CPU time: on a loaded machine, a
+    single-threaded peer's time without the waits for a core; meaningless for threads)."""
     for fn in peers.values():
         fn(**arrays)  # warm up
     times: dict[str, list[float]] = {name: [] for name in peers}
     for _ in range(repeat):
         for name, fn in peers.items():
-            start = time.perf_counter()
+            start = clock()
             fn(**arrays)
-            times[name].append(time.perf_counter() - start)
+            times[name].append(clock() - start)
     return times
 
 
@@ -262,13 +316,17 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--only", default="", help="run only the cases containing this text")
+    parser.add_argument("--threads", type=int, default=1, help="symdiff's threads (default 1)")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
+                        help="wall time (default) or this process's CPU time (loaded machines)")
     options = parser.parse_args()
     rng = np.random.default_rng(0)
 
     header = (f"{'expression':54} {'hand ms':>8} {'symdiff':>8} {'lambdify cse':>13} "
               f"{'lambdify':>9} {'fused':>6} {'noise':>6}")
     print(f"gradient over {options.points:.0e} points, median of {options.repeat} rounds "
-          "(peers alternated within a round); ratios to hand")
+          f"(peers alternated within a round); ratios to hand; symdiff on {options.threads} "
+          f"thread(s); {options.clock} time; load average {os.getloadavg()[0]:.2f}")
     print(header)
     print("-" * len(header))
     found: dict[str, list[float]] = {}
@@ -285,7 +343,7 @@ def main() -> None:
         lam = sp.lambdify(args, derivs, modules="numpy")
         peers = {
             "hand": lambda hand=hand, wrt=wrt, **a: hand(**a)[: len(wrt)],
-            "symdiff": sd.grad(text, wrt=list(wrt)),
+            "symdiff": sd.grad(text, wrt=list(wrt)).with_threads(options.threads),
             "lambdify cse": lambda f=lam_cse, names=names, **a: f(*(a[n] for n in names)),
             "lambdify": lambda f=lam, names=names, **a: f(*(a[n] for n in names)),
         }
@@ -297,7 +355,8 @@ def main() -> None:
             for ours, ref in zip(fn(**small), reference, strict=False):
                 np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-12,
                                            err_msg=f"{name}: {text}")
-        times = round_times(peers, arrays, options.repeat)
+        clock = time.process_time if options.clock == "cpu" else time.perf_counter
+        times = round_times(peers, arrays, options.repeat, clock)
         medians = {name: statistics.median(t) for name, t in times.items()}
         # noise: spread of symdiff's time over hand's, round by round
         noise = _spread([s / h for s, h in zip(times["symdiff"], times["hand"], strict=True)])

@@ -52,12 +52,16 @@ def _decorator(builder: Callable[..., CompiledFunction], **options: Any) -> Any:
 
 
 # -- inputs ------------------------------------------------------------------------------------
-def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) -> Any:
+def _compiled(
+    kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any, threads: int | None = None
+) -> Any:
     """The one path from a builder's arguments to its function; without expressions, the
-    builder as a decorator with these options (``@sd.grad(wrt="x")``)."""
+    builder as a decorator with these options (``@sd.grad(wrt="x")``). ``threads`` (not part of
+    the generated code) is the function's number of threads
+    (:meth:`~symdiff.compiled.CompiledFunction.with_threads`)."""
     if exprs is _MISSING:
         settings = {"simplify": options.simplify, "cse": options.cse, "mode": options.mode,
-                    "cache": options.cache, "shapes": shapes}
+                    "cache": options.cache, "shapes": shapes, "threads": threads}
         if kind != "value":
             settings["wrt"] = wrt
         return _decorator(_BUILDERS[kind], **settings)
@@ -69,7 +73,8 @@ def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) ->
             else "for the derivatives of several expressions use sd.jacobian([...])"
         )
         raise SymdiffError(f"{name} takes one expression, not a {type(exprs).__name__}; {what}")
-    return pipeline.compiled(Call(kind, exprs, wrt, options, shapes))
+    function = pipeline.compiled(Call(kind, exprs, wrt, options, shapes))
+    return function if threads is None else function.with_threads(threads)
 
 
 # -- derivations ---------------------------------------------------------------------------------
@@ -110,13 +115,14 @@ def compile(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    threads: int | None = None,
 ) -> CompiledFunction:
     """Compile the expression itself into a vectorized NumPy function of its variables.
 
     Without ``expr`` (``@sd.compile(cse=False)``) returns a decorator with these options.
     """
     options = Options(simplify, cse, mode, cache)
-    return _compiled("value", expr, None, options, shapes)
+    return _compiled("value", expr, None, options, shapes, threads)
 
 
 def grad(
@@ -128,6 +134,7 @@ def grad(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    threads: int | None = None,
 ) -> CompiledFunction:
     """The gradient of ``expr`` as a compiled function.
 
@@ -140,9 +147,13 @@ def grad(
     ``mode="forward"`` emits simplified symbolic partials sharing subexpressions;
     ``mode="reverse"`` emits a forward sweep and one backward sweep of adjoints (cost within a
     small factor of the function's, however many variables); ``"auto"`` picks by size.
+    ``threads`` (every builder) is the number of threads elementwise work on long arrays runs
+    on (None: up to 8, one per core; the results are the same bit for bit whatever the
+    number; see :meth:`~symdiff.compiled.CompiledFunction.with_threads`); a call can also pass
+    ``threads=``.
     """
     options = Options(simplify, cse, mode, cache)
-    return _compiled("grad", expr, wrt, options, shapes)
+    return _compiled("grad", expr, wrt, options, shapes, threads)
 
 
 def value_and_grad(
@@ -154,12 +165,13 @@ def value_and_grad(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    threads: int | None = None,
 ) -> CompiledFunction:
     """Value and gradient together, sharing every common subexpression: ``(value, grads)``.
 
     Arguments and ``wrt`` as for :func:`grad`; without ``expr``, a decorator."""
     options = Options(simplify, cse, mode, cache)
-    return _compiled("value_and_grad", expr, wrt, options, shapes)
+    return _compiled("value_and_grad", expr, wrt, options, shapes, threads)
 
 
 def jacobian(
@@ -171,6 +183,7 @@ def jacobian(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    threads: int | None = None,
 ) -> CompiledFunction:
     """The Jacobian of a list of expressions: the call returns an array ``(m, n) + shape``.
 
@@ -179,7 +192,7 @@ def jacobian(
     one row), which keeps its signature as for :func:`grad`. Without ``exprs``, a decorator.
     """
     options = Options(simplify, cse, mode, cache)
-    return _compiled("jacobian", exprs, wrt, options, shapes)
+    return _compiled("jacobian", exprs, wrt, options, shapes, threads)
 
 
 def hessian(
@@ -191,6 +204,7 @@ def hessian(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    threads: int | None = None,
 ) -> CompiledFunction:
     """The Hessian of ``expr``: the call returns an array ``(n, n) + shape`` (symmetric).
 
@@ -201,7 +215,7 @@ def hessian(
     :func:`grad`; without ``expr``, a decorator.
     """
     options = Options(simplify, cse, mode, cache)
-    return _compiled("hessian", expr, wrt, options, shapes)
+    return _compiled("hessian", expr, wrt, options, shapes, threads)
 
 
 def hvp(
@@ -213,6 +227,7 @@ def hvp(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    threads: int | None = None,
 ) -> CompiledFunction:
     """Hessian-vector product: the call takes the variables and then a direction ``_v`` with one
     component per ``wrt`` name on its first axis, and returns ``H @ _v`` of that shape.
@@ -226,7 +241,7 @@ def hvp(
     Without ``expr``, a decorator.
     """
     options = Options(simplify, cse, mode, cache)
-    return _compiled("hvp", expr, wrt, options, shapes)
+    return _compiled("hvp", expr, wrt, options, shapes, threads)
 
 
 _BUILDERS: dict[str, Callable[..., CompiledFunction]] = {

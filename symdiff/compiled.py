@@ -15,6 +15,7 @@ from .codegen.load import load_function
 from .codegen.naming import code_names, rename_keywords
 from .codegen.render import HELPERS_HEADING
 from .constants import Bound, rebound
+from .errors import SymdiffError
 from .recipe import Recipe
 from .teach import explain
 from .teach.explain import names as _names
@@ -104,7 +105,7 @@ class CompiledFunction:
         if self.recipe is not None:  # a module that is not the recipe's is refused
             renamed = code_names(self.args)
             expected = [renamed.get(a, a) for a in self.args] + list(self._constant_names)
-            if list(inspect.signature(function).parameters) != expected:
+            if _positional(inspect.signature(function)) != expected:
                 raise ValueError(f"the module's {self.name} does not take {expected}")
         self._fn = rename_keywords(function, self.args)  # g(**{"x_{1}": 1.0}): codenames
         self.__doc__ = self._fn.__doc__
@@ -116,14 +117,21 @@ class CompiledFunction:
         defaults or parameters that are not plain. A function whose bound constants are not
         given yet (:meth:`with_constants` gives them) refuses calls."""
         generated = inspect.signature(self._fn)
+        keyword = _threads_keyword(generated)
+        generated = generated.replace(parameters=[
+            p for p in generated.parameters.values() if p.name != keyword])
         names = self._constant_names
-        self._run = self._fn
+        fn = self._fn
+        threads = self.__dict__.get("_threads")
+        if keyword is not None and threads is not None:
+            fn = functools.partial(fn, **{keyword: threads})
+        self._run = fn
         if names:
             generated = generated.replace(parameters=[
                 p for p in generated.parameters.values() if p.name not in names])
             if tuple(c.name for c in self._constants) == names:
                 values = {c.name: c.value for c in self._constants}
-                self._run = functools.partial(self._fn, **values)
+                self._run = functools.partial(fn, **values)
             else:
                 self._run = _unbound(self.name, names)
         signature = self._signature
@@ -136,7 +144,7 @@ class CompiledFunction:
             )
         self.__signature__ = signature
         self._call = (self._run if _plain(signature)
-                      else _binder(self._run, signature, self._fn))
+                      else _binder(self._run, signature, self._fn, keyword))
 
     def with_signature(self, signature: inspect.Signature | None) -> CompiledFunction:
         """The same generated function (not loaded again) seen through another signature
@@ -146,6 +154,35 @@ class CompiledFunction:
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__)
         clone._signature = signature
+        clone._sign()
+        return clone
+
+    # -- threads -----------------------------------------------------------------------------------
+    @property
+    def threads(self) -> int | None:
+        """The number of threads a call runs elementwise work on long arrays with (None: the
+        default, up to 8, one per core; see :meth:`with_threads`)."""
+        return self.__dict__.get("_threads")
+
+    def with_threads(self, threads: int | None) -> CompiledFunction:
+        """The same generated function (not loaded again) running on ``threads`` threads.
+
+        Elementwise functions compute long arrays in cache-sized blocks; with several threads
+        the blocks are shared among them (NumPy's loops release the GIL). The results are the
+        same bit for bit whatever the number. ``None`` is the default: up to 8 threads, one per
+        core, for arrays of 131,072 elements or more, one thread below. A single
+        call can also say it: ``g(x, y, threads=2)`` (``_threads=`` when a variable is named
+        ``threads``). Tensor functions use NumPy's own (BLAS) threads and ignore this.
+        """
+        if threads is not None and (
+            isinstance(threads, bool) or not isinstance(threads, int) or threads < 1
+        ):
+            raise SymdiffError(f"threads must be a positive int or None, not {threads!r}")
+        if threads == self.threads:
+            return self
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._threads = threads
         clone._sign()
         return clone
 
@@ -320,6 +357,17 @@ class CompiledFunction:
         return explain.explain(self, expr, verbose, shapes)
 
 
+def _threads_keyword(signature: inspect.Signature) -> str | None:
+    """The generated function's keyword-only parameter that sets its number of threads."""
+    keywords = [p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY]
+    return keywords[0] if keywords else None
+
+
+def _positional(signature: inspect.Signature) -> list[str]:
+    """The generated function's parameters without its threads keyword."""
+    return [p.name for p in signature.parameters.values() if p.kind is not p.KEYWORD_ONLY]
+
+
 def _plain(signature: inspect.Signature) -> bool:
     """Whether the generated function can be called directly for this signature: every
     parameter positional-or-keyword, without a default (annotations do not matter)."""
@@ -340,10 +388,11 @@ def _unbound(name: str, constants: Sequence[str]) -> Callable[..., Any]:
 
 
 def _binder(fn: Callable[..., Any], signature: inspect.Signature,
-            generated: Callable[..., Any]) -> Callable[..., Any]:
+            generated: Callable[..., Any], keyword: str | None = None) -> Callable[..., Any]:
     """A call of ``fn`` (which takes every parameter positionally, in order; the ``generated``
     function, or it with the bound constants given) through ``signature``: arguments bound as
-    Python binds them, defaults filled in."""
+    Python binds them, defaults filled in; the generated function's threads ``keyword``, if
+    given, passed on."""
     bind = signature.bind
     count = len(signature.parameters)
     keyword_only = inspect.Parameter.KEYWORD_ONLY
@@ -352,9 +401,12 @@ def _binder(fn: Callable[..., Any], signature: inspect.Signature,
     def call(*args: Any, **kwargs: Any) -> Any:
         if positional and not kwargs and len(args) == count:
             return fn(*args)
+        extra = {}
+        if keyword is not None and keyword in kwargs and keyword not in signature.parameters:
+            extra[keyword] = kwargs.pop(keyword)
         bound = bind(*args, **kwargs)
         bound.apply_defaults()
-        return fn(*bound.arguments.values())
+        return fn(*bound.arguments.values(), **extra)
 
     call.__name__ = call.__qualname__ = generated.__name__
     call.__doc__ = generated.__doc__

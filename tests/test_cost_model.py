@@ -75,6 +75,8 @@ def _formulas(source: str) -> list[str]:
     for node in body.body:
         if isinstance(node, ast.Assign):
             value = node.value
+            if isinstance(value, ast.IfExp):  # ``plain if _into is None else into a slice``
+                value = value.body
             if isinstance(value, ast.Call) and getattr(value.func, "id", "") == "_as_output":
                 value = value.args[0]
             values.append(ast.unparse(value))
@@ -120,8 +122,12 @@ def test_gaussian_log_density_gradient_has_no_pow_and_no_negation_pass():
 
 def test_logistic_loss_gradient_folds_the_sign_into_the_shared_factor():
     f = sd.grad("log(1 + exp(-y*(w*x + b)))", wrt=["w", "b"])
-    *_temps, w_bar, b_bar = _formulas(f.source)
+    *temps, w_bar, b_bar = _formulas(f.source)
     assert _negations(w_bar) == 0 and _negations(b_bar) == 0, (w_bar, b_bar)
+    # y is negated once (``_t = -y``, read twice), and no temporary only names another one
+    assert sum(_negations(line) for line in temps) == 1, temps
+    assert not any(line.isidentifier() for line in [*temps, w_bar]), temps
+    assert sum(line_passes(line) for line in [*temps, w_bar, b_bar]) <= 9, temps
     rng = np.random.default_rng(2)
     w, b, x, y = rng.normal(size=(4, 6))
     s = -y / (1 + np.exp(y * (w * x + b)))

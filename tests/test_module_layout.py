@@ -90,6 +90,6 @@ def test_a_function_without_arguments_has_no_block_splitter():
 
 def test_a_function_with_arguments_keeps_the_block_splitter_for_long_arrays():
     f = sd.compile("sin(x)*exp(y)")
-    assert "_in_blocks(_formulas, (x, y), _shape, _dtype)" in f.source
+    assert "_in_blocks(_formulas, (x, y), _shape, _dtype, threads)" in f.source
     x = np.linspace(0, 1, 100_000)  # long enough to be computed in blocks
     np.testing.assert_array_equal(f(x, 0.5), np.sin(x) * np.exp(0.5))

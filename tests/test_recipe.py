@@ -242,7 +242,8 @@ def test_an_entry_whose_recipe_does_not_match_is_rebuilt(cache_dir):
     lambda text: text.replace('"kind": "grad"', '"kind": "unknown"'),
     lambda text: text.replace("# symdiff-module {", "# symdiff-module [", 1),
     lambda text: text.split("\n", 1)[0],  # the record without the source
-    lambda text: text.replace("def grad_f(x, y):", "def grad_f(y, x):"),  # another signature
+    lambda text: text.replace(  # another signature
+        "def grad_f(x, y, *, threads=None):", "def grad_f(y, x, *, threads=None):"),
 ])
 def test_a_damaged_entry_is_a_miss(cache_dir, damage):
     f = sd.grad("x**2*y", wrt="x")

@@ -456,12 +456,12 @@ def test_helper_source_unknown_name():
         helper_source(["helper_source"])
 
 
-def _twice_block(a, shape, dtype):
+def _twice_block(a, shape, dtype, into):
     """A stand-in for a module's ``_formulas``: elementwise, returns a value and a tuple."""
     return a * 2.0, (np.stack([a, -a]),)
 
 
-def _reciprocal_point(a, shape, dtype):
+def _reciprocal_point(a, shape, dtype, into):
     """A stand-in for ``_formulas`` at a point: ``1/a`` (Python raises at 0.0, NumPy: inf)."""
     return 1 / a, shape, dtype
 

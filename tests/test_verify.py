@@ -34,6 +34,16 @@ def test_generated_modules_pass(expr, mode):
     check_module(sd.jacobian([expr, "x*y"], wrt=["x", "y"], mode=mode).source)
 
 
+SIGNATURE = "def grad_f(x, y, *, threads=None):"
+
+
+def _inject_into_formulas(line: str) -> str:
+    marker = "    _t0 = "
+    assert marker in BASE.split("def _formulas", 1)[1]
+    head, formulas = BASE.split("def _formulas", 1)
+    return head + "def _formulas" + formulas.replace(marker, f"    {line}\n{marker}", 1)
+
+
 def _inject_into_function(line: str) -> str:
     marker = "    x = _np.asarray(x)\n"
     assert marker in BASE
@@ -48,9 +58,29 @@ def _inject_into_function(line: str) -> str:
         BASE + "\nprint('hello')\n",
         BASE + "\ndef grad_f2(x):\n    return x\n",
         BASE.replace("as an array of the broadcast", "as an array of a broadcast"),
-        BASE.replace("def grad_f(x, y):", "@staticmethod\ndef grad_f(x, y):"),
-        BASE.replace("def grad_f(x, y):", "def grad_f(x, y=1):"),
-        BASE.replace("def grad_f(x, y):", "def grad_f(x, *y):"),
+        BASE.replace(SIGNATURE, "@staticmethod\n" + SIGNATURE),
+        BASE.replace(SIGNATURE, "def grad_f(x, y=1, *, threads=None):"),
+        BASE.replace(SIGNATURE, "def grad_f(x, *y, threads=None):"),
+        BASE.replace(SIGNATURE, "def grad_f(x, y, *, threads=1):"),
+        BASE.replace(SIGNATURE, "def grad_f(x, y, *, threads=None, other=None):"),
+        BASE.replace(SIGNATURE, "def grad_f(x, y, *, other=None):"),
+        BASE.replace(SIGNATURE, "def grad_f(x, y, **threads):"),
+        _inject_into_function("_t = _np.sin(x, out=x)"),
+        _inject_into_function("_t = _np.sin(x, out=_into[0])"),
+        _inject_into_formulas("_t = _np.sin(x, out=x)"),
+        _inject_into_formulas("_t = _np.sin(x, out=_into)"),
+        _inject_into_formulas("_t = _np.sin(x, out=_into[0, 1])"),
+        _inject_into_formulas("_t = _np.sin(x, out=_into[_t0])"),
+        _inject_into_formulas("_t = _erf(x, out=_into[0])"),
+        _inject_into_formulas("_t = _np.multiply"),
+        _inject_into_formulas("_t = _np.multiply(x, x)"),
+        _inject_into_formulas("_t = _np.multiply(x, x, out=x)"),
+        _inject_into_formulas("_t = _np.multiply(x, x, out=_into[0], where=x)"),
+        _inject_into_function("_t = _np.multiply(x, x, out=_out[0])"),
+        _inject_into_formulas("_t = x if x is None else y"),
+        _inject_into_formulas("_t = x if _into is not None else y"),
+        _inject_into_formulas("_t = x if _into else y"),
+        _inject_into_formulas("_t = x if _into is None else open('/tmp/x')"),
         _inject_into_function("_t = open('/tmp/x', 'w')"),
         _inject_into_function("_t = __import__('os')"),
         _inject_into_function("_t = x.__class__"),

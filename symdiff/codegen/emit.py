@@ -9,13 +9,14 @@ does), which :func:`~symdiff.codegen.spec.render_module` renders; the templates 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
 from ..simplify import shared_subexpressions, stable_forms, zero_power_logs
 from . import naming
 from .forms import cheaper_program
+from .into import into_slot, slot, when_blocked
 from .printer import CodePrinter
 from .spec import ModuleSpec, names_tuple, render_module
 
@@ -152,20 +153,24 @@ def module_spec(program: Program, *, cse: bool = True) -> ModuleSpec:
     if cse:
         assignments, reduced = cheaper_program(assignments, reduced)
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
+    block_inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
 
     lines: list[str] = []
     reads: list[sp.Expr | None] = []
-    result_text = _result_lines(program, reduced, printer, lines, reads)
+    into: dict[str, int] = {}
+    result_text = _result_lines(
+        program, reduced, printer, lines, reads, into if block_inputs else None
+    )
+    printed_assignments = _temporaries_into(printed_assignments, into)
     if len(assignments) > INTERLEAVE_MIN:
         lines = _interleave(assignments, printed_assignments, lines, reads)
         printed_assignments = []
     prelude = _prelude(program.params, program.vector, printer)
-    block_inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)
         if not program.vector and _floats_suffice([*(v for _, v in assignments), *reduced]):
             prelude = [*_point_path(block_inputs, printer), *prelude]
-    return ModuleSpec.of(
+    spec = ModuleSpec.of(
         program,
         helpers=printer.helpers,
         prelude=prelude,
@@ -173,7 +178,34 @@ def module_spec(program: Program, *, cse: bool = True) -> ModuleSpec:
         outputs=lines,
         result=result_text,
         block_inputs=block_inputs or None,
+        threads=naming.threads_keyword(program.params) if block_inputs else None,
     )
+    if not block_inputs:
+        return spec
+    return replace(spec, doc=(*spec.doc, THREADS_DOC.format(keyword=spec.threads)))
+
+
+#: The docstring line of a function whose formulas run in blocks.
+THREADS_DOC = "{keyword}: threads for long arrays (None: up to 8; same results bit for bit)."
+
+
+def _temporaries_into(
+    printed: list[tuple[str, str]], into: dict[str, int]
+) -> list[tuple[str, str]]:
+    """The assignments with each temporary that an output hands out as it is (``into``: its
+    name -> the output's slot) computed straight into that output's slice, where its last
+    operation is a ufunc and it is assigned once (a slice is never written twice)."""
+    if not into:
+        return printed
+    counts: dict[str, int] = {}
+    for target, _ in printed:
+        counts[target] = counts.get(target, 0) + 1
+    lines = []
+    for target, code in printed:
+        written = into_slot(code, slot(into[target])) if counts.get(target) == 1 and (
+            target in into) else None
+        lines.append((target, code if written is None else when_blocked(code, written)))
+    return lines
 
 
 def _result_lines(
@@ -182,16 +214,27 @@ def _result_lines(
     printer: CodePrinter,
     lines: list[str],
     reads: list[sp.Expr | None],
+    into: dict[str, int] | None,
 ) -> str:
     """Append the statements that build the outputs, and to ``reads`` the expression each one
     reads (zero for ``_out``'s allocation, which reads nothing; None for a mirrored entry, which
-    must follow every other); return the ``return`` text."""
+    must follow every other); return the ``return`` text.
+
+    With ``into`` (a function whose formulas run in blocks, :mod:`.into`), each output's last
+    operation writes into its slice of the full array when ``_in_blocks`` gives one, and
+    ``into`` receives the temporaries that outputs hand out as they are (name -> slot), whose
+    own lines should write into the slice instead.
+    """
     result = program.result
     if isinstance(result, ArrayResult):
-        lines.append(f"_out = _np.empty({_tuple(result.dims)} + _shape, dtype=_dtype)")
+        empty = f"_np.empty({_tuple(result.dims)} + _shape, dtype=_dtype)"
+        lines.append(f"_out = {empty if into is None else when_blocked(empty, slot(0))}")
         reads.append(sp.S.Zero)
         for index, k in result.entries.items():
-            lines.append(f"_out[{_index(index)}] = {printer.doprint(reduced[k])}")
+            entry, code = f"_out[{_index(index)}]", printer.doprint(reduced[k])
+            written = None if into is None else into_slot(code, entry)
+            # NumPy skips assigning a slice to itself: the entry is written once
+            lines.append(f"{entry} = {code if written is None else when_blocked(code, written)}")
             reads.append(reduced[k])
         for index, source in result.mirrors.items():
             lines.append(f"_out[{_index(index)}] = _out[{_index(source)}]")
@@ -199,15 +242,33 @@ def _result_lines(
         return "_out"
     seen: set[sp.Expr] = set()
     params = set(program.params) | set(program.vector)
-    for name, expr in zip(program.output_names, reduced, strict=True):
+    leaves: dict[int, int] = {}
+    for position, k in enumerate(_leaves(result)):
+        leaves.setdefault(k, position)  # an output returned twice is written into its first
+    for k, (name, expr) in enumerate(zip(program.output_names, reduced, strict=True)):
         code = printer.doprint(expr)
         # a temporary is a fresh array: handed out as it is, unless another output is it too
-        if (expr.is_Symbol and expr.name in params) or expr in seen:
+        copied = (expr.is_Symbol and expr.name in params) or expr in seen
+        if copied:
             code = f"_np.copy({code})"  # never hand out an input array or the same array twice
         seen.add(expr)
-        lines.append(f"{name} = {printer.helper_call('_as_output', code, '_shape', '_dtype')}")
+        shaped = printer.helper_call("_as_output", code, "_shape", "_dtype")
+        written = None if into is None or copied or k not in leaves else into_slot(
+            code, slot(leaves[k]))
+        if written is not None:
+            shaped = when_blocked(shaped, written)
+        elif into is not None and not copied and k in leaves and expr.is_Symbol:
+            into[expr.name] = leaves[k]  # a temporary: its own line writes the slice
+        lines.append(f"{name} = {shaped}")
         reads.append(expr)
     return _structure(result, program.output_names)
+
+
+def _leaves(result: Result) -> list[int]:
+    """The output numbers in ``result`` depth first: the order of ``_in_blocks``' slices."""
+    if isinstance(result, int):
+        return [result]
+    return [k for item in result for k in _leaves(item)]  # type: ignore[union-attr]
 
 
 #: Programs with more temporaries than this are emitted in an order that bounds memory

@@ -12,7 +12,9 @@ rewrite only where the printed program makes fewer passes over arrays:
 * an output that is a factor of another (``v*(1 - h)`` and ``v*x*(1 - h)``) is computed once;
 * a temporary that is used negated is defined negated when that saves passes (``-_t0*x``
   becomes ``_t0*x`` with the sign folded into ``_t0``'s definition);
-* a name negated in several products is negated once (``_t = -y``);
+* a name negated in several products is negated once (``_t = -y``), also after a temporary's
+  sign is folded into its definition (the logistic loss: ``_t0 = _t1*f(_t1*u)``, ``_t1 = -y``);
+* a temporary that only names another (``_t1 = _t0``) is dropped;
 * a line is written with its common factors taken out (``200*y - 200*_t0`` as
   ``200*(y - _t0)``) when that is cheaper.
 
@@ -60,9 +62,10 @@ def cheaper_program(
         lines, outs = _factor_lines(lines, outs, cost)
         lines, outs = _share_negated_sums(lines, outs, fresh, cost)
         lines, outs = _share_output_factors(lines, outs, fresh, cost)
-        lines, outs = _fold_signs(lines, outs, cost)
+        lines, outs = _fold_signs(lines, outs, cost, fresh)
         lines, outs = _share_negated_names(lines, outs, fresh, cost)
         lines, outs = _factor_lines(lines, outs, cost)
+        lines, outs = _drop_aliases(lines, outs)
     if lines == list(assignments) and outs == list(outputs):
         return lines, outs
     if cost.program(lines, outs) > cost.program(assignments, outputs):
@@ -274,9 +277,11 @@ def _share_output_factors(
 
 
 def _fold_signs(
-    lines: list[Line], outs: list[sp.Expr], costs: _Costs
+    lines: list[Line], outs: list[sp.Expr], costs: _Costs, fresh: Callable[[], sp.Symbol]
 ) -> tuple[list[Line], list[sp.Expr]]:
-    """Each temporary defined negated, where the program then costs fewer passes."""
+    """Each temporary defined negated, where the program then costs fewer passes, also once
+    a name it then negates twice is negated once (``_t0 = y*f(-y*u)`` used as ``-_t0``
+    becomes ``_t0 = _t1*f(_t1*u)`` with ``_t1 = -y``: the logistic loss's gradient)."""
     cost = costs.program(lines, outs)
     for index in range(len(lines)):
         symbol, value = lines[index]
@@ -288,9 +293,28 @@ def _fold_signs(
         ]
         trial_outs = [e.xreplace(flip) for e in outs]
         trial_cost = costs.program(trial, trial_outs)
+        if trial_cost >= cost:
+            trial, trial_outs = _share_negated_names(trial, trial_outs, fresh, costs)
+            trial_cost = costs.program(trial, trial_outs)
         if trial_cost < cost:
             lines, outs, cost = trial, trial_outs, trial_cost
     return lines, outs
+
+
+def _drop_aliases(lines: list[Line], outs: list[sp.Expr]) -> tuple[list[Line], list[sp.Expr]]:
+    """Without temporaries that only name another name (``_t1 = _t0`` once a sign is folded):
+    their readers read that name."""
+    alias: dict[sp.Symbol, sp.Expr] = {}
+    kept: list[Line] = []
+    for symbol, value in lines:
+        value = value.xreplace(alias) if alias else value
+        if value.is_Symbol:
+            alias[symbol] = value
+        else:
+            kept.append((symbol, value))
+    if not alias:
+        return lines, outs
+    return kept, [e.xreplace(alias) for e in outs]
 
 
 def _negating(symbol: sp.Symbol) -> Callable[[sp.Basic], bool]:

@@ -14,7 +14,10 @@ generated name add the role to it (``_t0_bar``, the tangent ``_t0_dot`` or ``_t0
 A traced function's bound constants are the parameters :func:`constant` ``_c0, _c1, ...``.
 Fixed names: :data:`VALUE` ``_value``, :data:`SECOND` ``_d2``, :data:`DIRECTION` ``_v``; the
 templates and the pasted helpers (:mod:`symdiff.codegen.helpers`) spell the few names they share
-with the emitters themselves (``_np``, ``_shape``, ``_dtype``, ``_out``, ``_formulas``).
+with the emitters themselves (``_np``, ``_shape``, ``_dtype``, ``_out``, ``_formulas``);
+:data:`INTO` ``_into`` is the block's output slices. The one generated name that is not
+``_``-prefixed is the keyword-only :data:`THREADS` ``threads`` (``_threads`` when a variable
+has that name, :func:`threads_keyword`).
 Since the roles are distinct suffixes, no two of these names are equal for distinct variables
 (``x`` and ``x_bar`` give ``_x_bar`` and ``_x_bar_bar``). A test checks that no other symdiff
 module formats such a name itself (tests/test_naming.py).
@@ -40,6 +43,11 @@ VALUE = "_value"
 SECOND = "_d2"
 #: The direction parameter of Hessian-vector products (and of traced ``hvp`` functions).
 DIRECTION = "_v"
+#: The parameter of ``_formulas`` holding the block's slices of the outputs (or None).
+INTO = "_into"
+#: The keyword-only parameter of an elementwise function that sets its number of threads
+#: (:func:`threads_keyword`).
+THREADS = "threads"
 #: Prefix of numbered temporaries: reverse mode's, CSE's and the tensor code's (``_t0``).
 TEMPORARY = "_t"
 #: The teaching views' names of a tensor expression's output and intermediate values: the first
@@ -99,6 +107,12 @@ def tangent(name: str, column: int | None = None) -> str:
     """The tangent of generated name ``name`` in forward mode over a program: ``_t0_dot`` (along
     the direction), ``_t0_bar_dot1`` (a Hessian's column 1)."""
     return _derived(name, "dot" if column is None else f"dot{column}")
+
+
+def threads_keyword(params: Iterable[str]) -> str:
+    """The keyword of an elementwise function's number of threads: :data:`THREADS`, or
+    ``_threads`` (a generated name) when one of its parameters is named ``threads``."""
+    return f"_{THREADS}" if THREADS in set(params) else THREADS
 
 
 def temporary(index: int) -> str:

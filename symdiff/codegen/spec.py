@@ -48,7 +48,9 @@ class ModuleSpec:
     * ``helpers``: the runtime helpers the code calls (:mod:`symdiff.codegen.helpers`; their
       dependencies are added when rendered); ``constants``: module-level assignments it reads;
     * ``block_inputs``: for elementwise programs, the arrays that ``_in_blocks`` splits into
-      cache-sized blocks for the formulas (None: the formulas stay in the public function).
+      cache-sized blocks for the formulas (None: the formulas stay in the public function);
+      ``threads``: then the name of the public function's keyword-only parameter that sets the
+      number of threads (``threads``, or ``_threads`` beside a variable of that name).
     """
 
     name: str
@@ -65,6 +67,7 @@ class ModuleSpec:
     helpers: tuple[str, ...] = ()
     constants: tuple[str, ...] = ()
     block_inputs: tuple[str, ...] | None = None
+    threads: str | None = None
 
     @classmethod
     def of(
@@ -78,6 +81,7 @@ class ModuleSpec:
         helpers: Sequence[str] = (),
         constants: Sequence[str] = (),
         block_inputs: Sequence[str] | None = None,
+        threads: str | None = None,
     ) -> ModuleSpec:
         """The spec of a program's module: the header fields read from ``header``."""
         return cls(
@@ -87,6 +91,7 @@ class ModuleSpec:
             result=result, outputs=tuple(outputs), helpers=tuple(sorted(set(helpers))),
             constants=tuple(constants),
             block_inputs=None if block_inputs is None else tuple(block_inputs),
+            threads=threads,
         )
 
 
@@ -115,8 +120,9 @@ def render_module(spec: ModuleSpec) -> str:
     the code calls, under :data:`~symdiff.codegen.render.HELPERS_HEADING`; Python resolves
     module-level names when a function runs, so the helpers may follow it). With
     ``block_inputs`` (elementwise programs), the formulas go into a second function,
-    ``_formulas(*block_inputs, _shape, _dtype)``, which the public one calls through the
-    ``_in_blocks`` helper so that long arrays are computed in cache-sized blocks. The
+    ``_formulas(*block_inputs, _shape, _dtype, _into)``, which the public one calls through the
+    ``_in_blocks`` helper so that long arrays are computed in cache-sized blocks (on the
+    number of threads its keyword-only ``threads`` parameter gives). The
     ``constants`` are printed after the imports (each one must be on
     :data:`symdiff.verify.CONSTANTS`); the error classes the helpers raise
     (:data:`symdiff.verify.ERROR_CONSTANTS`) open the helper section.
@@ -144,6 +150,7 @@ def render_module(spec: ModuleSpec) -> str:
         outputs=list(spec.outputs),
         result=spec.result,
         block_inputs=None if spec.block_inputs is None else list(spec.block_inputs),
+        threads=spec.threads,
     )
 
 

@@ -19,6 +19,7 @@ import functools
 from pathlib import Path
 
 from .allowed import (
+    BLOCK_SLICES,
     CONSTANTS,
     ERROR_CONSTANTS,
     FORMULAS,
@@ -27,6 +28,7 @@ from .allowed import (
     KEYWORDS,
     NAMING_HELPERS,
     NUMPY_NAMES,
+    OPERATOR_UFUNCS,
     PARAM_METHODS,
     REDUCING_UFUNCS,
     STRUCTURAL_NUMPY_NAMES,
@@ -39,6 +41,7 @@ from .errors import VerificationError, refuse
 from .statements import check_function
 
 __all__ = [
+    "BLOCK_SLICES",
     "CONSTANTS",
     "ERROR_CONSTANTS",
     "FORMULAS",
@@ -47,6 +50,7 @@ __all__ = [
     "KEYWORDS",
     "NAMING_HELPERS",
     "NUMPY_NAMES",
+    "OPERATOR_UFUNCS",
     "PARAM_METHODS",
     "REDUCING_UFUNCS",
     "STRUCTURAL_NUMPY_NAMES",

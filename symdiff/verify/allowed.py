@@ -11,7 +11,7 @@ import re
 
 from .. import registry
 from ..codegen.naming import CONSTANT as BOUND_CONSTANT
-from ..codegen.naming import DIRECTION
+from ..codegen.naming import DIRECTION, INTO, THREADS, threads_keyword
 
 FUNCTION_NAMES = frozenset(
     {"f", "grad_f", "value_and_grad_f", "jacobian_f", "hessian_f", "hvp_f"}
@@ -22,6 +22,13 @@ FORMULAS = "_formulas"
 #: The runtime helper an elementwise function's point path returns (the one ``if`` of a scalar
 #: function: ``if x.__class__ is float ...: return _at_point(_formulas, (x, ...))``).
 POINT_HELPER = "_at_point"
+#: The parameter of ``_formulas`` holding the block's slices of the outputs, or None. It may
+#: only be tested (``... if _into is None else ...``), indexed by an int literal and written
+#: through ``out=`` of a NumPy call.
+BLOCK_SLICES = INTO
+#: The one keyword-only parameter an elementwise public function may have (default None), under
+#: either spelling: its number of threads, passed on to ``_in_blocks``.
+THREADS_KEYWORDS = frozenset({THREADS, threads_keyword([THREADS])})
 IMPORTS = {("numpy", "_np"), ("math", "_math")}
 #: The error classes the runtime helpers raise, bound to built-ins in a generated module (so
 #: that a saved module runs on its own) and rebound by the loader to symdiff's ``ShapeError``
@@ -41,6 +48,10 @@ STRUCTURAL_NUMPY_NAMES = frozenset(
         "zeros",
     }
 )
+#: The ufuncs of the operators, which an output's last operation calls to write into its slice
+#: (``_np.multiply(_t0, x, out=_into[0])``; :mod:`symdiff.codegen.into`): allowed only called,
+#: with such an ``out=``.
+OPERATOR_UFUNCS = frozenset({"add", "divide", "multiply", "negative", "square", "subtract"})
 #: ``_np.<name>`` (or ``_np.<module>.<name>``) the tensor operation families' statements use
 #: (:mod:`symdiff.tensor.families`). Written out here because this list is the security boundary;
 #: a test checks that it covers every family row.

@@ -7,6 +7,7 @@ import ast
 
 from .allowed import (
     ALLOWED_OPERATORS,
+    BLOCK_SLICES,
     CONSTANT,
     EINSUM,
     EXPRESSION_NODES,
@@ -15,6 +16,7 @@ from .allowed import (
     MODULE_NAMES,
     NAMING_HELPERS,
     NUMPY_NAMES,
+    OPERATOR_UFUNCS,
     PARAM,
     PARAM_METHODS,
     REDUCING_UFUNCS,
@@ -160,8 +162,57 @@ class ExpressionChecker:
             return []
         raise refuse(node, f"unexpected attribute {node.attr!r}")
 
+    def block_slice(self, node: ast.AST) -> bool:
+        """``_into[3]``: a slice of an output, in ``_formulas`` (whose parameter it is)."""
+        return (
+            BLOCK_SLICES in self.params
+            and isinstance(node, ast.Subscript)
+            and self._is_out_index(node, (BLOCK_SLICES,))
+            and not isinstance(node.slice, ast.Tuple)
+        )
+
+    def _output_slice(self, node: ast.AST) -> bool:
+        """``_into[0]`` or ``_out[1, 0]`` in ``_formulas``: where an output's last operation
+        may write (``out=``)."""
+        return self.block_slice(node) or (
+            BLOCK_SLICES in self.params
+            and isinstance(node, ast.Subscript)
+            and self._is_out_index(node)
+        )
+
+    def _into_call(self, node: ast.Call) -> bool:
+        """``_np.<operator's ufunc>(..., out=<an output's slice>)``: the only use of those
+        ufuncs (:data:`~symdiff.verify.allowed.OPERATOR_UFUNCS`)."""
+        func = node.func
+        return (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "_np"
+            and func.attr in OPERATOR_UFUNCS
+            and len(node.keywords) == 1
+            and node.keywords[0].arg == "out"
+            and self._output_slice(node.keywords[0].value)
+        )
+
+    def visit_IfExp(self, node: ast.IfExp) -> list[ast.AST]:
+        """``<expression> if _into is None else <expression>``: a line of ``_formulas`` that
+        writes into the output's slice when ``_in_blocks`` gives one; no other test."""
+        test = node.test
+        if not (
+            BLOCK_SLICES in self.params
+            and isinstance(test, ast.Compare)
+            and isinstance(test.left, ast.Name)
+            and test.left.id == BLOCK_SLICES
+            and len(test.ops) == 1
+            and isinstance(test.ops[0], ast.Is)
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None
+        ):
+            raise refuse(node, "unexpected conditional expression")
+        return [node.body, node.orelse]
+
     def visit_Subscript(self, node: ast.Subscript) -> list[ast.AST]:
-        if self._is_out_index(node, ("_out", VECTOR)):
+        if self._is_out_index(node, ("_out", VECTOR)) or self.block_slice(node):
             return []
         owner = node.value
         named = isinstance(owner, ast.Name) and (
@@ -177,13 +228,17 @@ class ExpressionChecker:
         if isinstance(func, ast.Name) and func.id in self.helpers:
             if func.id in NAMING_HELPERS and args and names_tuple(args[0], self.params):
                 args = args[1:]  # the names of parameters, for the helper's messages
-        elif isinstance(func, ast.Attribute):
+        elif isinstance(func, ast.Attribute) and not self._into_call(node):
             self.visit_Attribute(func, callee=True)
-        else:
+        elif not isinstance(func, ast.Attribute):
             raise refuse(node, "unexpected call")
         for item in node.keywords:
             if item.arg == "out" and self.tensor and self.writable(item.value):
                 continue  # ``_np.exp(_t1, out=_t1)``: in place, into a generated array
+            if item.arg == "out" and isinstance(func, ast.Attribute) and self._output_slice(
+                item.value
+            ):
+                continue  # ``_np.multiply(_t0, x, out=_into[0])``: into an output's slice
             if item.arg not in KEYWORDS:
                 raise refuse(item, f"unexpected keyword {item.arg!r}")
         return [*args, *(item.value for item in node.keywords if not all_axes(item))]

@@ -14,6 +14,7 @@ from .allowed import (
     PARAM,
     POINT_HELPER,
     TENSOR_HELPER,
+    THREADS_KEYWORDS,
     VECTOR,
 )
 from .errors import refuse
@@ -27,7 +28,9 @@ def check_function(
     """Refuse ``func`` unless its parameters are plain names and every statement is one a
     template writes (``internal_params``: generated names as parameters, as ``_formulas`` has)."""
     args = func.args
-    if args.vararg or args.kwarg or args.kwonlyargs or args.posonlyargs or args.defaults:
+    if args.vararg or args.kwarg or args.posonlyargs or args.defaults or not (
+        _threads_keyword(args, internal_params) or not args.kwonlyargs
+    ):
         raise refuse(func, "only plain parameters are allowed")
     if func.decorator_list or func.returns:
         raise refuse(func, "no decorators or annotations")
@@ -47,6 +50,7 @@ def check_function(
         if not valid or arg.annotation:
             raise refuse(arg, f"bad parameter {arg.arg!r}")
         params.add(arg.arg)
+    params.update(arg.arg for arg in args.kwonlyargs)
     body = func.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         if not isinstance(body[0].value.value, str):
@@ -89,6 +93,21 @@ def check_function(
             _check_shape_test(statement, checker)
         else:
             raise refuse(statement, f"unexpected {type(statement).__name__} statement")
+
+
+def _threads_keyword(args: ast.arguments, internal_params: bool) -> bool:
+    """``*, threads=None`` (or ``_threads``): the only keyword-only parameter, of a public
+    elementwise function."""
+    return (
+        not internal_params
+        and len(args.kwonlyargs) == 1
+        and args.kwonlyargs[0].arg in THREADS_KEYWORDS
+        and args.kwonlyargs[0].annotation is None
+        and len(args.kw_defaults) == 1
+        and isinstance(args.kw_defaults[0], ast.Constant)
+        and args.kw_defaults[0].value is None
+        and args.kwonlyargs[0].arg not in {a.arg for a in args.args}
+    )
 
 
 def _adds_at(statement: ast.Expr, checker: ExpressionChecker) -> bool:

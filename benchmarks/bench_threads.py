@@ -1,0 +1,117 @@
+"""Elementwise gradients on threads: symdiff with threads = 1, 2 vs hand-written NumPy (one
+thread) and JAX ``jit`` (its default threads), over 1e6 and 1e7 points.
+
+Run: ``OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_threads.py [--points 1e6,1e7]
+[--repeat R] [--threads 1,2]`` (JAX, where installed: ``PYTHONPATH=. /work/bvenv/bin/python ...``;
+set ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS`` only for NumPy: XLA keeps its own threads).
+
+The problems are those of ``bench_elementwise.py`` (the expressions, the hand-written gradients
+and the arrays); every peer is timed in this one process, the peers one after another in each
+round, and the table gives median times and ratios to the hand-written NumPy gradient on one
+thread (lower is better; the goal on a 2-core machine is a geometric mean <= 0.5 with 2
+threads). The machine's load average is printed: threads cannot help on cores other work holds.
+Before timing, every peer's result is compared with the hand-written one, and symdiff's result
+on each number of threads with its result on one thread, bit for bit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import sympy as sp
+
+import symdiff as sd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_elementwise import CASES, round_times
+
+
+def _jax_gradient(text: str, wrt: tuple[str, ...], names: list[str]) -> Callable | None:
+    """``jax.jit`` of the gradient of the sum (the elementwise gradient), or None without JAX."""
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return None
+    jax.config.update("jax_enable_x64", True)
+    symbols = {n: sp.Symbol(n, real=True) for n in names}
+    f = sp.lambdify([symbols[n] for n in names], sp.sympify(text, locals=symbols), modules="jax")
+    positions = tuple(names.index(n) for n in wrt)
+    grad = jax.jit(jax.grad(lambda *a: jnp.sum(f(*a)), argnums=positions))
+
+    def run(**arrays):
+        out = grad(*(arrays[n] for n in names))
+        return tuple(o.block_until_ready() for o in out)
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--points", default="1e6,1e7")
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--only", default="", help="run only the cases containing this text")
+    options = parser.parse_args()
+    counts = [int(t) for t in options.threads.split(",")]
+    sizes = [int(float(p)) for p in options.points.split(",")]
+    print(f"cores: {os.cpu_count()}; load average at start: "
+          f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}")
+    means: dict[tuple[int, str], list[float]] = {}
+    for points in sizes:
+        print(f"\ngradient over {points:.0e} points, median of {options.repeat} rounds; "
+              "ratios to hand-written NumPy on one thread")
+        columns = [f"threads={t}" for t in counts] + ["jax jit"]
+        header = f"{'expression':54} {'hand ms':>8} " + " ".join(f"{c:>10}" for c in columns)
+        print(header)
+        print("-" * len(header))
+        rng = np.random.default_rng(0)
+        for text, wrt, hand, make in CASES:
+            if options.only not in text:
+                continue
+            arrays = make(rng, points)
+            names = sorted(arrays)
+            g = sd.grad(text, wrt=list(wrt))
+            peers: dict[str, Callable] = {
+                "hand": lambda hand=hand, wrt=wrt, **a: hand(**a)[: len(wrt)]}
+            for t in counts:
+                peers[f"threads={t}"] = g.with_threads(t)
+            jitted = _jax_gradient(text, wrt, names)
+            if jitted is not None:
+                peers["jax jit"] = jitted
+            reference = hand(**arrays)[: len(wrt)]
+            one = g.with_threads(1)(**arrays)
+            for name, fn in peers.items():
+                got = fn(**arrays)
+                for ours, ref in zip(got, reference, strict=True):
+                    np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-12, err_msg=name)
+                if name.startswith("threads="):
+                    assert all(np.array_equal(a, b) for a, b in zip(got, one, strict=True)), name
+            times = round_times(peers, arrays, options.repeat)
+            medians = {name: statistics.median(t) for name, t in times.items()}
+            base = medians["hand"]
+            cells = []
+            for column in columns:
+                if column in medians:
+                    ratio = medians[column] / base
+                    means.setdefault((points, column), []).append(ratio)
+                    cells.append(f"{ratio:10.2f}")
+                else:
+                    cells.append(f"{'-':>10}")
+            print(f"{text:54} {base * 1e3:8.2f} " + " ".join(cells))
+        row = []
+        for column in columns:
+            found = means.get((points, column))
+            row.append(f"{statistics.geometric_mean(found):10.2f}" if found else f"{'-':>10}")
+        print(f"{'geometric mean':54} {'':8} " + " ".join(row))
+    print(f"\nload average at end: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

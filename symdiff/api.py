@@ -16,6 +16,7 @@ import numpy as np
 
 from . import pipeline, request_index
 from .cache import open_store
+from .chunks import is_dask
 from .codegen.naming import DIRECTION
 from .compiled import CompiledFunction
 from .errors import SymdiffError
@@ -57,7 +58,7 @@ def _compiled(kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any) ->
     builder as a decorator with these options (``@sd.grad(wrt="x")``)."""
     if exprs is _MISSING:
         settings = {"simplify": options.simplify, "cse": options.cse, "mode": options.mode,
-                    "cache": options.cache, "shapes": shapes}
+                    "cache": options.cache, "shapes": shapes, "backend": options.backend}
         if kind != "value":
             settings["wrt"] = wrt
         return _decorator(_BUILDERS[kind], **settings)
@@ -110,12 +111,13 @@ def compile(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """Compile the expression itself into a vectorized NumPy function of its variables.
 
     Without ``expr`` (``@sd.compile(cse=False)``) returns a decorator with these options.
     """
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("value", expr, None, options, shapes)
 
 
@@ -128,6 +130,7 @@ def grad(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """The gradient of ``expr`` as a compiled function.
 
@@ -141,7 +144,7 @@ def grad(
     ``mode="reverse"`` emits a forward sweep and one backward sweep of adjoints (cost within a
     small factor of the function's, however many variables); ``"auto"`` picks by size.
     """
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("grad", expr, wrt, options, shapes)
 
 
@@ -154,11 +157,12 @@ def value_and_grad(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """Value and gradient together, sharing every common subexpression: ``(value, grads)``.
 
     Arguments and ``wrt`` as for :func:`grad`; without ``expr``, a decorator."""
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("value_and_grad", expr, wrt, options, shapes)
 
 
@@ -171,6 +175,7 @@ def jacobian(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """The Jacobian of a list of expressions: the call returns an array ``(m, n) + shape``.
 
@@ -178,7 +183,7 @@ def jacobian(
     a Python function returning a tuple or list of values (the ``m`` rows; a single value is
     one row), which keeps its signature as for :func:`grad`. Without ``exprs``, a decorator.
     """
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("jacobian", exprs, wrt, options, shapes)
 
 
@@ -191,6 +196,7 @@ def hessian(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """The Hessian of ``expr``: the call returns an array ``(n, n) + shape`` (symmetric).
 
@@ -200,7 +206,7 @@ def hessian(
     reverse). Arguments and ``wrt`` as for
     :func:`grad`; without ``expr``, a decorator.
     """
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("hessian", expr, wrt, options, shapes)
 
 
@@ -213,6 +219,7 @@ def hvp(
     mode: str = "auto",
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """Hessian-vector product: the call takes the variables and then a direction ``_v`` with one
     component per ``wrt`` name on its first axis, and returns ``H @ _v`` of that shape.
@@ -225,7 +232,7 @@ def hvp(
     function with defaults or keyword-only parameters, ``_v`` is keyword-only (it follows them).
     Without ``expr``, a decorator.
     """
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("hvp", expr, wrt, options, shapes)
 
 
@@ -298,6 +305,11 @@ class Objective:
     ``shapes=``, one vector variable of the tensor layer (``wrt="x"``,
     ``shapes={"x": ("n",)}``), which scales to thousands of components without a name per
     component.
+
+    ``backend`` is the generated code's (see the builders); by default ``"array_api"`` when a
+    value in ``params`` is a Dask array (the gradient is then a lazy reduction over its chunks,
+    run on the Dask scheduler or cluster, and computed on each call: ``fun``/``jac`` still
+    return a float and a NumPy array), else ``"numpy"``.
     """
 
     def __init__(
@@ -306,6 +318,7 @@ class Objective:
         wrt: str | Sequence[str],
         params: Mapping[str, Any] | None = None,
         shapes: Mapping[str, Any] | None = None,
+        backend: str | None = None,
     ):
         names = [wrt] if isinstance(wrt, str) else list(wrt)
         self._vector = shapes is not None
@@ -317,8 +330,12 @@ class Objective:
                     f"one dimension, e.g. shapes={{'x': ('n',)}}; got wrt={wrt!r}"
                 )
         self._shapes = shapes
+        if backend is None:
+            lazy = any(is_dask(v) for v in (params or {}).values())
+            backend = "array_api" if lazy else "numpy"
+        self._backend = backend
         target: str | list[str] = names[0] if self._vector else names
-        self._value_and_grad = value_and_grad(expr, target, shapes=shapes)
+        self._value_and_grad = value_and_grad(expr, target, shapes=shapes, backend=backend)
         self.wrt = (names[0],) if self._vector else tuple(self._value_and_grad.wrt)
         self.params = dict(params or {})
         signature = self._value_and_grad.__signature__.parameters
@@ -345,6 +362,10 @@ class Objective:
     def value_and_grad(self, x: Any) -> tuple[float, np.ndarray]:
         """``(f(x), grad f(x))`` for ``minimize(..., jac=True)``."""
         value, grads = self._value_and_grad.call_by_name(self._kwargs(x))
+        if is_dask(value):  # one pass over the chunks for both
+            import dask
+
+            value, grads = dask.compute(value, grads)
         if self._vector:
             return float(value), np.array(grads, dtype=float)
         return float(value), np.array([float(g) for g in grads])
@@ -361,7 +382,8 @@ class Objective:
         """The Hessian at ``x``, shape ``(n, n)``."""
         if self._hessian is None:
             target = self.wrt[0] if self._vector else list(self.wrt)
-            self._hessian = hessian(self._expr, target, shapes=self._shapes)
+            self._hessian = hessian(self._expr, target, shapes=self._shapes,
+                                    backend=self._backend)
         kwargs = self._kwargs(x)
         n = kwargs[self.wrt[0]].size if self._vector else len(self.wrt)
         return np.asarray(self._hessian.call_by_name(kwargs), dtype=float).reshape(n, -1)
@@ -371,7 +393,7 @@ class Objective:
         direction = np.asarray(p, dtype=float).reshape(-1)
         if self._hvp is None:
             target = self.wrt[0] if self._vector else list(self.wrt)
-            self._hvp = hvp(self._expr, target, shapes=self._shapes)
+            self._hvp = hvp(self._expr, target, shapes=self._shapes, backend=self._backend)
         if not self._vector:
             direction = direction.reshape(len(self.wrt))
         product = self._hvp.call_by_name({**self._kwargs(x), DIRECTION: direction})
@@ -384,13 +406,15 @@ def objective(
     params: Mapping[str, Any] | None = None,
     *,
     shapes: Mapping[str, Any] | None = None,
+    backend: str | None = None,
 ) -> Objective:
     """A SciPy-ready objective: ``minimize(obj.fun, x0, jac=obj.jac, hess=obj.hess)``.
 
     ``wrt`` lists scalar variables, or with ``shapes=`` names one vector variable
-    (``objective("sum((x[1:] - x[:-1]**2)**2)", "x", shapes={"x": ("n",)})``).
+    (``objective("sum((x[1:] - x[:-1]**2)**2)", "x", shapes={"x": ("n",)})``). Data in
+    ``params`` may be Dask arrays (see :class:`Objective`'s ``backend``).
     """
-    return Objective(expr, wrt, params, shapes)
+    return Objective(expr, wrt, params, shapes, backend)
 
 
 # -- cache -----------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .chunks import chunked
 from .codegen.load import load_function
 from .codegen.naming import code_names, rename_keywords
 from .codegen.render import HELPERS_HEADING
@@ -107,8 +108,28 @@ class CompiledFunction:
             if list(inspect.signature(function).parameters) != expected:
                 raise ValueError(f"the module's {self.name} does not take {expected}")
         self._fn = rename_keywords(function, self.args)  # g(**{"x_{1}": 1.0}): codenames
+        self._unchunked = self._fn
+        if self._on_chunks():  # Dask arrays: chunk by chunk through the NumPy module
+            self._fn = chunked(self._fn, self._chunk_function)
         self.__doc__ = self._fn.__doc__
         self._sign()
+
+    def _on_chunks(self) -> bool:
+        """Whether calls with Dask arrays go chunk by chunk (:mod:`symdiff.chunks`): elementwise
+        functions of the Array API backend (not Hessian-vector products, whose direction has
+        a leading axis of its own)."""
+        recipe = self.recipe
+        return (recipe is not None and recipe.options.backend == "array_api"
+                and recipe.shapes is None and recipe.kind != "hvp")
+
+    def _chunk_function(self) -> Callable[..., Any]:
+        """What runs on each chunk of Dask arrays: the NumPy module of the same request when
+        the pipeline gave one (:attr:`numpy_twin`), else this Array API module itself (which
+        runs on NumPy blocks too)."""
+        twin = self.__dict__.get("numpy_twin")
+        if twin is not None:
+            return twin()._run
+        return self._unchunked
 
     def _sign(self) -> None:
         """Set ``__signature__`` and what a call runs: the generated function itself (with the
@@ -241,7 +262,8 @@ class CompiledFunction:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for transient in ("_fn", "_run", "_call", "__doc__", "__signature__", "recorded"):
+        for transient in ("_fn", "_run", "_call", "__doc__", "__signature__", "recorded",
+                          "numpy_twin", "_unchunked"):
             state.pop(transient, None)
         return state
 

@@ -18,6 +18,7 @@ from . import naming
 from .forms import cheaper_program
 from .printer import CodePrinter
 from .spec import ModuleSpec, names_tuple, render_module
+from .standard import check_helpers, printer_for, standard_code
 
 
 @dataclass(frozen=True)
@@ -98,20 +99,44 @@ def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter)
     return lines
 
 
-def emit_source(program: Program, *, cse: bool = True) -> str:
+def _standard_prelude(params: Sequence[str], vector: Sequence[str],
+                      printer: CodePrinter) -> list[str]:
+    """The Array API backend's prelude: the namespace of the arguments (``_xp``), the arguments
+    as its arrays of one real floating dtype, the broadcast shape, the direction components."""
+    inputs = list(params)
+    lines = [f"_xp = {printer.helper_call('_xp_namespace', *inputs)}"]
+    if not inputs:
+        return [*lines, "_dtype = _xp.float64", "_shape = ()"]
+    targets = f"({inputs[0]},)" if len(inputs) == 1 else ", ".join(inputs)
+    converted = printer.helper_call("_xp_float_arrays", "_xp", names_tuple(inputs), *inputs)
+    lines += [f"{targets} = {converted}", f"_dtype = {inputs[0]}.dtype"]
+    if len(vector) > 1:
+        lines += [f"{name} = {VECTOR}[{i}]" for i, name in enumerate(vector)]
+    elif vector:
+        lines.append(f"{vector[0]} = {VECTOR}")
+    shapes = [p for p in params if p != VECTOR] + list(vector)
+    names = names_tuple([p for p in params if p != VECTOR] + [VECTOR for _ in vector])
+    lines.append(f"_shape = {printer.helper_call('_xp_common_shape', names, *shapes)}")
+    return lines
+
+
+def emit_source(program: Program, *, cse: bool = True, backend: str = "numpy") -> str:
     """The full text of the generated module for ``program`` (:func:`module_spec`, rendered)."""
-    return render_module(module_spec(program, cse=cse))
+    return render_module(module_spec(program, cse=cse, backend=backend))
 
 
-def module_spec(program: Program, *, cse: bool = True) -> ModuleSpec:
+def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -> ModuleSpec:
     """The generated module for ``program``, as statement strings.
 
     The module carries only the runtime helpers its code calls. The block splitter
     ``_in_blocks`` is one of them only when the function has array arguments: without any, the
     broadcast shape is always ``()`` and there is nothing to split, so the formulas stay in the
-    public function.
+    public function. With ``backend="array_api"`` the statements use the standard's functions
+    only (:mod:`symdiff.codegen.standard`) on the namespace of the arguments, in one function
+    (no blocks: a Dask array is already cut into chunks, a GPU array wants whole passes).
     """
-    printer = CodePrinter()
+    printer = printer_for(backend)
+    standard = backend == "array_api"
     if program.assignments is not None:
         assignments, reduced = list(program.assignments), list(program.outputs)
     else:
@@ -123,10 +148,21 @@ def module_spec(program: Program, *, cse: bool = True) -> ModuleSpec:
 
     lines: list[str] = []
     reads: list[sp.Expr | None] = []
-    result_text = _result_lines(program, reduced, printer, lines, reads)
+    result_text = _result_lines(program, reduced, printer, lines, reads, standard)
     if len(assignments) > INTERLEAVE_MIN:
         lines = _interleave(assignments, printed_assignments, lines, reads)
         printed_assignments = []
+    if standard:
+        prelude = _standard_prelude(program.params, program.vector, printer)
+        check_helpers(printer.helpers, program.name)
+        printed_assignments = [
+            (target, standard_code(code, target, program.name))
+            for target, code in printed_assignments
+        ]
+        lines = [standard_code(line, None, program.name) for line in lines]
+        return ModuleSpec.of(program, helpers=printer.helpers, prelude=prelude,
+                             assignments=printed_assignments, outputs=lines,
+                             result=result_text, backend=backend)
     prelude = _prelude(program.params, program.vector, printer)
     block_inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
     if block_inputs:
@@ -148,11 +184,27 @@ def _result_lines(
     printer: CodePrinter,
     lines: list[str],
     reads: list[sp.Expr | None],
+    standard: bool = False,
 ) -> str:
     """Append the statements that build the outputs, and to ``reads`` the expression each one
     reads (zero for ``_out``'s allocation, which reads nothing; None for a mirrored entry, which
-    must follow every other); return the ``return`` text."""
+    must follow every other); return the ``return`` text. (``standard``: the Array API
+    backend's outputs, made by ``_xp_as_output``; an array result is stacked, not written
+    into, since arrays of some namespaces cannot be written.)"""
     result = program.result
+    shaped = "_xp_as_output" if standard else "_as_output"
+    lead = ("_xp",) if standard else ()
+    if isinstance(result, ArrayResult) and standard:
+        names: dict[tuple[int, ...], str] = {}
+        for index, k in result.entries.items():
+            names[index] = "_out_" + "_".join(map(str, index))
+            value = printer.helper_call(shaped, *lead, printer.doprint(reduced[k]), "_shape",
+                                        "_dtype")
+            lines.append(f"{names[index]} = {value}")
+            reads.append(reduced[k])
+        lines.append(f"_out = {_stacked(result, names, ())}")
+        reads.append(None)
+        return "_out"
     if isinstance(result, ArrayResult):
         lines.append(f"_out = _np.empty({_tuple(result.dims)} + _shape, dtype=_dtype)")
         reads.append(sp.S.Zero)
@@ -171,7 +223,7 @@ def _result_lines(
         if (expr.is_Symbol and expr.name in params) or expr in seen:
             code = f"_np.copy({code})"  # never hand out an input array or the same array twice
         seen.add(expr)
-        lines.append(f"{name} = {printer.helper_call('_as_output', code, '_shape', '_dtype')}")
+        lines.append(f"{name} = {printer.helper_call(shaped, *lead, code, '_shape', '_dtype')}")
         reads.append(expr)
     return _structure(result, program.output_names)
 
@@ -224,6 +276,17 @@ def _interleave(
         if k in dead_after:
             lines.append("del " + ", ".join(sorted(dead_after[k])))
     return lines + tail
+
+
+def _stacked(result: ArrayResult, names: dict[tuple[int, ...], str],
+             prefix: tuple[int, ...]) -> str:
+    """``_np.stack([...])`` nested over the leading ``dims`` of ``result``: each entry's array
+    by its name, a mirrored entry by its source's."""
+    if len(prefix) == len(result.dims):
+        return names[result.mirrors.get(prefix, prefix)]
+    size = result.dims[len(prefix)]
+    inner = ", ".join(_stacked(result, names, (*prefix, i)) for i in range(size))
+    return f"_np.stack(({inner},))"
 
 
 def _index(index: tuple[int, ...]) -> str:

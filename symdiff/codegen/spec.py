@@ -48,7 +48,8 @@ class ModuleSpec:
     * ``helpers``: the runtime helpers the code calls (:mod:`symdiff.codegen.helpers`; their
       dependencies are added when rendered); ``constants``: module-level assignments it reads;
     * ``block_inputs``: for elementwise programs, the arrays that ``_in_blocks`` splits into
-      cache-sized blocks for the formulas (None: the formulas stay in the public function).
+      cache-sized blocks for the formulas (None: the formulas stay in the public function);
+    * ``backend``: ``"numpy"`` or ``"array_api"`` (the module imports ``array_api_compat``).
     """
 
     name: str
@@ -65,6 +66,7 @@ class ModuleSpec:
     helpers: tuple[str, ...] = ()
     constants: tuple[str, ...] = ()
     block_inputs: tuple[str, ...] | None = None
+    backend: str = "numpy"
 
     @classmethod
     def of(
@@ -78,6 +80,7 @@ class ModuleSpec:
         helpers: Sequence[str] = (),
         constants: Sequence[str] = (),
         block_inputs: Sequence[str] | None = None,
+        backend: str = "numpy",
     ) -> ModuleSpec:
         """The spec of a program's module: the header fields read from ``header``."""
         return cls(
@@ -87,6 +90,7 @@ class ModuleSpec:
             result=result, outputs=tuple(outputs), helpers=tuple(sorted(set(helpers))),
             constants=tuple(constants),
             block_inputs=None if block_inputs is None else tuple(block_inputs),
+            backend=backend,
         )
 
 
@@ -131,7 +135,7 @@ def render_module(spec: ModuleSpec) -> str:
         summary=safe_comment(spec.title) + ".",
         mode=spec.mode,
         key=spec.key,
-        imports=_imports(helpers),
+        imports=_imports(helpers, spec.backend),
         constants=list(spec.constants),
         helpers_heading=HELPERS_HEADING,
         helper_constants=errors,
@@ -147,8 +151,11 @@ def render_module(spec: ModuleSpec) -> str:
     )
 
 
-def _imports(helpers: str) -> list[str]:
-    """``import numpy as _np``, plus the standard library's math where a helper uses it."""
+def _imports(helpers: str, backend: str = "numpy") -> list[str]:
+    """``import numpy as _np``, plus the standard library's math where a helper uses it; for
+    the Array API backend ``import array_api_compat as _xpc`` instead (and no NumPy)."""
+    if backend == "array_api":
+        return ["import array_api_compat as _xpc"]
     return (
         ["import math as _math", "import numpy as _np"]
         if "_math." in helpers

@@ -118,6 +118,7 @@ def _build(request: TensorRequest) -> Built:
         key=request.key(),
         needs={d: n for d, n in b.needs.items() if d in bound},
         cse=request.options.cse,
+        backend=request.options.backend,
     )
     return Built(emit_module(program), recipe, _exprs(plan))
 

@@ -20,7 +20,9 @@ generated module's own names, not private to this package):
 * :mod:`~symdiff.codegen.helpers.arguments`: the argument checks (``_common_shape``,
 ``_float_dtype``,
   ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
-* :mod:`~symdiff.codegen.helpers.blocks`: the block loop ``_in_blocks`` and ``_as_output``.
+* :mod:`~symdiff.codegen.helpers.blocks`: the block loop ``_in_blocks`` and ``_as_output``;
+* :mod:`~symdiff.codegen.helpers.standard`: the ``_xp_`` helpers of ``backend="array_api"``
+  modules (standard functions only, on the namespace of the arguments).
 
 A helper calls only helpers of its own module. This ``__init__`` holds ``__all__`` (every helper
 and the two names below), the dependency table :data:`HELPER_DEPENDENCIES` and
@@ -77,6 +79,13 @@ from .blocks import _as_output, _in_blocks
 from .derivatives import _argmax_share, _hypot_share, _prod_others, _sigmoid, _sinc_d
 from .erf import _cody_erf, _erf, _erfc
 from .gamma import _gamma, _loggamma, _polygamma, _sinpi
+from .standard import (
+    _xp_as_output,
+    _xp_common_shape,
+    _xp_float_arrays,
+    _xp_float_dtype,
+    _xp_namespace,
+)
 
 __all__ = [
     "HELPER_DEPENDENCIES",
@@ -99,6 +108,11 @@ __all__ = [
     "_sigmoid",
     "_sinc_d",
     "_sinpi",
+    "_xp_as_output",
+    "_xp_common_shape",
+    "_xp_float_arrays",
+    "_xp_float_dtype",
+    "_xp_namespace",
     "helper_source",
 ]
 
@@ -113,6 +127,11 @@ HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_float_arrays": ("_float_dtype",),
     "_float_dtype": (),
     "_prod_others": (),
+    "_xp_as_output": (),
+    "_xp_common_shape": (),
+    "_xp_float_arrays": ("_xp_float_dtype",),
+    "_xp_float_dtype": (),
+    "_xp_namespace": (),
     **_registry.helper_dependencies(),
 }
 

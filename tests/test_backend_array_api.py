@@ -192,3 +192,14 @@ def test_cupy_arrays_stay_on_the_gpu():
     g = sd.grad("x**2*sin(y)", backend="array_api")  # pragma: no cover - needs a GPU
     gx, _ = g(cupy.linspace(-1, 1, 5), cupy.linspace(0, 1, 5))
     assert isinstance(gx, cupy.ndarray)
+
+
+def test_bad_arguments_are_named():
+    g = sd.grad("x*y", backend="array_api")
+    with pytest.raises(TypeError, match="argument 'x'"):
+        g("a", 1.0)
+    with pytest.raises(ValueError, match="'x' and 'y'"):
+        g(xp.ones(3), xp.ones(4))
+    t = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES, backend="array_api")
+    with pytest.raises(sd.ShapeError, match="argument 'w'"):
+        t(xp.ones((4, 3)), xp.ones(2), xp.ones(4))

@@ -19,12 +19,17 @@ from ...errors import ArgumentError as _ArgumentError
 from ...errors import ShapeError as _ShapeError
 
 
-def _xp_namespace(*arrays):
+def _xp_namespace(*arrays, _known={}):  # noqa: B006 (the cache of namespaces by types)
     """The Array API namespace of ``arrays`` (``array_api_compat.array_namespace``): the one
     their kind of array has (NumPy, Dask, CuPy, PyTorch, JAX, array-api-strict). Python numbers
     have none and are skipped; arrays of NumPy mixed with one other kind (a NumPy weight vector
     with Dask data) take the other kind's namespace, whose ``asarray`` converts the NumPy ones.
-    With no arrays at all, NumPy's wrapped namespace."""
+    With no arrays at all, NumPy's wrapped namespace. The namespace depends only on the types
+    of the arguments, so it is looked up once per combination of types (``_known``)."""
+    types = tuple(a.__class__ for a in arrays)
+    found = _known.get(types)
+    if found is not None:
+        return found
     if _xpc is None:
         raise ImportError(
             "this function was generated with backend='array_api', which needs the "
@@ -32,13 +37,13 @@ def _xp_namespace(*arrays):
         )
     found = [a for a in arrays if _xpc.is_array_api_obj(a)]
     others = [a for a in found if not _xpc.is_numpy_array(a)]
-    if others:
-        return _xpc.array_namespace(*others)
-    if found:
-        return _xpc.array_namespace(*found)
-    import array_api_compat.numpy as numpy_namespace
-
-    return numpy_namespace
+    if others or found:
+        namespace = _xpc.array_namespace(*(others or found))
+    else:
+        import array_api_compat.numpy as namespace
+    if len(_known) < 64:
+        _known[types] = namespace
+    return namespace
 
 
 def _xp_float_dtype(xp, names, *arrays):
@@ -48,24 +53,34 @@ def _xp_float_dtype(xp, names, *arrays):
     floating = []
     for name, array in zip(names, arrays, strict=True):
         dtype = array.dtype
-        if xp.isdtype(dtype, "real floating"):
+        if dtype == xp.float64 or dtype == xp.float32 or xp.isdtype(dtype, "real floating"):
             floating.append(dtype)
         elif not xp.isdtype(dtype, ("integral", "bool")):
             raise _ArgumentError(
                 f"argument {name!r} has dtype {dtype}, not real numbers (float, int or bool)"
             )
-    return xp.result_type(*floating) if floating else xp.float64
+    if not floating:
+        return xp.float64
+    first = floating[0]
+    if all(d == first for d in floating):  # the usual call: one dtype (no promotion to look up)
+        return first
+    return xp.result_type(*floating)
 
 
 def _xp_float_arrays(xp, names, *arrays):
     """``arrays`` (the arguments ``names``) as arrays of namespace ``xp`` of one real floating
     dtype (see ``_xp_float_dtype``); arrays already of that kind and dtype are not copied."""
-    converted = []
-    for name, array in zip(names, arrays, strict=True):
-        try:
-            converted.append(xp.asarray(array))
-        except (TypeError, ValueError) as error:
-            raise _ArgumentError(f"argument {name!r} is not an array of numbers: {error}") from None
+    kinds = {a.__class__ for a in arrays}
+    if len(kinds) == 1 and hasattr(arrays[0], "dtype") and hasattr(arrays[0], "shape"):
+        converted = list(arrays)  # the usual call: arrays of the namespace's one kind already
+    else:
+        converted = []
+        for name, array in zip(names, arrays, strict=True):
+            try:
+                converted.append(xp.asarray(array))
+            except (TypeError, ValueError) as error:
+                raise _ArgumentError(
+                    f"argument {name!r} is not an array of numbers: {error}") from None
     dtype = _xp_float_dtype(xp, names, *converted)
     return tuple(
         a if a.dtype == dtype else xp.astype(a, dtype, copy=False) for a in converted
@@ -104,10 +119,10 @@ def _xp_common_shape(names, *arrays):
 def _xp_as_output(xp, value, shape, dtype):
     """``value`` as an array of namespace ``xp``, of the broadcast ``shape`` and ``dtype``
     (constants included): a new array, never one of the arguments."""
-    if isinstance(value, bool | int | float):
+    if value.__class__ in (bool, int, float):
         return xp.full(shape, value, dtype=dtype)
     if value.dtype != dtype:
         value = xp.astype(value, dtype)
-    if tuple(value.shape) != tuple(shape):
+    if value.shape != shape and tuple(value.shape) != tuple(shape):
         value = xp.asarray(xp.broadcast_to(value, shape), copy=True)
     return value

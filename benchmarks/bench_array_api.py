@@ -71,6 +71,15 @@ def numpy_arrays(repeat: int) -> None:
 
 
 def _peak_rss() -> int:
+    """This process's peak resident memory: ``VmHWM`` (Linux; reset when the worker process
+    was started, unlike ``ru_maxrss``, which keeps the parent's peak across fork and exec)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -21,6 +21,7 @@ from .tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES
 from .test_property import expressions, points
 
 xp = pytest.importorskip("array_api_strict")
+da = pytest.importorskip("dask.array")
 
 RTOL = 1e-12
 
@@ -40,8 +41,9 @@ def _numpy(value) -> np.ndarray:
           suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(expr=expressions, point=points)
 def test_random_gradients_on_strict_arrays_equal_numpy_backend(expr, point):
-    """The property tests' expressions: the Array API module on array-api-strict arrays gives
-    the NumPy module's gradient (or refuses, naming a function the standard lacks)."""
+    """The property tests' expressions: the Array API module on array-api-strict arrays, and on
+    Dask arrays (one chunk per point), gives the NumPy module's gradient (or refuses, naming a
+    function the standard lacks)."""
     try:
         ours = sd.grad(expr, backend="array_api", simplify=False)
     except sd.UnsupportedError as error:
@@ -52,11 +54,14 @@ def test_random_gradients_on_strict_arrays_equal_numpy_backend(expr, point):
     arrays = {a: np.array([values[a], values[a] / 2 + 0.1]) for a in reference.args}
     expected = reference(**arrays)
     got = ours(**{a: xp.asarray(v) for a, v in arrays.items()})
-    for g, e in zip(got if isinstance(got, tuple) else (got,),
-                    expected if isinstance(expected, tuple) else (expected,), strict=True):
+    lazy = ours(**{a: da.from_array(v, chunks=1) for a, v in arrays.items()})
+    for g, e, d in zip(got if isinstance(got, tuple) else (got,),
+                       expected if isinstance(expected, tuple) else (expected,),
+                       lazy if isinstance(lazy, tuple) else (lazy,), strict=True):
         assert type(g).__module__.startswith("array_api_strict")
         finite = np.isfinite(e)
         _close(_numpy(g)[finite], e[finite])
+        _close(d.compute()[finite], e[finite])
 
 
 @pytest.mark.parametrize("builder", [sd.compile, sd.grad, sd.value_and_grad, sd.hessian,

@@ -125,8 +125,8 @@ def test_objective_with_dask_data_returns_numpy_for_scipy():
 
 def test_logistic_gradient_on_a_local_cluster_over_more_data_than_a_worker_holds():
     distributed = pytest.importorskip("distributed")
-    limit = 190 * 2**20  # bytes per worker (an idle worker process holds about 150 MB)
-    n, d, chunk = 1_300_000, 20, 100_000  # 208 MB of X: more than one worker's limit
+    limit = 240 * 2**20  # bytes per worker (an idle worker process holds about 150 MB)
+    n, d, chunk = 1_600_000, 20, 50_000  # 256 MB of X, in 8 MB chunks: more than one limit
     g = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES, backend="array_api")
     w = np.linspace(-0.2, 0.2, d)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
@@ -134,10 +134,12 @@ def test_logistic_gradient_on_a_local_cluster_over_more_data_than_a_worker_holds
             distributed.Client(cluster) as client:
         X, y = _logistic_data(n, chunk, d)
         assert X.nbytes > limit
+        workers = set(client.scheduler_info()["workers"])
         started = time.perf_counter()
         grad = client.compute(g(X, w, y)).result()  # all of X, streamed through the workers
         seconds = time.perf_counter() - started
         peaks = client.run(_peak_rss)
+        assert set(client.scheduler_info()["workers"]) == workers  # none was restarted
         # NumPy on a sample (the first and the last chunk), the same gradient on the cluster
         rows = np.r_[0:chunk, n - chunk:n]
         Xs, ys = X[rows], y[rows]
@@ -154,6 +156,15 @@ def test_logistic_gradient_on_a_local_cluster_over_more_data_than_a_worker_holds
 
 
 def _peak_rss() -> int:
+    """This process's peak resident memory: ``VmHWM`` (Linux; reset when the worker process
+    was started, unlike ``ru_maxrss``, which keeps the parent's peak across fork and exec)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -21,7 +21,6 @@ from .tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES
 from .test_property import expressions, points
 
 xp = pytest.importorskip("array_api_strict")
-da = pytest.importorskip("dask.array")
 
 RTOL = 1e-12
 
@@ -41,9 +40,31 @@ def _numpy(value) -> np.ndarray:
           suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(expr=expressions, point=points)
 def test_random_gradients_on_strict_arrays_equal_numpy_backend(expr, point):
-    """The property tests' expressions: the Array API module on array-api-strict arrays, and on
-    Dask arrays (one chunk per point), gives the NumPy module's gradient (or refuses, naming a
-    function the standard lacks)."""
+    """The property tests' expressions: the Array API module on array-api-strict arrays gives
+    the NumPy module's gradient (or refuses, naming a function the standard lacks)."""
+    _same_as_numpy_backend(expr, point, lambda v: xp.asarray(v), _numpy)
+
+
+@settings(max_examples=5, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(expr=expressions, point=points)
+def test_random_gradients_on_dask_arrays_equal_numpy_backend(expr, point):
+    """The same on Dask arrays (one chunk per point: the NumPy module runs chunk by chunk)."""
+    da = pytest.importorskip("dask.array")
+    _same_as_numpy_backend(expr, point, lambda v: da.from_array(v, chunks=1),
+                           lambda d: d.compute())
+
+
+@settings(max_examples=5, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
+@given(expr=expressions, point=points)
+def test_random_gradients_on_torch_tensors_equal_numpy_backend(expr, point):
+    """The same on PyTorch CPU tensors (optional: skipped without torch)."""
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (optional)")
+    _same_as_numpy_backend(expr, point, torch.from_numpy, lambda t: t.numpy())
+
+
+def _same_as_numpy_backend(expr, point, convert, back) -> None:
     try:
         ours = sd.grad(expr, backend="array_api", simplify=False)
     except sd.UnsupportedError as error:
@@ -53,15 +74,12 @@ def test_random_gradients_on_strict_arrays_equal_numpy_backend(expr, point):
     values = dict(zip("xyz", point, strict=True))
     arrays = {a: np.array([values[a], values[a] / 2 + 0.1]) for a in reference.args}
     expected = reference(**arrays)
-    got = ours(**{a: xp.asarray(v) for a, v in arrays.items()})
-    lazy = ours(**{a: da.from_array(v, chunks=1) for a, v in arrays.items()})
-    for g, e, d in zip(got if isinstance(got, tuple) else (got,),
-                       expected if isinstance(expected, tuple) else (expected,),
-                       lazy if isinstance(lazy, tuple) else (lazy,), strict=True):
-        assert type(g).__module__.startswith("array_api_strict")
+    got = ours(**{a: convert(v) for a, v in arrays.items()})
+    for g, e in zip(got if isinstance(got, tuple) else (got,),
+                    expected if isinstance(expected, tuple) else (expected,), strict=True):
+        assert type(g) is not np.ndarray  # the input's kind of array
         finite = np.isfinite(e)
-        _close(_numpy(g)[finite], e[finite])
-        _close(d.compute()[finite], e[finite])
+        _close(back(g)[finite], e[finite])
 
 
 @pytest.mark.parametrize("builder", [sd.compile, sd.grad, sd.value_and_grad, sd.hessian,

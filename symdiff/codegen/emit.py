@@ -144,6 +144,8 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
         assignments, reduced = shared_subexpressions(outputs) if cse else ([], outputs)
     if cse:
         assignments, reduced = cheaper_program(assignments, reduced)
+    if standard:  # a shared constant (``_t1 = tanh(3)``) folds into its users' literals
+        assignments, reduced = _inline_constants(assignments, reduced)
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
 
     lines: list[str] = []
@@ -276,6 +278,25 @@ def _interleave(
         if k in dead_after:
             lines.append("del " + ", ".join(sorted(dead_after[k])))
     return lines + tail
+
+
+def _inline_constants(
+    assignments: Sequence[tuple[sp.Symbol, sp.Expr]], outputs: Sequence[sp.Expr]
+) -> tuple[list[tuple[sp.Symbol, sp.Expr]], list[sp.Expr]]:
+    """Temporaries whose value is a number, substituted into the expressions that read them:
+    the Array API backend prints each constant subexpression as one float literal, since the
+    standard's functions take arrays, not Python numbers (``tanh(_t1)`` of ``_t1 = 3.0``)."""
+    constants: dict[sp.Symbol, sp.Expr] = {}
+    kept: list[tuple[sp.Symbol, sp.Expr]] = []
+    for name, value in assignments:
+        value = value.xreplace(constants) if constants else value
+        if value.is_number:
+            constants[name] = value
+        else:
+            kept.append((name, value))
+    if not constants:
+        return kept, list(outputs)
+    return kept, [sp.sympify(e).xreplace(constants) for e in outputs]
 
 
 def _stacked(result: ArrayResult, names: dict[tuple[int, ...], str],

@@ -14,6 +14,7 @@ the verifier's allow-list of ``_xp.<name>`` for modules of this backend.
 
 from __future__ import annotations
 
+import math
 import re
 
 import sympy as sp
@@ -109,6 +110,18 @@ def standard_code(code: str, target: str | None = None, where: str = "") -> str:
     return code.replace("ddof=", "correction=")  # ``var``: the standard's name of the keyword
 
 
+def _real_value(expr: sp.Expr) -> float | None:
+    """The value of constant ``expr`` as a float, if it is real and finite (else None: it
+    prints as it would, ``nan`` and ``inf`` by name)."""
+    try:
+        value = complex(sp.N(expr, 17))
+    except (TypeError, ValueError):
+        return None
+    if value.imag != 0 or not math.isfinite(value.real):
+        return None
+    return value.real
+
+
 class _Standard:
     """Printer overrides for the Array API backend: numeric constants as float literals (the
     standard's functions take arrays, not Python numbers: ``sqrt(pi)`` is folded to
@@ -120,15 +133,10 @@ class _Standard:
     full_index = True
 
     def _print(self, expr, **kwargs) -> str:
-        if (
-            isinstance(expr, sp.Expr)
-            and expr.is_number
-            and not expr.is_Rational
-            and expr.is_finite
-            and expr.is_real
-        ):
-            value = float(expr)
-            return repr(value) if value >= 0 else f"({value!r})"
+        if isinstance(expr, sp.Expr) and expr.is_number and not expr.is_Rational:
+            value = _real_value(expr)
+            if value is not None:
+                return repr(value) if value >= 0 else f"({value!r})"
         return super()._print(expr, **kwargs)  # type: ignore[misc]
 
     def helper_call(self, name: str, *args: str) -> str:

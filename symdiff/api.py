@@ -16,6 +16,7 @@ import numpy as np
 
 from . import pipeline, request_index
 from .cache import open_store
+from .chunks import is_dask
 from .codegen.naming import DIRECTION
 from .compiled import CompiledFunction
 from .errors import SymdiffError
@@ -61,7 +62,8 @@ def _compiled(
     (:meth:`~symdiff.compiled.CompiledFunction.with_threads`)."""
     if exprs is _MISSING:
         settings = {"simplify": options.simplify, "cse": options.cse, "mode": options.mode,
-                    "cache": options.cache, "shapes": shapes, "threads": threads}
+                    "cache": options.cache, "shapes": shapes, "threads": threads,
+                    "backend": options.backend}
         if kind != "value":
             settings["wrt"] = wrt
         return _decorator(_BUILDERS[kind], **settings)
@@ -116,12 +118,13 @@ def compile(
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """Compile the expression itself into a vectorized NumPy function of its variables.
 
     Without ``expr`` (``@sd.compile(cse=False)``) returns a decorator with these options.
     """
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("value", expr, None, options, shapes, threads)
 
 
@@ -135,6 +138,7 @@ def grad(
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """The gradient of ``expr`` as a compiled function.
 
@@ -152,7 +156,7 @@ def grad(
     number; see :meth:`~symdiff.compiled.CompiledFunction.with_threads`); a call can also pass
     ``threads=``.
     """
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("grad", expr, wrt, options, shapes, threads)
 
 
@@ -166,11 +170,12 @@ def value_and_grad(
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """Value and gradient together, sharing every common subexpression: ``(value, grads)``.
 
     Arguments and ``wrt`` as for :func:`grad`; without ``expr``, a decorator."""
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("value_and_grad", expr, wrt, options, shapes, threads)
 
 
@@ -184,6 +189,7 @@ def jacobian(
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """The Jacobian of a list of expressions: the call returns an array ``(m, n) + shape``.
 
@@ -191,7 +197,7 @@ def jacobian(
     a Python function returning a tuple or list of values (the ``m`` rows; a single value is
     one row), which keeps its signature as for :func:`grad`. Without ``exprs``, a decorator.
     """
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("jacobian", exprs, wrt, options, shapes, threads)
 
 
@@ -205,6 +211,7 @@ def hessian(
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """The Hessian of ``expr``: the call returns an array ``(n, n) + shape`` (symmetric).
 
@@ -214,7 +221,7 @@ def hessian(
     reverse). Arguments and ``wrt`` as for
     :func:`grad`; without ``expr``, a decorator.
     """
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("hessian", expr, wrt, options, shapes, threads)
 
 
@@ -228,6 +235,7 @@ def hvp(
     cache: bool = True,
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
+    backend: str = "numpy",
 ) -> CompiledFunction:
     """Hessian-vector product: the call takes the variables and then a direction ``_v`` with one
     component per ``wrt`` name on its first axis, and returns ``H @ _v`` of that shape.
@@ -240,7 +248,7 @@ def hvp(
     function with defaults or keyword-only parameters, ``_v`` is keyword-only (it follows them).
     Without ``expr``, a decorator.
     """
-    options = Options(simplify, cse, mode, cache)
+    options = Options(simplify, cse, mode, cache, backend)
     return _compiled("hvp", expr, wrt, options, shapes, threads)
 
 
@@ -313,6 +321,11 @@ class Objective:
     ``shapes=``, one vector variable of the tensor layer (``wrt="x"``,
     ``shapes={"x": ("n",)}``), which scales to thousands of components without a name per
     component.
+
+    ``backend`` is the generated code's (see the builders); by default ``"array_api"`` when a
+    value in ``params`` is a Dask array (the gradient is then a lazy reduction over its chunks,
+    run on the Dask scheduler or cluster, and computed on each call: ``fun``/``jac`` still
+    return a float and a NumPy array), else ``"numpy"``.
     """
 
     def __init__(
@@ -321,6 +334,7 @@ class Objective:
         wrt: str | Sequence[str],
         params: Mapping[str, Any] | None = None,
         shapes: Mapping[str, Any] | None = None,
+        backend: str | None = None,
     ):
         names = [wrt] if isinstance(wrt, str) else list(wrt)
         self._vector = shapes is not None
@@ -332,8 +346,12 @@ class Objective:
                     f"one dimension, e.g. shapes={{'x': ('n',)}}; got wrt={wrt!r}"
                 )
         self._shapes = shapes
+        if backend is None:
+            lazy = any(is_dask(v) for v in (params or {}).values())
+            backend = "array_api" if lazy else "numpy"
+        self._backend = backend
         target: str | list[str] = names[0] if self._vector else names
-        self._value_and_grad = value_and_grad(expr, target, shapes=shapes)
+        self._value_and_grad = value_and_grad(expr, target, shapes=shapes, backend=backend)
         self.wrt = (names[0],) if self._vector else tuple(self._value_and_grad.wrt)
         self.params = dict(params or {})
         signature = self._value_and_grad.__signature__.parameters
@@ -360,6 +378,10 @@ class Objective:
     def value_and_grad(self, x: Any) -> tuple[float, np.ndarray]:
         """``(f(x), grad f(x))`` for ``minimize(..., jac=True)``."""
         value, grads = self._value_and_grad.call_by_name(self._kwargs(x))
+        if is_dask(value):  # one pass over the chunks for both
+            import dask
+
+            value, grads = dask.compute(value, grads)
         if self._vector:
             return float(value), np.array(grads, dtype=float)
         return float(value), np.array([float(g) for g in grads])
@@ -376,7 +398,8 @@ class Objective:
         """The Hessian at ``x``, shape ``(n, n)``."""
         if self._hessian is None:
             target = self.wrt[0] if self._vector else list(self.wrt)
-            self._hessian = hessian(self._expr, target, shapes=self._shapes)
+            self._hessian = hessian(self._expr, target, shapes=self._shapes,
+                                    backend=self._backend)
         kwargs = self._kwargs(x)
         n = kwargs[self.wrt[0]].size if self._vector else len(self.wrt)
         return np.asarray(self._hessian.call_by_name(kwargs), dtype=float).reshape(n, -1)
@@ -386,7 +409,7 @@ class Objective:
         direction = np.asarray(p, dtype=float).reshape(-1)
         if self._hvp is None:
             target = self.wrt[0] if self._vector else list(self.wrt)
-            self._hvp = hvp(self._expr, target, shapes=self._shapes)
+            self._hvp = hvp(self._expr, target, shapes=self._shapes, backend=self._backend)
         if not self._vector:
             direction = direction.reshape(len(self.wrt))
         product = self._hvp.call_by_name({**self._kwargs(x), DIRECTION: direction})
@@ -399,13 +422,15 @@ def objective(
     params: Mapping[str, Any] | None = None,
     *,
     shapes: Mapping[str, Any] | None = None,
+    backend: str | None = None,
 ) -> Objective:
     """A SciPy-ready objective: ``minimize(obj.fun, x0, jac=obj.jac, hess=obj.hess)``.
 
     ``wrt`` lists scalar variables, or with ``shapes=`` names one vector variable
-    (``objective("sum((x[1:] - x[:-1]**2)**2)", "x", shapes={"x": ("n",)})``).
+    (``objective("sum((x[1:] - x[:-1]**2)**2)", "x", shapes={"x": ("n",)})``). Data in
+    ``params`` may be Dask arrays (see :class:`Objective`'s ``backend``).
     """
-    return Objective(expr, wrt, params, shapes)
+    return Objective(expr, wrt, params, shapes, backend)
 
 
 # -- cache -----------------------------------------------------------------------------------------

@@ -250,7 +250,8 @@ def _build(request: Request) -> Built:
         vector=[naming.direction(n) for n in request.wrt] if request.kind == "hvp" else (),
     )
     with _phase("emission", request):
-        source = emit_source(program, cse=request.options.cse)
+        source = emit_source(program, cse=request.options.cse,
+                             backend=request.options.backend)
     exprs = (
         restored(request, plan.outputs)
         if plan.assignments is None

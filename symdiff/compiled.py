@@ -4,19 +4,19 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import html
 import inspect
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .chunks import chunked
 from .codegen.load import load_function
 from .codegen.naming import code_names, rename_keywords
-from .codegen.render import HELPERS_HEADING
 from .constants import Bound, rebound
 from .errors import SymdiffError
 from .recipe import Recipe
+from .source_html import compiled_html
 from .teach import explain
 from .teach.explain import names as _names
 
@@ -108,8 +108,28 @@ class CompiledFunction:
             if _positional(inspect.signature(function)) != expected:
                 raise ValueError(f"the module's {self.name} does not take {expected}")
         self._fn = rename_keywords(function, self.args)  # g(**{"x_{1}": 1.0}): codenames
+        self._unchunked = self._fn
+        if self._on_chunks():  # Dask arrays: chunk by chunk through the NumPy module
+            self._fn = chunked(self._fn, self._chunk_function)
         self.__doc__ = self._fn.__doc__
         self._sign()
+
+    def _on_chunks(self) -> bool:
+        """Whether calls with Dask arrays go chunk by chunk (:mod:`symdiff.chunks`): elementwise
+        functions of the Array API backend (not Hessian-vector products, whose direction has
+        a leading axis of its own)."""
+        recipe = self.recipe
+        return (recipe is not None and recipe.options.backend == "array_api"
+                and recipe.shapes is None and recipe.kind != "hvp")
+
+    def _chunk_function(self) -> Callable[..., Any]:
+        """What runs on each chunk of Dask arrays: the NumPy module of the same request when
+        the pipeline gave one (:attr:`numpy_twin`), else this Array API module itself (which
+        runs on NumPy blocks too)."""
+        twin = self.__dict__.get("numpy_twin")
+        if twin is not None:
+            return twin()._run
+        return self._unchunked
 
     def _sign(self) -> None:
         """Set ``__signature__`` and what a call runs: the generated function itself (with the
@@ -294,7 +314,8 @@ class CompiledFunction:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for transient in ("_fn", "_run", "_call", "__doc__", "__signature__", "recorded"):
+        for transient in ("_fn", "_run", "_call", "__doc__", "__signature__", "recorded",
+                          "numpy_twin", "_unchunked"):
             state.pop(transient, None)
         return state
 
@@ -318,29 +339,10 @@ class CompiledFunction:
         return f"<CompiledFunction {self.signature}: {self.kind}>"
 
     def _repr_html_(self) -> str:
-        """The signature, the kind of function and the highlighted source (see
-        :func:`highlight_html`), as one ``<div>``; every value is escaped.
-
-        The helper functions copied into the module (its last section, after the function)
-        are folded into a ``<details>`` element; one click shows them. The code is set in a
-        monospace font explicitly: nbconvert's HTML makes output ``<pre>`` blocks inherit the
-        page's proportional font.
-        """
+        """The signature, the kind of function and the highlighted source, as one ``<div>``
+        (see :func:`symdiff.source_html.compiled_html`)."""
         wrt = "" if self.wrt is None else f" with respect to {_names(self.wrt)}"
-        head, helpers, body = _split_helpers(self.source, self.name)
-        code = highlight_html(head)
-        if helpers:
-            count = helpers.count("\n") + 1
-            code += (
-                f"<details><summary>{count} lines of helper functions "
-                f"(click to show)</summary>{highlight_html(helpers)}</details>"
-                + (highlight_html(body) if body else "")
-            )
-        return (
-            f'<div class="symdiff-compiled"><p><code>{html.escape(self.signature)}</code> '
-            f"&mdash; {html.escape(self.kind + wrt)}</p>"
-            f'<div style="font-family: {_CODE_FONT}">{code}</div></div>'
-        )
+        return compiled_html(self.signature, self.kind + wrt, self.source, self.name)
 
     # -- which rule produced which line ------------------------------------------------------------
     def origin(self) -> list[Any]:
@@ -412,36 +414,3 @@ def _binder(fn: Callable[..., Any], signature: inspect.Signature,
     call.__doc__ = generated.__doc__
     call.__signature__ = signature  # type: ignore[attr-defined]
     return call
-
-
-#: The code font of the HTML display: JupyterLab's own, else a common monospace font.
-_CODE_FONT = "var(--jp-code-font-family, Menlo, Consolas, 'DejaVu Sans Mono', monospace)"
-
-
-def _split_helpers(source: str, name: str) -> tuple[str, str, str]:
-    """``source`` as (everything before its helper section, the helper section, ""): the
-    helpers copied from the runtime follow the function ``name``, under the comment
-    :data:`~symdiff.codegen.render.HELPERS_HEADING`. Without that section the whole source is the
-    first
-    part and the others are empty."""
-    lines = source.splitlines()
-    start = next((i for i, ln in enumerate(lines) if ln == HELPERS_HEADING), None)
-    if start is None or not any(ln.startswith(f"def {name}(") for ln in lines[:start]):
-        return source, "", ""
-    return "\n".join(lines[:start]).rstrip("\n"), "\n".join(lines[start:]), ""
-
-
-def highlight_html(source: str) -> str:
-    """Python source as highlighted HTML, else an escaped ``<pre>``.
-
-    Uses pygments (the highlighter IPython itself uses) with inline styles, so the colours show in
-    a notebook and in exported HTML without a stylesheet; without pygments the source is shown
-    as an escaped ``<pre>``.
-    """
-    try:
-        from pygments import highlight
-        from pygments.formatters import HtmlFormatter
-        from pygments.lexers import PythonLexer
-    except ImportError:
-        return f'<pre class="symdiff-source">{html.escape(source)}</pre>'
-    return highlight(source, PythonLexer(), HtmlFormatter(noclasses=True))

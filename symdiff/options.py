@@ -7,27 +7,37 @@ from dataclasses import dataclass
 from .errors import SymdiffError
 
 MODES = ("auto", "forward", "reverse")
+#: The kinds of generated module: ``"numpy"`` (imports only NumPy; the default) and
+#: ``"array_api"`` (takes the namespace of its arguments through ``array_api_compat`` and calls
+#: only the Array API standard's functions: NumPy, Dask, CuPy, PyTorch and JAX arrays alike).
+BACKENDS = ("numpy", "array_api")
 
 
 @dataclass(frozen=True)
 class Options:
     """``simplify``: readable simplified derivatives; ``cse``: share common subexpressions;
     ``mode``: ``"forward"``, ``"reverse"`` or ``"auto"``; ``cache``: reuse generated modules
-    (in memory and on disk)."""
+    (in memory and on disk); ``backend``: the kind of module (:data:`BACKENDS`)."""
 
     simplify: bool = True
     cse: bool = True
     mode: str = "auto"
     cache: bool = True
+    backend: str = "numpy"
 
     def __post_init__(self) -> None:
         if not isinstance(self.mode, str) or self.mode not in MODES:
             allowed = ", ".join(map(repr, MODES))
             raise SymdiffError(f"mode must be one of {allowed}, not {self.mode!r}")
+        if not isinstance(self.backend, str) or self.backend not in BACKENDS:
+            allowed = ", ".join(map(repr, BACKENDS))
+            raise SymdiffError(f"backend must be one of {allowed}, not {self.backend!r}")
         for name in ("simplify", "cse", "cache"):
             if not isinstance(getattr(self, name), bool):
                 raise SymdiffError(f"{name} must be True or False, not {getattr(self, name)!r}")
 
     def code_key(self) -> str:
-        """The options that change generated code (``cache`` does not)."""
-        return f"simplify={self.simplify},cse={self.cse},mode={self.mode}"
+        """The options that change generated code (``cache`` does not). The default backend
+        adds nothing, so NumPy modules keep the keys they had before backends existed."""
+        key = f"simplify={self.simplify},cse={self.cse},mode={self.mode}"
+        return key if self.backend == "numpy" else f"{key},backend={self.backend}"

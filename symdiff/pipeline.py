@@ -22,6 +22,7 @@ module or of what is stored: the function found is given the values of this trac
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 from collections.abc import Callable
@@ -69,7 +70,8 @@ def compile_request(layer: Layer, request: Request) -> CompiledFunction:
     signature = request.call_signature
     constants = getattr(request, "constants", ())  # a traced function's bound constants
     if not request.options.cache:
-        return function_of(layer.build(request), None, signature).with_constants(constants)
+        function = function_of(layer.build(request), None, signature).with_constants(constants)
+        return _with_twin(function, layer, request)
     key = request.key()
     if key in _MEMO:  # the key holds the signature; annotations may still differ
         return _MEMO[key].with_signature(signature).with_constants(constants)
@@ -78,8 +80,21 @@ def compile_request(layer: Layer, request: Request) -> CompiledFunction:
     if function is None:
         function = function_of(layer.build(request), disk_key, signature)
         request_index.store_module(function)
-    _MEMO[key] = function
+    _MEMO[key] = _with_twin(function, layer, request)
     return function.with_constants(constants)
+
+
+def _with_twin(function: CompiledFunction, layer: Layer, request: Request) -> CompiledFunction:
+    """An elementwise Array API function, given its NumPy twin (the same request with the
+    default backend, built on first use): what runs on each chunk of Dask arrays
+    (:mod:`symdiff.chunks`)."""
+    options = request.options
+    if options.backend != "numpy" and not hasattr(request, "shapes"):
+        numpy_request = dataclasses.replace(
+            request, options=dataclasses.replace(options, backend="numpy"))
+        function.numpy_twin = functools.cache(  # type: ignore[attr-defined]
+            lambda: compile_request(layer, numpy_request))
+    return function
 
 
 def function_of(built: Built, key: str | None, signature: inspect.Signature | None

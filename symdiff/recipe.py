@@ -110,6 +110,8 @@ class Recipe:
                 "simplify": self.options.simplify,
                 "cse": self.options.cse,
                 "mode": self.options.mode,
+                # only another backend's: NumPy recipes read as they did before backends
+                **({"backend": self.options.backend} if self.options.backend != "numpy" else {}),
             },
             "mode": self.mode,
             "outputs": list(self.outputs),
@@ -141,7 +143,8 @@ class Recipe:
                 single=_flag(data["single"]),
                 shapes=_shapes(data["shapes"]),
                 options=Options(
-                    _flag(options["simplify"]), _flag(options["cse"]), _text(options["mode"])
+                    _flag(options["simplify"]), _flag(options["cse"]), _text(options["mode"]),
+                    backend=_text(options.get("backend", "numpy")),
                 ),
                 mode=_text(data["mode"]),
                 outputs=_texts(data["outputs"]),

@@ -16,7 +16,8 @@ import sys
 import pytest
 
 import symdiff as sd
-from symdiff.compiled import CompiledFunction, highlight_html
+from symdiff.compiled import CompiledFunction
+from symdiff.source_html import highlight_html
 
 HAS_IPYTHON = importlib.util.find_spec("IPython") is not None
 

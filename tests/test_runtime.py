@@ -12,6 +12,8 @@ import pathlib
 import symtable
 import warnings
 
+import array_api_compat
+import array_api_compat.numpy as _xp_numpy
 import mpmath
 import numpy as np
 import pytest
@@ -500,6 +502,17 @@ def _call_examples():
             (np.array([1.0, 2.0]), x.astype(np.float32).astype(np.float64)),
         ),
         "_check_shapes": ((("x",), (x,), (("n",),), (("n", 2),)), (6,)),
+        # the Array API backend's helpers, on NumPy's wrapped namespace
+        "_xp_namespace": ((x, 1.0), _xp_numpy),
+        "_xp_float_dtype": ((_xp_numpy, ("a", "b"), x.astype(np.float32), np.arange(2)),
+                            np.dtype(np.float32)),
+        "_xp_float_arrays": (
+            (_xp_numpy, ("a", "b"), np.arange(2), x.astype(np.float32)),
+            (np.array([0.0, 1.0], np.float32), x.astype(np.float32)),
+        ),
+        "_xp_common_shape": ((("a", "b", "c"), x, x[:, None], np.asarray(1.0)), (6, 6)),
+        "_xp_as_output": ((_xp_numpy, x[:1], (2,), np.float32),
+                          np.full(2, x[0], dtype=np.float32)),
     }
 
 
@@ -614,6 +627,9 @@ def test_sigmoid_falls_back_where_exp_overflows_or_the_input_is_infinite(dtype):
 
 
 def _assert_same_structure(got, ref):
+    if ref is _xp_numpy:  # a namespace
+        assert got is ref
+        return
     if isinstance(ref, tuple) and any(isinstance(r, tuple | np.ndarray) for r in ref):
         assert isinstance(got, tuple) and len(got) == len(ref)
         for g, r in zip(got, ref, strict=True):
@@ -627,9 +643,9 @@ def test_helper_source_executes_in_bare_namespace():
     examples = _call_examples()
     assert set(examples) == set(HELPERS)
     for name in HELPERS:
-        namespace = {"_np": np, "_math": math}
+        namespace = {"_np": np, "_math": math, "_xpc": array_api_compat}
         exec(compile(helper_source([name]), f"<helpers {name}>", "exec"), namespace)
-        defined = {k for k in namespace if k not in ("_np", "_math", "__builtins__")}
+        defined = {k for k in namespace if k not in ("_np", "_math", "_xpc", "__builtins__")}
         expected = {name}
         pending = [name]
         while pending:
@@ -653,6 +669,10 @@ HELPER_IMPORTS = {
     "from ...errors import ArgumentError as _ArgumentError",
     "from ...errors import ShapeError as _ShapeError",
 }
+#: The optional import of the Array API backend's helper module (``standard.py``).
+OPTIONAL_IMPORT = (
+    "try:\n    import array_api_compat as _xpc\nexcept ImportError:\n    _xpc = None"
+)
 
 
 def _docstring_first(body: list[ast.stmt]) -> None:
@@ -676,10 +696,14 @@ def test_helper_module_top_level_statements(path):
         if isinstance(node, ast.Import | ast.ImportFrom):
             assert ast.unparse(node) in HELPER_IMPORTS, ast.unparse(node)
             continue
+        if path.stem == "standard" and isinstance(node, ast.Try):
+            assert ast.unparse(node) == OPTIONAL_IMPORT
+            continue
         assert isinstance(node, ast.FunctionDef), f"unexpected: {ast.unparse(node)[:80]}"
         assert node.name in HELPER_DEPENDENCIES, f"{node.name} is not in HELPER_DEPENDENCIES"
         assert getattr(runtime, node.name).__module__ == f"symdiff.codegen.helpers.{path.stem}"
-    assert "import numpy as _np" in {ast.unparse(n) for n in body[1:]}
+    if path.stem != "standard":  # the Array API helpers use the namespace they are given
+        assert "import numpy as _np" in {ast.unparse(n) for n in body[1:]}
 
 
 def test_every_helper_is_defined_once_and_calls_only_its_own_modules_helpers():
@@ -742,7 +766,7 @@ def test_helper_refers_only_to_allowed_names(name):
     helpers_used = {u for u in used if u in HELPER_DEPENDENCIES}
     assert helpers_used == set(HELPER_DEPENDENCIES[name]), "HELPER_DEPENDENCIES out of date"
     errors = {"_ShapeError", "_ArgumentError"}  # bound by the module (see verify.ERROR_CONSTANTS)
-    allowed = {"_np", "_math"} | errors | set(HELPER_DEPENDENCIES[name]) | builtin_names
+    allowed = {"_np", "_math", "_xpc"} | errors | set(HELPER_DEPENDENCIES[name]) | builtin_names
     assert used <= allowed, f"{name} refers to {sorted(used - allowed)}"
 
 

@@ -19,6 +19,7 @@ from .forms import cheaper_program
 from .into import into_slot, slot, when_blocked
 from .printer import CodePrinter
 from .spec import ModuleSpec, names_tuple, render_module
+from .standard import check_helpers, printer_for, standard_code
 
 
 @dataclass(frozen=True)
@@ -131,20 +132,44 @@ def names_tuple_of(params: Sequence[str]) -> str:
 FORMULAS = "_formulas"
 
 
-def emit_source(program: Program, *, cse: bool = True) -> str:
+def _standard_prelude(params: Sequence[str], vector: Sequence[str],
+                      printer: CodePrinter) -> list[str]:
+    """The Array API backend's prelude: the namespace of the arguments (``_xp``), the arguments
+    as its arrays of one real floating dtype, the broadcast shape, the direction components."""
+    inputs = list(params)
+    lines = [f"_xp = {printer.helper_call('_xp_namespace', *inputs)}"]
+    if not inputs:
+        return [*lines, "_dtype = _xp.float64", "_shape = ()"]
+    targets = f"({inputs[0]},)" if len(inputs) == 1 else ", ".join(inputs)
+    converted = printer.helper_call("_xp_float_arrays", "_xp", names_tuple(inputs), *inputs)
+    lines += [f"{targets} = {converted}", f"_dtype = {inputs[0]}.dtype"]
+    if len(vector) > 1:
+        lines += [f"{name} = {VECTOR}[{i}]" for i, name in enumerate(vector)]
+    elif vector:
+        lines.append(f"{vector[0]} = {VECTOR}")
+    shapes = [p for p in params if p != VECTOR] + list(vector)
+    names = names_tuple([p for p in params if p != VECTOR] + [VECTOR for _ in vector])
+    lines.append(f"_shape = {printer.helper_call('_xp_common_shape', names, *shapes)}")
+    return lines
+
+
+def emit_source(program: Program, *, cse: bool = True, backend: str = "numpy") -> str:
     """The full text of the generated module for ``program`` (:func:`module_spec`, rendered)."""
-    return render_module(module_spec(program, cse=cse))
+    return render_module(module_spec(program, cse=cse, backend=backend))
 
 
-def module_spec(program: Program, *, cse: bool = True) -> ModuleSpec:
+def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -> ModuleSpec:
     """The generated module for ``program``, as statement strings.
 
     The module carries only the runtime helpers its code calls. The block splitter
     ``_in_blocks`` is one of them only when the function has array arguments: without any, the
     broadcast shape is always ``()`` and there is nothing to split, so the formulas stay in the
-    public function.
+    public function. With ``backend="array_api"`` the statements use the standard's functions
+    only (:mod:`symdiff.codegen.standard`) on the namespace of the arguments, in one function
+    (no blocks: a Dask array is already cut into chunks, a GPU array wants whole passes).
     """
-    printer = CodePrinter()
+    printer = printer_for(backend)
+    standard = backend == "array_api"
     if program.assignments is not None:
         assignments, reduced = list(program.assignments), list(program.outputs)
     else:
@@ -152,19 +177,31 @@ def module_spec(program: Program, *, cse: bool = True) -> ModuleSpec:
         assignments, reduced = shared_subexpressions(outputs) if cse else ([], outputs)
     if cse:
         assignments, reduced = cheaper_program(assignments, reduced)
+    if standard:  # a shared constant (``_t1 = tanh(3)``) folds into its users' literals
+        assignments, reduced = _inline_constants(assignments, reduced)
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
     block_inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
 
     lines: list[str] = []
     reads: list[sp.Expr | None] = []
     into: dict[str, int] = {}
-    result_text = _result_lines(
-        program, reduced, printer, lines, reads, into if block_inputs else None
-    )
+    blocked = None if standard or not block_inputs else into
+    result_text = _result_lines(program, reduced, printer, lines, reads, blocked, standard)
     printed_assignments = _temporaries_into(printed_assignments, into)
     if len(assignments) > INTERLEAVE_MIN:
         lines = _interleave(assignments, printed_assignments, lines, reads)
         printed_assignments = []
+    if standard:
+        prelude = _standard_prelude(program.params, program.vector, printer)
+        check_helpers(printer.helpers, program.name)
+        printed_assignments = [
+            (target, standard_code(code, target, program.name))
+            for target, code in printed_assignments
+        ]
+        lines = [standard_code(line, None, program.name) for line in lines]
+        return ModuleSpec.of(program, helpers=printer.helpers, prelude=prelude,
+                             assignments=printed_assignments, outputs=lines,
+                             result=result_text, backend=backend)
     prelude = _prelude(program.params, program.vector, printer)
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)
@@ -215,6 +252,7 @@ def _result_lines(
     lines: list[str],
     reads: list[sp.Expr | None],
     into: dict[str, int] | None,
+    standard: bool = False,
 ) -> str:
     """Append the statements that build the outputs, and to ``reads`` the expression each one
     reads (zero for ``_out``'s allocation, which reads nothing; None for a mirrored entry, which
@@ -223,9 +261,24 @@ def _result_lines(
     With ``into`` (a function whose formulas run in blocks, :mod:`.into`), each output's last
     operation writes into its slice of the full array when ``_in_blocks`` gives one, and
     ``into`` receives the temporaries that outputs hand out as they are (name -> slot), whose
-    own lines should write into the slice instead.
+    own lines should write into the slice instead. (``standard``: the Array API backend's
+    outputs, made by ``_xp_as_output``; an array result is stacked, not written into, since
+    arrays of some namespaces cannot be written.)
     """
     result = program.result
+    shaped = "_xp_as_output" if standard else "_as_output"
+    lead = ("_xp",) if standard else ()
+    if isinstance(result, ArrayResult) and standard:
+        names: dict[tuple[int, ...], str] = {}
+        for index, k in result.entries.items():
+            names[index] = naming.output_entry(index)
+            value = printer.helper_call(shaped, *lead, printer.doprint(reduced[k]), "_shape",
+                                        "_dtype")
+            lines.append(f"{names[index]} = {value}")
+            reads.append(reduced[k])
+        lines.append(f"_out = {_stacked(result, names, ())}")
+        reads.append(None)
+        return "_out"
     if isinstance(result, ArrayResult):
         empty = f"_np.empty({_tuple(result.dims)} + _shape, dtype=_dtype)"
         lines.append(f"_out = {empty if into is None else when_blocked(empty, slot(0))}")
@@ -252,14 +305,18 @@ def _result_lines(
         if copied:
             code = f"_np.copy({code})"  # never hand out an input array or the same array twice
         seen.add(expr)
-        shaped = printer.helper_call("_as_output", code, "_shape", "_dtype")
+        if standard:
+            lines.append(f"{name} = {printer.helper_call(shaped, *lead, code, '_shape', '_dtype')}")
+            reads.append(expr)
+            continue
+        made = printer.helper_call(shaped, code, "_shape", "_dtype")
         written = None if into is None or copied or k not in leaves else into_slot(
             code, slot(leaves[k]))
         if written is not None:
-            shaped = when_blocked(shaped, written)
+            made = when_blocked(made, written)
         elif into is not None and not copied and k in leaves and expr.is_Symbol:
             into[expr.name] = leaves[k]  # a temporary: its own line writes the slice
-        lines.append(f"{name} = {shaped}")
+        lines.append(f"{name} = {made}")
         reads.append(expr)
     return _structure(result, program.output_names)
 
@@ -319,6 +376,36 @@ def _interleave(
         if k in dead_after:
             lines.append("del " + ", ".join(sorted(dead_after[k])))
     return lines + tail
+
+
+def _inline_constants(
+    assignments: Sequence[tuple[sp.Symbol, sp.Expr]], outputs: Sequence[sp.Expr]
+) -> tuple[list[tuple[sp.Symbol, sp.Expr]], list[sp.Expr]]:
+    """Temporaries whose value is a number, substituted into the expressions that read them:
+    the Array API backend prints each constant subexpression as one float literal, since the
+    standard's functions take arrays, not Python numbers (``tanh(_t1)`` of ``_t1 = 3.0``)."""
+    constants: dict[sp.Symbol, sp.Expr] = {}
+    kept: list[tuple[sp.Symbol, sp.Expr]] = []
+    for name, value in assignments:
+        value = value.xreplace(constants) if constants else value
+        if value.is_number:
+            constants[name] = value
+        else:
+            kept.append((name, value))
+    if not constants:
+        return kept, list(outputs)
+    return kept, [sp.sympify(e).xreplace(constants) for e in outputs]
+
+
+def _stacked(result: ArrayResult, names: dict[tuple[int, ...], str],
+             prefix: tuple[int, ...]) -> str:
+    """``_np.stack([...])`` nested over the leading ``dims`` of ``result``: each entry's array
+    by its name, a mirrored entry by its source's."""
+    if len(prefix) == len(result.dims):
+        return names[result.mirrors.get(prefix, prefix)]
+    size = result.dims[len(prefix)]
+    inner = ", ".join(_stacked(result, names, (*prefix, i)) for i in range(size))
+    return f"_np.stack(({inner},))"
 
 
 def _index(index: tuple[int, ...]) -> str:

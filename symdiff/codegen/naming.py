@@ -157,6 +157,12 @@ def slot(index: int) -> str:
 SLOT = re.compile(r"\b_s(\d+)\b")
 
 
+def output_entry(index: Iterable[int]) -> str:
+    """``_out_0_1``: entry ``(0, 1)`` of an array result, computed apart before the entries are
+    stacked (the Array API backend, whose arrays cannot all be written into)."""
+    return "_out_" + "_".join(map(str, index))
+
+
 def deferred(index: int) -> str:
     """The tensor emitter's name of a value a later sum gathers in place: ``_z0``."""
     return f"_z{index}"

@@ -51,6 +51,7 @@ class ModuleSpec:
       cache-sized blocks for the formulas (None: the formulas stay in the public function);
       ``threads``: then the name of the public function's keyword-only parameter that sets the
       number of threads (``threads``, or ``_threads`` beside a variable of that name).
+    * ``backend``: ``"numpy"`` or ``"array_api"`` (the module imports ``array_api_compat``).
     """
 
     name: str
@@ -68,6 +69,7 @@ class ModuleSpec:
     constants: tuple[str, ...] = ()
     block_inputs: tuple[str, ...] | None = None
     threads: str | None = None
+    backend: str = "numpy"
 
     @classmethod
     def of(
@@ -82,6 +84,7 @@ class ModuleSpec:
         constants: Sequence[str] = (),
         block_inputs: Sequence[str] | None = None,
         threads: str | None = None,
+        backend: str = "numpy",
     ) -> ModuleSpec:
         """The spec of a program's module: the header fields read from ``header``."""
         return cls(
@@ -92,6 +95,7 @@ class ModuleSpec:
             constants=tuple(constants),
             block_inputs=None if block_inputs is None else tuple(block_inputs),
             threads=threads,
+            backend=backend,
         )
 
 
@@ -137,7 +141,7 @@ def render_module(spec: ModuleSpec) -> str:
         summary=safe_comment(spec.title) + ".",
         mode=spec.mode,
         key=spec.key,
-        imports=_imports(helpers),
+        imports=_imports(helpers, spec.backend),
         constants=list(spec.constants),
         helpers_heading=HELPERS_HEADING,
         helper_constants=errors,
@@ -154,8 +158,11 @@ def render_module(spec: ModuleSpec) -> str:
     )
 
 
-def _imports(helpers: str) -> list[str]:
-    """``import numpy as _np``, plus the standard library's math where a helper uses it."""
+def _imports(helpers: str, backend: str = "numpy") -> list[str]:
+    """``import numpy as _np``, plus the standard library's math where a helper uses it; for
+    the Array API backend ``import array_api_compat as _xpc`` instead (and no NumPy)."""
+    if backend == "array_api":
+        return ["import array_api_compat as _xpc"]
     return (
         ["import math as _math", "import numpy as _np"]
         if "_math." in helpers

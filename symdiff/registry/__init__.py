@@ -34,6 +34,7 @@ from .queries import (
     numpy_names,
     parse_names,
     signature,
+    standard_names,
     traced_numpy,
     usage,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "on",
     "parse_names",
     "signature",
+    "standard_names",
     "traced_numpy",
     "unary",
     "usage",

@@ -94,6 +94,16 @@ def numpy_names() -> frozenset[str]:
     return frozenset(names)
 
 
+def standard_names() -> dict[str, str]:
+    """NumPy name -> the Array API standard's name, for the rows' ``ufunc`` and template
+    functions the standard has (``arcsin`` -> ``asin``, ``sin`` -> ``sin``)."""
+    names = {name: name for name in numpy_names()}
+    for row in ROWS:
+        if row.ufunc and row.standard is not None:
+            names[row.ufunc] = row.standard
+    return {numpy: standard for numpy, standard in names.items() if standard}
+
+
 def helper_dependencies() -> dict[str, tuple[str, ...]]:
     """Runtime helpers of the rows -> the helpers each calls (those listed too, calling none)."""
     deps: dict[str, tuple[str, ...]] = {}

@@ -98,6 +98,9 @@ class Fn:
     int_args: tuple[int, ...] = ()  # argument positions printed as int literals
     numeric: Callable[..., Any] | None = None  # symdiff.math on numbers, when not ufunc/helper
     in_place: bool = False  # tensor code may apply the ufunc with out= onto a fresh array
+    # the Array API standard's name of ufunc when it differs ("asin" for "arcsin"); "" when the
+    # standard has none (backend="array_api" then refuses the function by name)
+    standard: str | None = None
     tensor_form: Callable[..., Any] | None = None  # exact rewrite used only in tensor code
     # -- numeric care and tests
     grows: bool = False  # parsing refuses number arguments above max_exponent

@@ -122,6 +122,7 @@ def _build(request: TensorRequest) -> Built:
         needs={d: n for d, n in b.needs.items() if d in bound},
         cse=request.options.cse,
         indices=tuple(c.name for c in constants if c.kind != "array"),
+        backend=request.options.backend,
     )
     return Built(emit_module(program), recipe, _exprs(plan))
 
@@ -237,7 +238,9 @@ def _plan_jacobian(b, roots, many, vars_, single, options) -> _Plan:
 def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
     root = _scalar_root(roots, "hessian")
     returns = "the Hessian, of shape wrt shape + wrt shape (blocks for several names)"
-    if single:  # one variable entering through X @ W: H from the rows of X (no d*k seed)
+    # the Gram-matrix forms call the NumPy helper _gram, which the Array API standard lacks
+    grams = options.backend == "numpy"
+    if single and grams:  # one variable entering through X @ W: H from the rows of X (no d*k seed)
         (var,) = vars_
         structured = structured_hessian(b, root, var, options.simplify)
         if structured is not None:
@@ -249,7 +252,8 @@ def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
     for j, vj in enumerate(vars_):
         tangents = forward(b, grads, vj, options.simplify)
         for i, (vi, t) in enumerate(zip(vars_, tangents, strict=True)):
-            t = split_product(b, t) or t  # P.T @ (w*P + c r^T): a Gram matrix and outers
+            if grams:  # P.T @ (w*P + c r^T): a Gram matrix and outers
+                t = split_product(b, t) or t
             name = naming.hessian(vi.name) if single else naming.hessian_block(i, j)
             outputs.append(((i, j), name, b.reshape(t, (*vi.shape, *vj.shape))))
     outputs.sort(key=lambda item: item[0])

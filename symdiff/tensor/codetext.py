@@ -44,7 +44,17 @@ def shape_code(shape: Shape) -> str:
     return f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"
 
 
-def expand_code(code: str, node: Node) -> str:
+def index_text(index: tuple, printer: ArrayCodePrinter) -> str:
+    """The text of a basic index; for the Array API backend (a printer with ``full_index``)
+    closed by ``...``, since the standard wants every axis indexed (NumPy's ``x[1:]`` of a
+    matrix is the standard's ``x[1:, ...]``)."""
+    text = format_index(index)
+    if getattr(printer, "full_index", False) and "..." not in text:
+        return f"{text}, ..."
+    return text
+
+
+def expand_code(code: str, node: Node, printer: ArrayCodePrinter | None = None) -> str:
     """``code[:, None]`` (or ``code[..., None]``): new axes of size 1 for an ``expand`` node."""
     (axes,) = node.attrs
     if axes == (node.ndim - 1,) and node.ndim > 2:
@@ -52,6 +62,8 @@ def expand_code(code: str, node: Node) -> str:
     items = ["None" if i in axes else ":" for i in range(node.ndim)]
     while items[-1] == ":":
         items.pop()
+    if getattr(printer, "full_index", False) and len(items) < node.ndim:
+        items.append("...")
     return f"{code}[{', '.join(items)}]"
 
 
@@ -70,8 +82,10 @@ def _fill_code(node: Node, c: list[str], printer: ArrayCodePrinter) -> str:
 
 def _transpose_code(node: Node, c: list[str], printer: ArrayCodePrinter) -> str:
     (perm,) = node.attrs
-    if perm == tuple(reversed(range(len(perm)))):
+    if perm == (1, 0):  # ``.T`` of a matrix (the standard's ``.T`` is for two axes only)
         return f"{c[0]}.T"
+    if perm == (0,):
+        return c[0]
     return f"_np.transpose({c[0]}, {perm})"
 
 
@@ -81,8 +95,8 @@ INLINE_CODE: dict[str, Callable[[Node, list[str], ArrayCodePrinter], str]] = {
     "const": lambda node, c, printer: node.name,
     "fill": _fill_code,
     "transpose": _transpose_code,
-    "expand": lambda node, c, printer: expand_code(c[0], node),
-    "index": lambda node, c, printer: f"{c[0]}[{format_index(node.attrs[0])}]",
+    "expand": lambda node, c, printer: expand_code(c[0], node, printer),
+    "index": lambda node, c, printer: f"{c[0]}[{index_text(node.attrs[0], printer)}]",
     "reshape": lambda node, c, printer: f"_np.reshape({c[0]}, {shape_code(node.shape)})",
     "broadcast": lambda node, c, printer: f"_np.broadcast_to({c[0]}, {shape_code(node.shape)})",
 }

@@ -28,11 +28,20 @@ import sympy as sp
 
 from ..codegen import naming
 from ..codegen.printer import ArrayCodePrinter
+from ..codegen.standard import printer_for
 from ..simplify import stable_forms
 from . import families
-from .codetext import dim_code, dim_locals, inline_code, is_dim, reduce_code, shape_code
+from .codetext import (
+    dim_code,
+    dim_locals,
+    index_text,
+    inline_code,
+    is_dim,
+    reduce_code,
+    shape_code,
+)
 from .finish import finish, tensor_forms
-from .ir import VIEWS, Node, arg_symbol, format_axes, format_index, topological
+from .ir import VIEWS, Node, arg_symbol, format_axes, topological
 from .shapes import Shape, same_shape
 
 
@@ -54,6 +63,8 @@ class Program:
     cse: bool = True
     #: The parameters that are index bound constants (int64 positions): not converted to floats.
     indices: tuple[str, ...] = ()
+    #: ``"numpy"`` or ``"array_api"`` (:mod:`symdiff.codegen.standard`).
+    backend: str = "numpy"
 
 
 class _Emitter:
@@ -61,7 +72,7 @@ class _Emitter:
 
     def __init__(self, program: Program):
         self.program = program
-        self.printer = ArrayCodePrinter()
+        self.printer: ArrayCodePrinter = printer_for(program.backend, array=True)  # type: ignore[assignment]
         self.roots = [node for _, node in program.outputs]
         self.order = topological(self.roots)
         self.uses: dict[int, int] = {}
@@ -218,7 +229,7 @@ class _Emitter:
 
     def _scatter(self, node: Node, target: str) -> None:
         self.lines.append((target, f"_np.zeros({shape_code(node.shape)}, dtype=_dtype)"))
-        self.lines.append((f"{target}[{format_index(node.attrs[0])}]",
+        self.lines.append((f"{target}[{index_text(node.attrs[0], self.printer)}]",
                            self._operand(node.args[0])))
 
     def _repeat(self, node: Node, target: str) -> None:
@@ -270,7 +281,7 @@ class _Emitter:
         slices: dict[str, sp.Expr] = {}
         for name, coeff in placed.items():
             scatter = self.deferred.pop(name)
-            where = f"{target}[{format_index(scatter.attrs[0])}]"
+            where = f"{target}[{index_text(scatter.attrs[0], self.printer)}]"
             slices[where] = slices.get(where, 0) + coeff * self._operand(scatter.args[0])
         for i, (where, value) in enumerate(slices.items()):
             if i or dense != 0:

@@ -27,6 +27,7 @@ import sympy as sp
 
 from ..codegen import naming
 from ..codegen.spec import ModuleSpec, names_tuple, render_module
+from ..codegen.standard import check_helpers, standard_code
 from .emit import Program, emit_statements
 from .ir import Node, topological
 from .shapes import dims_of
@@ -187,10 +188,27 @@ def emit_module(program: Program) -> str:
     return render_module(module_spec(program))
 
 
+def _standard_prelude(program: Program) -> list[str]:
+    """The Array API backend's argument prelude: the namespace of the arguments (``_xp``), and
+    the arguments as its arrays of one real floating dtype (``_xp_float_arrays``)."""
+    params = program.params
+    lines = [f"_xp = _xp_namespace({', '.join(params)})"]
+    if not params:
+        return [*lines, "_dtype = _xp.float64"]
+    targets = f"({params[0]},)" if len(params) == 1 else ", ".join(params)
+    converted = f"_xp_float_arrays(_xp, {names_tuple(params)}, {', '.join(params)})"
+    return [*lines, f"{targets} = {converted}"]
+
+
 def module_spec(program: Program) -> ModuleSpec:
-    """The generated module for ``program``, as statement strings."""
+    """The generated module for ``program``, as statement strings (with
+    ``backend="array_api"``, the standard's functions only: :func:`standard_code`)."""
     statements, used = emit_statements(program)
-    prelude = _prelude(program)
+    standard = program.backend == "array_api"
+    if standard:
+        check_helpers(used, program.name)
+        statements = [(t, standard_code(c, t or None, program.name)) for t, c in statements]
+    prelude = _standard_prelude(program) if standard else _prelude(program)
     binds: list[tuple[str, str]] = []
     if program.params:
         groups, first = _fast_test(program)
@@ -200,15 +218,18 @@ def module_spec(program: Program) -> ModuleSpec:
         if re.search(r"(?<!\w)_dtype(?!\w)", code):  # the body makes arrays of the arguments' dtype
             binds.insert(0, ("_dtype", f"{program.params[0]}.dtype"))
     if program.params:
-        used = used | {"_check_shapes", "_float_arrays"}
+        used = used | {"_check_shapes", "_xp_float_arrays" if standard else "_float_arrays"}
+    if standard:
+        used = used | {"_xp_namespace"}
     return ModuleSpec.of(
         program,
         helpers=used,
-        constants=[FLOAT64] if program.params else [],
+        constants=[FLOAT64] if program.params and not standard else [],
         prelude=prelude,
         assignments=[*binds, *statements],
         outputs=[],
-        result=program.result,
+        result=standard_code(program.result, None, program.name) if standard else program.result,
+        backend=program.backend,
     )
 
 

@@ -1,7 +1,9 @@
 """Defence in depth: check a generated module's syntax tree before it is ever executed.
 
 The templates can only produce a narrow shape of module: ``import numpy as _np`` (and
-``import math as _math``), the module constants in :data:`CONSTANTS`, helper functions copied
+``import math as _math``; or, for the Array API backend, ``import array_api_compat as _xpc``
+alone, whose function calls only the standard's functions of ``_xp``, see
+:data:`STANDARD_NAMES`), the module constants in :data:`CONSTANTS`, helper functions copied
 verbatim from :mod:`symdiff.codegen.helpers`, and one function whose body assigns arithmetic on its
 parameters and NumPy calls to temporaries and returns them. :func:`check_module` accepts
 exactly that and refuses anything else (an unexpected statement, name, attribute or call), so
@@ -31,6 +33,8 @@ from .allowed import (
     OPERATOR_UFUNCS,
     PARAM_METHODS,
     REDUCING_UFUNCS,
+    STANDARD_IMPORT,
+    STANDARD_NAMES,
     STRUCTURAL_NUMPY_NAMES,
     TENSOR_ATTRIBUTES,
     TENSOR_HELPER,
@@ -53,6 +57,7 @@ __all__ = [
     "OPERATOR_UFUNCS",
     "PARAM_METHODS",
     "REDUCING_UFUNCS",
+    "STANDARD_NAMES",
     "STRUCTURAL_NUMPY_NAMES",
     "TENSOR_ATTRIBUTES",
     "TENSOR_HELPER",
@@ -89,10 +94,12 @@ def check_module(source: str) -> ast.Module:
         raise VerificationError(f"generated code does not parse: {error}") from None
     functions = []
     formulas = []
+    imports: set[tuple[str, str | None]] = set()
     for node in tree.body:
         if isinstance(node, ast.Import):
             if not all((a.name, a.asname) in IMPORTS for a in node.names):
                 raise refuse(node, "unexpected import")
+            imports |= {(a.name, a.asname) for a in node.names}
         elif isinstance(node, ast.FunctionDef) and node.name in FUNCTION_NAMES:
             functions.append(node)
         elif isinstance(node, ast.FunctionDef) and node.name == FORMULAS:
@@ -108,10 +115,14 @@ def check_module(source: str) -> ast.Module:
         raise VerificationError(
             f"generated code must define exactly one function (and at most one {FORMULAS})"
         )
+    standard = STANDARD_IMPORT in imports  # the Array API backend: no NumPy, the standard only
+    if standard and imports != {STANDARD_IMPORT}:
+        raise VerificationError("an Array API module imports array_api_compat and nothing else")
     helpers = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     tensor = TENSOR_HELPER in helpers
-    check_function(functions[0], set(trusted_helpers()), tensor)
+    check_function(functions[0], set(trusted_helpers()), tensor, standard=standard)
     for node in formulas:
-        check_function(node, set(trusted_helpers()), tensor, internal_params=True)
+        check_function(node, set(trusted_helpers()), tensor, internal_params=True,
+                       standard=standard)
     return tree
 

@@ -29,7 +29,13 @@ BLOCK_SLICES = INTO
 #: The one keyword-only parameter an elementwise public function may have (default None), under
 #: either spelling: its number of threads, passed on to ``_in_blocks``.
 THREADS_KEYWORDS = frozenset({THREADS, threads_keyword([THREADS])})
-IMPORTS = {("numpy", "_np"), ("math", "_math")}
+IMPORTS = {("numpy", "_np"), ("math", "_math"), ("array_api_compat", "_xpc")}
+#: The import that makes a module one of the Array API backend (``backend="array_api"``): it
+#: imports no NumPy, binds the namespace of its arguments to :data:`NAMESPACE` with
+#: :data:`NAMESPACE_HELPER` and may use only :data:`STANDARD_NAMES` of it.
+STANDARD_IMPORT = ("array_api_compat", "_xpc")
+NAMESPACE = "_xp"
+NAMESPACE_HELPER = "_xp_namespace"
 #: The error classes the runtime helpers raise, bound to built-ins in a generated module (so
 #: that a saved module runs on its own) and rebound by the loader to symdiff's ``ShapeError``
 #: and ``ArgumentError`` (:func:`symdiff.codegen.load.load_function`), which subclass them.
@@ -65,10 +71,27 @@ FAMILY_NUMPY_NAMES = frozenset({
     "lib.stride_tricks.sliding_window_view", "reshape", "transpose",
 })
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
+#: ``_xp.<name>`` (or ``_xp.linalg.<name>``) an Array API module may use: the standard's
+#: functions the dialect table maps NumPy's to (:data:`symdiff.codegen.standard.STANDARD`;
+#: the structural ones written out here because this list is the security boundary, the
+#: elementwise ones read from the registry rows; a test checks they agree with the table and
+#: that array-api-strict has every one).
+STANDARD_NAMES = frozenset({
+    "where", "logical_and", "logical_or", "logical_not", "pi", "e", "inf", "nan", "float64",
+    "asarray", "broadcast_to", "empty", "eye", "full", "zeros", "reshape", "squeeze", "stack",
+    "repeat", "max", "min", "mean", "prod", "sum", "flip", "roll", "tril", "triu", "take",
+    "take_along_axis", "argsort", "isfinite", "var", "concat", "cumulative_sum",
+    "cumulative_prod", "permute_dims", "sqrt",
+    "linalg.det", "linalg.inv", "linalg.slogdet", "linalg.solve", "linalg.cholesky",
+    "linalg.eigh", "linalg.svd",
+}) | frozenset(registry.standard_names().values())
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
 #: Runtime helpers that check arguments and take the parameters' names as their first argument
 #: (a tuple of strings, each the name of a parameter), to name an argument in their errors.
-NAMING_HELPERS = frozenset({"_float_dtype", "_common_shape", "_float_arrays"})
+NAMING_HELPERS = frozenset({"_float_dtype", "_common_shape", "_float_arrays",
+                            "_xp_common_shape"})
+#: The Array API backend's naming helpers, which take the namespace first, then the names.
+STANDARD_NAMING_HELPERS = frozenset({"_xp_float_arrays", "_xp_float_dtype"})
 #: Tensor modules (those that embed this helper to check argument shapes) may also use ``@``,
 #: ``.T``, ``.ndim`` of a parameter, basic indexing by literals (``x[1:3]``, ``_t0[:, None]``),
 #: ``_t0[1:3] = ...``, ``_n_dim, _d_dim = ...``, identifier-like strings (argument and dimension
@@ -84,7 +107,7 @@ TENSOR_PARAM_ATTRIBUTES = frozenset({"ndim"})
 #: ``full_matrices``: ``_np.linalg.svd``; ``UPLO``: ``_np.linalg.eigh``)
 KEYWORDS = frozenset({
     "dtype", "copy", "axis", "keepdims", "optimize", "weights", "minlength", "nan", "posinf",
-    "neginf", "full_matrices", "UPLO",
+    "neginf", "full_matrices", "UPLO", "correction",
 })
 #: Generated names: ``_t0``, ``_dtype``, and names derived from the user's (``_X_bar``, ``_n_dim``).
 INTERNAL = re.compile(r"_[A-Za-z][A-Za-z0-9_]*\Z")

@@ -14,12 +14,15 @@ from .allowed import (
     INTERNAL,
     KEYWORDS,
     MODULE_NAMES,
+    NAMESPACE,
     NAMING_HELPERS,
     NUMPY_NAMES,
     OPERATOR_UFUNCS,
     PARAM,
     PARAM_METHODS,
     REDUCING_UFUNCS,
+    STANDARD_NAMES,
+    STANDARD_NAMING_HELPERS,
     TENSOR_ATTRIBUTES,
     TENSOR_PARAM_ATTRIBUTES,
     VECTOR,
@@ -28,14 +31,15 @@ from .errors import refuse
 from .literals import all_axes, names_tuple, plain_index
 
 
-def _numpy_path(node: ast.Attribute) -> str | None:
-    """``linalg.det`` for ``_np.linalg.det`` (a chain of attributes of ``_np``), else None."""
+def _dotted_path(node: ast.Attribute, namespace: str) -> str | None:
+    """``linalg.det`` for ``_np.linalg.det`` (a chain of attributes of ``namespace``: ``_np``,
+    or ``_xp`` in a module of the Array API backend), else None."""
     parts = [node.attr]
     owner = node.value
     while isinstance(owner, ast.Attribute):
         parts.append(owner.attr)
         owner = owner.value
-    if not (isinstance(owner, ast.Name) and owner.id == "_np") or len(parts) < 2:
+    if not (isinstance(owner, ast.Name) and owner.id == namespace) or len(parts) < 2:
         return None
     return ".".join(reversed(parts))
 
@@ -48,16 +52,26 @@ class ExpressionChecker:
     returns the children still to be checked.
     """
 
-    def __init__(self, params: set[str], helpers: set[str], tensor: bool = False):
+    def __init__(self, params: set[str], helpers: set[str], tensor: bool = False,
+                 standard: bool = False):
         self.params = params
         self.helpers = helpers
         self.tensor = tensor
+        #: An Array API module: ``_xp.<standard name>`` instead of ``_np.<name>``, no
+        #: ``out=``, no ufunc ``reduce``, no ``astype`` method.
+        self.standard = standard
+        self.owner = NAMESPACE if standard else "_np"
+        self.names = STANDARD_NAMES if standard else NUMPY_NAMES
 
     def target(self, node: ast.AST) -> None:
         if isinstance(node, ast.Name) and (node.id in self.params or INTERNAL.match(node.id)):
             return
         if isinstance(node, ast.Subscript) and self._is_out_index(node):
             return
+        if self.standard and isinstance(node, ast.Tuple) and node.elts and all(
+            isinstance(e, ast.Name) and e.id in self.params for e in node.elts
+        ):
+            return  # ``x, y = _xp_float_arrays(_xp, ('x', 'y'), x, y)``
         if not self.tensor:
             raise refuse(node, "unexpected assignment target")
         if isinstance(node, ast.Subscript) and self.is_internal(node.value) and plain_index(
@@ -68,6 +82,7 @@ class ExpressionChecker:
             self.is_internal(e) for e in node.elts
         ):
             return  # ``_n_dim, _d_dim = X.shape`` (tensor dimensions)
+
         raise refuse(node, "unexpected assignment target")
 
     def is_internal(self, node: ast.AST) -> bool:
@@ -119,6 +134,8 @@ class ExpressionChecker:
             INTERNAL.match(name) and name not in self.helpers and name not in MODULE_NAMES
         ):
             return []  # (``_np`` itself is only ever the owner of an allowed attribute)
+        if self.standard and name == NAMESPACE:
+            return []  # the namespace, passed to the ``_xp_`` helpers
         raise refuse(node, f"unexpected name {name!r}")
 
     def visit_Constant(self, node: ast.Constant) -> list[ast.AST]:
@@ -134,11 +151,12 @@ class ExpressionChecker:
 
     def visit_Attribute(self, node: ast.Attribute, callee: bool = False) -> list[ast.AST]:
         owner = node.value
-        if isinstance(owner, ast.Name) and owner.id == "_np" and node.attr in NUMPY_NAMES:
+        if isinstance(owner, ast.Name) and owner.id == self.owner and node.attr in self.names:
             return []
-        if _numpy_path(node) in NUMPY_NAMES:
+        if _dotted_path(node, self.owner) in self.names:
             return []  # ``_np.linalg.det``, ``_np.add.at``, ``_np.lib.stride_tricks.<name>``
-        if isinstance(owner, ast.Name) and node.attr in PARAM_METHODS and (
+        methods = PARAM_METHODS - {"astype"} if self.standard else PARAM_METHODS
+        if isinstance(owner, ast.Name) and node.attr in methods and (
             owner.id in self.params or INTERNAL.match(owner.id)
         ):
             return []
@@ -149,6 +167,7 @@ class ExpressionChecker:
         if (
             callee
             and self.tensor
+            and not self.standard
             and node.attr == "reduce"
             and isinstance(owner, ast.Attribute)
             and owner.attr in REDUCING_UFUNCS
@@ -228,12 +247,20 @@ class ExpressionChecker:
         if isinstance(func, ast.Name) and func.id in self.helpers:
             if func.id in NAMING_HELPERS and args and names_tuple(args[0], self.params):
                 args = args[1:]  # the names of parameters, for the helper's messages
+            elif (
+                func.id in STANDARD_NAMING_HELPERS
+                and len(args) > 1
+                and names_tuple(args[1], self.params)
+            ):
+                args = [args[0], *args[2:]]  # ``_xp_float_arrays(_xp, ('x', 'y'), x, y)``
         elif isinstance(func, ast.Attribute) and not self._into_call(node):
             self.visit_Attribute(func, callee=True)
         elif not isinstance(func, ast.Attribute):
             raise refuse(node, "unexpected call")
         for item in node.keywords:
-            if item.arg == "out" and self.tensor and self.writable(item.value):
+            if item.arg == "out" and self.tensor and not self.standard and self.writable(
+                item.value
+            ):
                 continue  # ``_np.exp(_t1, out=_t1)``: in place, into a generated array
             if item.arg == "out" and isinstance(func, ast.Attribute) and self._output_slice(
                 item.value

@@ -11,6 +11,8 @@ from .allowed import (
     FORMULAS,
     INTERNAL,
     MODULE_NAMES,
+    NAMESPACE,
+    NAMESPACE_HELPER,
     PARAM,
     POINT_HELPER,
     TENSOR_HELPER,
@@ -23,10 +25,13 @@ from .literals import int_list, literal_int, names_tuple
 
 
 def check_function(
-    func: ast.FunctionDef, helpers: set[str], tensor: bool = False, internal_params: bool = False
+    func: ast.FunctionDef, helpers: set[str], tensor: bool = False, internal_params: bool = False,
+    standard: bool = False,
 ) -> None:
     """Refuse ``func`` unless its parameters are plain names and every statement is one a
-    template writes (``internal_params``: generated names as parameters, as ``_formulas`` has)."""
+    template writes (``internal_params``: generated names as parameters, as ``_formulas`` has;
+    ``standard``: a module of the Array API backend, whose namespace ``_xp`` is bound once, by
+    the ``_xp_namespace`` helper, before anything reads it)."""
     args = func.args
     if args.vararg or args.kwarg or args.posonlyargs or args.defaults or not (
         _threads_keyword(args, internal_params) or not args.kwonlyargs
@@ -56,8 +61,13 @@ def check_function(
         if not isinstance(body[0].value.value, str):
             raise refuse(body[0], "unexpected expression statement")
         body = body[1:]
-    checker = ExpressionChecker(params, helpers, tensor)
-    for statement in body:
+    checker = ExpressionChecker(params, helpers, tensor, standard)
+    for position, statement in enumerate(body):
+        if standard and _binds_namespace(statement):
+            if position != 0:
+                raise refuse(statement, f"{NAMESPACE} is bound once, first")
+            checker.visit(statement.value)  # type: ignore[attr-defined]
+            continue
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             checker.target(statement.targets[0])
             checker.visit(statement.value)
@@ -108,6 +118,27 @@ def _threads_keyword(args: ast.arguments, internal_params: bool) -> bool:
         and args.kw_defaults[0].value is None
         and args.kwonlyargs[0].arg not in {a.arg for a in args.args}
     )
+
+
+def _binds_namespace(statement: ast.stmt) -> bool:
+    """Whether ``statement`` assigns ``_xp``; only ``_xp = _xp_namespace(...)`` may, and a
+    module of the Array API backend binds it before anything else."""
+    names = [n for n in ast.walk(statement) if isinstance(n, ast.Name) and n.id == NAMESPACE
+             and isinstance(n.ctx, ast.Store)]
+    if not names:
+        return False
+    value = statement.value if isinstance(statement, ast.Assign) else None
+    if not (
+        isinstance(statement, ast.Assign)
+        and len(statement.targets) == 1
+        and isinstance(statement.targets[0], ast.Name)
+        and isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == NAMESPACE_HELPER
+        and not value.keywords
+    ):
+        raise refuse(statement, f"{NAMESPACE} may only be bound by {NAMESPACE_HELPER}(...)")
+    return True
 
 
 def _adds_at(statement: ast.Expr, checker: ExpressionChecker) -> bool:

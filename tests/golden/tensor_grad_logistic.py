@@ -44,7 +44,7 @@ def _check_shapes(names, arrays, shapes, needs):
     sizes = {}
     source = {}
     for name, array, declared in zip(names, arrays, shapes, strict=True):
-        actual = _np.shape(array)
+        actual = tuple(array.shape)  # arrays of any kind: both backends' modules call this
         clash = None
         fits = len(actual) == len(declared)
         for size, dim in zip(actual, declared, strict=True) if fits else ():

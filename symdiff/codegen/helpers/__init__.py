@@ -21,7 +21,9 @@ generated module's own names, not private to this package):
 ``_float_dtype``,
   ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
 * :mod:`~symdiff.codegen.helpers.blocks`: the block loop ``_in_blocks``, the point path
-  ``_at_point`` and ``_as_output``.
+  ``_at_point`` and ``_as_output``;
+* :mod:`~symdiff.codegen.helpers.standard`: the ``_xp_`` helpers of ``backend="array_api"``
+  modules (standard functions only, on the namespace of the arguments).
 
 A helper calls only helpers of its own module. This ``__init__`` holds ``__all__`` (every helper
 and the two names below), the dependency table :data:`HELPER_DEPENDENCIES` and
@@ -89,6 +91,13 @@ from .derivatives import (
 )
 from .erf import _cody_erf, _erf, _erfc
 from .gamma import _gamma, _loggamma, _polygamma, _sinpi
+from .standard import (
+    _xp_as_output,
+    _xp_common_shape,
+    _xp_float_arrays,
+    _xp_float_dtype,
+    _xp_namespace,
+)
 
 __all__ = [
     "HELPER_DEPENDENCIES",
@@ -114,6 +123,11 @@ __all__ = [
     "_sinc_d",
     "_sinpi",
     "_tril_inv",
+    "_xp_as_output",
+    "_xp_common_shape",
+    "_xp_float_arrays",
+    "_xp_float_dtype",
+    "_xp_namespace",
     "helper_source",
 ]
 
@@ -131,6 +145,11 @@ HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_prod_others": (),
     "_tril_inv": (),
     "_gram": (),
+    "_xp_as_output": (),
+    "_xp_common_shape": (),
+    "_xp_float_arrays": ("_xp_float_dtype",),
+    "_xp_float_dtype": (),
+    "_xp_namespace": (),
     **_registry.helper_dependencies(),
 }
 

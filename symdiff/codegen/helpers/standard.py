@@ -1,0 +1,128 @@
+"""The argument checks and output shaping of ``backend="array_api"`` modules, written with the
+Array API standard's functions only (``xp``, the namespace of the arguments, found by
+``array_api_compat``): ``_xp_namespace``, ``_xp_float_dtype``, ``_xp_float_arrays``,
+``_xp_common_shape`` and ``_xp_as_output``. Pasted verbatim into generated modules: the rules of
+:mod:`symdiff.codegen.helpers` hold for every function here, except that they refer to
+``_xpc`` (``array_api_compat``) and to the namespace they are given instead of ``_np``; a
+generated module of that backend imports ``array_api_compat as _xpc`` and not NumPy.
+
+``array_api_compat`` is an optional dependency (the ``array-api`` extra): this module imports
+without it, and ``_xp_namespace`` says what to install when it is missing.
+"""
+
+try:
+    import array_api_compat as _xpc
+except ImportError:  # the extra is not installed: only array_api modules need it
+    _xpc = None
+
+from ...errors import ArgumentError as _ArgumentError
+from ...errors import ShapeError as _ShapeError
+
+
+def _xp_namespace(*arrays, _known={}):  # noqa: B006 (the cache of namespaces by types)
+    """The Array API namespace of ``arrays`` (``array_api_compat.array_namespace``): the one
+    their kind of array has (NumPy, Dask, CuPy, PyTorch, JAX, array-api-strict). Python numbers
+    have none and are skipped; arrays of NumPy mixed with one other kind (a NumPy weight vector
+    with Dask data) take the other kind's namespace, whose ``asarray`` converts the NumPy ones.
+    With no arrays at all, NumPy's wrapped namespace. The namespace depends only on the types
+    of the arguments, so it is looked up once per combination of types (``_known``)."""
+    types = tuple(a.__class__ for a in arrays)
+    found = _known.get(types)
+    if found is not None:
+        return found
+    if _xpc is None:
+        raise ImportError(
+            "this function was generated with backend='array_api', which needs the "
+            "array-api-compat package: pip install 'symdiff[array-api]'"
+        )
+    found = [a for a in arrays if _xpc.is_array_api_obj(a)]
+    others = [a for a in found if not _xpc.is_numpy_array(a)]
+    if others or found:
+        namespace = _xpc.array_namespace(*(others or found))
+    else:
+        import array_api_compat.numpy as namespace
+    if len(_known) < 64:
+        _known[types] = namespace
+    return namespace
+
+
+def _xp_float_dtype(xp, names, *arrays):
+    """The real floating dtype a call computes in: the promoted floating dtype of the
+    arguments (float32 stays float32), float64 when none is floating (integers and bools).
+    An argument that is not real numbers raises ``_ArgumentError`` naming it."""
+    floating = []
+    for name, array in zip(names, arrays, strict=True):
+        dtype = array.dtype
+        if dtype == xp.float64 or dtype == xp.float32 or xp.isdtype(dtype, "real floating"):
+            floating.append(dtype)
+        elif not xp.isdtype(dtype, ("integral", "bool")):
+            raise _ArgumentError(
+                f"argument {name!r} has dtype {dtype}, not real numbers (float, int or bool)"
+            )
+    if not floating:
+        return xp.float64
+    first = floating[0]
+    if all(d == first for d in floating):  # the usual call: one dtype (no promotion to look up)
+        return first
+    return xp.result_type(*floating)
+
+
+def _xp_float_arrays(xp, names, *arrays):
+    """``arrays`` (the arguments ``names``) as arrays of namespace ``xp`` of one real floating
+    dtype (see ``_xp_float_dtype``); arrays already of that kind and dtype are not copied."""
+    kinds = {a.__class__ for a in arrays}
+    if len(kinds) == 1 and hasattr(arrays[0], "dtype") and hasattr(arrays[0], "shape"):
+        converted = list(arrays)  # the usual call: arrays of the namespace's one kind already
+    else:
+        converted = []
+        for name, array in zip(names, arrays, strict=True):
+            try:
+                converted.append(xp.asarray(array))
+            except (TypeError, ValueError) as error:
+                raise _ArgumentError(
+                    f"argument {name!r} is not an array of numbers: {error}") from None
+    dtype = _xp_float_dtype(xp, names, *converted)
+    return tuple(
+        a if a.dtype == dtype else xp.astype(a, dtype, copy=False) for a in converted
+    )
+
+
+def _xp_common_shape(names, *arrays):
+    """The broadcast shape of ``arrays`` (the arguments ``names``), by the standard's
+    broadcasting rules; arguments that do not broadcast raise ``_ShapeError`` naming them."""
+    shape = tuple(arrays[0].shape)
+    for array in arrays:
+        if tuple(array.shape) != shape:
+            break
+    else:
+        return shape
+    result = []
+    ndim = max(len(a.shape) for a in arrays)
+    for axis in range(ndim):
+        size, source = 1, None
+        for name, array in zip(names, arrays, strict=True):
+            offset = axis - (ndim - len(array.shape))
+            if offset < 0 or array.shape[offset] == 1:
+                continue
+            if size == 1:
+                size, source = array.shape[offset], name
+            elif array.shape[offset] != size:
+                raise _ShapeError(
+                    f"arguments {source!r} and {name!r} with shapes "
+                    f"{tuple(arrays[names.index(source)].shape)} and {tuple(array.shape)} do not "
+                    "broadcast together (the arguments broadcast like those of a NumPy ufunc)"
+                )
+        result.append(size)
+    return tuple(result)
+
+
+def _xp_as_output(xp, value, shape, dtype):
+    """``value`` as an array of namespace ``xp``, of the broadcast ``shape`` and ``dtype``
+    (constants included): a new array, never one of the arguments."""
+    if value.__class__ in (bool, int, float):
+        return xp.full(shape, value, dtype=dtype)
+    if value.dtype != dtype:
+        value = xp.astype(value, dtype)
+    if value.shape != shape and tuple(value.shape) != tuple(shape):
+        value = xp.asarray(xp.broadcast_to(value, shape), copy=True)
+    return value

@@ -251,7 +251,8 @@ def main(argv: list[str] | None = None) -> float:
                 rate=options.rate, width=options.width)
     if options.show_source:
         print(run.value_and_grad.source)
-    print(f"trained {options.epochs} epochs in {run.train_seconds:.1f}s (gradient built in "
+    epochs = f"{options.epochs} epoch{'s' * (options.epochs != 1)}"
+    print(f"trained {epochs} in {run.train_seconds:.1f}s (gradient built in "
           f"{run.build_seconds:.1f}s); test accuracy {run.accuracy:.3f}")
     return run.accuracy
 

@@ -1,12 +1,14 @@
 """One training step of the small ResNet of ``examples/train_resnet_digits.py`` (forward and
-backward, batch 64, 8x8 inputs, 16 channels, two residual blocks): symdiff's emitted gradient
-vs the same network written by hand in NumPy (im2col convolutions, col2im input gradients, the
-textbook batch-norm backward pass) and vs PyTorch's autograd on CPU when torch is installed.
+backward, batch 64, 8x8 inputs, 16 channels by default, two residual blocks): symdiff's emitted
+gradient vs the same network written by hand in NumPy (im2col convolutions, col2im input
+gradients, the textbook batch-norm backward pass) and vs PyTorch's autograd on CPU when torch is
+installed.
 
 Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_resnet.py [--repeat R]
-[--batch B]``. The three must agree on the loss and every gradient (checked first); the table
-gives median times of interleaved rounds and the ratios to the hand-written step (lower is
-better; the issue's goal is symdiff <= 1.2x).
+[--batch B] [--width C]`` (C channels, 16 by default; the example trains 12). The three must
+agree on the loss and every gradient (checked first); the table gives median times of
+interleaved rounds and the ratios to the hand-written step (lower is better; the issue's goal is
+symdiff <= 1.2x).
 """
 
 from __future__ import annotations
@@ -163,9 +165,10 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=21)
     parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--width", type=int, default=16, help="channels (the example trains 12)")
     options = parser.parse_args(argv)
     rng = np.random.default_rng(0)
-    params = net.init()
+    params = net.init(width=options.width)
     x = rng.uniform(size=(options.batch, 1, 8, 8))
     y = np.eye(net.CLASSES)[rng.integers(0, net.CLASSES, options.batch)]
     start = time.perf_counter()
@@ -182,8 +185,8 @@ def main(argv: list[str] | None = None) -> None:
         for name, a, b in zip(net.PARAMS, grads, want, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10, err_msg=f"{label} {name}")
     times = _time(peers, (x, y, params), options.repeat)
-    print(f"numpy {np.__version__}; batch {options.batch}; median of {options.repeat} "
-          "interleaved rounds")
+    print(f"numpy {np.__version__}; batch {options.batch}; width {options.width}; "
+          f"median of {options.repeat} interleaved rounds")
     for (label, _), t in zip(peers, times, strict=True):
         print(f"{label:<8} {t * 1e3:8.2f} ms  {t / times[1]:5.2f}x by hand")
 

@@ -1,4 +1,4 @@
-"""The teaching notebooks: all five are there, committed without outputs, and run by the test
+"""The teaching notebooks: all six are there, committed without outputs, and run by the test
 command (nbmake executes them: ``--nbmake`` and ``notebooks`` are in pyproject's pytest options)."""
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ EXPECTED = [
     "03_computational_graphs.ipynb",
     "04_training.ipynb",
     "05_performance.ipynb",
+    "06_convolutional_networks.ipynb",
 ]
 
 pytestmark = pytest.mark.skipif(
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_all_five_notebooks_exist():
+def test_all_six_notebooks_exist():
     found = sorted(path.name for path in NOTEBOOKS.glob("*.ipynb"))
     assert found == EXPECTED
 

@@ -2,7 +2,7 @@
 thread) and JAX ``jit`` (its default threads), over 1e6 and 1e7 points.
 
 Run: ``OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_threads.py [--points 1e6,1e7]
-[--repeat R] [--threads 1,2]`` (JAX, where installed: ``PYTHONPATH=. /work/bvenv/bin/python ...``;
+[--repeat R] [--threads 1,2]`` (JAX, where installed: ``pip install ".[bench]"``;
 set ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS`` only for NumPy: XLA keeps its own threads).
 
 The problems are those of ``bench_elementwise.py`` (the expressions, the hand-written gradients

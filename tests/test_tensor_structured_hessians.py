@@ -233,7 +233,7 @@ def test_gram_helper(weights):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None,
-                    reason="jax is not installed (optional peer; /work/bvenv has it)")
+                    reason="optional comparison with JAX: jax is not installed (pip install jax)")
 def test_against_jax_hessian():
     import jax
     import jax.numpy as jnp

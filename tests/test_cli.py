@@ -451,11 +451,11 @@ ENTRY_POINT = pathlib.Path(sys.executable).with_name("symdiff")
 @pytest.mark.parametrize(
     "argv, code, needle",
     [
-        (["grad", "sin(x)*y", "--wrt", "x,y"], 0, "def grad_f(x, y):"),
-        (["value-and-grad", "x**2", "--wrt", "x"], 0, "def value_and_grad_f(x):"),
-        (["hessian", "x**2*y"], 0, "def hessian_f(x, y):"),
-        (["jacobian", "x*y", "x+y", "--wrt", "x,y"], 0, "def jacobian_f(x, y):"),
-        (["compile", "x**2 + y"], 0, "def f(x, y):"),
+        (["grad", "sin(x)*y", "--wrt", "x,y"], 0, "def grad_f(x, y, *, threads=None):"),
+        (["value-and-grad", "x**2", "--wrt", "x"], 0, "def value_and_grad_f(x, *, threads=None):"),
+        (["hessian", "x**2*y"], 0, "def hessian_f(x, y, *, threads=None):"),
+        (["jacobian", "x*y", "x+y", "--wrt", "x,y"], 0, "def jacobian_f(x, y, *, threads=None):"),
+        (["compile", "x**2 + y"], 0, "def f(x, y, *, threads=None):"),
         (["derive", "sin(x)/x", "--wrt", "x"], 0, "[quotient]"),
         (["derive", "exp(x**2)", "--wrt", "x", "--latex"], 0, "\\begin{aligned}"),
         (["cache", "dir"], 0, "v1"),

@@ -182,4 +182,4 @@ def test_cli_reports_one_line_and_exit_2(capsys, argv, message):
 
 def test_cli_a_name_that_cancels_is_fine(capsys):
     code, out, _ = _run(capsys, "grad", "x - x + y", "--wrt", "x")
-    assert code == 0 and "def grad_f(x, y):" in out
+    assert code == 0 and "def grad_f(x, y, *, threads=None):" in out

@@ -15,7 +15,7 @@ import pytest
 import symdiff as sd
 from symdiff.errors import SymdiffError
 
-#: Long enough for the default to use threads (131,072 elements or more).
+#: Long enough for several blocks (the default uses threads only from 2,097,152 elements).
 N = 200_003
 
 TEXTS = [
@@ -171,14 +171,14 @@ def test_one_thread_starts_no_thread_and_short_arrays_run_on_one(count_threads, 
     x = np.linspace(0, 1, N)
     g(x, 2.0, threads=1)
     g.with_threads(1)(x, 2.0)
-    g(x[:100_000], 2.0)  # under 131,072 elements: the default is one thread
+    g(x, 2.0)  # under 2,097,152 elements: the default is one thread
     g(1.0, 2.0, threads=4)  # one point
     assert count_threads == []
     g(x, 2.0, threads=3)  # two threads besides this one
     assert len(count_threads) == 2
     monkeypatch.setattr("os.cpu_count", lambda: 64)
     del count_threads[:]
-    g(np.linspace(0, 1, 40 * 16384), 2.0)  # the default: at most 8
+    g(np.linspace(0, 1, 130 * 16384), 2.0)  # the default: at most 8
     assert len(count_threads) == 7
 
 

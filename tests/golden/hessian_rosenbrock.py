@@ -137,7 +137,7 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
 
     Threads: NumPy's loops release the GIL, so blocks after the first run on ``threads``
     threads (this one included), each taking the next block until none is left. ``None`` means
-    ``min(os.cpu_count(), 8)`` for arrays of 131072 elements or more and one thread below. The
+    ``min(os.cpu_count(), 8)`` for arrays of 2097152 elements or more and one thread below. The
     blocks and each one's operations are the same whatever the number of threads, so the
     results are the same bit for bit. The threads run in copies of the caller's context
     (``numpy.errstate`` applies in them too); an exception in one is raised here.
@@ -196,7 +196,7 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
     if threads is None:
         import os as _os
 
-        threads = min(_os.cpu_count() or 1, 8) if rows * row_size >= 131072 else 1
+        threads = min(_os.cpu_count() or 1, 8) if rows * row_size >= 2097152 else 1
     threads = min(threads, len(starts))
     if threads <= 1:
         for start in starts:

@@ -1,15 +1,13 @@
 """Dask arrays through elementwise compiled functions: chunk by chunk, lazily.
 
-An elementwise (scalar-layer) function of either backend takes Dask arrays chunk by chunk:
-one task per chunk runs the fast NumPy module on the chunk's NumPy blocks
-(``dask.array.map_blocks`` with the right ``meta``, :func:`elementwise_on_chunks`), so a
-gradient over 10^8 points never materialises the arrays, and the graph has one task per chunk
-instead of one per operation. The outputs of a chunk (a tuple of gradients, a Jacobian's
-``(m, n)`` entries) travel as one stacked block along a new leading axis and are split again
-lazily. A tensor function built with ``backend="array_api"`` works on Dask arrays as it is
-(its module calls the standard's functions of ``array_api_compat``'s Dask namespace, and the
-result is a lazy Dask array); one of the NumPy backend refuses them (:func:`refusing_dask`: its
-module would compute every chunk into one process).
+A function built with ``backend="array_api"`` works on Dask arrays as it is (its module calls
+the standard's functions of ``array_api_compat``'s Dask namespace, and the result is a lazy
+Dask array). For elementwise (scalar-layer) functions there is a quicker way, which
+:func:`elementwise_on_chunks` takes: one task per chunk that runs the fast NumPy module on the
+chunk's NumPy blocks (``dask.array.map_blocks`` with the right ``meta``), so a gradient over
+10^8 points never materialises the arrays, and the graph has one task per chunk instead of one
+per operation. The outputs of a chunk (a tuple of gradients, a Jacobian's ``(m, n)`` entries)
+travel as one stacked block along a new leading axis and are split again lazily.
 
 Dask is imported only when a Dask array is actually passed.
 """
@@ -38,42 +36,12 @@ def chunked(run: Callable[..., Any], per_chunk: Callable[[], Callable[..., Any]]
 
     @functools.wraps(run)
     def call(*args: Any, **kwargs: Any) -> Any:
-        if not _any_dask(args, kwargs):
+        if not any(map(is_dask, args)) and not any(map(is_dask, kwargs.values())):
             return run(*args, **kwargs)
         bound = signature.bind(*args, **kwargs)
-        values = [v for k, v in bound.arguments.items()  # not ``threads=``: per chunk, one
-                  if signature.parameters[k].kind is not inspect.Parameter.KEYWORD_ONLY]
-        return elementwise_on_chunks(per_chunk(), values)
+        return elementwise_on_chunks(per_chunk(), list(bound.arguments.values()))
 
     return call
-
-
-def refusing_dask(run: Callable[..., Any], name: str) -> Callable[..., Any]:
-    """``run`` (a tensor function of the NumPy backend), except that a call with a Dask array
-    raises instead of converting it: ``np.asarray`` would compute every chunk into this one
-    process, silently, where the Array API backend keeps the work on the chunks."""
-
-    @functools.wraps(run)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if _any_dask(args, kwargs):
-            from .errors import ArgumentError
-
-            raise ArgumentError(
-                f"{name} was given a Dask array, which its NumPy module would compute into one "
-                "process; build it with backend='array_api' to keep the work on the chunks "
-                "(or pass x.compute() to use NumPy)"
-            )
-        return run(*args, **kwargs)
-
-    return call
-
-
-def _any_dask(args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-    """Whether any argument is a Dask array: one look per distinct type (a point of 1,000
-    Python floats is one type)."""
-    kinds = {type(a) for a in args}
-    kinds.update(type(v) for v in kwargs.values())
-    return any(k.__module__.startswith("dask.array") for k in kinds)
 
 
 def _leaves(value: Any) -> list[np.ndarray]:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .chunks import chunked, refusing_dask
+from .chunks import chunked
 from .codegen.load import load_function
 from .codegen.naming import code_names, rename_keywords
 from .constants import Bound, rebound
@@ -111,26 +111,24 @@ class CompiledFunction:
         self._unchunked = self._fn
         if self._on_chunks():  # Dask arrays: chunk by chunk through the NumPy module
             self._fn = chunked(self._fn, self._chunk_function)
-        elif self.recipe is not None and self.recipe.options.backend == "numpy":
-            self._fn = refusing_dask(self._fn, self.name)  # never np.asarray(dask) silently
         self.__doc__ = self._fn.__doc__
         self._sign()
 
     def _on_chunks(self) -> bool:
         """Whether calls with Dask arrays go chunk by chunk (:mod:`symdiff.chunks`): elementwise
-        functions of either backend (not Hessian-vector products, whose direction has a
-        leading axis of its own)."""
+        functions of the Array API backend (not Hessian-vector products, whose direction has
+        a leading axis of its own)."""
         recipe = self.recipe
-        return recipe is not None and recipe.shapes is None and recipe.kind != "hvp"
+        return (recipe is not None and recipe.options.backend == "array_api"
+                and recipe.shapes is None and recipe.kind != "hvp")
 
     def _chunk_function(self) -> Callable[..., Any]:
         """What runs on each chunk of Dask arrays: the NumPy module of the same request when
-        the pipeline gave one (:attr:`numpy_twin`), else this function's own module (a NumPy
-        one, or an Array API one, which runs on NumPy blocks too). Dask runs the chunks on its
-        own threads; the block threads stay at their default."""
+        the pipeline gave one (:attr:`numpy_twin`), else this Array API module itself (which
+        runs on NumPy blocks too)."""
         twin = self.__dict__.get("numpy_twin")
         if twin is not None:
-            return twin()._unchunked
+            return twin()._run
         return self._unchunked
 
     def _sign(self) -> None:

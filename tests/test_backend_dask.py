@@ -168,24 +168,3 @@ def _peak_rss() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def test_numpy_backend_elementwise_functions_take_dask_arrays_chunk_by_chunk():
-    """The default backend no longer pulls every chunk into one process through np.asarray:
-    an elementwise function runs its own NumPy module on each chunk, lazily."""
-    g = sd.grad(ELEMENTWISE).with_threads(2)
-    x, y = _data(30_000, 10_000)
-    gx, gy = g(x, y)
-    assert isinstance(gx, da.Array) and gx.chunks == x.chunks
-    ex, ey = g(x.compute(), y.compute())
-    got_x, got_y = dask.compute(gx, gy)
-    _close(got_x, ex)
-    _close(got_y, ey)
-
-
-def test_numpy_backend_tensor_functions_refuse_dask_arrays_by_name():
-    g = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
-    X, y = _logistic_data(1_000, 500)
-    w = np.zeros(X.shape[1])
-    with pytest.raises(sd.SymdiffError, match="backend='array_api'"):
-        g(X, y, w)

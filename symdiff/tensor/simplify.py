@@ -190,8 +190,14 @@ def _sum_against_identity(b: Builder, a: Node, axes: tuple[int, ...]) -> Node | 
     (other,) = [x for x in a.args if x is not eye[0]]
     (summed,) = axes
     single = 2 * a.ndim - 3 - summed  # the other one of the last two axes
+    m = a.shape[summed]
     if (other.ndim != a.ndim or not same_dim(other.shape[single], 1)
-            or not same_dim(other.shape[summed], a.shape[summed])):
+            or not same_dim(other.shape[summed], m)
+            # the identity spans both last axes (a 1x1 one broadcast against o is not I_m)
+            or eye[0].ndim < 2 or not all(same_dim(d, m) for d in eye[0].shape[-2:])
+            or not same_dim(a.shape[single], m)
+            or not all(same_dim(d, e) for d, e in zip(other.shape[:-2], a.shape[:-2],
+                                                       strict=True))):
         return None
     perm = (*range(a.ndim - 2), a.ndim - 1, a.ndim - 2)
     return b.transpose(other, perm)

@@ -17,7 +17,7 @@ import sympy as sp
 
 import symdiff as sd
 from symdiff.parsing.teaching import parse_as_written
-from symdiff.parsing.written import Quotient, SignedSum, canonical
+from symdiff.parsing.written import Extremum, Quotient, SignedSum, canonical
 
 from .test_derive_text import check_printed_equalities
 
@@ -85,6 +85,10 @@ CORPUS = [
     ("tanh(2*x)", "x"),
     ("asinh(x) - acosh(x + 2)", "x"),
     ("atanh(x/2)", "x"),
+    # max and min keep their arguments in the order typed (SymPy sorts them)
+    ("min(x, 1)", "x"),
+    ("max(x**2, y)", "x"),
+    ("3*min(x, 1 - x) + max(sin(x), x/2)", "x"),
 ]
 
 
@@ -217,6 +221,8 @@ def test_sympy_input_and_explain_keep_sympys_form():
         ("a/b/c", Quotient),
         ("x**-1", None),
         ("1.25e-3*x", None),
+        ("min(x, 1)", Extremum),
+        ("max(x**2, y, z)", Extremum),
     ],
 )
 def test_written_text_round_trips(text, kind):
@@ -226,9 +232,21 @@ def test_written_text_round_trips(text, kind):
 
 
 def test_what_the_written_parse_does_not_keep():
-    """Calls the parser rewrites keep SymPy's form (log with a base, where, max) and the
+    """Calls the parser rewrites keep SymPy's form (log with a base, where) and the
     derivation is still true; redundant brackets are not kept."""
     for text in ("log(x, 2) + x", "where(x > 0, x**2, -x) - x", "max(x, 0)*x", "((x))"):
         d = sd.derive(text, wrt="x")
         assert check_printed_equalities(d, [(0.5,)]) == []
     assert sp.sstr(sd.derive("((x))", wrt="x").shown) == "x"
+
+
+def test_min_and_max_are_drawn_and_derived_with_the_arguments_as_typed():
+    """``min(x, 1)`` is not shown as SymPy's ``Min(1, x)``: the derivation's first line, its
+    LaTeX and the graph node keep the typed order, and the gradient is the same."""
+    d = sd.derive("min(x, 1)*y", wrt="x")
+    assert str(d).splitlines()[0].startswith("d/dx [min(x, 1)*y] = ")
+    assert r"\min\left(x, 1\right)" in d._repr_latex_()
+    assert sp.simplify(d.result - sp.diff(sd.parse("min(x, 1)*y"), sp.Symbol("x", real=True))) == 0
+    g = sd.graph("max(x**2, y) - x", at={"x": 0.5, "y": 2.0})
+    assert [n.expr for n in g.nodes if n.label == "max"] == ["max(x**2, y)"]
+    assert g.gradient["x"] == pytest.approx(-1.0) and g.gradient["y"] == pytest.approx(1.0)

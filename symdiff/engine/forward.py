@@ -19,6 +19,7 @@ import sympy as sp
 
 from ..errors import UnsupportedError
 from ..parsing.written import (
+    Extremum,
     Negation,
     Power,
     Product,
@@ -62,6 +63,7 @@ class Deriver:
             Quotient: self._written_quotient,
             Negation: self._negation,
             Power: self._pow,
+            Extremum: self._written_extremum,
         }
         #: The SymPy value of a (sub)expression: itself, unless the expressions are written as
         #: typed (``as_written``: :mod:`symdiff.parsing.written`); every result and partial is
@@ -242,27 +244,48 @@ class Deriver:
     # -- functions and the chain rule ----------------------------------------------------------
     def _function(self, expr: sp.Expr) -> Step:
         """A function from the rule table: its own rule, with the chain rule when needed."""
-        local = function_rule(expr.func, [self._value(arg) for arg in expr.args])
+
+        def spelt(*args: sp.Expr) -> sp.Expr:
+            # unevaluated where the class allows it (logaddexp does not): the arguments are
+            # distinct names, and max(u_1, ..., u_n) evaluated would compare every pair of them
+            try:
+                return expr.func(*args, evaluate=False)
+            except TypeError:
+                return expr.func(*args)
+
+        return self._apply(expr, expr.func, expr.args, spelt)
+
+    def _written_extremum(self, expr: Extremum) -> Step:
+        """``max(a, b)``/``min(a, b)`` as typed: the function's rule over the arguments in the
+        order written (the chain rule's outer step keeps that order too)."""
+        return self._apply(
+            expr, expr.function, expr.operands, lambda *args: Extremum.of(expr.name, args)
+        )
+
+    def _apply(
+        self,
+        expr: sp.Expr,
+        func: type[sp.Expr],
+        args: tuple[sp.Expr, ...],
+        spelt: Callable[..., sp.Expr],
+    ) -> Step:
+        """``func`` (a row of the rule table) applied to ``args``, which ``expr`` shows;
+        ``spelt(*names)`` writes the function applied to the inner functions' names."""
+        local = function_rule(func, [self._value(arg) for arg in args])
         pairs = []
-        for i, (arg, partial) in enumerate(zip(expr.args, local.partials, strict=True)):
+        for i, (arg, partial) in enumerate(zip(args, local.partials, strict=True)):
             if self.var not in arg.free_symbols:
                 continue
             if partial is None:
                 raise UnsupportedError(
-                    f"{expr.func.__name__}: argument {sp.sstr(arg)} must not depend on {self.var}"
+                    f"{func.__name__}: argument {sp.sstr(arg)} must not depend on {self.var}"
                 )
             pairs.append((i, partial))
 
-        def in_names(*args: sp.Expr) -> Written:
-            # unevaluated where the class allows it (logaddexp does not): the arguments are
-            # distinct names, and max(u_1, ..., u_n) evaluated would compare every pair of them
-            try:
-                written = expr.func(*args, evaluate=False)
-            except TypeError:
-                written = expr.func(*args)
-            return written, function_rule(expr.func, args)
+        def in_names(*named: sp.Expr) -> Written:
+            return spelt(*named), function_rule(func, named)
 
-        return self._outer_then_chain(local, expr, pairs, in_names)
+        return self._outer_then_chain(local, expr, pairs, in_names, args)
 
     def _outer_then_chain(
         self,
@@ -270,6 +293,7 @@ class Deriver:
         expr: sp.Expr,
         pairs: list[tuple[int, sp.Expr]],
         in_names: Callable[..., Written],
+        args: tuple[sp.Expr, ...] | None = None,
     ) -> Step:
         """Apply rule ``local`` directly when every varying argument is the variable itself,
         otherwise the chain rule: the outer derivative times each inner derivative, summed.
@@ -277,9 +301,11 @@ class Deriver:
         ``pairs`` are (argument index, outer derivative at the arguments); ``in_names(*args)``
         gives the expression and its rule with the varying arguments replaced by the inner
         functions' names (``u**2`` and ``2*u``), which the chain step records as its outer
-        step(s): ``d/du [u**2] = 2*u`` with ``u = sin(x)``.
+        step(s): ``d/du [u**2] = 2*u`` with ``u = sin(x)``. ``args`` are the operands (default:
+        ``expr.args``).
         """
-        name, identity, args = local.rule, local.identity, expr.args
+        name, identity = local.rule, local.identity
+        args = expr.args if args is None else args
         if all(args[i] == self.var for i, _ in pairs):
             return self._step(name, expr, sp.Add(*(outer for _, outer in pairs)), note=identity)
         inner = [self(args[i]) for i, _ in pairs]

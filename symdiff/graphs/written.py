@@ -13,6 +13,7 @@ import sympy as sp
 from ..engine.local import operation_rule, signed_sum_rule
 from ..engine.reverse import Linearizer
 from ..parsing.written import (
+    Extremum,
     Negation,
     Power,
     Product,
@@ -85,9 +86,9 @@ class AsWritten(Linearizer):
             head, *rest = expr.args
             return self._binary_product(self(head), rest)
         if isinstance(expr, Power):
-            children = (self(expr.args[0]), self(expr.args[1]))
-            value = sp.Pow(*children)
-            return self.add(value, children, operation_rule(sp.Pow, children, value).partials)
+            return self._operation(sp.Pow, expr.args)
+        if isinstance(expr, Extremum):  # min(x, 1): the children in the order typed
+            return self._operation(expr.function, expr.operands)
         assert isinstance(expr, SignedSum)
         left = self(expr.terms[0])
         for k, (sign, term) in enumerate(zip(expr.signs[1:], expr.terms[1:], strict=True), 2):
@@ -97,6 +98,12 @@ class AsWritten(Linearizer):
             left = self._labelled("+" if sign > 0 else "-", value, (left, right), partials)
             self.typed[left] = SignedSum.of(expr.signs[:k], expr.terms[:k])
         return left
+
+    def _operation(self, function: type[sp.Expr], operands: tuple[sp.Expr, ...]) -> sp.Expr:
+        """A node applying ``function`` to the nodes of ``operands``, in their order."""
+        children = tuple(self(a) for a in operands)
+        value = function(*children)
+        return self.add(value, children, operation_rule(function, children, value).partials)
 
     def _as_written(self, expr: sp.Expr) -> sp.Expr | None:
         if isinstance(expr, sp.Add):

@@ -6,8 +6,9 @@ the order of terms and factors, subtraction and division, powers of quotients an
 and numbers where and as the student typed them. Nothing is evaluated: the tree only holds the
 parser's values. Function calls keep their written arguments when the function is a plain
 application of its class (``sin``, ``exp``, ``log(x)``, ...), ``sqrt(u)`` is the power
-``u**(1/2)`` printed as ``sqrt``; a call the parser rewrites (``log(x, 2)``, ``where``,
-``sinc``, ``max``/``min``, whose arguments SymPy orders) is kept as the parser builds it.
+``u**(1/2)`` printed as ``sqrt``; ``max``/``min`` (whose arguments SymPy sorts) are
+:class:`~symdiff.parsing.written.Extremum` nodes in the order typed; a call the parser
+rewrites (``log(x, 2)``, ``where``, ``sinc``) is kept as the parser builds it.
 
 The written tree is used only if it stands for exactly the parser's expression
 (:func:`~symdiff.parsing.written.canonical`); otherwise the canonical expression is returned for
@@ -25,7 +26,16 @@ from .functions import CONSTANTS, FUNCTION_SPECS
 from .limits import PARSER_RECURSION_LIMIT, recursion_limit
 from .sizes import exact_float
 from .syntax import CHAINS, COMPARISONS
-from .written import Literal, Negation, Power, Product, Quotient, SignedSum, canonical_values
+from .written import (
+    Extremum,
+    Literal,
+    Negation,
+    Power,
+    Product,
+    Quotient,
+    SignedSum,
+    canonical_values,
+)
 
 
 def parse_as_written(text: str) -> tuple[sp.Expr, sp.Expr]:
@@ -118,6 +128,9 @@ class _Writer:
         built = spec.build(*values)
         if name == "sqrt":
             return sp.Pow(args[0], sp.S.Half, evaluate=False)
+        extremum = Extremum.FUNCTIONS.get(name)
+        if extremum is not None and isinstance(built, extremum) and len(built.args) == len(args):
+            return Extremum.of(name, args)  # min(x, 1) as typed, not SymPy's Min(1, x)
         if isinstance(built, sp.Function) and built.args == tuple(values):
             try:
                 return built.func(*args, evaluate=False)

@@ -13,7 +13,9 @@ hashing and the plain-text and LaTeX printers work on them) that SymPy leaves al
 - :class:`Negation` ``-a``;
 - :class:`Power` ``a**b``: never distributed over a product or quotient;
 - :class:`Literal`: a number or constant spelt as typed (``0.5``, ``e``), standing for its
-  exact value.
+  exact value;
+- :class:`Extremum` ``max(a, b)``/``min(a, b)``: the arguments in the order typed (SymPy sorts
+  them, even unevaluated: ``min(x, 1)`` is ``Min(1, x)``).
 
 Functions of the rule table are SymPy's classes applied unevaluated to written arguments.
 :func:`canonical` gives the SymPy expression a tree stands for, built as the parser builds it
@@ -28,7 +30,9 @@ from __future__ import annotations
 
 import functools
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from types import MappingProxyType
+from typing import ClassVar
 
 import sympy as sp
 from sympy.core.symbol import Str
@@ -229,6 +233,41 @@ class Literal(Written):
         return self.text if self.text[:1].isdigit() or self.text[:1] == "." else printer._print(
             self.args[0]
         )
+
+
+class Extremum(Written):
+    """``max(a, b, ...)`` or ``min(a, b, ...)`` as written: ``Extremum(Str("min"), x, 1)``."""
+
+    #: The SymPy class of each function name (its value is that class applied, evaluated).
+    FUNCTIONS: ClassVar[Mapping[str, type[sp.Expr]]] = MappingProxyType(
+        {"max": sp.Max, "min": sp.Min}
+    )
+
+    @classmethod
+    def of(cls, name: str, operands: Iterable[sp.Expr]) -> Extremum:
+        return cls(Str(name), *operands)
+
+    @property
+    def name(self) -> str:
+        return self.args[0].name
+
+    @property
+    def function(self) -> type[sp.Expr]:
+        return self.FUNCTIONS[self.name]
+
+    @property
+    def operands(self) -> tuple[sp.Expr, ...]:
+        return self.args[1:]
+
+    def value(self, args: list[sp.Expr]) -> sp.Expr:
+        return self.function(*args[1:])
+
+    def _sympystr(self, printer) -> str:
+        return f"{self.name}({', '.join(printer._print(a) for a in self.operands)})"
+
+    def _latex(self, printer) -> str:
+        inside = ", ".join(printer._print(a) for a in self.operands)
+        return rf"\{self.name}\left({inside}\right)"
 
 
 def canonical(expr: sp.Basic, memo: dict[sp.Basic, sp.Basic] | None = None) -> sp.Basic:

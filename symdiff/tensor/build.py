@@ -246,7 +246,8 @@ def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
         if structured is not None:
             name = naming.hessian(var.name)
             return _Plan([(name, structured)], name, returns,
-                         f"Hessian with respect to ({var.name})", "forward over reverse")
+                         f"Hessian with respect to ({var.name})",
+                         "forward over reverse, structured (row by row through the matrix product)")
     grads = backward(b, root, vars_, options.simplify)
     outputs = []
     for j, vj in enumerate(vars_):

@@ -46,7 +46,10 @@ def test_chain_rule_names_the_inner_function():
 
 
 def test_log_with_a_base_and_x_to_the_x():
-    d = sd.derive("log(x, 2)", wrt="x")
+    d = sd.derive("log(x, 2)", wrt="x")  # as typed: the logarithm to base 2
+    assert _rules(d.steps[0]) == ["logarithm"]
+    assert sp.simplify(d.result - 1 / (X * sp.log(2))) == 0
+    d = sd.derive(sd.parse("log(x, 2)"), wrt="x")  # SymPy's log(x)/log(2)
     assert _rules(d.steps[0]) == ["constant multiple", "logarithm"]
     assert sp.simplify(d.result - 1 / (X * sp.log(2))) == 0
     d = sd.derive("x**x", wrt="x")

@@ -17,7 +17,7 @@ import sympy as sp
 
 import symdiff as sd
 from symdiff.parsing.teaching import parse_as_written
-from symdiff.parsing.written import Extremum, Quotient, SignedSum, canonical
+from symdiff.parsing.written import BaseLog, Extremum, Quotient, SignedSum, canonical
 
 from .test_derive_text import check_printed_equalities
 
@@ -89,6 +89,10 @@ CORPUS = [
     ("min(x, 1)", "x"),
     ("max(x**2, y)", "x"),
     ("3*min(x, 1 - x) + max(sin(x), x/2)", "x"),
+    # a logarithm to a base stays one (SymPy makes it log(u)/log(b))
+    ("log(x, 2)", "x"),
+    ("log(x**2 + 1, 10)*y", "x"),
+    ("log(3, x)", "x"),
 ]
 
 
@@ -222,6 +226,7 @@ def test_sympy_input_and_explain_keep_sympys_form():
         ("x**-1", None),
         ("1.25e-3*x", None),
         ("min(x, 1)", Extremum),
+        ("log(x, 2)", BaseLog),
         ("max(x**2, y, z)", Extremum),
     ],
 )
@@ -232,9 +237,9 @@ def test_written_text_round_trips(text, kind):
 
 
 def test_what_the_written_parse_does_not_keep():
-    """Calls the parser rewrites keep SymPy's form (log with a base, where) and the
+    """Calls the parser rewrites keep SymPy's form (where) and the
     derivation is still true; redundant brackets are not kept."""
-    for text in ("log(x, 2) + x", "where(x > 0, x**2, -x) - x", "max(x, 0)*x", "((x))"):
+    for text in ("where(x > 0, x**2, -x) - x", "((x))"):
         d = sd.derive(text, wrt="x")
         assert check_printed_equalities(d, [(0.5,)]) == []
     assert sp.sstr(sd.derive("((x))", wrt="x").shown) == "x"
@@ -250,3 +255,14 @@ def test_min_and_max_are_drawn_and_derived_with_the_arguments_as_typed():
     g = sd.graph("max(x**2, y) - x", at={"x": 0.5, "y": 2.0})
     assert [n.expr for n in g.nodes if n.label == "max"] == ["max(x**2, y)"]
     assert g.gradient["x"] == pytest.approx(-1.0) and g.gradient["y"] == pytest.approx(1.0)
+
+
+def test_a_logarithm_to_a_base_is_the_logarithm_rule_as_typed():
+    """``log(x, 2)`` is derived as typed (``log_2``), not as ``log(x)/log(2)``; a varying base
+    is the change of base and the quotient rule."""
+    d = sd.derive("log(x, 2)", wrt="x")
+    assert [s.rule for s in d.steps] == ["logarithm"]
+    assert r"\log_{2}\left(x\right)" in d._repr_latex_()
+    varying = sd.derive("log(3, x)", wrt="x")
+    assert [s.rule for s in varying.steps][:1] == ["change of base"]
+    assert varying.steps[0].substeps[0].rule == "quotient"

@@ -19,6 +19,7 @@ import sympy as sp
 
 from ..errors import UnsupportedError
 from ..parsing.written import (
+    BaseLog,
     Extremum,
     Negation,
     Power,
@@ -29,6 +30,7 @@ from ..parsing.written import (
 )
 from .local import (
     Local,
+    base_log_rule,
     constant_multiple,
     function_rule,
     piecewise_rule,
@@ -64,6 +66,7 @@ class Deriver:
             Negation: self._negation,
             Power: self._pow,
             Extremum: self._written_extremum,
+            BaseLog: self._base_log,
         }
         #: The SymPy value of a (sub)expression: itself, unless the expressions are written as
         #: typed (``as_written``: :mod:`symdiff.parsing.written`); every result and partial is
@@ -240,6 +243,23 @@ class Deriver:
         result = constant_multiple(1 / self._value(denominator)).derivative([inner.result])
         note = Note("(f/c)' = f'/c with c = {0}", (denominator,))
         return self._step("constant multiple", expr, result, [inner], note)
+
+    def _base_log(self, expr: BaseLog) -> Step:
+        """``log(u, b)`` as typed: the logarithm rule to base ``b`` (with the chain rule for
+        ``u``); a base that varies is the change of base ``log(u)/log(b)`` and the quotient
+        rule."""
+        argument, base = expr.args
+        if self.var in base.free_symbols:
+            quotient = Quotient(sp.log(argument, evaluate=False), sp.log(base, evaluate=False))
+            inner = self(quotient)
+            note = Note("log_b(u) = ln(u)/ln(b) with b = {0}", (base,))
+            return self._step("change of base", expr, inner.result, [inner], note)
+
+        def in_names(u: sp.Expr, b: sp.Expr) -> Written:
+            return BaseLog(u, b), base_log_rule(u, b)
+
+        local = base_log_rule(self._value(argument), self._value(base))
+        return self._outer_then_chain(local, expr, [(0, local.partials[0])], in_names)
 
     # -- functions and the chain rule ----------------------------------------------------------
     def _function(self, expr: sp.Expr) -> Step:

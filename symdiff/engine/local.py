@@ -167,6 +167,11 @@ def function_rule(func: type, args: Sequence[sp.Expr]) -> Local:
     return Local(rule.name, tuple(rule.partials(*args)), rule.identity)
 
 
+def base_log_rule(argument: sp.Expr, base: sp.Expr) -> Local:
+    """``log(u, b)`` with a constant base ``b``: the partial in ``u`` is ``1/(u ln b)``."""
+    return Local("logarithm", (1 / (argument * sp.log(base)), None), "d/du log_b(u) = 1/(u ln b)")
+
+
 def operation_rule(func: type, operands: Sequence[sp.Expr], value: sp.Expr) -> Local:
     """The rule of one operation ``value = func(*operands)`` whose operands are names or
     constants (reverse mode's linearised nodes: a product has two factors). An operand varies

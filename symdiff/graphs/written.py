@@ -13,6 +13,7 @@ import sympy as sp
 from ..engine.local import operation_rule, signed_sum_rule
 from ..engine.reverse import Linearizer
 from ..parsing.written import (
+    BaseLog,
     Extremum,
     Negation,
     Power,
@@ -87,6 +88,9 @@ class AsWritten(Linearizer):
             return self._binary_product(self(head), rest)
         if isinstance(expr, Power):
             return self._operation(sp.Pow, expr.args)
+        if isinstance(expr, BaseLog):  # log(u, b) is drawn as ln(u) / ln(b)
+            argument, base = (sp.log(a, evaluate=False) for a in expr.args)
+            return self._division(argument, base)
         if isinstance(expr, Extremum):  # min(x, 1): the children in the order typed
             return self._operation(expr.function, expr.operands)
         assert isinstance(expr, SignedSum)

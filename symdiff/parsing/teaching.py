@@ -7,8 +7,9 @@ and numbers where and as the student typed them. Nothing is evaluated: the tree 
 parser's values. Function calls keep their written arguments when the function is a plain
 application of its class (``sin``, ``exp``, ``log(x)``, ...), ``sqrt(u)`` is the power
 ``u**(1/2)`` printed as ``sqrt``; ``max``/``min`` (whose arguments SymPy sorts) are
-:class:`~symdiff.parsing.written.Extremum` nodes in the order typed; a call the parser
-rewrites (``log(x, 2)``, ``where``, ``sinc``) is kept as the parser builds it.
+:class:`~symdiff.parsing.written.Extremum` nodes in the order typed and ``log(u, b)`` (which
+SymPy makes ``log(u)/log(b)``) a :class:`~symdiff.parsing.written.BaseLog`; a call the parser
+rewrites otherwise (``where``, ``sinc``) is kept as the parser builds it.
 
 The written tree is used only if it stands for exactly the parser's expression
 (:func:`~symdiff.parsing.written.canonical`); otherwise the canonical expression is returned for
@@ -27,6 +28,7 @@ from .limits import PARSER_RECURSION_LIMIT, recursion_limit
 from .sizes import exact_float
 from .syntax import CHAINS, COMPARISONS
 from .written import (
+    BaseLog,
     Extremum,
     Literal,
     Negation,
@@ -128,6 +130,8 @@ class _Writer:
         built = spec.build(*values)
         if name == "sqrt":
             return sp.Pow(args[0], sp.S.Half, evaluate=False)
+        if name in ("log", "ln") and len(args) == 2:
+            return BaseLog(*args)  # log(x, 2) as typed, not log(x)/log(2)
         extremum = Extremum.FUNCTIONS.get(name)
         if extremum is not None and isinstance(built, extremum) and len(built.args) == len(args):
             return Extremum.of(name, args)  # min(x, 1) as typed, not SymPy's Min(1, x)

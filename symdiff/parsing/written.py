@@ -14,6 +14,7 @@ hashing and the plain-text and LaTeX printers work on them) that SymPy leaves al
 - :class:`Power` ``a**b``: never distributed over a product or quotient;
 - :class:`Literal`: a number or constant spelt as typed (``0.5``, ``e``), standing for its
   exact value;
+- :class:`BaseLog` ``log(u, b)``: a logarithm to a base (SymPy makes it ``log(u)/log(b)``);
 - :class:`Extremum` ``max(a, b)``/``min(a, b)``: the arguments in the order typed (SymPy sorts
   them, even unevaluated: ``min(x, 1)`` is ``Min(1, x)``).
 
@@ -233,6 +234,20 @@ class Literal(Written):
         return self.text if self.text[:1].isdigit() or self.text[:1] == "." else printer._print(
             self.args[0]
         )
+
+
+class BaseLog(Written):
+    """``log(u, b)`` as written: the logarithm of ``u`` to the base ``b``."""
+
+    def value(self, args: list[sp.Expr]) -> sp.Expr:
+        return sp.log(*args)
+
+    def _sympystr(self, printer) -> str:
+        return f"log({printer._print(self.args[0])}, {printer._print(self.args[1])})"
+
+    def _latex(self, printer) -> str:
+        argument, base = (printer._print(a) for a in self.args)
+        return rf"\log_{{{base}}}\left({argument}\right)"
 
 
 class Extremum(Written):

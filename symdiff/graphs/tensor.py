@@ -43,6 +43,8 @@ from .nodes import GraphNode
 from .text import OPERATORS
 from .values import evaluate
 
+#: Ops of the nodes that are constants: no gradient flows into them.
+CONSTANTS = frozenset({"const", "fill"})
 #: The heading of a node by its op, where it is not the op's own name.
 HEADINGS = {"index": "slice", "expand": "expand_dims", "broadcast": "broadcast_to",
             "variance": "var", "share": "tie share"}
@@ -53,7 +55,7 @@ def tensor_graph(expr: object, shapes: object, at: Mapping[str, Any] | None = No
     """The graph of a tensor expression (see the module docstring); ``sd.graph`` with
     ``shapes=``."""
     request = request_for("value", expr, None, Options(), shapes)
-    (root,) = request.roots
+    (root,) = request.roots  # a value request has one (a traced tuple is refused)
     names = _wrt(wrt, request)
     b = request.builder
     leaves = [b.var(p, request.shapes[p]) for p in request.params]
@@ -178,7 +180,7 @@ def _node(n: Node, ids: Mapping[int, str], labels: Mapping[int, str],
     shape = _shape_text(n.shape)
     if n.op == "var":
         return GraphNode(ids[id(n)], n.name, "input", (), n.name, shape=shape)
-    if n.op in ("const", "fill"):
+    if n.op in CONSTANTS:
         label = labels.get(id(n)) or input_text(n.attrs[0])
         return GraphNode(ids[id(n)], label, "constant", (), label, shape=shape)
     layer = called.get(id(n)) if children[id(n)] is not n.args else None
@@ -212,8 +214,9 @@ def _rule(n: Node, layer: Called | None, operands: Sequence[str]) -> str:
         return f"{row.name}: {row.identity}"
     (expr,) = n.attrs
     symbols = {arg_symbol(i): sp.Symbol(name, real=True) for i, name in enumerate(operands)}
-    parts = [f"{name}_bar = G * {input_text(partial(expr, i).xreplace(symbols))}"
-             for i, name in enumerate(operands)]
+    parts = [f"{naming.adjoint_label(name)} = G * {input_text(partial(expr, i).xreplace(symbols))}"
+             for i, (name, a) in enumerate(zip(operands, n.args, strict=True))
+             if a.op not in CONSTANTS]
     return f"{row.name}: {'; '.join(parts)} (f' by the scalar rules)"
 
 

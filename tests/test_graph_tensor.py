@@ -135,10 +135,16 @@ def test_derive_steps_head_a_layer_with_its_rule():
         assert head.lines == () and head.text() == head.expr
         assert d.rules.index(name) < len(d.rules) - 1  # its parts follow
         assert f"[{name}] " in str(d) and r"\operatorname{" in d.latex()
+        assert d.header().startswith(f"d/dx [{expr.replace(' ** ', '**')[:14]}")  # as called
     conv = sd.derive("sum(conv2d(x, w) * G)", wrt="x",
                      shapes={"x": (2, 2, 6, 6), "w": (3, 2, 3, 3), "G": (2, 3, 4, 4)})
     assert conv.rules[:3] == ["sum (broadcast back)", "elementwise chain", "constant multiple"]
     assert "conv2d" not in conv.rules
+    padded = sd.derive("sum(conv2d(x, w, stride=2, padding=1))", wrt="x",
+                       shapes={"x": (2, 1, 5, 5), "w": (3, 1, 3, 3)})
+    assert padded.header().startswith("d/dx [sum(conv2d(x, w, stride=2, padding=1))] = ")
+    assert "conv2d" in padded.expr.latex and "scatter" not in padded.expr
+    assert "border cut off" in padded.steps[-1].note  # the padding's adjoint
 
 
 # -- values and adjoints ----------------------------------------------------------------------

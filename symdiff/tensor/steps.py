@@ -235,7 +235,7 @@ def _heading(called: Called, printer: _Printer) -> TensorStep:
     shown = [printer.show(o) if id(o) not in printer.text else (printer.text[id(o)],
                                                                   printer.latex[id(o)])
              for o in called.operands]
-    given = [rf"\text{{{k}}}={_tex(repr(v))}" for k, v in called.constants]
+    given = [rf"\text{{{_tex(k)}}}={_tex(repr(v))}" for k, v in called.constants]
     body = call_latex(_tex(called.name), *(x for _, x in shown), *given)
     node = called.node
     return TensorStep(
@@ -342,8 +342,26 @@ def derive_tensor(expr: object, wrt: str | None, shapes: object, simplify: bool 
     totals[id(var)] = gradient
     printer = _Printer(root, events, totals)
     result = TensorFormula.of(gradient)
-    return TensorDerivation(TensorFormula.of(root), sp.Symbol(name), result, result,
+    return TensorDerivation(as_called(root, b.called), sp.Symbol(name), result, result,
                             _steps(events, printer, b.called), verbose, printer.output)
 
 
-__all__ = ["TensorDerivation", "TensorStep", "derive_tensor"]
+def as_called(root: Node, called: Mapping[int, Called]) -> TensorFormula:
+    """The formula of ``root`` with each layer the user called printed as the call
+    (``sum(max_pool2d(x, kernel_size=2)**2)``, not the windows and reductions it is built
+    from): the header of a derivation reads as the expression was written."""
+    names: dict[int, str] = {}
+    latex_names: dict[int, str] = {}
+    for node in topological([root]):
+        layer = called.get(id(node))
+        if layer is None:
+            continue
+        names[id(node)] = layer.text([text(o, names) for o in layer.operands])
+        given = [rf"\text{{{_tex(k)}}}={_tex(repr(v))}" for k, v in layer.constants]
+        latex_names[id(node)] = call_latex(
+            _tex(layer.name), *(latex(o, latex_names) for o in layer.operands), *given)
+    plain = TensorFormula.of(root)
+    return TensorFormula(text(root, names), plain.shape, latex(root, latex_names))
+
+
+__all__ = ["TensorDerivation", "TensorStep", "as_called", "derive_tensor"]

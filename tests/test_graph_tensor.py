@@ -115,6 +115,12 @@ def test_each_node_says_its_backward_rule():
     assert "G - mean(G) - xhat * mean(G * xhat)" in bn.rule
     pool = sd.graph("sum(avg_pool2d(x, 2, stride=1))", shapes={"x": (1, 1, 3, 3)})
     assert "spread evenly over its k elements" in pool.node("n1").rule
+    # a layer without words of its own: its one node's row, else its parts' rules in turn
+    outer = sd.graph("sum(outer(x, x))", shapes={"x": (3,)}).node("n1")
+    assert outer.expr == "z1 = outer(x, x)" and outer.children == ("n0", "n0")
+    assert outer.rule.startswith("outer: ") or outer.rule.startswith("einsum")
+    diff = sd.graph("sum(diff(x) ** 2)", shapes={"x": (5,)}).node("n1")
+    assert diff.rule == "diff: the rules of its parts in turn: slice (scatter), elementwise chain"
 
 
 def test_derive_steps_head_a_layer_with_its_rule():

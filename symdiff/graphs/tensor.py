@@ -30,6 +30,7 @@ from ..codegen import naming
 from ..engine.inputtext import input_text
 from ..errors import SymdiffError
 from ..options import Options
+from ..tensor import families
 from ..tensor.elementwise import partial
 from ..tensor.formula import text
 from ..tensor.ir import Node, arg_symbol, topological
@@ -129,7 +130,7 @@ def _shown(root: Node, called: Mapping[int, Called]
                        for u in users.get(id(p), []))):
             continue
         hidden |= inside - {id(layer.node)}
-        children[id(layer.node)] = tuple(dict.fromkeys(layer.operands))
+        children[id(layer.node)] = layer.operands  # one edge per use, as for A @ A
     shown = [n for n in order if id(n) not in hidden]
     for n in shown:
         children.setdefault(id(n), n.args)
@@ -186,13 +187,13 @@ def _node(n: Node, ids: Mapping[int, str], labels: Mapping[int, str],
     layer = called.get(id(n)) if children[id(n)] is not n.args else None
     names = {id(k): labels.get(id(k)) or text(k) for k in kids}
     if layer is not None:
-        heading, body = layer.name, layer.text([names[id(k)] for k in kids])
+        heading, body = layer.name, layer.text([names[id(o)] for o in layer.operands])
     else:
         heading, body = _heading(n), text(n, names)
     definition = f"{labels[id(n)]} = {body}"
     return GraphNode(ids[id(n)], heading, "operation", tuple(ids[id(k)] for k in kids),
                      definition, shape=shape, heading=definition,
-                     rule=_rule(n, layer, [names[id(k)] for k in kids]))
+                     rule=_rule(n, layer, kids, names))
 
 
 def _heading(n: Node) -> str:
@@ -204,19 +205,28 @@ def _heading(n: Node) -> str:
     return head if expr.args else "elementwise"
 
 
-def _rule(n: Node, layer: Called | None, operands: Sequence[str]) -> str:
+def _rule(n: Node, layer: Called | None, kids: Sequence[Node], names: Mapping[int, str]
+          ) -> str:
     """The node's backward rule in one line: its row's name and identity (``G`` the node's
-    adjoint); an elementwise node's partials in its operands' names."""
-    if layer is not None and layer.identity:
-        return f"{layer.name}: {layer.identity}"
+    adjoint); an elementwise node's partials in its operands' names; a layer's own words
+    (its spelling's ``identity``), else the row of the op it returns when that is all of it or
+    an op of its own (``conv2d``'s), else the rules of its parts."""
+    if layer is not None:
+        if layer.identity:
+            return f"{layer.name}: {layer.identity}"
+        parts = _parts(layer)
+        whole = len(parts) == 1 and tuple(kids) == n.args  # the layer is one node on its operands
+        if not whole and n.op not in families.OPS:
+            rules = dict.fromkeys(TENSOR_VJPS[p.op].name for p in reversed(parts))
+            return f"{layer.name}: the rules of its parts in turn: {', '.join(rules)}"
     row = TENSOR_VJPS[n.op]
     if n.op != "map":
         return f"{row.name}: {row.identity}"
     (expr,) = n.attrs
-    symbols = {arg_symbol(i): sp.Symbol(name, real=True) for i, name in enumerate(operands)}
-    parts = [f"{naming.adjoint_label(name)} = G * {input_text(partial(expr, i).xreplace(symbols))}"
-             for i, (name, a) in enumerate(zip(operands, n.args, strict=True))
-             if a.op not in CONSTANTS]
+    symbols = {arg_symbol(i): sp.Symbol(names[id(a)], real=True) for i, a in enumerate(n.args)}
+    parts = [f"{naming.adjoint_label(names[id(a)])} = G * "
+             f"{input_text(partial(expr, i).xreplace(symbols))}"
+             for i, a in enumerate(n.args) if a.op not in CONSTANTS]
     return f"{row.name}: {'; '.join(parts)} (f' by the scalar rules)"
 
 

@@ -12,20 +12,24 @@ backward rule in one line, read from the rows the steps of ``derive(shapes=)`` r
 partial derivatives by the scalar rules, in the names of its operands).
 
 With ``at`` (an array per variable) every node carries its forward value and its adjoint
-d output / d node, both computed by one generated function from the nodes of the very backward
-walk ``sd.grad`` emits (:mod:`symdiff.graphs.values`); :attr:`Graph.gradient` gives the
-adjoint of every ``wrt`` variable, which is ``sd.grad``'s result. A node the output does not
-depend on through a variable has no adjoint (None). Adjoints need a scalar output.
+d output / d node, computed by one generated function from the nodes of the very backward walk
+``sd.grad`` emits (:mod:`symdiff.graphs.values`); the inputs' adjoints, which
+:attr:`Graph.gradient` reports for the ``wrt`` names, are computed by ``sd.grad`` itself (the
+function the user would build: its result to the last bit, where a second emission of the same
+rules could round an addition in another order). A node the output does not depend on through
+a variable has no adjoint (None). Adjoints need a scalar output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
+from ..api import grad
 from ..codegen import naming
 from ..engine.inputtext import input_text
 from ..errors import SymdiffError
@@ -76,7 +80,8 @@ def tensor_graph(expr: object, shapes: object, at: Mapping[str, Any] | None = No
     for n in nodes:
         n.is_branch = n.kind != "constant" and uses.get(n.id, 0) > 1
     if at is not None:
-        _evaluate(result, shown, ids, adjoints, request, at)
+        gradient = functools.partial(grad, expr, wrt=list(request.params), shapes=shapes)
+        _evaluate(result, shown, ids, adjoints, request, at, gradient)
     return result
 
 
@@ -243,9 +248,11 @@ def _shape_text(shape: Shape, sizes: Mapping[sp.Symbol, int] | None = None) -> s
 
 
 def _evaluate(g: Graph, shown: Sequence[Node], ids: Mapping[int, str],
-              adjoints: Mapping[int, Node], request: TensorRequest, at: Mapping[str, Any]
-              ) -> None:
-    """Every node's value and adjoint at ``at``, in place."""
+              adjoints: Mapping[int, Node], request: TensorRequest, at: Mapping[str, Any],
+              gradient: Callable[[], Any]) -> None:
+    """Every node's value and adjoint at ``at``, in place: the inputs' adjoints from
+    ``gradient()`` (``sd.grad`` of the expression by every variable: the very function, so its
+    result, not one rounded in another order), the others from the backward walk's nodes."""
     given = {str(k): v for k, v in at.items()}
     missing = [p for p in request.params if p not in given]
     if missing:
@@ -260,12 +267,18 @@ def _evaluate(g: Graph, shown: Sequence[Node], ids: Mapping[int, str],
     asked: list[Node] = list(shown)
     where: list[tuple[GraphNode, str]] = [(graph_nodes[id(n)], "value") for n in shown]
     for n in shown:
-        if id(n) in adjoints:
+        if id(n) in adjoints and n.op != "var":
             asked.append(adjoints[id(n)])
             where.append((graph_nodes[id(n)], "grad"))
     values = evaluate(request, asked, given)
     for (node, field), value in zip(where, values, strict=True):
         setattr(node, field, value)
+    if adjoints:
+        results = gradient()(**{p: given[p] for p in request.params})
+        inputs = {n.name: graph_nodes[id(n)] for n in shown if n.op == "var"}
+        for name, value in zip(request.params, results, strict=True):
+            if name in inputs:
+                inputs[name].grad = np.asarray(value, dtype=float)
     for n in shown:  # on the output's path but sent nothing: a zero adjoint
         node = graph_nodes[id(n)]
         if node.grad is None and id(n) in active and adjoints:

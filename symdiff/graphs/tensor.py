@@ -63,12 +63,6 @@ def tensor_graph(expr: object, shapes: object, at: Mapping[str, Any] | None = No
     (root,) = request.roots  # a value request has one (a traced tuple is refused)
     names = _wrt(wrt, request)
     b = request.builder
-    leaves = [b.var(p, request.shapes[p]) for p in request.params]
-    adjoints: dict[int, Node] = {}
-    if root.shape == () and leaves:
-        record = _Adjoints(adjoints)
-        gradients = backward(b, root, leaves, True, record=record)
-        adjoints.update({id(v): g for v, g in zip(leaves, gradients, strict=True)})
     shown, children = _shown(root, b.called)
     ordered, ids, labels = _names(shown, request)
     nodes = [_node(n, ids, labels, children, b.called) for n in ordered]
@@ -80,6 +74,11 @@ def tensor_graph(expr: object, shapes: object, at: Mapping[str, Any] | None = No
     for n in nodes:
         n.is_branch = n.kind != "constant" and uses.get(n.id, 0) > 1
     if at is not None:
+        adjoints: dict[int, Node] | None = None
+        if root.shape == () and request.params:  # the backward walk grad runs, every node kept
+            adjoints = {}
+            leaves = [b.var(p, request.shapes[p]) for p in request.params]
+            backward(b, root, leaves, True, record=_Adjoints(adjoints))
         gradient = functools.partial(grad, expr, wrt=list(request.params), shapes=shapes)
         _evaluate(result, shown, ids, adjoints, request, at, gradient)
     return result
@@ -248,7 +247,7 @@ def _shape_text(shape: Shape, sizes: Mapping[sp.Symbol, int] | None = None) -> s
 
 
 def _evaluate(g: Graph, shown: Sequence[Node], ids: Mapping[int, str],
-              adjoints: Mapping[int, Node], request: TensorRequest, at: Mapping[str, Any],
+              adjoints: Mapping[int, Node] | None, request: TensorRequest, at: Mapping[str, Any],
               gradient: Callable[[], Any]) -> None:
     """Every node's value and adjoint at ``at``, in place: the inputs' adjoints from
     ``gradient()`` (``sd.grad`` of the expression by every variable: the very function, so its
@@ -259,21 +258,23 @@ def _evaluate(g: Graph, shown: Sequence[Node], ids: Mapping[int, str],
         raise SymdiffError(f"at= has no value for {', '.join(missing)}")
     unknown = sorted(set(given) - set(request.params))
     if unknown:
+        which = (f"its variables: {', '.join(request.params)}" if request.params
+                 else "it has none, being constant")
         raise SymdiffError(f"at= gives {', '.join(unknown)}, which the expression does not use "
-                           f"(its variables: {', '.join(request.params)})")
+                           f"({which})")
     index = {n.id: n for n in g.nodes}
     graph_nodes = {id(n): index[ids[id(n)]] for n in shown}
     active = _active(shown[-1])
     asked: list[Node] = list(shown)
     where: list[tuple[GraphNode, str]] = [(graph_nodes[id(n)], "value") for n in shown]
     for n in shown:
-        if id(n) in adjoints and n.op != "var":
+        if adjoints is not None and id(n) in adjoints and n.op != "var":
             asked.append(adjoints[id(n)])
             where.append((graph_nodes[id(n)], "grad"))
     values = evaluate(request, asked, given)
     for (node, field), value in zip(where, values, strict=True):
         setattr(node, field, value)
-    if adjoints:
+    if adjoints is not None:
         results = gradient()(**{p: given[p] for p in request.params})
         inputs = {n.name: graph_nodes[id(n)] for n in shown if n.op == "var"}
         for name, value in zip(request.params, results, strict=True):
@@ -281,7 +282,7 @@ def _evaluate(g: Graph, shown: Sequence[Node], ids: Mapping[int, str],
                 inputs[name].grad = np.asarray(value, dtype=float)
     for n in shown:  # on the output's path but sent nothing: a zero adjoint
         node = graph_nodes[id(n)]
-        if node.grad is None and id(n) in active and adjoints:
+        if node.grad is None and id(n) in active and adjoints is not None:
             node.grad = np.zeros_like(node.value)
     sizes = _sizes(request, given)
     for n in shown:

@@ -255,3 +255,12 @@ def test_clear_errors():
         sd.graph("sum(X @ W1)", shapes={"X": ("n", 3)})
     with pytest.raises(sd.ShapeError, match="conv2d"):
         sd.graph("sum(conv2d(x, w))", shapes={"x": (1, 2, 5, 5), "w": (3, 1, 3, 3)})
+    with pytest.raises(sd.ParseError, match="unknown function 'foo'"):
+        sd.graph("sum(foo(x))", shapes={"x": (2,)})
+    with pytest.raises(sd.SymdiffError, match="has none, being constant"):
+        sd.graph("sum(x * 0 + 3)", shapes={"x": (2,)}, at={"x": np.ones(2)})
+
+
+def test_an_output_that_is_a_variable_has_adjoint_one():
+    g = sd.graph("x", shapes={"x": ()}, at={"x": 2.0})
+    assert [n.label for n in g.nodes] == ["x"] and g.gradient == {"x": 1.0}

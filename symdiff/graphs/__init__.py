@@ -15,11 +15,18 @@ Views: :meth:`Graph.to_svg` (our own template, no graphviz binary; Jupyter shows
 ``_repr_svg_``), :meth:`Graph.to_dot`, :meth:`Graph.tree`, and the forward- vs reverse-mode
 walkthrough tables :meth:`Graph.forward_table` and :meth:`Graph.reverse_table`.
 
+With ``shapes=`` the expression is a tensor expression (:mod:`symdiff.graphs.tensor`): one node
+per operation of the program ``sd.grad`` runs, a layer the user called (``conv2d``,
+``max_pool2d``, ``batch_norm``) one node, each with its shape and backward rule; with ``at``
+(arrays) every node's value and adjoint are arrays, shown as short summaries.
+
 Modules: ``written`` (the linearisation with ``-`` and ``/`` as written) and ``construct``
 (:func:`graph`: nodes, then values and gradients at the point) build the :class:`Graph` of
-``model``, whose nodes and edges are in ``nodes``; its views are ``text`` (numbers, labels, DOT
-escaping, :class:`Table`), ``walkthrough`` (the forward- and reverse-mode tables), ``svg`` (the
-picture) and ``layout`` (the picture's geometry: row order, curves, label spots).
+``model``, whose nodes and edges are in ``nodes``; ``tensor`` builds a tensor expression's,
+with its numbers from ``values`` (one generated function); its views are ``text`` (numbers,
+array summaries, labels, DOT escaping, :class:`Table`), ``walkthrough`` (the forward- and
+reverse-mode tables), ``svg`` (the picture) and ``layout`` (the picture's geometry: row order,
+curves, label spots).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 import sympy as sp
 
@@ -13,18 +14,22 @@ from ..errors import SymdiffError
 from ..parsing.teaching import parse_as_written
 from .model import Graph
 from .nodes import GraphNode
+from .text import OPERATORS
 from .written import AsWritten
 
-#: The node label of each SymPy operation (others: the function's name in lower case).
-OPERATORS = {sp.Add: "+", sp.Mul: "*", sp.Pow: "**", sp.Piecewise: "where"}
 
-
-def graph(expr: object, at: Mapping[object, float] | None = None, wrt: object = None) -> Graph:
+def graph(expr: object, at: Mapping[object, Any] | None = None, wrt: object = None, *,
+          shapes: Mapping[str, Any] | None = None) -> Graph:
     """The computational graph of ``expr`` (string, SymPy expression or Python function).
 
     ``at`` maps every variable name to a number: then each node carries its forward value and
     its gradient d output / d node. ``wrt`` (default: every variable) names the inputs whose
     gradients :attr:`Graph.gradient` and :meth:`Graph.reverse_table` report.
+
+    With ``shapes=`` (as ``sd.grad`` takes them) ``expr`` is a tensor expression (a string of
+    the tensor language or a traced Python function) and ``at`` gives an array per variable:
+    see :mod:`symdiff.graphs.tensor` (one node per operation or layer called, with its shape
+    and backward rule; values and adjoints are arrays, the inputs' adjoints ``sd.grad``'s).
 
     Subtraction and division are nodes of their own, as written: ``a - b`` is a ``-`` node
     (local partials 1, -1) and ``a / b`` a ``/`` node (1/b, -a/b**2). ``a - b - c`` is
@@ -33,6 +38,10 @@ def graph(expr: object, at: Mapping[object, float] | None = None, wrt: object = 
     ``-x`` (and ``-(x*y)``) is a unary ``-`` with partial -1, while ``-2*x`` stays a product and
     ``x**-2`` a power, as SymPy prints them.
     """
+    if shapes is not None:
+        from .tensor import tensor_graph  # the tensor layer, loaded only when asked for
+
+        return tensor_graph(expr, shapes, at, wrt)
     # a string as typed (its variables include those that cancel: x - x is x minus x)
     e = parse_as_written(expr)[0] if isinstance(expr, str) else expression(expr)
     names = wrt_names(wrt, [e])[0] if (wrt is not None or e.free_symbols) else ()

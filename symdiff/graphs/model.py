@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import SymdiffError
 from .nodes import Edge, GraphNode
@@ -19,6 +20,9 @@ class Graph:
     root: str
     wrt: tuple[str, ...] = ()
     contributions: dict[str, list[tuple[str, float]]] = field(default_factory=dict)
+    #: A tensor expression's graph (``shapes=``): values and gradients are arrays, edges carry
+    #: no numbers (a local Jacobian is not one), each node its backward ``rule``.
+    tensor: bool = False
 
     @property
     def edges(self) -> list[Edge]:
@@ -42,8 +46,9 @@ class Graph:
         return self.node(self.root).value
 
     @property
-    def gradient(self) -> dict[str, float | None]:
-        """d output / d input for every ``wrt`` name (0 for a name that does not occur)."""
+    def gradient(self) -> dict[str, Any]:
+        """d output / d input for every ``wrt`` name (0 for a name that does not occur); in a
+        tensor graph an array of the input's shape, ``sd.grad``'s result."""
         inputs = {n.label: n.grad for n in self.nodes if n.kind == "input"}
         evaluated = self.value is not None
         return {name: inputs.get(name, 0.0 if evaluated else None) for name in self.wrt}
@@ -104,7 +109,10 @@ class Graph:
         the derivative by ``var`` only (one pass per input for a full gradient).
         """
         self._require_values()
-        self._require_values()
+        if self.tensor:
+            raise SymdiffError(
+                "forward_table is for scalar graphs: a tensor node's local derivative is a "
+                "Jacobian, not a number; use reverse_table, or graph() without shapes=")
         return forward_table(self.nodes, self.root, var)
 
     def reverse_table(self) -> Table:
@@ -113,6 +121,5 @@ class Graph:
         One backward pass gives the derivative by every input at once; a branch node's adjoint
         is the sum of its parents' contributions (shown in the ``from`` column).
         """
-        self._require_values()
         self._require_values()
         return reverse_table(self.nodes, self.contributions, self.gradient)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass
@@ -14,10 +15,14 @@ class GraphNode:
     kind: str  # "input", "constant" or "operation"
     children: tuple[str, ...] = ()
     expr: str = ""  # the subexpression this node computes, in terms of the inputs
-    value: float | None = None
-    grad: float | None = None
+    value: Any = None  # a float (an array in a tensor graph)
+    grad: Any = None
     is_branch: bool = False
     partials: tuple[float | None, ...] = ()  # d node / d child at the point, per child
+    # -- a tensor graph's nodes (``sd.graph(..., shapes=)``): value and grad are arrays --
+    shape: str | None = None  # its shape as text, "(n, 3)" (with at=, "(n=4, 3)")
+    heading: str = ""  # the first line drawn when not the label: "z2 = relu(z1 + b1)"
+    rule: str = ""  # its backward rule in one line
 
 
 @dataclass(frozen=True)

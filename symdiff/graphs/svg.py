@@ -75,7 +75,8 @@ def draw(nodes: Sequence[GraphNode], graph_edges: Sequence[Edge], root: str) -> 
                 "shape": "ellipse" if n.kind == "input" else "rect",
                 "cls": n.kind + (" branch" if n.is_branch else ""),
                 "lines": [html.escape(t, quote=True) for t in lines],
-                "title": html.escape(f"{n.id}: {n.expr}", quote=True),
+                "title": html.escape(f"{n.id}: {n.expr}"
+                                     + (f" | backward: {n.rule}" if n.rule else ""), quote=True),
             }
     start = ports(chains, boxes, x_of, 0, 1)
     end = ports(chains, boxes, x_of, -1, -2)

@@ -7,7 +7,13 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+import sympy as sp
+
 from .nodes import GraphNode
+
+#: The node label of each SymPy operation (others: the function's name in lower case).
+OPERATORS = {sp.Add: "+", sp.Mul: "*", sp.Pow: "**", sp.Piecewise: "where"}
 
 
 @dataclass(frozen=True)
@@ -45,9 +51,12 @@ class Table:
 
 
 def format_number(value: object) -> str:
-    """A compact number: integers without a decimal point, else 6 significant digits."""
+    """A compact number: integers without a decimal point, else 6 significant digits; an
+    array (a tensor graph's) by :func:`summary`."""
     if value is None:
         return ""
+    if isinstance(value, np.ndarray):
+        return summary(value)
     if not isinstance(value, float | int):
         return str(value)
     if math.isfinite(value) and value == int(value) and abs(value) < 1e15:
@@ -55,9 +64,26 @@ def format_number(value: object) -> str:
     return f"{value:.6g}"
 
 
+def summary(a: np.ndarray) -> str:
+    """An array in a few characters: a number, up to three numbers ``[1, 2.5, -3]``, or the
+    range of its entries ``-1.23..4.5`` (4 significant digits), never the whole array."""
+    if a.ndim == 0:
+        return format_number(float(a))
+    flat = a.ravel()
+    if flat.size <= 3:
+        return "[" + ", ".join(format_number(float(v)) for v in flat) + "]"
+    if not np.isfinite(flat).all():
+        return f"{int((~np.isfinite(flat)).sum())} of {flat.size} not finite"
+    low, high = float(flat.min()), float(flat.max())
+    return f"{low:.4g}..{high:.4g}" if low != high else f"all {format_number(low)}"
+
+
 def node_lines(n: GraphNode) -> list[str]:
-    """The text of a node: label, then ``v=`` value and ``g=`` gradient when known."""
-    lines = [n.label]
+    """The text of a node: label (a tensor node: its heading and shape), then ``v=`` value and
+    ``g=`` gradient when known."""
+    lines = [n.heading or n.label]
+    if n.shape is not None:
+        lines.append(n.shape)
     if n.value is not None:
         lines.append(f"v={format_number(n.value)}")
     if n.grad is not None:

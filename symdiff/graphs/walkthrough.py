@@ -88,7 +88,8 @@ def reverse_table(
         for n in ordered
     ]
     result = {k: v for k, v in gradient.items() if v is not None}
-    header = ("node", "op", "expression", "value", "adjoint", "= sum from parents")
+    header: tuple[str, ...] = ("node", "op", "expression", "value", "adjoint",
+                               "= sum from parents")
     cells = [
         (
             r["node"],
@@ -100,6 +101,13 @@ def reverse_table(
         )
         for r in rows
     ]
+    if any(n.rule for n in ordered):  # a tensor graph: the rule each adjoint came down by
+        for r, n in zip(rows, ordered, strict=True):
+            r["shape"], r["rule"] = n.shape, n.rule
+        header = (*header[:3], "shape", *header[3:5], "backward rule")
+        cells = [(*c[:3], str(r["shape"]), *c[3:5], str(r["rule"]) + ("  (branch)" if
+                                                                      r["branch"] else ""))
+                 for c, r in zip(cells, rows, strict=True)]
     summary = ", ".join(f"df/d{k} = {format_number(v)}" for k, v in result.items())
     return make_table(rows, result, header, cells, f"reverse mode (one pass): {summary}")
 

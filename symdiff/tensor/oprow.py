@@ -85,6 +85,11 @@ class Spelling:
     params: dict[str, Param] = field(default_factory=dict)
     numpy: tuple[Any, ...] = ()  # NumPy functions traced to it (np.cumsum)
     methods: tuple[str, ...] = ()  # ndarray methods traced to it ("cumsum")
+    #: Its backward rule in words, for a spelling built from other ops that has no row of its
+    #: own (a pool is windows and a max): ``derive(shapes=)`` heads the rules of its parts with
+    #: it and ``graph(shapes=)`` shows it at the node it returns ("" : the returned node's row
+    #: says it, as for ``conv2d``).
+    identity: str = ""
 
     def kind(self, parameter: str) -> Param:
         """How ``parameter`` is read."""

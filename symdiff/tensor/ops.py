@@ -8,6 +8,7 @@ JVP rule, is made here, so shape checks and simplifications apply everywhere ali
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
@@ -38,16 +39,37 @@ REDUCTIONS = ("sum", "mean", "max", "min", "logsumexp", "prod")
 _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
 
 
+@dataclass(frozen=True)
+class Called:
+    """One call of a family spelling as the user wrote it (``max_pool2d(h, 2)``): the node it
+    returned, its array operands and the constants given by parameter name, so that the
+    teaching views can show the call as one operation (:mod:`symdiff.graphs.tensor`) and head
+    the rules of its parts with the spelling's ``identity`` (:mod:`symdiff.tensor.steps`)."""
+
+    name: str
+    identity: str
+    node: Node
+    operands: tuple[Node, ...]
+    constants: tuple[tuple[str, Any], ...]
+
+    def text(self, names: Sequence[str]) -> str:
+        """``max_pool2d(z1, kernel_size=2)``: the call with its operands named ``names``."""
+        given = [f"{k}={v!r}" for k, v in self.constants]
+        return f"{self.name}({', '.join([*names, *given])})"
+
+
 class Builder(Graph):
     """A graph whose node constructors check shapes and simplify.
 
     ``needs`` collects the least size each named dimension must have (from literal indices),
-    checked when the generated function is called.
+    checked when the generated function is called. ``called`` keeps, by the id of the node it
+    returned, each family spelling the user called (:class:`Called`; the first call of a node).
     """
 
     def __init__(self) -> None:
         super().__init__()
         self.needs: dict[sp.Symbol, int] = {}
+        self.called: dict[int, Called] = {}
         #: Set by a trace: makes a large index array a bound constant and returns its parameter
         #: name (:meth:`symdiff.tensor.captures.Captures.index`); None in the string language.
         self.bind_index: Callable[..., str] | None = None

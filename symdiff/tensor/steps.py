@@ -38,6 +38,8 @@ from ..options import Options
 from .elementwise import partial_step
 from .formula import TensorFormula, latex, text
 from .ir import LEAF_PARAMETERS, Node, arg_symbol, topological
+from .oprow import call_latex
+from .ops import Called
 from .request import request_for
 from .shapes import format_shape
 from .vjp import VJPRule
@@ -82,6 +84,8 @@ class TensorStep:
 
     def text(self) -> str:
         """``z1 = X @ w: w_bar = X.T @ z1_bar`` in plain text."""
+        if not self.lines:  # the heading of a layer's parts (max_pool2d)
+            return self.expr
         return f"{self.expr}: {self.result}" if self.expr else self.result
 
     def latex_rows(self, depth: int = 0) -> list[str]:
@@ -220,11 +224,36 @@ class _Printer:
         return f"{self.text[id(node)]} = {body}", f"{self.latex[id(node)]} &= {body_latex}"
 
 
-def _steps(events: _Events, printer: _Printer) -> list[TensorStep]:
+def _tex(text: str) -> str:
+    """A name or constant inside ``\\operatorname`` or ``\\text``: underscores escaped."""
+    return text.replace("_", r"\_").replace("'", "")
+
+
+def _heading(called: Called, printer: _Printer) -> TensorStep:
+    """The step that heads the rules of a layer's parts (``max_pool2d``, ``batch_norm``): the
+    call as written, and its spelling's backward rule in words."""
+    shown = [printer.show(o) if id(o) not in printer.text else (printer.text[id(o)],
+                                                                  printer.latex[id(o)])
+             for o in called.operands]
+    given = [rf"\text{{{_tex(k)}}}={_tex(repr(v))}" for k, v in called.constants]
+    body = call_latex(_tex(called.name), *(x for _, x in shown), *given)
+    node = called.node
+    return TensorStep(
+        called.name, f"{printer.text[id(node)]} = {called.text([t for t, _ in shown])}", (),
+        f"{called.identity}; the steps below are its parts' rules",
+        latex_expr=f"{printer.latex[id(node)]} &= {body}",
+    )
+
+
+def _steps(events: _Events, printer: _Printer,
+           called: Mapping[int, Called] | None = None) -> list[TensorStep]:
     steps = []
     for kind, data in events.items:
         if kind == "vjp":
             rule, node, _, contributions = data
+            layer = (called or {}).get(id(node))
+            if layer is not None and layer.identity:
+                steps.append(_heading(layer, printer))
             lines = [printer.line(arg, c) for arg, c in contributions]
             expr, expr_latex = printer.definition(node)
             steps.append(TensorStep(
@@ -313,8 +342,26 @@ def derive_tensor(expr: object, wrt: str | None, shapes: object, simplify: bool 
     totals[id(var)] = gradient
     printer = _Printer(root, events, totals)
     result = TensorFormula.of(gradient)
-    return TensorDerivation(TensorFormula.of(root), sp.Symbol(name), result, result,
-                            _steps(events, printer), verbose, printer.output)
+    return TensorDerivation(as_called(root, b.called), sp.Symbol(name), result, result,
+                            _steps(events, printer, b.called), verbose, printer.output)
 
 
-__all__ = ["TensorDerivation", "TensorStep", "derive_tensor"]
+def as_called(root: Node, called: Mapping[int, Called]) -> TensorFormula:
+    """The formula of ``root`` with each layer the user called printed as the call
+    (``sum(max_pool2d(x, kernel_size=2)**2)``, not the windows and reductions it is built
+    from): the header of a derivation reads as the expression was written."""
+    names: dict[int, str] = {}
+    latex_names: dict[int, str] = {}
+    for node in topological([root]):
+        layer = called.get(id(node))
+        if layer is None:
+            continue
+        names[id(node)] = layer.text([text(o, names) for o in layer.operands])
+        given = [rf"\text{{{_tex(k)}}}={_tex(repr(v))}" for k, v in layer.constants]
+        latex_names[id(node)] = call_latex(
+            _tex(layer.name), *(latex(o, latex_names) for o in layer.operands), *given)
+    plain = TensorFormula.of(root)
+    return TensorFormula(text(root, names), plain.shape, latex(root, latex_names))
+
+
+__all__ = ["TensorDerivation", "TensorStep", "as_called", "derive_tensor"]

@@ -261,7 +261,9 @@ TENSOR_VJPS: dict[str, VJPRule] = {
                       _reshape),
     "index": VJPRule("slice (scatter)", "A_bar = zeros of A's shape with G at the index",
                      _index),
-    "scatter": VJPRule("scatter (slice)", "A_bar = G at the index", _scatter),
+    "scatter": VJPRule("scatter (slice)", "A_bar = G at the index (A placed inside a zero "
+                                          "border, as padding does: G with the border cut off)",
+                       _scatter),
     "repeat": VJPRule("repeat (sum back)", "A_bar = G summed over the copies", _repeat),
     "broadcast": VJPRule("broadcast", "A_bar = G (unbroadcast sums it back)", _broadcast),
 }

@@ -15,7 +15,7 @@ from ...errors import SymdiffError
 from .. import simplify
 from ..ir import Node
 from ..oprow import OpRow, Param, Spelling
-from ..ops import Builder
+from ..ops import Builder, Called
 from . import (
     building,
     contractions,
@@ -102,7 +102,22 @@ def call(spelling: Spelling, builder: Builder, args: tuple[Any, ...], kwargs: di
     signature = inspect.signature(spelling.build)  # positionally where the build takes *args
     parameters = list(signature.parameters.values())[1:]
     bound = inspect.BoundArguments(signature.replace(parameters=parameters), values)
-    return spelling.build(builder, *bound.args, **bound.kwargs, where=where)
+    node = spelling.build(builder, *bound.args, **bound.kwargs, where=where)
+    operands = tuple(n for v in values.values() for n in (v if isinstance(v, tuple) else (v,))
+                     if isinstance(n, Node))
+    if isinstance(node, Node) and not any(node is o for o in operands):
+        defaults = {p.name: p.default for p in parameters}
+        constants = tuple((k, v) for k, v in values.items()  # as given, defaults left out
+                          if spelling.kind(k) is Param.STATIC and not _same(v, defaults[k]))
+        name = spelling.name or spelling.usage.split("(")[0]
+        builder.called.setdefault(id(node), Called(name, spelling.identity, node, operands,
+                                                   constants))
+    return node
+
+
+def _same(value: Any, default: Any) -> bool:
+    """Whether a constant given is the parameter's default (``1`` is not ``True``)."""
+    return value is default or (type(value) is type(default) and value == default)
 
 
 __all__ = [

@@ -236,7 +236,8 @@ SPELLINGS = (
     Spelling("conv1d", conv1d, "conv1d(x, w, stride=1, padding=0, dilation=1)", _CONV),
     Spelling("conv2d", conv2d, "conv2d(x, w, stride=1, padding=0, dilation=1)", _CONV),
     Spelling("pad", pad, "pad(a, pad_width, mode='constant', constant_values=0)",
-             {"a": Param.ARRAY}, numpy=(np.pad,)),
+             {"a": Param.ARRAY}, numpy=(np.pad,),
+             identity="A_bar = G with the border cut off (the slice where A was placed)"),
 )
 
 __all__ = ["OPS", "SPELLINGS", "conv1d", "conv2d", "conv_node", "convolve", "pad"]

@@ -83,11 +83,17 @@ def layer_norm(b: Builder, x: Node, gamma: Node | None = None, beta: Node | None
 
 OPS = ()
 _ARRAYS = {"x": Param.ARRAY, "gamma": Param.ARRAY, "beta": Param.ARRAY}
+#: The textbook three-term backward pass (xhat the normalised input), over ``{where}``.
+_IDENTITY = ("X_bar = gamma / sqrt(var + eps) * (G - mean(G) - xhat * mean(G * xhat)), the "
+             "means over {where} (xhat the normalised input); gamma_bar = sum(G * xhat), "
+             "beta_bar = sum(G)")
 SPELLINGS = (
     Spelling("batch_norm", batch_norm, "batch_norm(x, gamma=None, beta=None, eps=1e-05)",
-             _ARRAYS),
+             _ARRAYS, identity=_IDENTITY.format(where="the batch and the positions of each "
+                                                      "channel")),
     Spelling("layer_norm", layer_norm,
-             "layer_norm(x, gamma=None, beta=None, eps=1e-05, axis=-1)", _ARRAYS),
+             "layer_norm(x, gamma=None, beta=None, eps=1e-05, axis=-1)", _ARRAYS,
+             identity=_IDENTITY.format(where="axis")),
 )
 
 __all__ = ["OPS", "SPELLINGS", "batch_norm", "layer_norm", "normalize"]

@@ -61,8 +61,16 @@ def avg_pool2d(b: Builder, x: Node, kernel_size: Any, stride: Any = None, *,
 
 OPS = ()
 _X = {"x": Param.ARRAY}
+#: The backward rule of each kind of pool, in words (shown by derive and graph).
+_IDENTITY = {
+    "max": "the adjoint goes to the maximum of each window, split evenly among ties "
+           "(windows that overlap add up)",
+    "avg": "each window's adjoint is spread evenly over its k elements, G / k to each "
+           "(windows that overlap add up)",
+}
 SPELLINGS = tuple(
-    Spelling(fn.__name__, fn, f"{fn.__name__}(x, kernel_size, stride=None)", _X)
+    Spelling(fn.__name__, fn, f"{fn.__name__}(x, kernel_size, stride=None)", _X,
+             identity=_IDENTITY[fn.__name__.split("_")[0]])
     for fn in (max_pool1d, max_pool2d, avg_pool1d, avg_pool2d)
 )
 

@@ -116,7 +116,9 @@ SPELLINGS = (
     Spelling("var", var, "var(a, axis=None, ddof=0, keepdims=False)", {"a": Param.ARRAY},
              numpy=(np.var,), methods=("var",)),
     Spelling("std", std, "std(a, axis=None, ddof=0, keepdims=False)", {"a": Param.ARRAY},
-             numpy=(np.std,), methods=("std",)),
+             numpy=(np.std,), methods=("std",),
+             identity="A_bar = (A - mean(A)) * G / ((N - ddof) * std(A)), N the number of "
+                      "elements reduced"),
 )
 
 __all__ = ["OPS", "SPELLINGS", "std", "var"]

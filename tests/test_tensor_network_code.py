@@ -11,9 +11,11 @@ import re
 
 import numpy as np
 import pytest
+import sympy as sp
 
 import symdiff as sd
 from symdiff import nn
+from symdiff.tensor.hoist import hoist
 from tests.numeric import central
 
 RNG = np.random.default_rng(180)
@@ -123,3 +125,33 @@ def test_factors_constant_along_the_sum_are_taken_out(text, shapes, reference):
         def partial(v, name=name):
             return np.sum(np.sin(reference(**{**values, name: v})))
         np.testing.assert_allclose(got, central(partial, values[name]), rtol=1e-6, atol=1e-8)
+
+
+# -- small factors first -------------------------------------------------------------------------
+def test_small_factors_are_computed_on_their_own_shape():
+    """``hoist`` takes the per-channel parts of a product (or sum) out, so that the batch-sized
+    arrays are read once; one small factor stays (it is one operation anyway), and so does an
+    operand of unknown shape."""
+    X, Y, a, b, c, g, u = sp.symbols("X Y a b c g u")
+    n = sp.Symbol("_n_dim")
+    shapes = {"X": (sp.Symbol("n"), 3, 4), "Y": (sp.Symbol("n"), 3, 4), "a": (1, 3, 1),
+              "b": (3, 1), "c": (3, 1), "g": (3, 1)}
+    cases = [
+        (2 * a * b * X / n, 1),                  # h*X
+        (g * (a * X + b * Y + c), 2),           # (g*a)*X + (g*b)*Y + g*c
+        ((X / a - Y) / n, 0),                   # one small factor, -Y unscaled: as it is
+        (a * b * u * X, 0),                     # u's shape is unknown
+    ]
+    names = (sp.Symbol(f"_h{k}") for k in range(100))
+    shared, forms = hoist([], [e for e, _ in cases], shapes, names)
+    defs = dict(shared)
+    for (expr, count), form in zip(cases, forms, strict=True):
+        whole = form
+        for symbol, value in reversed(shared):
+            whole = whole.xreplace({symbol: value})
+        assert sp.simplify(whole - expr) == 0, (expr, form)
+        used = [s for s in form.free_symbols if s in defs]
+        assert len(used) == count, (expr, form, shared)
+        if count:  # each term reads one large array, once
+            assert all(sum(term.has(big) for big in (X, Y)) <= 1
+                       for term in sp.Add.make_args(form)), form

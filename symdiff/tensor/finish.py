@@ -4,7 +4,8 @@
 already (a matmul, a reduction) or an elementwise SymPy expression. :func:`finish` prints them:
 the elementwise expressions in their stable and tensor forms (:func:`tensor_forms`), common
 factors of sums taken out and common subexpressions shared through SymPy's ``cse`` (each printed
-just before its first use; a line that is itself shared gives its name), a function of new
+just before its first use; a line that is itself shared gives its name), the parts of smaller
+shapes computed first on their own (:mod:`symdiff.tensor.hoist`), a function of new
 arithmetic applied in place (``_t1 = _np.exp(_t1, out=_t1)``), slices accumulated into a buffer
 as ``+=`` / ``-=``, and temporaries renumbered ``_t0, _t1, ...`` in order of definition.
 :func:`release` then frees the temporaries of a long program after their last read.
@@ -23,6 +24,7 @@ from ..codegen.emit import INTERLEAVE_MIN
 from ..codegen.printer import ArrayCodePrinter
 from ..simplify import stable_forms
 from .codetext import PLACEHOLDER, closure, factored, inline_scalars, is_dim, renumber
+from .hoist import hoist
 from .shapes import Shape
 
 #: Elementwise functions applied in place to a new array (see :func:`in_place`), with the
@@ -73,6 +75,7 @@ def finish(
         names = (sp.Symbol(naming.slot(k)) for k in range(counter, counter + 10**6))
         shared, forms = sp.cse(forms, symbols=names, order="canonical")
         shared, forms = inline_scalars(shared, forms)
+        shared, forms = hoist(shared, forms, shapes, names)
     reduced = dict(zip((i for i, _ in exprs), forms, strict=True))
     pending = dict(shared)
     printed: list[tuple[str, str]] = []

@@ -10,7 +10,10 @@ or None to build the operation as asked. The rules:
 * a sum (or mean, max, min, logsumexp, prod) of a constant is a constant (a product only
   when small and exact); a sum of a broadcast is the sum of the smaller array times the
   number of copies (so gradients of broadcasts stay small); a reduction of a transpose
-  reduces the untransposed array;
+  reduces the untransposed array; a sum (or mean) of a product takes out the factors constant
+  along its axes (``sum(c * f * X) = c * f * sum(X)``), and a sum of a sum with kept
+  dimensions is one sum (the batch-norm backward pass then sums ``G`` and ``G * (x - mean)``
+  once each);
 * an elementwise operation absorbs broadcasts of its operands (NumPy broadcasts anyway),
   and multiplications by ones vanish when constants are substituted into it;
 * ``A @ I`` and ``I @ B`` (the forward-mode seed) are ``A`` and ``B``; a product over a

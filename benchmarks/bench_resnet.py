@@ -6,14 +6,18 @@ installed.
 
 Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_resnet.py [--repeat R]
 [--batch B] [--width C]`` (C channels, 16 by default; the example trains 12). The three must
-agree on the loss and every gradient (checked first); the table gives median times of
-interleaved rounds and the ratios to the hand-written step (lower is better; the issue's goal is
-symdiff <= 1.2x).
+agree on the loss and every gradient (checked first); the table gives the median CPU time
+(``time.process_time``: the machine is often shared, and CPU time is what a busy neighbour
+disturbs least) of interleaved rounds and the ratios to the hand-written step and to PyTorch
+(lower is better; the issue's goal is symdiff <= 1.2x the hand-written step). A peer that
+cannot run (PyTorch not installed) is left out with the reason printed. Run from a checkout
+with PyTorch elsewhere: ``PYTHONPATH=. /path/to/venv/bin/python benchmarks/bench_resnet.py``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -120,13 +124,13 @@ def hand_step(x, y, p):
     return loss, tuple(grads[k] for k in net.PARAMS)
 
 
-def torch_step() -> Callable | None:
-    """PyTorch's autograd on the same network (one thread), or None without torch."""
+def torch_step() -> Callable | str:
+    """PyTorch's autograd on the same network (one thread), or why it cannot run."""
     try:
         import torch
         import torch.nn.functional as F
-    except ImportError:
-        return None
+    except ImportError as error:
+        return f"PyTorch is not installed ({error}; pip install torch)"
     torch.set_num_threads(1)
 
     def block(h, w1, g1, b1, w2, g2, b2):
@@ -155,9 +159,9 @@ def _time(peers: list[tuple[str, Callable]], args: tuple, repeat: int) -> list[f
     for round_ in range(repeat):
         for j in range(len(peers)):
             i = (round_ + j) % len(peers)
-            start = time.perf_counter()
+            start = time.process_time()
             peers[i][1](*args)
-            times[i].append(time.perf_counter() - start)
+            times[i].append(time.process_time() - start)
     return [statistics.median(row) for row in times]
 
 
@@ -176,8 +180,10 @@ def main(argv: list[str] | None = None) -> None:
     print(f"symdiff built the step in {time.perf_counter() - start:.1f}s (cached after)")
     peers = [("symdiff", lambda x, y, p: vg(x, y, **p)), ("by hand", hand_step)]
     torch = torch_step()
-    if torch is not None:
-        peers.append(("torch", torch))
+    if isinstance(torch, str):
+        print(f"torch left out: {torch}")
+    else:
+        peers.append(("torch 1T", torch))
     want_loss, want = hand_step(x, y, params)
     for label, fn in peers:
         loss, grads = fn(x, y, params)
@@ -185,10 +191,17 @@ def main(argv: list[str] | None = None) -> None:
         for name, a, b in zip(net.PARAMS, grads, want, strict=True):
             np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10, err_msg=f"{label} {name}")
     times = _time(peers, (x, y, params), options.repeat)
-    print(f"numpy {np.__version__}; batch {options.batch}; width {options.width}; "
-          f"median of {options.repeat} interleaved rounds")
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"numpy {np.__version__}; batch {options.batch}; width {options.width}; median CPU "
+          f"time of {options.repeat} interleaved rounds; load average {load:.2f}; "
+          f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
+    print(f"{'':<9} {'CPU ms':>8}  {'/ by hand':>9}" + (f"  {'/ torch':>7}" if len(peers) > 2
+                                                       else ""))
     for (label, _), t in zip(peers, times, strict=True):
-        print(f"{label:<8} {t * 1e3:8.2f} ms  {t / times[1]:5.2f}x by hand")
+        line = f"{label:<9} {t * 1e3:8.2f}  {t / times[1]:8.2f}x"
+        if len(peers) > 2:
+            line += f"  {t / times[2]:6.2f}x"
+        print(line)
 
 
 if __name__ == "__main__":

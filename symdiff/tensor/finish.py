@@ -4,22 +4,27 @@
 already (a matmul, a reduction) or an elementwise SymPy expression. :func:`finish` prints them:
 the elementwise expressions in their stable and tensor forms (:func:`tensor_forms`), common
 factors of sums taken out and common subexpressions shared through SymPy's ``cse`` (each printed
-just before its first use; a line that is itself shared gives its name), a function of new
+just before its first use; a line that is itself shared gives its name), the parts of smaller
+shapes computed first on their own (:mod:`symdiff.tensor.hoist`), a function of new
 arithmetic applied in place (``_t1 = _np.exp(_t1, out=_t1)``), slices accumulated into a buffer
 as ``+=`` / ``-=``, and temporaries renumbered ``_t0, _t1, ...`` in order of definition.
+:func:`release` then frees the temporaries of a long program after their last read.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping, Sequence
 
 import sympy as sp
 
 from .. import registry
 from ..codegen import naming
+from ..codegen.emit import INTERLEAVE_MIN
 from ..codegen.printer import ArrayCodePrinter
 from ..simplify import stable_forms
 from .codetext import PLACEHOLDER, closure, factored, inline_scalars, is_dim, renumber
+from .hoist import hoist
 from .shapes import Shape
 
 #: Elementwise functions applied in place to a new array (see :func:`in_place`), with the
@@ -70,6 +75,7 @@ def finish(
         names = (sp.Symbol(naming.slot(k)) for k in range(counter, counter + 10**6))
         shared, forms = sp.cse(forms, symbols=names, order="canonical")
         shared, forms = inline_scalars(shared, forms)
+        shared, forms = hoist(shared, forms, shapes, names)
     reduced = dict(zip((i for i, _ in exprs), forms, strict=True))
     pending = dict(shared)
     printed: list[tuple[str, str]] = []
@@ -128,3 +134,36 @@ def in_place(target: str, value: sp.Expr, shapes: Mapping[str, Shape]) -> bool:
         and isinstance(arg, sp.Add | sp.Mul | sp.Pow)
         and any(not is_dim(s) for s in arg.free_symbols)
     )
+
+
+#: A renumbered temporary in printed code (``_t12``; not ``_t0_bar``, the gradient of ``t0``).
+_TEMPORARY = re.compile(rf"(?<![\w.]){re.escape(naming.TEMPORARY)}\d+(?!\w)")
+
+
+def release(statements: Sequence[tuple[str, str]], result: str) -> list[tuple[str, str]]:
+    """``statements`` with ``del`` of each temporary right after the statement that reads it
+    last, when the program has more than :data:`~symdiff.codegen.emit.INTERLEAVE_MIN`
+    temporaries (smaller ones are left as they are, as the scalar emitter does). Python frees a
+    function's locals only when it returns, so a long gradient (a network's: every layer's
+    activations, im2col matrices and their adjoints) otherwise holds all its temporaries at
+    once, and every call takes that memory fresh from the system, page by page. Temporaries
+    that ``result`` (the returned expression) reads, and those read last by the final
+    statement, are left to the return."""
+    last: dict[str, int] = {}
+    for k, (target, code) in enumerate(statements):
+        for name in _TEMPORARY.findall(f"{target} {code}"):
+            last[name] = k
+    if len(last) <= INTERLEAVE_MIN:
+        return list(statements)
+    returned = set(_TEMPORARY.findall(result))
+    dead: dict[int, list[str]] = {}
+    for name, k in last.items():
+        if name not in returned and k < len(statements) - 1:
+            dead.setdefault(k, []).append(name)
+    released: list[tuple[str, str]] = []
+    for k, statement in enumerate(statements):
+        released.append(statement)
+        if k in dead:
+            names = sorted(dead[k], key=lambda name: int(name[len(naming.TEMPORARY):]))
+            released.append(("", f"del {', '.join(names)}"))
+    return released

@@ -86,6 +86,7 @@ class Graph:
 
     def __init__(self) -> None:
         self._nodes: dict[tuple[Any, ...], Node] = {}
+        self._serials: dict[int, int] = {}
 
     def node(self, op: str, args: Iterable[Node], attrs: tuple[Any, ...], shape: Shape) -> Node:
         """The node for this operation, created on first request."""
@@ -94,7 +95,14 @@ class Graph:
         found = self._nodes.get(key)
         if found is None:
             found = self._nodes[key] = Node(op, args, attrs, shape)
+            self._serials[id(found)] = len(self._serials)
         return found
+
+    def serial(self, node: Node) -> int:
+        """The order in which ``node`` was created in this graph: a deterministic key (the
+        same build creates the same nodes in the same order) for putting nodes in a canonical
+        order, so that equal sets of operands build one node."""
+        return self._serials[id(node)]
 
     def __len__(self) -> int:
         return len(self._nodes)

@@ -29,6 +29,7 @@ from ..codegen import naming
 from ..codegen.spec import ModuleSpec, names_tuple, render_module
 from ..codegen.standard import check_helpers, standard_code
 from .emit import Program, emit_statements
+from .finish import release
 from .ir import Node, topological
 from .shapes import dims_of
 
@@ -208,6 +209,7 @@ def module_spec(program: Program) -> ModuleSpec:
     if standard:
         check_helpers(used, program.name)
         statements = [(t, standard_code(c, t or None, program.name)) for t, c in statements]
+    statements = release(statements, program.result)
     prelude = _standard_prelude(program) if standard else _prelude(program)
     binds: list[tuple[str, str]] = []
     if program.params:

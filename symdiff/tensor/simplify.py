@@ -10,7 +10,10 @@ or None to build the operation as asked. The rules:
 * a sum (or mean, max, min, logsumexp, prod) of a constant is a constant (a product only
   when small and exact); a sum of a broadcast is the sum of the smaller array times the
   number of copies (so gradients of broadcasts stay small); a reduction of a transpose
-  reduces the untransposed array;
+  reduces the untransposed array; a sum (or mean) of a product takes out the factors constant
+  along its axes (``sum(c * f * X) = c * f * sum(X)``), and a sum of a sum with kept
+  dimensions is one sum (the batch-norm backward pass then sums ``G`` and ``G * (x - mean)``
+  once each);
 * an elementwise operation absorbs broadcasts of its operands (NumPy broadcasts anyway),
   and multiplications by ones vanish when constants are substituted into it;
 * ``A @ I`` and ``I @ B`` (the forward-mode seed) are ``A`` and ``B``; a product over a
@@ -161,11 +164,13 @@ def reduction(
         picked = _sum_against_identity(b, a, axes)
         if picked is not None:
             return picked if keepdims else b.reshape(picked, shape)
-    if a.op == "map" and kind in ("sum", "mean") and len(a.args) == 1:
-        factor, rest = a.attrs[0].as_coeff_Mul()  # sum(c * x) = c * sum(x): c on the result
-        if rest == arg_symbol(0) and factor != 1:
-            return b.map(factor * arg_symbol(0), [b.reduce_axes(kind, a.args[0], axes,
-                                                                keepdims)])
+    if a.op == "map" and kind in ("sum", "mean"):
+        found = _factor_out(b, kind, a, axes, keepdims, shape)
+        if found is not None:
+            return found
+    if kind == "sum" and a.op == "sum" and a.attrs[1]:  # sum(sum(x, A, keepdims), B)
+        merged = b.reduce_axes("sum", a.args[0], tuple(sorted({*a.attrs[0], *axes})), True)
+        return merged if keepdims else b.reshape(merged, shape)
     if a.op == "transpose":  # reduce the untransposed array, transpose what is left
         (perm,) = a.attrs
         inner = b.reduce_axes(kind, a.args[0], tuple(sorted(perm[i] for i in axes)), keepdims)
@@ -174,6 +179,68 @@ def reduction(
         left = [p for p in perm if p not in {perm[i] for i in axes}]
         return b.transpose(inner, tuple(sorted(left).index(p) for p in left))
     return None
+
+
+def _factor_out(
+    b: Builder, kind: str, a: Node, axes: tuple[int, ...], keepdims: bool, shape: Shape
+) -> Node | None:
+    """``sum(c * f * X, axes) = c * f * sum(X, axes)`` for a number ``c`` and operands ``f``
+    constant along ``axes`` (of length 1 there, or broadcast in front), looking through
+    products of products. The sum then reads only the rest, and the factors scale its
+    (small) result: the batch-norm backward pass sums ``G`` and ``G * (x - mean)`` once each,
+    the scale, shift, mean and variance gradients sharing them, instead of one sum per
+    gradient of ``G`` times a different per-channel factor (the remaining factors are put in
+    the order the graph made them, so equal products are one node)."""
+    found = _product(a)
+    if found is None:
+        return None
+    coeff, powers = found
+    off = a.ndim
+    outside, inside = [], []
+    for node, power in powers.values():
+        lead = off - node.ndim
+        flat = all(i < lead or same_dim(node.shape[i - lead], 1) for i in axes)
+        (outside if flat else inside).append((node, power))
+    if not inside or (not outside and coeff == 1):
+        return None
+    inside.sort(key=lambda item: b.serial(item[0]))
+    rest = b.map(sp.Mul(*(arg_symbol(i) ** p for i, (_, p) in enumerate(inside))),
+                 [node for node, _ in inside])
+    if rest.ndim < a.ndim:  # the reduced axes are a's (the missing ones have length 1 in a)
+        rest = b.expand(rest, tuple(range(a.ndim - rest.ndim)))
+    total = b.reduce_axes(kind, rest, axes, keepdims)
+    scales = []
+    for node, _ in outside:
+        lead = off - node.ndim
+        if not keepdims:
+            node = b.reshape(node, tuple(d for i, d in enumerate(node.shape)
+                                         if i + lead not in axes))
+        scales.append(node)
+    expr = coeff * sp.Mul(*(arg_symbol(i) ** p for i, (_, p) in enumerate(outside)))
+    result = b.map(expr * arg_symbol(len(scales)), [*scales, total])
+    return result if same_shape(result.shape, shape) else None
+
+
+def _product(a: Node) -> tuple[sp.Expr, dict[int, tuple[Node, sp.Expr]]] | None:
+    """``a`` (an elementwise node) as ``c * prod(f_i ** p_i)``: the number ``c`` and the
+    operands with their powers (by ``id``), operands that are products themselves (to the
+    first power) taken apart; None if ``a`` is not a product of its operands."""
+    coeff, rest = a.attrs[0].as_coeff_Mul()
+    if not coeff.is_finite:
+        return None
+    powers: dict[int, tuple[Node, sp.Expr]] = {}
+    symbols = {arg_symbol(i): arg for i, arg in enumerate(a.args)}
+    for base, power in rest.as_powers_dict().items():
+        arg = symbols.get(base)
+        if arg is None or not power.is_number:
+            return None
+        inner = _product(arg) if power == 1 and arg.op == "map" else None
+        if inner is None:
+            inner = (sp.Integer(1), {id(arg): (arg, power)})
+        coeff *= inner[0]
+        for key, (node, p) in inner[1].items():
+            powers[key] = (node, powers[key][1] + p if key in powers else p)
+    return coeff, powers
 
 
 def _sum_against_identity(b: Builder, a: Node, axes: tuple[int, ...]) -> Node | None:

@@ -54,6 +54,37 @@ def test_chunks_run_the_numpy_module():
         "import numpy as _np" in g.numpy_twin().source)
 
 
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """A cache directory of its own, and no function in memory: a new process's view."""
+    from symdiff import cache, pipeline, request_index
+
+    monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    cache.reset_store()
+    yield
+    monkeypatch.undo()
+    cache.reset_store()
+    pipeline.clear_memo()
+    request_index.forget()
+
+
+def test_a_function_loaded_from_the_cache_runs_the_numpy_module_on_chunks_too(fresh_cache):
+    from symdiff import pipeline, request_index
+
+    built = sd.grad(ELEMENTWISE, backend="array_api")
+    pipeline.clear_memo()
+    request_index.forget()
+    loaded = sd.grad(ELEMENTWISE, backend="array_api")  # from the request index on disk
+    assert loaded is not built and loaded.recorded is None and built.recorded is not None
+    x, y = _data(4_000, 1_000)
+    for g in (built, loaded):
+        twin = g.numpy_twin()
+        assert twin.recipe.options.backend == "numpy" and "import numpy as _np" in twin.source
+        assert g._chunk_function() is twin._run
+        gx, _ = g(x, y)
+        _close(gx.compute(), sd.grad(ELEMENTWISE)(x.compute(), y.compute())[0])
+
+
 @pytest.mark.parametrize("builder", [sd.compile, sd.value_and_grad, sd.hessian, sd.jacobian])
 def test_other_builders_and_broadcasting_on_dask_arrays(builder):
     expr = "x**3*y - atan2(y, x)"

@@ -154,6 +154,25 @@ def test_objective_with_dask_data_returns_numpy_for_scipy():
     assert result.fun < value
 
 
+def test_hessian_vector_products_on_dask_arrays_stay_lazy_and_equal_numpy():
+    X, y = _logistic_data(4_000, 1_000, d=3)
+    w, v = np.array([0.1, -0.2, 0.3]), np.array([1.0, 0.5, -1.0])
+    product = sd.hvp(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES, backend="array_api")(X, w, y, v)
+    assert isinstance(product, da.Array) and product.shape == (3,)
+    reference = sd.hvp(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)(X.compute(), w, y.compute(), v)
+    _close(product.compute(), reference)
+    x, z = _data(400, 100)
+    directions = np.array([1.0, -2.0])
+    elementwise = sd.hvp("x**2*z + sin(x)*z**3", backend="array_api")(x, z, directions)
+    assert isinstance(elementwise, da.Array) and elementwise.shape == (2, 400)
+    _close(elementwise.compute(),
+           sd.hvp("x**2*z + sin(x)*z**3")(x.compute(), z.compute(), directions))
+    objective = sd.objective(LOGISTIC, "w", params={"X": X, "y": y}, shapes=LOGISTIC_SHAPES)
+    hessp = objective.hessp(w, v)
+    assert type(hessp) is np.ndarray
+    _close(hessp, reference)
+
+
 def test_logistic_gradient_on_a_local_cluster_over_more_data_than_a_worker_holds():
     distributed = pytest.importorskip("distributed")
     limit = 240 * 2**20  # bytes per worker (an idle worker process holds about 150 MB)

@@ -61,6 +61,8 @@ def fresh_cache(tmp_path, monkeypatch):
 
     monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(tmp_path / "cache"))
     cache.reset_store()
+    pipeline.clear_memo()
+    request_index.forget()
     yield
     monkeypatch.undo()
     cache.reset_store()

@@ -33,15 +33,26 @@ def chunked(run: Callable[..., Any], per_chunk: Callable[[], Callable[..., Any]]
     its arguments runs ``per_chunk()`` (a function of NumPy arrays with ``run``'s parameters)
     on every chunk instead (:func:`elementwise_on_chunks`)."""
     signature = inspect.signature(run)
+    plain = _PLAIN
 
     @functools.wraps(run)
     def call(*args: Any, **kwargs: Any) -> Any:
+        for value in args:  # the usual call: ndarrays and floats, by one set lookup each
+            if value.__class__ not in plain:
+                break
+        else:
+            if not kwargs or all(v.__class__ in plain for v in kwargs.values()):
+                return run(*args, **kwargs)
         if not any(map(is_dask, args)) and not any(map(is_dask, kwargs.values())):
             return run(*args, **kwargs)
         bound = signature.bind(*args, **kwargs)
         return elementwise_on_chunks(per_chunk(), list(bound.arguments.values()))
 
     return call
+
+
+#: The types of the usual arguments, which are not Dask arrays (looked up without a call).
+_PLAIN = frozenset({np.ndarray, float, int, np.float64, np.float32, type(None)})
 
 
 def _leaves(value: Any) -> list[np.ndarray]:

@@ -56,7 +56,13 @@ def compiled(call: Call) -> CompiledFunction:
     derived, emitted and loaded now (and then cached), as ``cache=True`` allows."""
     raw = request_index.raw_key(call.kind, call.exprs, call.wrt, call.options, call.shapes)
     found = request_index.lookup(raw, functools.partial(call_exprs, call))
-    if found is not None:
+    if found is not None:  # from the request index: the twin of the same call, as built
+        if call.layer == "scalar" and call.options.backend != "numpy" \
+                and "numpy_twin" not in found.__dict__:
+            twin = dataclasses.replace(
+                call, options=dataclasses.replace(call.options, backend="numpy"))
+            found.numpy_twin = functools.cache(  # type: ignore[attr-defined]
+                lambda: compiled(twin))
         return found
     layer = LAYERS[call.layer]()
     function = compile_request(layer, layer.request(call))

@@ -54,6 +54,39 @@ def test_chunks_run_the_numpy_module():
         "import numpy as _np" in g.numpy_twin().source)
 
 
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    """A cache directory of its own, and no function in memory: a new process's view."""
+    from symdiff import cache, pipeline, request_index
+
+    monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(tmp_path / "cache"))
+    cache.reset_store()
+    pipeline.clear_memo()
+    request_index.forget()
+    yield
+    monkeypatch.undo()
+    cache.reset_store()
+    pipeline.clear_memo()
+    request_index.forget()
+
+
+def test_a_function_loaded_from_the_cache_runs_the_numpy_module_on_chunks_too(fresh_cache):
+    from symdiff import pipeline, request_index
+
+    built = sd.grad(ELEMENTWISE, backend="array_api")
+    pipeline.clear_memo()
+    request_index.forget()
+    loaded = sd.grad(ELEMENTWISE, backend="array_api")  # from the request index on disk
+    assert loaded is not built and loaded.recorded is None and built.recorded is not None
+    x, y = _data(4_000, 1_000)
+    for g in (built, loaded):
+        twin = g.numpy_twin()
+        assert twin.recipe.options.backend == "numpy" and "import numpy as _np" in twin.source
+        assert g._chunk_function() is twin._run
+        gx, _ = g(x, y)
+        _close(gx.compute(), sd.grad(ELEMENTWISE)(x.compute(), y.compute())[0])
+
+
 @pytest.mark.parametrize("builder", [sd.compile, sd.value_and_grad, sd.hessian, sd.jacobian])
 def test_other_builders_and_broadcasting_on_dask_arrays(builder):
     expr = "x**3*y - atan2(y, x)"
@@ -121,6 +154,25 @@ def test_objective_with_dask_data_returns_numpy_for_scipy():
     result = minimize(obj.fun, np.zeros(5), jac=obj.jac, method="L-BFGS-B",
                       options={"maxiter": 5})
     assert result.fun < value
+
+
+def test_hessian_vector_products_on_dask_arrays_stay_lazy_and_equal_numpy():
+    X, y = _logistic_data(4_000, 1_000, d=3)
+    w, v = np.array([0.1, -0.2, 0.3]), np.array([1.0, 0.5, -1.0])
+    product = sd.hvp(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES, backend="array_api")(X, w, y, v)
+    assert isinstance(product, da.Array) and product.shape == (3,)
+    reference = sd.hvp(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)(X.compute(), w, y.compute(), v)
+    _close(product.compute(), reference)
+    x, z = _data(400, 100)
+    directions = np.array([1.0, -2.0])
+    elementwise = sd.hvp("x**2*z + sin(x)*z**3", backend="array_api")(x, z, directions)
+    assert isinstance(elementwise, da.Array) and elementwise.shape == (2, 400)
+    _close(elementwise.compute(),
+           sd.hvp("x**2*z + sin(x)*z**3")(x.compute(), z.compute(), directions))
+    objective = sd.objective(LOGISTIC, "w", params={"X": X, "y": y}, shapes=LOGISTIC_SHAPES)
+    hessp = objective.hessp(w, v)
+    assert type(hessp) is np.ndarray
+    _close(hessp, reference)
 
 
 def test_logistic_gradient_on_a_local_cluster_over_more_data_than_a_worker_holds():

@@ -178,6 +178,7 @@ def test_options_reach_the_builder(capsys, monkeypatch):
         "cse": False,
         "mode": "forward",
         "cache": False,
+        "backend": "numpy",
     }
 
 
@@ -253,11 +254,35 @@ def test_symdiff_errors_exit_2(capsys, argv):
 @pytest.mark.parametrize(
     "argv",
     [
+        ["grad", "x**2*y"],
+        ["hessian", "x**2*y", "--wrt", "x,y"],
+        ["grad", "sum(X @ w)", "--wrt", "w", "--shapes", "X=n,d;w=d"],
+    ],
+)
+def test_backend_array_api_writes_a_module_of_the_standard(capsys, argv):
+    pytest.importorskip("array_api_compat", reason="the array-api extra is not installed")
+    code, out, _ = run(capsys, *argv, "--backend", "array_api")
+    assert code == 0
+    imports = [line for line in out.splitlines() if line.startswith(("import ", "from "))]
+    assert imports == ["import array_api_compat as _xpc"]
+    name = "hessian_f" if argv[0] == "hessian" else "grad_f"
+    fn = load(out, name)
+    args = (np.ones((3, 2)), np.arange(2.0)) if "--shapes" in argv else (2.0, 3.0)
+    python = getattr(sd, argv[0])(argv[1], **({"wrt": ["w"], "shapes": {
+        "X": ("n", "d"), "w": ("d",)}} if "--shapes" in argv else {}))
+    for got, want in zip(np.atleast_1d(fn(*args)), np.atleast_1d(python(*args)), strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
         ["frobnicate", "x"],  # unknown subcommand
         [],  # no subcommand
         ["grad"],  # missing EXPR
         ["grad", "x", "--wrt", "x,,y"],  # empty wrt name
         ["grad", "x", "--mode", "sideways"],
+        ["grad", "x", "--backend", "torch"],
         ["cache", "explode"],
     ],
 )

@@ -497,6 +497,7 @@ def _call_examples():
         "_float_dtype": ((("a", "b"), x.astype(np.float32), np.arange(2)), np.dtype(np.float64)),
         "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),
         "_as_vector": ((x[:2], 2), _as_vector(x[:2], 2)),
+        "_as_arrays": ((("a", "b"), x[:2], [1, 2]), [x[:2], np.array([1, 2])]),
         "_float_arrays": (
             (("a", "b"), [1, 2], x.astype(np.float32)),
             (np.array([1.0, 2.0]), x.astype(np.float32).astype(np.float64)),

@@ -35,6 +35,11 @@ def test_generated_modules_pass(expr, mode):
 
 
 SIGNATURE = "def grad_f(x, y, *, threads=None):"
+#: The argument prelude: anything but ndarrays goes through ``_as_arrays``.
+PRELUDE = (
+    "    if x.__class__ is not _np.ndarray or y.__class__ is not _np.ndarray:\n"
+    "        x, y = _as_arrays(('x', 'y'), x, y)\n"
+)
 
 
 def _inject_into_formulas(line: str) -> str:
@@ -45,7 +50,7 @@ def _inject_into_formulas(line: str) -> str:
 
 
 def _inject_into_function(line: str) -> str:
-    marker = "    x = _np.asarray(x)\n"
+    marker = "    x = x.astype(_dtype, copy=False)\n"
     assert marker in BASE
     return BASE.replace(marker, marker + f"    {line}\n", 1)
 
@@ -101,6 +106,13 @@ def _inject_into_function(line: str) -> str:
         _inject_into_function("x.shape = (1,)"),
         _inject_into_function("with _np.errstate(): pass"),
         _inject_into_function("_t = _erf"),
+        BASE.replace(PRELUDE, PRELUDE.replace("_as_arrays(", "_float_arrays(")),
+        BASE.replace(PRELUDE, PRELUDE.replace("_as_arrays(", "_np.asarray(")),
+        BASE.replace(PRELUDE, PRELUDE.replace("_np.ndarray", "_np.generic")),
+        BASE.replace(PRELUDE, PRELUDE.replace(
+            "is not _np.ndarray:", "is not _np.ndarray or x.dtype is not _FLOAT64:")),
+        BASE.replace(PRELUDE, PRELUDE.replace("x, y = ", "x, _t = ")),
+        BASE.replace(PRELUDE, PRELUDE + "    else:\n        x = y\n"),
         "def grad_f(x, y):\n    return x\n\ndef f(x):\n    return x\n",
         "this is not python",
     ],
@@ -120,8 +132,8 @@ def test_a_forged_cache_entry_with_a_valid_checksum_is_refused_and_rebuilt(tmp_p
     canary = tmp_path / "canary"
     entry = cache.open_store().get("module", g.key)  # the recipe line, then the source
     forged = entry.replace(
-        "    x = _np.asarray(x)\n",
-        f"    x = _np.asarray(x)\n    open({str(canary)!r}, 'w').write('ran')\n",
+        "    x = x.astype(_dtype, copy=False)\n",
+        f"    x = x.astype(_dtype, copy=False)\n    open({str(canary)!r}, 'w').write('ran')\n",
     )
     assert forged != entry
     cache.open_store().put("module", g.key, forged)  # the store computes a valid checksum

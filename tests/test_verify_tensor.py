@@ -112,7 +112,7 @@ def test_tampered_shape_tests_are_refused(block):
     ],
 )
 def test_scalar_modules_may_not_use_the_forms_only_tensor_code_needs(line):
-    marker = "    x = _np.asarray(x)\n"
+    marker = "    x = x.astype(_dtype, copy=False)\n"
     assert marker in SCALAR
     with pytest.raises(VerificationError):
         check_module(SCALAR.replace(marker, marker + f"    {line}\n", 1))

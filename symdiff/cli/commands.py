@@ -20,6 +20,7 @@ def builder_options(args: argparse.Namespace) -> dict[str, Any]:
         "cse": not args.no_cse,
         "mode": args.mode,
         "cache": not args.no_cache,
+        "backend": args.backend,
         **shapes_keyword(args),
     }
 

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 
 from .. import __version__
+from ..options import BACKENDS
 from .commands import CACHE_ACTIONS
 from .options import wrt_list
 from .output import PROG
@@ -109,6 +110,14 @@ def _add_builder_options(parser: argparse.ArgumentParser) -> None:
         choices=("auto", "forward", "reverse"),
         default="auto",
         help="differentiation mode (default: auto)",
+    )
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="numpy",
+        help="the kind of module: numpy (imports only NumPy) or array_api (the Array API "
+        "standard's functions on the namespace of the arguments: NumPy, Dask, CuPy, PyTorch, "
+        "JAX; needs array-api-compat) (default: numpy)",
     )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     _add_shapes(parser)

@@ -68,16 +68,23 @@ BLOCKS_HELPER = "_in_blocks"
 def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter) -> list[str]:
     """Inputs as arrays of one float dtype, the broadcast shape, and the direction components.
 
+    ndarrays, the usual call, are recognised by one identity test each and used as they are;
+    anything else goes through ``_as_arrays`` (``asarray``, after refusing Dask collections and
+    other libraries' arrays, which converting would compute or copy into this process).
     ``_float_dtype`` refuses (with the argument's name) anything that is not real numbers and
     ``_common_shape`` arguments that do not broadcast together; both are one call whatever
     the arguments, so the usual call pays only for those two calls.
     """
     arrays = [p for p in params if p != VECTOR]
-    lines = [f"{p} = _np.asarray({p})" for p in arrays]
+    plain = [*arrays, VECTOR] if len(vector) == 1 else arrays
+    lines = []
+    if plain:
+        test = " or ".join(f"{p}.__class__ is not _np.ndarray" for p in plain)
+        targets = f"({plain[0]},)" if len(plain) == 1 else ", ".join(plain)
+        call = printer.helper_call("_as_arrays", names_tuple(plain), *plain)
+        lines += [f"if {test}:", f"    {targets} = {call}"]
     if len(vector) > 1:
         lines.append(f"{VECTOR} = {printer.helper_call('_as_vector', VECTOR, str(len(vector)))}")
-    elif vector:
-        lines.append(f"{VECTOR} = _np.asarray({VECTOR})")
     inputs = [*arrays, VECTOR] if vector else arrays
     if inputs:
         dtype = printer.helper_call("_float_dtype", names_tuple(inputs), *inputs)

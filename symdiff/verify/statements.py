@@ -95,10 +95,11 @@ def check_function(
         elif tensor and isinstance(statement, ast.Expr) and _puts_along(statement, checker):
             checker.visit(statement.value.args[1])  # type: ignore[attr-defined]
             checker.visit(statement.value.args[2])  # type: ignore[attr-defined]
+        elif (isinstance(statement, ast.If) and _converts(statement)
+              and (tensor or not internal_params)):
+            _check_dtype_test(statement, checker, tensor)
         elif isinstance(statement, ast.If) and not tensor and not internal_params:
             _check_point_test(statement, params)
-        elif isinstance(statement, ast.If) and tensor and _converts(statement):
-            _check_dtype_test(statement, checker)
         elif isinstance(statement, ast.If) and tensor:
             _check_shape_test(statement, checker)
         else:
@@ -269,17 +270,23 @@ def _converts(statement: ast.If) -> bool:
     return len(statement.body) == 1 and isinstance(statement.body[0], ast.Assign)
 
 
-def _check_dtype_test(statement: ast.If, checker: ExpressionChecker) -> None:
+def _check_dtype_test(statement: ast.If, checker: ExpressionChecker, tensor: bool) -> None:
     """The argument prelude of a tensor function, and nothing else::
 
         if x.__class__ is not _np.ndarray or x.dtype is not _FLOAT64 or ...:
             x, y = _float_arrays(('x', 'y'), x, y)
 
+    or that of an elementwise function (``_as_arrays``, no dtype tests)::
+
+        if x.__class__ is not _np.ndarray or y.__class__ is not _np.ndarray:
+            x, y = _as_arrays(('x', 'y'), x, y)
+
     The test is an ``or`` of ``is not`` comparisons, each of ``<param>.__class__`` with
-    ``_np.ndarray`` or of ``<param>.dtype`` with ``_FLOAT64``; the body assigns the
-    parameters (a tuple of names) from one call of ``_float_arrays`` on the parameters' names
-    (a tuple of strings) and the parameters; no ``else``.
+    ``_np.ndarray`` or (tensor functions) of ``<param>.dtype`` with ``_FLOAT64``; the body
+    assigns the parameters (a tuple of names) from one call of the helper on the parameters'
+    names (a tuple of strings) and the parameters; no ``else``.
     """
+    helper = "_float_arrays" if tensor else "_as_arrays"
     test = statement.test
     comparisons = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) \
         else [test]
@@ -288,7 +295,8 @@ def _check_dtype_test(statement: ast.If, checker: ExpressionChecker) -> None:
             isinstance(comparison, ast.Compare)
             and len(comparison.ops) == 1
             and isinstance(comparison.ops[0], ast.IsNot)
-            and _dtype_operands(comparison.left, comparison.comparators[0], checker.params)
+            and _dtype_operands(comparison.left, comparison.comparators[0], checker.params,
+                                tensor)
         ):
             raise refuse(statement, "unexpected test in the argument prelude")
     assign = statement.body[0]
@@ -299,18 +307,18 @@ def _check_dtype_test(statement: ast.If, checker: ExpressionChecker) -> None:
         and all(isinstance(t, ast.Name) and t.id in checker.params for t in target[0].elts)
         and isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)
-        and value.func.id == "_float_arrays"
-        and "_float_arrays" in checker.helpers
+        and value.func.id == helper
+        and helper in checker.helpers
         and not value.keywords
         and value.args
         and names_tuple(value.args[0], checker.params)
         and all(isinstance(a, ast.Name) and a.id in checker.params for a in value.args[1:])
     ):
-        raise refuse(statement, "an argument prelude may only call _float_arrays")
+        raise refuse(statement, f"an argument prelude may only call {helper}")
 
 
-def _dtype_operands(left: ast.AST, right: ast.AST, params: set[str]) -> bool:
-    """``p.__class__`` with ``_np.ndarray``, or ``p.dtype`` with ``_FLOAT64``."""
+def _dtype_operands(left: ast.AST, right: ast.AST, params: set[str], dtypes: bool) -> bool:
+    """``p.__class__`` with ``_np.ndarray``, or (``dtypes``) ``p.dtype`` with ``_FLOAT64``."""
     if not (
         isinstance(left, ast.Attribute)
         and isinstance(left.value, ast.Name)
@@ -324,7 +332,8 @@ def _dtype_operands(left: ast.AST, right: ast.AST, params: set[str]) -> bool:
             and right.value.id == "_np"
             and right.attr == "ndarray"
         )
-    return left.attr == "dtype" and isinstance(right, ast.Name) and right.id == "_FLOAT64"
+    return dtypes and left.attr == "dtype" and isinstance(right, ast.Name) \
+        and right.id == "_FLOAT64"
 
 
 def _shape_operand(node: ast.AST, checker: ExpressionChecker) -> bool:

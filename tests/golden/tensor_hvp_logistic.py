@@ -35,6 +35,47 @@ _ShapeError = ValueError
 _ArgumentError = TypeError
 
 
+def _as_arrays(names, *values):
+    """``values`` (the arguments ``names``) as NumPy arrays, in a list: the slow path of an
+    argument prelude, taken unless every argument is an ndarray. A Dask collection, or an
+    array of another library (``__array_namespace__`` or ``__dlpack__``: PyTorch, CuPy, JAX),
+    raises ``_ArgumentError`` before ``_np.asarray`` would compute every chunk into this
+    process or copy a GPU array to the host; nested lists of different lengths raise
+    ``_ShapeError``. Anything else converts with ``_np.asarray``."""
+    plain = (_np.ndarray, _np.generic, float, int)  # nothing to look at: converted at once
+    for value in values:
+        if not isinstance(value, plain):
+            break
+    else:
+        return list(map(_np.asarray, values))
+    arrays = []
+    for name, value in zip(names, values, strict=True):
+        kind = value.__class__
+        graph = getattr(value, "__dask_graph__", None)
+        if graph is not None and graph() is not None:
+            raise _ArgumentError(
+                f"argument {name!r} is a Dask collection ({kind.__module__}.{kind.__qualname__}"
+                "): this function runs NumPy code, and converting it would compute every chunk "
+                "into this one process. Build the function with backend='array_api' to compute "
+                f"on the chunks, lazily (a Dask array back), or pass {name}.compute() to use NumPy"
+            )
+        numpy = isinstance(value, (_np.ndarray, _np.generic))  # (an instance's lookups are quick)
+        if not numpy and (hasattr(value, "__array_namespace__") or hasattr(value, "__dlpack__")):
+            raise _ArgumentError(
+                f"argument {name!r} is an array of another library than NumPy "
+                f"({kind.__module__}.{kind.__qualname__}): this function runs NumPy code, and "
+                "converting it would copy it into a NumPy array in this process (a GPU array to "
+                "the host) and return NumPy arrays. Build the function with backend='array_api' "
+                "to compute on it where it is and get arrays of its kind back, or convert it to "
+                "a NumPy array yourself"
+            )
+        try:
+            arrays.append(_np.asarray(value))
+        except ValueError as error:  # nested lists of different lengths
+            raise _ShapeError(f"argument {name!r} is not an array of one shape: {error}") from None
+    return arrays
+
+
 def _check_shapes(names, arrays, shapes, needs):
     """Check the arguments of a tensor function against their declared shapes.
 
@@ -79,14 +120,10 @@ def _check_shapes(names, arrays, shapes, needs):
 def _float_arrays(names, *arrays):
     """``arrays`` (the arguments ``names``) as NumPy arrays of one float dtype (see
     ``_float_dtype``: integers and bools give float64, float32 stays float32, anything that is
-    not real numbers is refused). The slow path of a tensor function's argument prelude, taken
-    unless every argument is a float64 ndarray."""
-    converted = []
-    for name, array in zip(names, arrays, strict=True):
-        try:
-            converted.append(_np.asarray(array))
-        except ValueError as error:  # nested lists of different lengths
-            raise _ShapeError(f"argument {name!r} is not an array of one shape: {error}") from None
+    not real numbers is refused; Dask collections and other libraries' arrays too, by
+    ``_as_arrays``). The slow path of a tensor function's argument prelude, taken unless every
+    argument is a float64 ndarray."""
+    converted = _as_arrays(names, *arrays)
     dtype = _float_dtype(names, *converted)
     return tuple(a.astype(dtype, copy=False) for a in converted)
 

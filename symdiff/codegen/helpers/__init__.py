@@ -17,9 +17,8 @@ generated module's own names, not private to this package):
 ``_polygamma``;
 * :mod:`~symdiff.codegen.helpers.derivatives`: what derivatives print (``_argmax_share``,
   ``_hypot_share``, ``_sinc_d``, ``_sigmoid``, ``_prod_others``, ``_tril_inv``, ``_gram``);
-* :mod:`~symdiff.codegen.helpers.arguments`: the argument checks (``_common_shape``,
-``_float_dtype``,
-  ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
+* :mod:`~symdiff.codegen.helpers.arguments`: the argument checks (``_as_arrays``,
+  ``_common_shape``, ``_float_dtype``, ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
 * :mod:`~symdiff.codegen.helpers.blocks`: the block loop ``_in_blocks``, the point path
   ``_at_point`` and ``_as_output``;
 * :mod:`~symdiff.codegen.helpers.standard`: the ``_xp_`` helpers of ``backend="array_api"``
@@ -78,7 +77,14 @@ import inspect
 from collections.abc import Iterable
 
 from ... import registry as _registry
-from .arguments import _as_vector, _check_shapes, _common_shape, _float_arrays, _float_dtype
+from .arguments import (
+    _as_arrays,
+    _as_vector,
+    _check_shapes,
+    _common_shape,
+    _float_arrays,
+    _float_dtype,
+)
 from .blocks import _as_output, _at_point, _in_blocks
 from .derivatives import (
     _argmax_share,
@@ -102,6 +108,7 @@ from .standard import (
 __all__ = [
     "HELPER_DEPENDENCIES",
     "_argmax_share",
+    "_as_arrays",
     "_as_output",
     "_as_vector",
     "_at_point",
@@ -134,13 +141,14 @@ __all__ = [
 #: Every helper -> the helpers it calls: those of the argument checks, the block loop and
 #: ``_prod_others``, then those of the functions (the registry rows' ``helper``/``helper_deps``).
 HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
+    "_as_arrays": (),
     "_as_output": (),
     "_at_point": (),
     "_check_shapes": (),
     "_common_shape": (),
     "_in_blocks": (),
-    "_as_vector": (),
-    "_float_arrays": ("_float_dtype",),
+    "_as_vector": ("_as_arrays",),
+    "_float_arrays": ("_as_arrays", "_float_dtype"),
     "_float_dtype": (),
     "_prod_others": (),
     "_tril_inv": (),

@@ -26,7 +26,7 @@ def _xp_namespace(*arrays, _known={}):  # noqa: B006 (the cache of namespaces by
     with Dask data) take the other kind's namespace, whose ``asarray`` converts the NumPy ones.
     With no arrays at all, NumPy's wrapped namespace. The namespace depends only on the types
     of the arguments, so it is looked up once per combination of types (``_known``)."""
-    types = tuple(a.__class__ for a in arrays)
+    types = tuple(map(type, arrays))
     found = _known.get(types)
     if found is not None:
         return found
@@ -67,12 +67,22 @@ def _xp_float_dtype(xp, names, *arrays):
     return xp.result_type(*floating)
 
 
-def _xp_float_arrays(xp, names, *arrays):
+def _xp_float_arrays(xp, names, *arrays, _floating={}):  # noqa: B006 (dtypes seen to be real floating)
     """``arrays`` (the arguments ``names``) as arrays of namespace ``xp`` of one real floating
-    dtype (see ``_xp_float_dtype``); arrays already of that kind and dtype are not copied."""
+    dtype (see ``_xp_float_dtype``); arrays already of that kind and dtype are not copied.
+    The usual call, arrays of one kind and one dtype object that an earlier call found to be
+    real floating (``_floating``), is recognised by identity tests and returns at once."""
+    first = arrays[0]
+    kind, dtype = first.__class__, getattr(first, "dtype", None)
+    if dtype in _floating:
+        for array in arrays:
+            if array.__class__ is not kind or array.dtype is not dtype:
+                break
+        else:
+            return arrays
     kinds = {a.__class__ for a in arrays}
     if len(kinds) == 1 and hasattr(arrays[0], "dtype") and hasattr(arrays[0], "shape"):
-        converted = list(arrays)  # the usual call: arrays of the namespace's one kind already
+        converted = list(arrays)  # arrays of the namespace's one kind already
     else:
         converted = []
         for name, array in zip(names, arrays, strict=True):
@@ -82,6 +92,8 @@ def _xp_float_arrays(xp, names, *arrays):
                 raise _ArgumentError(
                     f"argument {name!r} is not an array of numbers: {error}") from None
     dtype = _xp_float_dtype(xp, names, *converted)
+    if len(_floating) < 64:
+        _floating[dtype] = True
     return tuple(
         a if a.dtype == dtype else xp.astype(a, dtype, copy=False) for a in converted
     )

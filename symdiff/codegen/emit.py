@@ -13,8 +13,9 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
-from ..simplify import shared_subexpressions, stable_forms, zero_power_logs
+from ..simplify import stable_forms, zero_power_logs
 from . import naming
+from .exps import cheapest_program
 from .forms import cheaper_program
 from .into import into_slot, slot, when_blocked
 from .printer import CodePrinter
@@ -172,11 +173,11 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     standard = backend == "array_api"
     if program.assignments is not None:
         assignments, reduced = list(program.assignments), list(program.outputs)
+        if cse:
+            assignments, reduced = cheaper_program(assignments, reduced)
     else:
         outputs = [zero_power_logs(stable_forms(sp.sympify(e))) for e in program.outputs]
-        assignments, reduced = shared_subexpressions(outputs) if cse else ([], outputs)
-    if cse:
-        assignments, reduced = cheaper_program(assignments, reduced)
+        assignments, reduced = cheapest_program(outputs, cse)
     if standard:  # a shared constant (``_t1 = tanh(3)``) folds into its users' literals
         assignments, reduced = _inline_constants(assignments, reduced)
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]

@@ -75,6 +75,8 @@ def _formulas(source: str) -> list[str]:
     body = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "_formulas")
     values = []
     for node in body.body:
+        if isinstance(node, ast.If):  # ``if _into is None: <plain> else: <into a slice>``
+            node = node.body[0]
         if isinstance(node, ast.Assign):
             value = node.value
             if isinstance(value, ast.IfExp):  # ``plain if _into is None else into a slice``

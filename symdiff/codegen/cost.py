@@ -18,19 +18,18 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from .. import registry
+
 #: Passes a ``pow`` by a general exponent costs, in multiplications (NumPy 2 on x86-64: about
 #: 8-9x a multiplication over a cached block of float64).
 POW_PASSES = 8
-#: Passes of a NumPy function call on an array, in multiplications: NumPy 2.4 on x86-64
-#: (AVX-512), float64 blocks of 16384 elements written into a buffer, rounded. Functions not
-#: listed cost :data:`DEFAULT_CALL_PASSES`.
-CALL_PASSES = {
-    "exp": 3, "expm1": 5, "log": 4, "log1p": 5, "sqrt": 3, "tanh": 7, "cosh": 4, "sinh": 5,
-    "arctan": 6, "arctan2": 9, "sin": 40, "cos": 40, "logaddexp": 100, "hypot": 70,
-}
+#: Passes of a NumPy function call on an array, in multiplications: the registry rows'
+#: ``passes`` (NumPy 2.4 on x86-64 with AVX-512, float64 blocks of 16384 elements written into
+#: a buffer, rounded). Functions not listed cost :data:`DEFAULT_CALL_PASSES`.
+CALL_PASSES = registry.call_passes()
 DEFAULT_CALL_PASSES = 1
 #: Runtime helpers that make several passes.
-HELPER_PASSES = {"_sigmoid": 3}
+HELPER_PASSES = {"_sigmoid": 3, "_softplus": 13}
 #: Exponents NumPy's power computes with a cheap special case (square, reciprocal, identity).
 _QUICK_EXPONENTS = {2, 1, -1, 0}
 

@@ -12,6 +12,7 @@ once: its compound operands first, as temporaries, then the last operation both 
         _r_bar = _as_output(_t5*_t0, _shape, _dtype)
     else:
         _r_bar = _np.multiply(_t5, _t0, out=_into[0])
+    del _t5
 
 The ufunc is exactly the one the operator calls (``*`` is ``multiply``, ``-a`` is
 ``negative``, ``a**2`` is ``square``), so the numbers are the same bit for bit; without a slice
@@ -84,8 +85,11 @@ def blocked_statement(
     text = _OPERATOR_TEXT.get(name)
     value = text.format(*names) if text else f"_np.{name}({', '.join(names)})"
     written = f"_np.{name}({', '.join(names)}, out={out})"
+    hoisted = [name for name, operand in zip(names, operands, strict=True) if name != operand]
     lines += [f"if {INTO} is None:", f"    {target} = {plain.format(value)}", "else:",
               f"    {target} = {written}"]
+    if hoisted:  # freed at once, as the operands of a nested expression are: the next
+        lines.append(f"del {', '.join(hoisted)}")  # block-sized array reuses cached memory
     return "\n".join(lines)
 
 

@@ -31,6 +31,7 @@ def _formulas(x, y, _shape, _dtype, _into):
         _x_bar = _as_output(_t0 + _t1, _shape, _dtype)
     else:
         _x_bar = _np.add(_t0, _t1, out=_into[0])
+    del _t0, _t1
     return _x_bar
 
 

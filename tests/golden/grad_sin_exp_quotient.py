@@ -34,11 +34,13 @@ def _formulas(x, y, _shape, _dtype, _into):
         _x_bar = _as_output(_t3/_t4, _shape, _dtype)
     else:
         _x_bar = _np.divide(_t3, _t4, out=_into[0])
+    del _t3, _t4
     _t5 = _t0*_t2
     if _into is None:
         _y_bar = _as_output(_t5/_t1, _shape, _dtype)
     else:
         _y_bar = _np.divide(_t5, _t1, out=_into[1])
+    del _t5
     return (_x_bar, _y_bar)
 
 

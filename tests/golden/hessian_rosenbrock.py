@@ -31,6 +31,7 @@ def _formulas(x, y, _shape, _dtype, _into):
         _out[0, 0] = _t0 + 2
     else:
         _out[0, 0] = _np.add(_t0, 2, out=_out[0, 0])
+    del _t0
     if _into is None:
         _out[0, 1] = -400*x
     else:

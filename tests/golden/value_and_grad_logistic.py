@@ -33,11 +33,13 @@ def _formulas(w, y, _shape, _dtype, _into):
         _value = _as_output(_t1 + _t2, _shape, _dtype)
     else:
         _value = _np.add(_t1, _t2, out=_into[0])
+    del _t1, _t2
     _t3 = y*_sigmoid(_t0)
     if _into is None:
         _w_bar = _as_output(w - _t3, _shape, _dtype)
     else:
         _w_bar = _np.subtract(w, _t3, out=_into[1])
+    del _t3
     return (_value, (_w_bar,))
 
 

@@ -332,3 +332,25 @@ def test_shared_exponentials_keep_values_and_never_add_passes():
         for got, want in zip(_run(lines, outs, points), _run(*plain, points), strict=True):
             np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
     assert changed >= 2
+
+
+@pytest.mark.parametrize(
+    ("text", "wrt"),
+    [("sin(x)*exp(y)/(1 + x**2)", ["x", "y"]), (MORSE, ["r", "a"]),
+     ("-0.5*((x - mu)/sigma)**2 - log(sigma)", ["x", "mu", "sigma"])],
+)
+def test_outputs_into_their_blocks_state_each_formula_once(text, wrt):
+    source = sd.grad(text, wrt=wrt).source
+    tree = ast.parse(source)
+    body = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "_formulas")
+    blocked = [node for node in body.body if isinstance(node, ast.If)]
+    assert blocked, source
+    for node in blocked:
+        plain, written = node.body[0].value, node.orelse[0].value
+        if isinstance(plain, ast.Call) and getattr(plain.func, "id", "") == "_as_output":
+            plain = plain.args[0]
+        # one operation on names or numbers in each branch: the operands are computed before
+        operations = [n for n in ast.walk(plain) if isinstance(n, ast.BinOp | ast.UnaryOp)]
+        assert len(operations) <= 1, ast.unparse(node)
+        assert all(isinstance(a, ast.Name | ast.Constant | ast.UnaryOp) for a in written.args)
+    assert not any("out=" in line and "_as_output" in line for line in source.splitlines())

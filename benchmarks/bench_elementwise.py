@@ -11,8 +11,12 @@ interquartile range of symdiff's time over hand's, round by round, over its medi
 The first four problems are the ones the code generator was tuned on; the others (a Gaussian
 log-density, a logistic loss, cross-entropy on logits, a Lennard-Jones pair term, a Rosenbrock
 term, a rational function, a tanh unit; then a Cauchy log-density, a Morse potential, the
-log-cosh loss and a Poisson log-likelihood) were added without tuning, with hand-written gradients
+log-cosh loss and a Poisson log-likelihood; then a Student-t log-density, the pseudo-Huber loss
+and a negative-binomial log-likelihood) were added without tuning, with hand-written gradients
 as a careful person writes them (reciprocals reused, signs folded, no ``pow`` for small powers).
+
+A second table times ``value_and_grad`` against ``grad`` on the same problems (skip it with
+``--no-value-and-grad``).
 
 The last column, "fused", is a reference for what plain NumPy can reach at best: the same
 gradients written by hand as cache-sized blocks with every operation writing into preallocated
@@ -219,6 +223,38 @@ def _hand_poisson(lam, y):
     return (y / lam - 1,)
 
 
+def _hand_student_t(m, nu, s, x):
+    r = 1 / s
+    z = (x - m) * r
+    w = (nu + 1) * z * r / (nu + z * z)
+    return w, w * z - r
+
+
+def _hand_pseudo_huber(d, p, t):
+    e = p - t
+    u = e / d
+    root = np.sqrt(1 + u * u)
+    return e / root, 2 * d * (root - 1) - e * u / root
+
+
+def _hand_negative_binomial(k, mu, y):
+    return (y / mu - (y + k) / (mu + k),)
+
+
+def _student(rng, n):
+    return {"x": rng.standard_t(4, n), "m": rng.normal(0, 1, n), "s": rng.uniform(0.5, 2, n),
+            "nu": rng.uniform(2, 10, n)}
+
+
+def _huber(rng, n):
+    return {"p": rng.normal(0, 3, n), "t": rng.normal(0, 3, n), "d": rng.uniform(0.5, 2, n)}
+
+
+def _negative_binomial(rng, n):
+    return {"mu": rng.uniform(0.5, 20, n), "k": rng.uniform(0.5, 5, n),
+            "y": rng.poisson(5, n).astype(float)}
+
+
 def _xy(rng, n):
     return {"x": rng.uniform(0.5, 2.0, n), "y": rng.uniform(0.5, 2.0, n)}
 
@@ -281,6 +317,9 @@ CASES: list[tuple[str, tuple[str, ...], Callable, Callable]] = [
     ("D*(1 - exp(-a*(r - r0)))**2", ("r", "a"), _hand_morse, _morse),
     ("log(cosh(p - t))", ("p",), _hand_log_cosh, _pt),
     ("y*log(lam) - lam", ("lam",), _hand_poisson, _poisson),
+    ("-(nu + 1)/2*log(1 + ((x - m)/s)**2/nu) - log(s)", ("m", "s"), _hand_student_t, _student),
+    ("d**2*(sqrt(1 + ((p - t)/d)**2) - 1)", ("p", "d"), _hand_pseudo_huber, _huber),
+    ("y*log(mu) - (y + k)*log(mu + k)", ("mu",), _hand_negative_binomial, _negative_binomial),
 ]
 
 
@@ -319,6 +358,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1, help="symdiff's threads (default 1)")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="wall time (default) or this process's CPU time (loaded machines)")
+    parser.add_argument("--no-value-and-grad", dest="value_and_grad", action="store_false",
+                        help="skip the table of value_and_grad against grad")
     options = parser.parse_args()
     rng = np.random.default_rng(0)
 
@@ -374,6 +415,36 @@ def main() -> None:
         f"{'geometric mean':54} {'':8} {means['symdiff']:8.2f} {means['lambdify cse']:13.2f} "
         f"{means['lambdify']:9.2f} {means.get('fused', float('nan')):6.2f}"
     )
+    if options.value_and_grad:
+        value_and_grad_table(options, rng)
+
+
+def value_and_grad_table(options, rng) -> None:
+    """``value_and_grad`` against ``grad`` on each problem (issue #16: at most 1.1x ``grad``
+    plus the value's last operation): the median time of each, in rounds as above, and
+    "extra": what ``value_and_grad`` adds to ``grad`` over what the function alone costs
+    (``sd.compile``; 0 = the value for free, 1 = no work shared)."""
+    clock = time.process_time if options.clock == "cpu" else time.perf_counter
+    header = f"{'expression':54} {'grad ms':>8} {'vg/grad':>8} {'f/grad':>7} {'extra':>6}"
+    print(f"\nvalue_and_grad / grad, same points and rounds; {options.clock} time")
+    print(header)
+    print("-" * len(header))
+    for text, wrt, _, make in CASES:
+        if options.only not in text:
+            continue
+        arrays = make(rng, options.points)
+        g = sd.grad(text, wrt=list(wrt)).with_threads(options.threads)
+        vg = sd.value_and_grad(text, wrt=list(wrt)).with_threads(options.threads)
+        f = sd.compile(text).with_threads(options.threads)
+        small = {n: a[:1000] for n, a in arrays.items()}
+        value, grads = vg(**small)
+        np.testing.assert_allclose(value, f(**small), rtol=1e-12, err_msg=text)
+        for ours, ref in zip(grads, g(**small), strict=True):
+            np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-15, err_msg=text)
+        times = round_times({"g": g, "vg": vg, "f": f}, arrays, options.repeat, clock)
+        m = {name: statistics.median(t) for name, t in times.items()}
+        print(f"{text:54} {m['g'] * 1e3:8.2f} {m['vg'] / m['g']:8.2f} {m['f'] / m['g']:7.2f} "
+              f"{(m['vg'] - m['g']) / m['f']:6.2f}", flush=True)
 
 
 if __name__ == "__main__":

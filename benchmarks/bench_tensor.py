@@ -5,7 +5,8 @@ one process on the same arrays; the table gives the median time and the ratio to
 hand-written NumPy version (lower is better; 1.00 = as fast as hand-written):
 
 * the logistic-regression gradient ``sum(log(1 + exp(-y * (X @ w))))`` for X of (2000, 100)
-  and (10000, 500) (target <= 1.1x);
+  and (10000, 500) (target <= 1.1x), and its ``value_and_grad`` as a ratio to ``grad``
+  (target <= 1.1 + the ratio of the value's last operation);
 * its Hessian (closed form ``X.T @ (X * s(1 - s)[:, None])``), also against
   ``torch.autograd.functional.hessian`` and ``jax.jit(jax.hessian(...))`` (CPU, float64) when
   installed (``pip install ".[bench]"``); the gradient also against ``jax.jit(jax.grad(...))``;
@@ -108,6 +109,7 @@ def bench_logistic(n: int, d: int, repeat: int, rng: np.random.Generator) -> lis
         grad_peers.append(("jax.jit(grad)", jax_grad))
         peers.append(("jax.jit(hessian)", jax_hessian))
     rows = compare(f"logistic grad X({n}, {d})", grad_peers, (X, w, y), repeat)
+    rows += bench_value_and_grad(grad, X, w, y, repeat)
     if importlib.util.find_spec("torch") is not None:
         import torch
 
@@ -127,6 +129,27 @@ def bench_logistic(n: int, d: int, repeat: int, rng: np.random.Generator) -> lis
     hvp_peers = [("hand-written NumPy", hand_logistic_hvp), ("symdiff", hvp),
                  ("Hessian @ v (symdiff)", lambda X, w, y, v: hess(X, w, y) @ v)]
     return rows + compare(f"logistic hvp X({n}, {d})", hvp_peers, (X, w, y, v), repeat)
+
+
+def hand_logistic_value_and_grad(X, w, y):
+    z = y * (X @ w)
+    return np.logaddexp(0.0, -z).sum(), X.T @ (-y / (1.0 + np.exp(z)))
+
+
+def bench_value_and_grad(grad, X, w, y, repeat: int) -> list[str]:
+    """``value_and_grad`` over ``grad`` (issue #16: at most 1.1 + the value's last operation,
+    ``sum(logaddexp(0, -z))``, whose ratio to ``grad`` is the row "value's last operation")."""
+    vg = sd.value_and_grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
+    value, gradient = vg(X, w, y)
+    hand_value, hand_gradient = hand_logistic_value_and_grad(X, w, y)
+    np.testing.assert_allclose(value, hand_value, rtol=1e-12)
+    np.testing.assert_allclose(gradient, hand_gradient, rtol=1e-9)
+    z = y * (X @ w)
+    peers = [("symdiff grad", grad), ("symdiff value_and_grad", vg),
+             ("hand-written value_and_grad", hand_logistic_value_and_grad),
+             ("value's last operation", lambda X, w, y: np.logaddexp(0.0, -z).sum())]
+    n, d = X.shape
+    return compare(f"logistic value_and_grad X({n}, {d})", peers, (X, w, y), repeat)
 
 
 def _jax_logistic(X, w, y) -> tuple[Callable, Callable]:

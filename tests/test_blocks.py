@@ -143,6 +143,11 @@ def _module(body: str) -> str:
 
 def test_verify_accepts_the_formulas_function():
     check_module(_module(VALID))
+    check_module(_module(VALID.replace(
+        "    _t1 = _t0*x if _into is None else _np.multiply(_t0, x, out=_into[0])\n",
+        "    if _into is None:\n        _t1 = _t0*x\n    else:\n"
+        "        _t1 = _np.multiply(_t0, x, out=_into[0])\n",
+    )))
 
 
 @pytest.mark.parametrize(

@@ -34,7 +34,9 @@ X, Y, Z = sp.symbols("x y z", real=True)
         ("x**3", POW_PASSES),
         ("(x**2*x)", 2),
         ("1/(x**2*x)", 3),
-        ("_np.exp(x) + _np.log(2)", 2),  # log(2) is a number
+        ("_np.exp(x) + _np.log(2)", 4),  # exp costs 3; log(2) is a number
+        ("_np.expm1(x*y)", 6),
+        ("_np.power(x, 2)", 1),  # a NumPy function without a weight: one pass
         ("_sigmoid(x*y)", 4),
         ("_np.pi*x", 1),
     ],
@@ -73,6 +75,8 @@ def _formulas(source: str) -> list[str]:
     body = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "_formulas")
     values = []
     for node in body.body:
+        if isinstance(node, ast.If):  # ``if _into is None: <plain> else: <into a slice>``
+            node = node.body[0]
         if isinstance(node, ast.Assign):
             value = node.value
             if isinstance(value, ast.IfExp):  # ``plain if _into is None else into a slice``
@@ -232,3 +236,121 @@ def test_output_that_divides_another_is_computed_once():
     np.testing.assert_allclose(gw, v * (1 - h * h) * x, rtol=1e-12)
     np.testing.assert_allclose(gb, v * (1 - h * h), rtol=1e-12)
     np.testing.assert_allclose(gv, h, rtol=1e-13)
+
+
+def _calls(lines: list[str]) -> dict[str, int]:
+    """NumPy calls in ``lines`` by function name (``_np.exp`` -> ``exp``)."""
+    counts: dict[str, int] = {}
+    for line in lines:
+        for n in ast.walk(ast.parse(line, mode="eval")):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                counts[n.func.attr] = counts.get(n.func.attr, 0) + 1
+    return counts
+
+
+MORSE = "D*(1 - exp(-a*(r - r0)))**2"
+
+
+def test_morse_gradient_computes_each_exponential_once():
+    # simplification writes the a-derivative as expm1(u)*exp(-2*u) next to exp(-u): three
+    # calls where one exp and one expm1 (kept for its accuracy near r = r0) do
+    f = sd.grad(MORSE, wrt=["r", "a"])
+    lines = _formulas(f.source)
+    assert _calls(lines) == {"exp": 1, "expm1": 1}, lines
+    assert not any(_has_pow(line) for line in lines), lines
+    assert sum(line_passes(line) for line in lines) <= 18, lines
+    Ds, As, Rs, R0s = sp.symbols("D a r r0", real=True)
+    e = Ds * (1 - sp.exp(-As * (Rs - R0s))) ** 2
+    points = [(2.0, 1.5, 1.0 + 2.0**-30, 1.0), (2.0, 1.5, 30.0, 1.0), (2.0, 1.5, 0.2, 1.0),
+              (3.0, 0.7, 1.3, 1.1), (1.0, 2.0, -100.0, 1.0)]
+    got = f(*(np.array(column) for column in zip(*points, strict=True)))
+    for k, v in enumerate((Rs, As)):
+        exact = [float(sp.diff(e, v).evalf(40, subs=dict(zip((Ds, As, Rs, R0s), p,
+                                                              strict=True))))
+                 for p in points]
+        # accurate to a few ulp everywhere: near r0 (expm1 kept) and in both tails
+        np.testing.assert_allclose(got[k], exact, rtol=4e-15)
+
+
+def test_morse_value_and_grad_shares_the_exponentials():
+    vg = sd.value_and_grad(MORSE, wrt=["r", "a"])
+    g = sd.grad(MORSE, wrt=["r", "a"])
+    lines, grad_lines = _formulas(vg.source), _formulas(g.source)
+    assert _calls(lines) == {"exp": 1, "expm1": 1}, lines
+    # the value adds at most two passes (a square and a product) to the gradient's
+    assert sum(map(line_passes, lines)) <= sum(map(line_passes, grad_lines)) + 2, lines
+    rng = np.random.default_rng(5)
+    D, a, r, r0 = rng.uniform(0.5, 2, (4, 7))
+    value, (gr, ga) = vg(D, a, r, r0)
+    np.testing.assert_allclose(value, D * (1 - np.exp(-a * (r - r0))) ** 2, rtol=1e-13)
+    for got, want in zip((gr, ga), g(D, a, r, r0), strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+def test_powers_of_one_exponential_are_products():
+    f = sd.grad("exp(x) + exp(2*x)*y - 3*exp(-x)", wrt=["x", "y"])
+    lines = _formulas(f.source)
+    assert _calls(lines) == {"exp": 1}, lines
+    x, y = np.array([-1.5, 0.2, 2.0]), np.array([0.3, -1.0, 4.0])
+    gx, gy = f(x=x, y=y)
+    np.testing.assert_allclose(gx, np.exp(x) + 2 * np.exp(2 * x) * y + 3 * np.exp(-x),
+                               rtol=1e-14)
+    np.testing.assert_allclose(gy, np.exp(2 * x), rtol=1e-14)
+
+
+def _exp_expr(rng: random.Random, depth: int) -> sp.Expr:
+    if depth == 0:
+        return rng.choice([X, Y, Z, sp.Integer(rng.randint(1, 3))])
+    a, b = _exp_expr(rng, depth - 1), _exp_expr(rng, depth - 1)
+    kind = rng.randrange(5)
+    if kind == 0:
+        return a + b
+    if kind == 1:
+        return a * b
+    if kind == 2:
+        return sp.exp(rng.choice([-2, -1, 1, 2, 3]) * X * Y) * a
+    if kind == 3:
+        return (1 - sp.exp(rng.choice([-1, 2]) * X * Y)) * b
+    return a - b
+
+
+def test_shared_exponentials_keep_values_and_never_add_passes():
+    from symdiff.codegen.exps import cheapest_program
+    from symdiff.simplify import stable_forms
+
+    rng = random.Random(7)
+    points = {"x": np.array([0.6, -0.9, 1e-9, 1.7]), "y": np.array([-1.1, 0.4, 0.8, 1.2]),
+              "z": np.array([0.3, -0.7, 1.5, 0.2])}
+    changed = 0
+    for _ in range(4):
+        e = _exp_expr(rng, 2) + sp.exp(-X * Y) * (sp.exp(X * Y) - 1)
+        outputs = [stable_forms(sp.diff(e, s)) for s in (X, Y)]
+        plain = cheaper_program(*shared_subexpressions(outputs))
+        lines, outs = cheapest_program(outputs)
+        assert program_passes(lines, outs) <= program_passes(*plain), (outputs, lines, outs)
+        changed += program_passes(lines, outs) < program_passes(*plain)
+        for got, want in zip(_run(lines, outs, points), _run(*plain, points), strict=True):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    assert changed >= 2
+
+
+@pytest.mark.parametrize(
+    ("text", "wrt"),
+    [("sin(x)*exp(y)/(1 + x**2)", ["x", "y"]), (MORSE, ["r", "a"]),
+     ("-0.5*((x - mu)/sigma)**2 - log(sigma)", ["x", "mu", "sigma"])],
+)
+def test_outputs_into_their_blocks_state_each_formula_once(text, wrt):
+    source = sd.grad(text, wrt=wrt).source
+    tree = ast.parse(source)
+    body = next(f for f in tree.body if isinstance(f, ast.FunctionDef) and f.name == "_formulas")
+    blocked = [node for node in body.body if isinstance(node, ast.If)]
+    assert blocked, source
+    for node in blocked:
+        plain, written = node.body[0].value, node.orelse[0].value
+        if isinstance(plain, ast.Call) and getattr(plain.func, "id", "") == "_as_output":
+            plain = plain.args[0]
+        # one operation on names or numbers in each branch: the operands are computed before
+        operations = [n for n in ast.walk(plain) if isinstance(n, ast.BinOp | ast.UnaryOp)]
+        assert len(operations) <= 1, ast.unparse(node)
+        assert all(isinstance(a, ast.Name | ast.Constant | ast.UnaryOp) for a in written.args)
+    assert not any("out=" in line and "_as_output" in line for line in source.splitlines())

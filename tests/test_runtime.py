@@ -40,6 +40,7 @@ from symdiff.codegen.helpers import (
     _sigmoid,
     _sinc_d,
     _sinpi,
+    _softplus,
     _tril_inv,
     helper_source,
 )
@@ -486,6 +487,7 @@ def _call_examples():
         "_polygamma": ((2, x), _polygamma(2, x)),
         "_argmax_share": ((x, x, 1.0), _argmax_share(x, x, 1.0)),
         "_sigmoid": ((x,), _sigmoid(x)),
+        "_softplus": ((x,), _softplus(x)),
         "_hypot_share": ((x, 1.0), _hypot_share(x, 1.0)),
         "_sinc_d": ((1, x), _sinc_d(1, x)),
         "_prod_others": ((x, (0,)), _prod_others(x, (0,))),
@@ -579,6 +581,22 @@ def test_as_vector_checks_the_leading_axis():
         _as_vector([1.0, 2.0, 3.0], 2)
     with pytest.raises(ShapeError):
         _as_vector(1.0, 2)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_softplus_gives_the_numbers_of_logaddexp(dtype):
+    x = np.concatenate([np.linspace(-800, 800, 4001), [-1e-300, 0.0, 1e-300]]).astype(dtype)
+    ours = _softplus(x)
+    assert ours.dtype == dtype
+    np.testing.assert_allclose(ours, np.logaddexp(dtype(0), x), rtol=4 * np.finfo(dtype).eps,
+                               atol=0)
+    special = _softplus(np.array([np.nan, np.inf, -np.inf], dtype))
+    assert np.isnan(special[0]) and special[1] == np.inf and special[2] == 0.0
+    assert np.isnan(_softplus(float("nan"))) and _softplus(float("inf")) == float("inf")
+    for value in (-745.5, -3.0, 0.0, 2.5, 40.0, 1e300):  # Python floats: math
+        np.testing.assert_allclose(_softplus(value), np.logaddexp(0.0, value), rtol=1e-15)
+        np.testing.assert_allclose(_softplus(np.float64(value)), np.logaddexp(0.0, value),
+                                   rtol=1e-15)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -86,6 +86,24 @@ def _inject_into_function(line: str) -> str:
         _inject_into_formulas("_t = x if _into is not None else y"),
         _inject_into_formulas("_t = x if _into else y"),
         _inject_into_formulas("_t = x if _into is None else open('/tmp/x')"),
+        # the statement form of an output written into its slice admits nothing else
+        _inject_into_formulas("if _into is None:\n        _t = x\n    else:\n"
+                              "        _t = open('/tmp/x')"),
+        _inject_into_formulas("if x is None:\n        _t = x\n    else:\n        _t = y"),
+        _inject_into_formulas("if _into is not None:\n        _t = x\n    else:\n"
+                              "        _t = y"),
+        _inject_into_formulas("if _into is None:\n        _t = x\n    else:\n        _u = y"),
+        _inject_into_formulas("if _into is None:\n        _t = x"),
+        _inject_into_formulas("if _into is None:\n        _t = x\n        _np.sin(x)\n"
+                              "    else:\n        _t = y"),
+        _inject_into_formulas("if _into is None:\n        _t = x\n    else:\n"
+                              "        if _into is None:\n            _t = y\n"
+                              "        else:\n            _t = x"),
+        _inject_into_formulas("if _into is None:\n        _t = x\n    else:\n"
+                              "        _t = _np.sin(x, out=x)"),
+        _inject_into_formulas("if _into is None:\n        x.shape = (1,)\n    else:\n"
+                              "        x.shape = (1,)"),
+        _inject_into_function("if _into is None:\n        _t = x\n    else:\n        _t = y"),
         _inject_into_function("_t = open('/tmp/x', 'w')"),
         _inject_into_function("_t = __import__('os')"),
         _inject_into_function("_t = x.__class__"),

@@ -6,9 +6,11 @@ array: ``a*b + c`` makes two, ``-a*b`` three (the negation is a pass of its own)
 count is read off the printed text with :mod:`ast`, so it is exactly what the generated line
 does. Operations do not all cost alike: a ``pow`` of an array by anything but the exponents NumPy
 special-cases (``x**2`` squares) costs about :data:`POW_PASSES` multiplications, and calls cost
-:data:`CALL_PASSES` (or the entry of :data:`HELPER_PASSES` for a runtime helper of several
-passes). Every name in a line is taken to be an array (arguments and temporaries are); ``_np``
-attributes (``_np.pi``) and literals are numbers.
+what :data:`CALL_PASSES` gives for the NumPy function (``exp`` about three multiplications,
+``expm1`` five: forms that differ in their calls, such as one ``exp`` reused against two, are
+told apart), :data:`DEFAULT_CALL_PASSES` for others, or the entry of :data:`HELPER_PASSES` for
+a runtime helper of several passes. Every name in a line is taken to be an array (arguments
+and temporaries are); ``_np`` attributes (``_np.pi``) and literals are numbers.
 """
 
 from __future__ import annotations
@@ -16,14 +18,18 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from .. import registry
+
 #: Passes a ``pow`` by a general exponent costs, in multiplications (NumPy 2 on x86-64: about
 #: 8-9x a multiplication over a cached block of float64).
 POW_PASSES = 8
-#: Passes of a NumPy function call on an array (transcendental functions cost more, but the
-#: same in every form of a line, so they do not change which form is cheapest).
-CALL_PASSES = 1
+#: Passes of a NumPy function call on an array, in multiplications: the registry rows'
+#: ``passes`` (NumPy 2.4 on x86-64 with AVX-512, float64 blocks of 16384 elements written into
+#: a buffer, rounded). Functions not listed cost :data:`DEFAULT_CALL_PASSES`.
+CALL_PASSES = registry.call_passes()
+DEFAULT_CALL_PASSES = 1
 #: Runtime helpers that make several passes.
-HELPER_PASSES = {"_sigmoid": 3}
+HELPER_PASSES = {"_sigmoid": 3, "_softplus": 13}
 #: Exponents NumPy's power computes with a cheap special case (square, reciprocal, identity).
 _QUICK_EXPONENTS = {2, 1, -1, 0}
 
@@ -64,8 +70,7 @@ def _passes(node: ast.AST) -> tuple[bool, int]:
         array = any(a for a, _ in parts)
         cost = sum(c for _, c in parts)
         if array:
-            name = node.func.id if isinstance(node.func, ast.Name) else ""
-            cost += HELPER_PASSES.get(name, CALL_PASSES)
+            cost += _call_passes(node.func)
         return array, cost
     if isinstance(node, (ast.Tuple, ast.List)):
         parts = [_passes(e) for e in node.elts]
@@ -73,6 +78,16 @@ def _passes(node: ast.AST) -> tuple[bool, int]:
     parts = [_passes(child) for child in ast.iter_child_nodes(node)]
     array = any(a for a, _ in parts)
     return array, sum(c for _, c in parts) + array
+
+
+def _call_passes(func: ast.AST) -> int:
+    if isinstance(func, ast.Name):
+        return HELPER_PASSES.get(func.id, DEFAULT_CALL_PASSES)
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and (
+        func.value.id == _NUMPY
+    ):
+        return CALL_PASSES.get(func.attr, DEFAULT_CALL_PASSES)
+    return DEFAULT_CALL_PASSES
 
 
 def _pow_cost(exponent: ast.AST) -> int:

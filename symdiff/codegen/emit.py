@@ -8,15 +8,16 @@ does), which :func:`~symdiff.codegen.spec.render_module` renders; the templates 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
-from ..simplify import shared_subexpressions, stable_forms, zero_power_logs
+from ..simplify import stable_forms, zero_power_logs
 from . import naming
+from .exps import cheapest_program
 from .forms import cheaper_program
-from .into import into_slot, slot, when_blocked
+from .into import blocked_statement, fresh_names, slot, statement, when_blocked
 from .printer import CodePrinter
 from .spec import ModuleSpec, names_tuple, render_module
 from .standard import check_helpers, printer_for, standard_code
@@ -179,11 +180,11 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     standard = backend == "array_api"
     if program.assignments is not None:
         assignments, reduced = list(program.assignments), list(program.outputs)
+        if cse:
+            assignments, reduced = cheaper_program(assignments, reduced)
     else:
         outputs = [zero_power_logs(stable_forms(sp.sympify(e))) for e in program.outputs]
-        assignments, reduced = shared_subexpressions(outputs) if cse else ([], outputs)
-    if cse:
-        assignments, reduced = cheaper_program(assignments, reduced)
+        assignments, reduced = cheapest_program(outputs, cse)
     if standard:  # a shared constant (``_t1 = tanh(3)``) folds into its users' literals
         assignments, reduced = _inline_constants(assignments, reduced)
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
@@ -193,8 +194,12 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     reads: list[sp.Expr | None] = []
     into: dict[str, int] = {}
     blocked = None if standard or not block_inputs else into
-    result_text = _result_lines(program, reduced, printer, lines, reads, blocked, standard)
-    printed_assignments = _temporaries_into(printed_assignments, into)
+    taken = {str(s) for s, _ in assignments} | {
+        str(s) for e in reduced for s in sp.sympify(e).free_symbols}
+    fresh = fresh_names(taken, program.params)
+    result_text = _result_lines(program, reduced, printer, lines, reads, blocked, standard,
+                                fresh)
+    printed_assignments = _temporaries_into(printed_assignments, into, fresh)
     if len(assignments) > INTERLEAVE_MIN:
         lines = _interleave(assignments, printed_assignments, lines, reads)
         printed_assignments = []
@@ -234,11 +239,12 @@ THREADS_DOC = "{keyword}: threads for long arrays (None: up to 8; same results b
 
 
 def _temporaries_into(
-    printed: list[tuple[str, str]], into: dict[str, int]
+    printed: list[tuple[str, str]], into: dict[str, int], fresh: Callable[[], str]
 ) -> list[tuple[str, str]]:
     """The assignments with each temporary that an output hands out as it is (``into``: its
     name -> the output's slot) computed straight into that output's slice, where its last
-    operation is a ufunc and it is assigned once (a slice is never written twice)."""
+    operation is a ufunc and it is assigned once (a slice is never written twice); such an
+    assignment becomes a whole statement (an empty target, :func:`.into.statement`)."""
     if not into:
         return printed
     counts: dict[str, int] = {}
@@ -246,9 +252,9 @@ def _temporaries_into(
         counts[target] = counts.get(target, 0) + 1
     lines = []
     for target, code in printed:
-        written = into_slot(code, slot(into[target])) if counts.get(target) == 1 and (
-            target in into) else None
-        lines.append((target, code if written is None else when_blocked(code, written)))
+        written = blocked_statement(target, code, slot(into[target]), fresh) if counts.get(
+            target) == 1 and target in into else None
+        lines.append((target, code) if written is None else ("", written))
     return lines
 
 
@@ -260,6 +266,7 @@ def _result_lines(
     reads: list[sp.Expr | None],
     into: dict[str, int] | None,
     standard: bool = False,
+    fresh: Callable[[], str] | None = None,
 ) -> str:
     """Append the statements that build the outputs, and to ``reads`` the expression each one
     reads (zero for ``_out``'s allocation, which reads nothing; None for a mirrored entry, which
@@ -292,9 +299,10 @@ def _result_lines(
         reads.append(sp.S.Zero)
         for index, k in result.entries.items():
             entry, code = f"_out[{_index(index)}]", printer.doprint(reduced[k])
-            written = None if into is None else into_slot(code, entry)
+            written = None if into is None or fresh is None else blocked_statement(
+                entry, code, entry, fresh)
             # NumPy skips assigning a slice to itself: the entry is written once
-            lines.append(f"{entry} = {code if written is None else when_blocked(code, written)}")
+            lines.append(f"{entry} = {code}" if written is None else written)
             reads.append(reduced[k])
         for index, source in result.mirrors.items():
             lines.append(f"_out[{_index(index)}] = _out[{_index(source)}]")
@@ -317,13 +325,14 @@ def _result_lines(
             reads.append(expr)
             continue
         made = printer.helper_call(shaped, code, "_shape", "_dtype")
-        written = None if into is None or copied or k not in leaves else into_slot(
-            code, slot(leaves[k]))
-        if written is not None:
-            made = when_blocked(made, written)
-        elif into is not None and not copied and k in leaves and expr.is_Symbol:
+        written = None if into is None or fresh is None or copied or k not in leaves else (
+            blocked_statement(name, code, slot(leaves[k]), fresh,
+                              printer.helper_call(shaped, "{}", "_shape", "_dtype")))
+        if written is None and into is not None and not copied and k in leaves and (
+            expr.is_Symbol
+        ):
             into[expr.name] = leaves[k]  # a temporary: its own line writes the slice
-        lines.append(f"{name} = {made}")
+        lines.append(f"{name} = {made}" if written is None else written)
         reads.append(expr)
     return _structure(result, program.output_names)
 
@@ -368,7 +377,8 @@ def _interleave(
             placed.setdefault(where, []).append((line, used))
     statements: list[tuple[str, set[sp.Symbol]]] = [(line, set()) for line in head]
     for i, ((_, value), (target, code)) in enumerate(zip(assignments, printed, strict=True)):
-        statements.append((f"{target} = {code}", {s for s in value.free_symbols if s in position}))
+        statements.append((statement(target, code),
+                           {s for s in value.free_symbols if s in position}))
         statements.extend(placed.get(i, []))
     last_read: dict[sp.Symbol, int] = {}
     for k, (_, used) in enumerate(statements):

@@ -58,7 +58,7 @@ STANDARD_HELPERS = frozenset({
 })
 
 #: NumPy helpers of the scalar printer with a standard-only formula (``{0}``: the argument).
-STANDARD_FORMS = {"_sigmoid": "(1/(1 + _np.exp(-({0}))))"}
+STANDARD_FORMS = {"_sigmoid": "(1/(1 + _np.exp(-({0}))))", "_softplus": "_np.logaddexp(0.0, {0})"}
 
 _NUMPY_NAME = re.compile(r"(?<![\w.])_np\.((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)")
 _OUT = re.compile(r",\s*out=(\w+)\)")

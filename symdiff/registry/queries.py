@@ -120,6 +120,12 @@ def traced_numpy() -> dict[str, Fn]:
     return {u: row for row in ROWS if row.names for u in (row.ufunc, *row.traced) if u}
 
 
+def call_passes() -> dict[str, int]:
+    """NumPy function -> what one call costs in multiplications (the rows' ``passes``), for
+    the functions that cost more than one."""
+    return {row.ufunc: row.passes for row in ROWS if row.ufunc and row.passes != 1}
+
+
 def in_place_ufuncs() -> dict[type, str]:
     """SymPy class -> ufunc, for the functions tensor code applies in place (imports SymPy)."""
     return {head_class(row): row.ufunc for row in ROWS if row.in_place and row.ufunc}

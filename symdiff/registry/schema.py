@@ -102,6 +102,9 @@ class Fn:
     # standard has none (backend="array_api" then refuses the function by name)
     standard: str | None = None
     tensor_form: Callable[..., Any] | None = None  # exact rewrite used only in tensor code
+    # what one call of ufunc costs, in multiplications over a block of float64 (the cost model
+    # of symdiff.codegen.cost; NumPy 2.4, AVX-512, rounded)
+    passes: int = 1
     # -- numeric care and tests
     grows: bool = False  # parsing refuses number arguments above max_exponent
     nesting: int = 1  # weight towards max_constant_depth (SymPy evaluates via a rewrite)

@@ -44,6 +44,19 @@ def _dotted_path(node: ast.Attribute, namespace: str) -> str | None:
     return ".".join(reversed(parts))
 
 
+def tests_no_slices(test: ast.AST) -> bool:
+    """Whether ``test`` is ``_into is None`` (a block without output slices)."""
+    return (
+        isinstance(test, ast.Compare)
+        and isinstance(test.left, ast.Name)
+        and test.left.id == BLOCK_SLICES
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], ast.Is)
+        and isinstance(test.comparators[0], ast.Constant)
+        and test.comparators[0].value is None
+    )
+
+
 class ExpressionChecker:
     """Walks one expression and refuses any node, name, attribute or call not on the lists.
 
@@ -216,17 +229,7 @@ class ExpressionChecker:
     def visit_IfExp(self, node: ast.IfExp) -> list[ast.AST]:
         """``<expression> if _into is None else <expression>``: a line of ``_formulas`` that
         writes into the output's slice when ``_in_blocks`` gives one; no other test."""
-        test = node.test
-        if not (
-            BLOCK_SLICES in self.params
-            and isinstance(test, ast.Compare)
-            and isinstance(test.left, ast.Name)
-            and test.left.id == BLOCK_SLICES
-            and len(test.ops) == 1
-            and isinstance(test.ops[0], ast.Is)
-            and isinstance(test.comparators[0], ast.Constant)
-            and test.comparators[0].value is None
-        ):
+        if not (BLOCK_SLICES in self.params and tests_no_slices(node.test)):
             raise refuse(node, "unexpected conditional expression")
         return [node.body, node.orelse]
 

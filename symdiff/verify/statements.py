@@ -7,6 +7,7 @@ import ast
 import keyword
 
 from .allowed import (
+    BLOCK_SLICES,
     CONSTANT,
     FORMULAS,
     INTERNAL,
@@ -20,7 +21,7 @@ from .allowed import (
     VECTOR,
 )
 from .errors import refuse
-from .expressions import ExpressionChecker
+from .expressions import ExpressionChecker, tests_no_slices
 from .literals import int_list, literal_int, names_tuple
 
 
@@ -100,10 +101,33 @@ def check_function(
             _check_dtype_test(statement, checker, tensor)
         elif isinstance(statement, ast.If) and not tensor and not internal_params:
             _check_point_test(statement, params)
+        elif isinstance(statement, ast.If) and internal_params and not tensor:
+            _check_blocked_assignment(statement, checker)
         elif isinstance(statement, ast.If) and tensor:
             _check_shape_test(statement, checker)
         else:
             raise refuse(statement, f"unexpected {type(statement).__name__} statement")
+
+
+def _check_blocked_assignment(statement: ast.If, checker: ExpressionChecker) -> None:
+    """``if _into is None: <target> = <expression> else: <target> = <expression>`` in
+    ``_formulas``: one output (or temporary) computed plainly, or with its last operation
+    written into its block's slice (:mod:`symdiff.codegen.into`). Each branch is exactly one
+    assignment to the same target, checked like any other."""
+    if not (BLOCK_SLICES in checker.params and tests_no_slices(statement.test)):
+        raise refuse(statement, "unexpected if statement")
+    branches = (statement.body, statement.orelse)
+    if not all(
+        len(branch) == 1 and isinstance(branch[0], ast.Assign) and len(branch[0].targets) == 1
+        for branch in branches
+    ):
+        raise refuse(statement, "each branch of 'if _into is None' is one assignment")
+    first, second = (branch[0] for branch in branches)
+    if ast.dump(first.targets[0]) != ast.dump(second.targets[0]):  # type: ignore[attr-defined]
+        raise refuse(statement, "both branches of 'if _into is None' assign one target")
+    for assignment in (first, second):
+        checker.target(assignment.targets[0])  # type: ignore[attr-defined]
+        checker.visit(assignment.value)  # type: ignore[attr-defined]
 
 
 def _threads_keyword(args: ast.arguments, internal_params: bool) -> bool:

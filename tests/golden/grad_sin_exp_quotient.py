@@ -28,8 +28,19 @@ def _formulas(x, y, _shape, _dtype, _into):
     _t0 = _np.exp(y)
     _t1 = x**2 + 1
     _t2 = _np.sin(x)
-    _x_bar = _as_output(_t0*(_t1*_np.cos(x) - 2*_t2*x)/_t1**2, _shape, _dtype) if _into is None else _np.divide(_t0*(_t1*_np.cos(x) - 2*_t2*x), _t1**2, out=_into[0])
-    _y_bar = _as_output(_t0*_t2/_t1, _shape, _dtype) if _into is None else _np.divide(_t0*_t2, _t1, out=_into[1])
+    _t3 = _t0*(_t1*_np.cos(x) - 2*_t2*x)
+    _t4 = _t1**2
+    if _into is None:
+        _x_bar = _as_output(_t3/_t4, _shape, _dtype)
+    else:
+        _x_bar = _np.divide(_t3, _t4, out=_into[0])
+    del _t3, _t4
+    _t5 = _t0*_t2
+    if _into is None:
+        _y_bar = _as_output(_t5/_t1, _shape, _dtype)
+    else:
+        _y_bar = _np.divide(_t5, _t1, out=_into[1])
+    del _t5
     return (_x_bar, _y_bar)
 
 

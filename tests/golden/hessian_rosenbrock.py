@@ -26,8 +26,16 @@ def hessian_f(x, y, *, threads=None):
 def _formulas(x, y, _shape, _dtype, _into):
     """The formulas of hessian_f, on arrays of one broadcast shape (or a block of them)."""
     _out = _np.empty((2, 2) + _shape, dtype=_dtype) if _into is None else _into[0]
-    _out[0, 0] = 1200*x**2 - 400*y + 2 if _into is None else _np.add(1200*x**2 - 400*y, 2, out=_out[0, 0])
-    _out[0, 1] = -400*x if _into is None else _np.multiply(-400, x, out=_out[0, 1])
+    _t0 = 1200*x**2 - 400*y
+    if _into is None:
+        _out[0, 0] = _t0 + 2
+    else:
+        _out[0, 0] = _np.add(_t0, 2, out=_out[0, 0])
+    del _t0
+    if _into is None:
+        _out[0, 1] = -400*x
+    else:
+        _out[0, 1] = _np.multiply(-400, x, out=_out[0, 1])
     _out[1, 1] = 200
     _out[1, 0] = _out[0, 1]
     return _out

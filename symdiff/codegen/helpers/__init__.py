@@ -93,6 +93,7 @@ from .derivatives import (
     _prod_others,
     _sigmoid,
     _sinc_d,
+    _softplus,
     _tril_inv,
 )
 from .erf import _cody_erf, _erf, _erfc
@@ -129,6 +130,7 @@ __all__ = [
     "_sigmoid",
     "_sinc_d",
     "_sinpi",
+    "_softplus",
     "_tril_inv",
     "_xp_as_output",
     "_xp_common_shape",

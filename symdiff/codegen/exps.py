@@ -33,7 +33,7 @@ from sympy.codegen.cfunctions import expm1
 
 from ..simplify import operation_nodes, shared_subexpressions
 from .forms import SEARCH_MAX_NODES, Line, cheaper_program, program_passes
-from .naming import TEMPORARY
+from .naming import TEMPORARY, exp_base
 
 #: The largest multiple ``|k|`` of the base argument written as a power of the base.
 K_MAX = 4
@@ -121,11 +121,11 @@ def _program(
     ones: dict[sp.Symbol, sp.Symbol] = {}
     for index, (u, c0) in enumerate(bases.items()):
         members = {node: c for node, (c, v) in calls.items() if v == u}
-        e = sp.Symbol(f"_exp_base{index}", real=True)
+        e = sp.Symbol(exp_base(index), real=True)
         definitions.append((e, sp.exp(c0 * u)))
         m = None
         if any(isinstance(node, expm1) for node in members):
-            m = sp.Symbol(f"_expm1_base{index}", real=True)
+            m = sp.Symbol(exp_base(index, minus_one=True), real=True)
             definitions.append((m, expm1(c0 * u)))
             ones[e] = m
         for node, c in members.items():

@@ -163,6 +163,12 @@ def output_entry(index: Iterable[int]) -> str:
     return "_out_" + "_".join(map(str, index))
 
 
+def exp_base(index: int, minus_one: bool = False) -> str:
+    """The shared exponential ``index`` of :mod:`symdiff.codegen.exps` (``exp(c*u)``, or its
+    ``expm1`` when ``minus_one``): ``_exp_base0``, ``_expm1_base0``."""
+    return f"_{'expm1' if minus_one else 'exp'}_base{index}"
+
+
 def deferred(index: int) -> str:
     """The tensor emitter's name of a value a later sum gathers in place: ``_z0``."""
     return f"_z{index}"

@@ -115,12 +115,33 @@ def test_the_point_path_gives_the_numbers_of_numpy_scalars_and_falls_back_at_pol
     g = sd.value_and_grad("x**3*y - exp(x)/y + log(y)", wrt=["x", "y"], cache=False)
     assert "_at_point(_formulas, (x, y))" in g.source
     value, grads = g(0.7, 1.3)
-    v0, g0 = g(np.float64(0.7), np.float64(1.3))  # NumPy scalars: the array path
+    v0, g0 = g(np.asarray(0.7), np.asarray(1.3))  # 0-d arrays: the array path
     np.testing.assert_allclose([value, *grads], [v0, *g0], rtol=1e-15)
     assert type(value) is np.ndarray and value.dtype == np.float64
     with np.errstate(divide="ignore", invalid="ignore"):
         value, grads = g(0.7, 0.0)  # Python raises at 1/0.0: NumPy scalars give inf and nan
     assert not np.isfinite(value)
+
+
+def test_numpy_float64_scalars_take_the_point_path_and_outputs_stay_0d_arrays(monkeypatch):
+    """``g(*x)`` of a float64 array passes NumPy scalars: they are computed as Python floats
+    (the formulas see floats), and every output is a 0-d float64 array, nested as before."""
+    g = sd.value_and_grad("x**3*y - exp(x)/y + log(y)", wrt=["x", "y"], cache=False)
+    seen = []
+    formulas = g._fn.__globals__["_formulas"]
+
+    def spy(*args):
+        seen.append(tuple(type(a) for a in args[:2]))
+        return formulas(*args)
+
+    monkeypatch.setitem(g._fn.__globals__, "_formulas", spy)
+    x = np.array([0.7, 1.3])
+    value, (dx, dy) = g(*x)
+    assert seen == [(float, float)]
+    want_value, (want_dx, want_dy) = g(np.asarray(0.7), np.asarray(1.3))
+    for got, want in ((value, want_value), (dx, want_dx), (dy, want_dy)):
+        assert type(got) is np.ndarray and got.shape == () and got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-15)
 
 
 def test_no_point_path_where_a_power_of_a_float_could_be_complex():
@@ -152,6 +173,15 @@ def _point_module(test: str, body: str) -> str:
         ("x.__class__ is float", "return _at_point(print, (x, y))", False),
         ("x.__class__ is float", "return _at_point(_formulas, (x, _np))", False),
         ("x.__class__ is float", "x = 1", False),
+        ("(x.__class__ is float or x.__class__ is _np.float64) and y.__class__ is float",
+         "return _at_point(_formulas, (x, y))", True),
+        ("(x.__class__ is float or y.__class__ is _np.float64)",
+         "return _at_point(_formulas, (x, y))", False),
+        ("(x.__class__ is float or x.__class__ is _np.float32)",
+         "return _at_point(_formulas, (x, y))", False),
+        ("(x.__class__ is float or x.__class__ is np.float64)",
+         "return _at_point(_formulas, (x, y))", False),
+        ("(x.__class__ is float or x)", "return _at_point(_formulas, (x, y))", False),
     ],
 )
 def test_the_verifier_accepts_exactly_the_point_path(test, body, ok):

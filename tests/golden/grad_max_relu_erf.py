@@ -109,7 +109,7 @@ def _at_point(formulas, inputs):
 
         leaves(result)
     values = _np.array(flat, dtype=_np.float64)
-    views = map(values.__getitem__, zip(range(len(flat)), (...,) * len(flat)))
+    views = map(values.__getitem__, zip(range(len(flat)), (...,) * len(flat), strict=True))
     if flat is result:
         return tuple(views)
 

@@ -10,15 +10,16 @@ Problems (each a string in n scalar names ``x0 .. x{n-1}``):
 
 Columns, per problem and n:
 
-- ``build s``: ``sd.grad(text, wrt=names, cache=False)``, parsing included (median of
-  ``--builds`` runs, each from empty memos; goal <= 5 s);
+- ``build s``: ``sd.grad(text, wrt=names, cache=False)``, parsing included, in CPU seconds
+  (median of ``--builds`` runs, each from empty memos; goal <= 5 s);
 - ``g/f``: gradient over function (``sd.compile`` of the same text) on 64-point arrays
   (goal <= 4 at n = 1000);
 - ``point us``: the gradient at one point, n Python floats in;
   ``x hand``: that over hand-written NumPy on the vector of n values (goal <= 3 at n = 100);
   ``x jax``: over ``jax.jit(jax.grad(f))`` on that vector, the result converted with
   ``np.asarray`` (goal < 1 at n = 100 and 1000; "-" when JAX is not installed);
-  ``0-d``: the same point given as 0-d float64 arrays, over hand-written.
+  ``f64``: the same point given as NumPy float64 scalars (``g(*x)`` of a float64 array),
+  over hand-written; ``0-d``: given as 0-d float64 arrays, over hand-written.
 
 Then ``value_and_grad`` against ``grad`` (goal: at most 1.1x grad plus the value's last
 operation): for the n-name problems at one point and on 64-point arrays, and for the tensor
@@ -171,7 +172,8 @@ def round_times(peers: dict[str, Callable[[], object]], repeat: int,
 
 
 def build_seconds(make: Callable[[], object], builds: int) -> tuple[float, object]:
-    """Median seconds of ``make()`` from empty memos (symdiff's and SymPy's), and its result."""
+    """Median CPU seconds of ``make()`` from empty memos (symdiff's and SymPy's), and its
+    result."""
     from sympy.core.cache import clear_cache
 
     times, made = [], None
@@ -179,9 +181,9 @@ def build_seconds(make: Callable[[], object], builds: int) -> tuple[float, objec
         clear_memo()
         clear_cache()
         gc.collect()
-        start = time.perf_counter()
+        start = time.process_time()  # CPU time: the machine may be shared
         made = make()
-        times.append(time.perf_counter() - start)
+        times.append(time.process_time() - start)
     return statistics.median(times), made
 
 
@@ -189,12 +191,23 @@ def _jax_grad(problem: str):
     try:
         import jax
         import jax.numpy as jnp
-    except ImportError:
+    except ImportError as error:
+        _skipped("jax", f"JAX is not installed here ({error})")
         return None
     jax.config.update("jax_enable_x64", True)
     value = VALUES[problem]
     grad = jax.jit(jax.grad(lambda v: value(jnp, v)))
     return lambda x: np.asarray(grad(x))
+
+
+_SKIPPED: set[str] = set()
+
+
+def _skipped(peer: str, reason: str) -> None:
+    """Say once why a peer's column shows "-"."""
+    if peer not in _SKIPPED:
+        _SKIPPED.add(peer)
+        print(f"(peer {peer} skipped: {reason})", flush=True)
 
 
 def _check(name: str, got, reference) -> None:
@@ -217,14 +230,16 @@ def one_problem(problem: str, n: int, options) -> dict[str, float]:
     hand = GRADS[problem]
     floats = tuple(x[order].tolist())
     zeros = tuple(np.asarray(v) for v in floats)
+    scalars = tuple(x[order])  # NumPy float64 scalars
     rows = tuple(batch[order])
     reference = hand(x)  # the gradient comes in the order of wrt: x0, x1, ...
     _check(f"{problem} point", g(*floats), reference)
     _check(f"{problem} 0-d", g(*zeros), reference)
+    _check(f"{problem} float64", g(*scalars), reference)
     _check(f"{problem} batch", g(*rows), hand(batch))
     batch_times = round_times({"g": lambda: g(*rows), "f": lambda: f(*rows)}, options.repeat)
     peers = {"symdiff": lambda: g(*floats), "hand": lambda: hand(x),
-             "0-d": lambda: g(*zeros)}
+             "0-d": lambda: g(*zeros), "f64": lambda: g(*scalars)}
     jax_grad = _jax_grad(problem) if options.jax else None
     if jax_grad is not None:
         np.testing.assert_allclose(jax_grad(x), hand(x), rtol=1e-9, atol=1e-9)
@@ -237,10 +252,14 @@ def one_problem(problem: str, n: int, options) -> dict[str, float]:
         "x hand": point["symdiff"] / point["hand"],
         "x jax": point["symdiff"] / point["jax"] if "jax" in point else float("nan"),
         "0-d": point["0-d"] / point["hand"],
+        "f64": point["f64"] / point["hand"],
+        "jax us": point.get("jax", float("nan")),
+        "hand us": point["hand"],
     }
     print(f"{problem:11} {n:>5} {row['build']:8.2f} {row['g/f']:6.2f} "
-          f"{row['point'] * 1e6:10.1f} {row['x hand']:7.2f} {_fmt(row['x jax'])} "
-          f"{row['0-d']:6.2f}", flush=True)
+          f"{row['point'] * 1e6:10.1f} {row['hand us'] * 1e6:8.1f} {_fmt(row['jax us'] * 1e6)} "
+          f"{row['x hand']:7.2f} {_fmt(row['x jax'])} {row['f64']:6.2f} {row['0-d']:6.2f}",
+          flush=True)
     return row
 
 
@@ -333,8 +352,8 @@ def main() -> None:
     sd.grad("x*y", cache=False)  # imports out of the build times
     print(f"load average {os.getloadavg()[0]:.2f}; medians of {options.repeat} rounds; "
           f"symdiff {sd.__file__}")
-    print(f"{'problem':11} {'n':>5} {'build s':>8} {'g/f':>6} {'point us':>10} {'x hand':>7} "
-          f"{'x jax':>6} {'0-d':>6}")
+    print(f"{'problem':11} {'n':>5} {'build s':>8} {'g/f':>6} {'point us':>10} {'hand us':>8} "
+          f"{'jax us':>6} {'x hand':>7} {'x jax':>6} {'f64':>6} {'0-d':>6}")
     for problem in problems:
         for n in sizes:
             if problem == "quadratic" and n != min(max(sizes), 100):

@@ -26,7 +26,7 @@ from .errors import SymdiffError
 from .options import Options
 from .parsing import FUNCTIONS, check_wrt, parse
 from .recipe import Recipe
-from .simplify import stable_forms
+from .simplify import own_free_symbols, stable_forms
 from .trace import (
     DIRECTION,
     call_signature,
@@ -67,9 +67,14 @@ class Request:
         else:
             aliases = dict(self.aliases)
             names = tuple(
-                sorted(_free_names(self.exprs) | set(self.wrt), key=lambda n: aliases.get(n, n))
+                sorted(self.free_names | set(self.wrt), key=lambda n: aliases.get(n, n))
             )
         return names + ((DIRECTION,) if self.kind == "hvp" else ())
+
+    @functools.cached_property
+    def free_names(self) -> frozenset[str]:
+        """The names of the expressions' variables (found once: each search walks them all)."""
+        return frozenset(_free_names(self.exprs))
 
     @property
     def call_signature(self) -> inspect.Signature | None:
@@ -120,7 +125,24 @@ def expression(expr: object) -> sp.Expr:
 
 
 def _free_names(exprs: Sequence[sp.Expr]) -> set[str]:
-    return {s.name for e in exprs for s in e.free_symbols}
+    """The names of the free symbols of ``exprs``, each distinct subexpression visited once
+    (SymPy's ``free_symbols`` builds a set at every node of the tree); a type with its own
+    ``free_symbols`` (bound variables) is asked directly."""
+    names: set[str] = set()
+    seen: set[sp.Basic] = set()
+    pending = list(exprs)
+    while pending:
+        expr = pending.pop()
+        if expr in seen:
+            continue
+        seen.add(expr)
+        if expr.is_Symbol:
+            names.add(expr.name)
+        elif expr.is_Atom or own_free_symbols(type(expr)):
+            names.update(s.name for s in expr.free_symbols)
+        else:
+            pending.extend(expr.args)
+    return names
 
 
 def wrt_names(wrt: object, exprs: Sequence[sp.Expr]) -> tuple[tuple[str, ...], bool]:
@@ -176,13 +198,14 @@ def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Req
             parsed.append(stable_forms(expression(item)))
     parsed_names, wrt, aliases = _with_code_names(tuple(parsed), wrt)
     parsed = list(parsed_names)
+    free = _free_names(parsed)
     signature = combine_signatures(signatures, functions) if signatures else None
     label = traced_name(functions, len(items) == 1) if functions else ""
     if signature is not None:
-        check_parameters(signature, _free_names(parsed), label)
+        check_parameters(signature, free, label)
     if kind == "value":
         return Request(kind, tuple(parsed), (), False, options, signature, aliases)
-    names, single = resolve_wrt(wrt, signature, _free_names(parsed), items, FUNCTIONS, label)
+    names, single = resolve_wrt(wrt, signature, free, items, FUNCTIONS, label)
     return Request(kind, tuple(parsed), names, single, options, signature, aliases)
 
 

@@ -6,10 +6,13 @@ times), the product's gradient by prefix and suffix products, the point path on 
 from __future__ import annotations
 
 import ast
+import re
 
 import numpy as np
 import pytest
 import sympy as sp
+from sympy.core import random as sympy_random
+from sympy.core.cache import clear_cache
 
 import symdiff as sd
 from symdiff.codegen import forms
@@ -115,12 +118,33 @@ def test_the_point_path_gives_the_numbers_of_numpy_scalars_and_falls_back_at_pol
     g = sd.value_and_grad("x**3*y - exp(x)/y + log(y)", wrt=["x", "y"], cache=False)
     assert "_at_point(_formulas, (x, y))" in g.source
     value, grads = g(0.7, 1.3)
-    v0, g0 = g(np.float64(0.7), np.float64(1.3))  # NumPy scalars: the array path
+    v0, g0 = g(np.asarray(0.7), np.asarray(1.3))  # 0-d arrays: the array path
     np.testing.assert_allclose([value, *grads], [v0, *g0], rtol=1e-15)
     assert type(value) is np.ndarray and value.dtype == np.float64
     with np.errstate(divide="ignore", invalid="ignore"):
         value, grads = g(0.7, 0.0)  # Python raises at 1/0.0: NumPy scalars give inf and nan
     assert not np.isfinite(value)
+
+
+def test_numpy_float64_scalars_take_the_point_path_and_outputs_stay_0d_arrays(monkeypatch):
+    """``g(*x)`` of a float64 array passes NumPy scalars: they are computed as Python floats
+    (the formulas see floats), and every output is a 0-d float64 array, nested as before."""
+    g = sd.value_and_grad("x**3*y - exp(x)/y + log(y)", wrt=["x", "y"], cache=False)
+    seen = []
+    formulas = g._fn.__globals__["_formulas"]
+
+    def spy(*args):
+        seen.append(tuple(type(a) for a in args[:2]))
+        return formulas(*args)
+
+    monkeypatch.setitem(g._fn.__globals__, "_formulas", spy)
+    x = np.array([0.7, 1.3])
+    value, (dx, dy) = g(*x)
+    assert seen == [(float, float)]
+    want_value, (want_dx, want_dy) = g(np.asarray(0.7), np.asarray(1.3))
+    for got, want in ((value, want_value), (dx, want_dx), (dy, want_dy)):
+        assert type(got) is np.ndarray and got.shape == () and got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-15)
 
 
 def test_no_point_path_where_a_power_of_a_float_could_be_complex():
@@ -152,6 +176,15 @@ def _point_module(test: str, body: str) -> str:
         ("x.__class__ is float", "return _at_point(print, (x, y))", False),
         ("x.__class__ is float", "return _at_point(_formulas, (x, _np))", False),
         ("x.__class__ is float", "x = 1", False),
+        ("(x.__class__ is float or x.__class__ is _np.float64) and y.__class__ is float",
+         "return _at_point(_formulas, (x, y))", True),
+        ("(x.__class__ is float or y.__class__ is _np.float64)",
+         "return _at_point(_formulas, (x, y))", False),
+        ("(x.__class__ is float or x.__class__ is _np.float32)",
+         "return _at_point(_formulas, (x, y))", False),
+        ("(x.__class__ is float or x.__class__ is np.float64)",
+         "return _at_point(_formulas, (x, y))", False),
+        ("(x.__class__ is float or x)", "return _at_point(_formulas, (x, y))", False),
     ],
 )
 def test_the_verifier_accepts_exactly_the_point_path(test, body, ok):
@@ -161,3 +194,142 @@ def test_the_verifier_accepts_exactly_the_point_path(test, body, ok):
     else:
         with pytest.raises(VerificationError):
             check_module(source)
+
+
+# -- 1,000 names: the gradients against sympy.diff and central differences ------------------------
+#: Each problem built in SymPy directly (the reference does not parse the text) and in NumPy.
+REFERENCES = {
+    "rosenbrock": (
+        lambda s: sp.Add(*(100 * (s[i + 1] - s[i] ** 2) ** 2 + (1 - s[i]) ** 2
+                           for i in range(len(s) - 1))),
+        lambda x: float(np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)),
+    ),
+    "product": (lambda s: sp.Mul(*s), lambda x: float(np.prod(x))),
+    "logsumexp": (lambda s: sp.log(sp.Add(*map(sp.exp, s))),
+                  lambda x: float(np.log(np.sum(np.exp(x))))),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("problem", sorted(REFERENCES))
+def test_the_1000_name_gradients_match_sympy_diff_and_central_differences(problem):
+    """At n = 1,000 (the parser's limit of names): a sample of partials against ``sympy.diff``
+    of the problem built in SymPy, evaluated exactly at the point, and against central
+    differences of the value; the point path (Python floats) and the array path agree."""
+    n = 1000
+    names = _names(n)
+    g = sd.grad(TEXTS[problem](n), wrt=names, cache=False)
+    rng = np.random.default_rng(7)
+    point = rng.uniform(0.97, 1.03, n) if problem == "product" else rng.uniform(0.5, 1.5, n)
+    got = np.stack(g(**{name: float(v) for name, v in zip(names, point, strict=True)}))
+    rows = {name: np.array([v, v + 1e-3]) for name, v in zip(names, point, strict=True)}
+    np.testing.assert_allclose(np.stack(g(**rows))[:, 0], got, rtol=1e-13, atol=1e-13)
+    build, value = REFERENCES[problem]
+    symbols = sp.symbols(names, real=True)
+    expr = build(symbols)
+    values = dict(zip(symbols, (sp.Float(v, 30) for v in point), strict=True))
+    for i in (0, 1, 499, 998, 999):
+        if expr.is_Add:  # a sum: the terms of other names differentiate to 0
+            exact = float(sp.diff(expr, symbols[i]).xreplace(values))
+        else:  # the other names set first (SymPy's derivative of a product of 1,000 takes 20 s)
+            others = {s: v for s, v in values.items() if s != symbols[i]}
+            exact = float(sp.diff(expr.xreplace(others), symbols[i]).xreplace(values))
+        assert got[i] == pytest.approx(exact, rel=1e-11, abs=1e-11), (problem, i)
+        h = 1e-6
+        up, down = point.copy(), point.copy()
+        up[i] += h
+        down[i] -= h
+        central = (value(up) - value(down)) / (2 * h)
+        assert got[i] == pytest.approx(central, rel=1e-5, abs=1e-5), (problem, i)
+
+
+# -- the work of each build phase grows linearly (Python calls counted, never times) --------------
+#: The phases of a build and where each is called from (module, name): each is wrapped to count
+#: the Python and C calls made while it runs.
+PHASES = {
+    "parse": ("symdiff.parsing.entry", "read_text"),
+    "derivation": ("symdiff.build", "gradient_program"),
+    "emission": ("symdiff.build", "emit_source"),
+    "verification": ("symdiff.codegen.load", "check_module"),
+}
+
+
+def _phase_calls(problem: str, n: int, monkeypatch) -> dict[str, int]:
+    """Calls made in each phase of ``sd.grad`` of a problem at size n (under a profile hook that
+    counts calls: the parser then keeps its own CPU deadline between nodes only)."""
+    import importlib
+    import sys
+
+    counts = dict.fromkeys(PHASES, 0)
+    current: list[str] = []
+
+    def hook(frame, event, arg):
+        if current and event in ("call", "c_call"):
+            counts[current[-1]] += 1
+
+    def counted(phase, function):
+        def run(*args, **kwargs):
+            current.append(phase)
+            try:
+                return function(*args, **kwargs)
+            finally:
+                current.pop()
+        return run
+
+    prefix = f"v{n}_"  # names of this size only: no symbol's assumptions known from before
+    text = re.sub(r"\bx(\d+)", prefix + r"\1", TEXTS[problem](n))
+    clear_cache()
+    sympy_random.seed(0)  # SymPy checks facts in a random order: the work differs run to run
+    with monkeypatch.context() as patch:
+        for phase, (module, name) in PHASES.items():
+            owner = importlib.import_module(module)
+            patch.setattr(owner, name, counted(phase, getattr(owner, name)))
+        sys.setprofile(hook)
+        try:
+            sd.grad(text, wrt=[f"{prefix}{i}" for i in range(n)], cache=False)
+        finally:
+            sys.setprofile(None)
+    return counts
+
+
+@pytest.mark.parametrize("problem", ["rosenbrock", "product", "logsumexp"])
+def test_the_work_of_every_build_phase_grows_linearly_with_the_names(problem, monkeypatch):
+    """Twice the names, at most about twice the calls in every phase (parse, reverse sweep,
+    emission with the cost model and printing, verification): a phase that goes quadratic
+    (n products of n - 1 factors, a walk of the whole tree per node, a search per line over
+    all lines) makes four times as many at twice the size."""
+    small = _phase_calls(problem, 40, monkeypatch)
+    large = _phase_calls(problem, 80, monkeypatch)
+    for phase in PHASES:
+        assert small[phase] > 0, phase
+        assert large[phase] <= 2.3 * small[phase], (phase, small[phase], large[phase])
+
+
+def test_linearisation_and_the_requests_names_visit_each_node_of_a_dag_once(monkeypatch):
+    """``sin(e)*cos(e) + 3`` nested 20 deep is a DAG of 80 nodes and a tree of 2**20: the
+    reverse sweep's linearisation and a request's variable names take DAG-sized work (SymPy's
+    ``free_symbols``, asked of every node, walks the tree)."""
+    import sys
+
+    from symdiff.engine.reverse import Linearizer
+    from symdiff.request import Request
+
+    x = sp.Symbol("x", real=True)
+    e = x
+    for _ in range(20):
+        e = sp.sin(e) * sp.cos(e) + 3
+    calls = 0
+
+    def hook(frame, event, arg):
+        nonlocal calls
+        calls += 1
+
+    sys.setprofile(hook)
+    try:
+        linear = Linearizer(["x"])
+        linear(e)
+        params = Request("grad", (e,), ("x",), True).params
+    finally:
+        sys.setprofile(None)
+    assert len(linear.nodes) == 20 * 4 and params == ("x",)
+    assert calls < 100_000

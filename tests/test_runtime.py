@@ -465,8 +465,10 @@ def _twice_block(a, shape, dtype, into):
 
 
 def _reciprocal_point(a, shape, dtype, into):
-    """A stand-in for ``_formulas`` at a point: ``1/a`` (Python raises at 0.0, NumPy: inf)."""
-    return 1 / a, shape, dtype
+    """A stand-in for ``_formulas`` at a point: ``1/a`` (Python raises at 0.0, NumPy: inf)
+    and ``a`` nested as value_and_grad's outputs are; last, 1 where ``1/a`` was computed on a
+    Python float and the dtype was None (outputs handed back as computed)."""
+    return 1 / a, (a, (1 / a,)), float(type(1 / a) is float and dtype is None)
 
 
 def _call_examples():
@@ -477,7 +479,7 @@ def _call_examples():
             (_twice_block, [long], long.shape, long.dtype),
             (long * 2.0, (np.stack([long, -long]),)),
         ),
-        "_at_point": ((_reciprocal_point, (4.0,)), (0.25, (), np.dtype(np.float64))),
+        "_at_point": ((_reciprocal_point, (4.0,)), (0.25, (4.0, (0.25,)), 1.0)),
         "_sinpi": ((x,), _sinpi(x)),
         "_cody_erf": ((x,), _cody_erf(x)),
         "_erf": ((x,), _erf(x)),
@@ -829,10 +831,17 @@ def test_sinc_d_is_accurate_through_zero_and_beyond(n):
 
 
 def test_at_point_runs_on_floats_and_falls_back_to_numpy_scalars_where_python_raises():
-    """Python floats where they give NumPy's numbers; at 1/0.0 (ZeroDivisionError) the point is
-    computed again on NumPy scalars, which give inf, as every other path does."""
-    value, shape, dtype = _at_point(_reciprocal_point, (4.0,))
-    assert value == 0.25 and type(value) is float and shape == () and dtype == np.float64
+    """Python floats where they give NumPy's numbers (NumPy float64 scalars are made Python
+    floats first); at 1/0.0 (ZeroDivisionError) the point is computed again on NumPy scalars,
+    which give inf, as every other path does. The formulas get the dtype None (outputs as
+    computed) and every output comes back a 0-d float64 array, nested as it was."""
+    for point in ((4.0,), (np.float64(4.0),)):
+        value, (same, (reciprocal,)), on_floats = _at_point(_reciprocal_point, point)
+        for got, want in ((value, 0.25), (same, 4.0), (reciprocal, 0.25), (on_floats, 1.0)):
+            assert type(got) is np.ndarray and got.shape == () and got.dtype == np.float64
+            assert got == want
     with np.errstate(divide="ignore"):
-        value, _, _ = _at_point(_reciprocal_point, (0.0,))
-    assert value == np.inf and isinstance(value, np.float64)
+        value, _, on_floats = _at_point(_reciprocal_point, (0.0,))
+    assert value == np.inf and on_floats == 0.0
+    single = _at_point(lambda a, shape, dtype, into: a * 2.0, (1.5,))
+    assert type(single) is np.ndarray and single.shape == () and single == 3.0

@@ -125,8 +125,11 @@ def _point_path(params: Sequence[str], printer: CodePrinter) -> list[str]:
     """The first statements of an elementwise function: at one point given as Python floats
     (the usual call of an optimiser over named parameters) the formulas run on the floats
     themselves (:func:`~symdiff.codegen.helpers.blocks._at_point`), without the conversion of
-    every argument to an array; with 1,000 names that conversion cost more than the formulas."""
-    test = " and ".join(f"{p}.__class__ is float" for p in params)
+    every argument to an array; with 1,000 names that conversion cost more than the formulas.
+    NumPy float64 scalars take it too (``g(*x)`` of a float64 array ``x``): one test for
+    Python floats, then one for float64 (``_at_point`` makes them Python floats)."""
+    test = " and ".join(
+        f"({p}.__class__ is float or {p}.__class__ is _np.float64)" for p in params)
     call = printer.helper_call(POINT_HELPER, FORMULAS, names_tuple_of(params))
     return [f"if {test}:", f"    return {call}"]
 

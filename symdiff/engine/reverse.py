@@ -20,7 +20,7 @@ import sympy as sp
 
 from ..codegen import naming
 from ..errors import UnsupportedError
-from ..simplify import stable_forms, zero_power_log
+from ..simplify import own_free_symbols, stable_forms, zero_power_log
 from .adjoints import AdjointStep, Contribution, Definition, GradientStep, ReverseSteps, Sweep
 from .local import Local, operation_rule, piecewise_rule
 
@@ -50,13 +50,14 @@ class Linearizer:
     def __init__(self, variables: Iterable[str] = ()) -> None:
         self.nodes: list[_Node] = []
         self.seen: dict[sp.Expr, sp.Expr] = {}
+        self.constants: dict[sp.Expr, bool] = {}
         self.names = naming.temporaries(variables)
 
     def __call__(self, expr: sp.Expr) -> sp.Expr:
         """The symbol (or constant) standing for ``expr`` after linearisation."""
         if expr in self.seen:
             return self.seen[expr]
-        if expr.is_Atom or not expr.free_symbols:
+        if expr.is_Atom or self._constant(expr):
             result = expr
         elif isinstance(expr, sp.Mul) and len(expr.args) > 2:
             head, *rest = expr.args
@@ -65,6 +66,20 @@ class Linearizer:
             result = self._node(expr)
         self.seen[expr] = result
         return result
+
+    def _constant(self, expr: sp.Expr) -> bool:
+        """Whether ``expr`` has no free symbol, memoised over the DAG (SymPy's ``free_symbols``
+        walks the whole tree below a node each time it is asked: asked of every node, that is
+        the tree's size times its depth). A type with its own ``free_symbols`` (bound
+        variables) is asked directly."""
+        found = self.constants.get(expr)
+        if found is None:
+            if expr.is_Atom or own_free_symbols(type(expr)):
+                found = not expr.free_symbols
+            else:
+                found = all(self._constant(arg) for arg in expr.args)
+            self.constants[expr] = found
+        return found
 
     def _binary_product(self, left: sp.Expr, factors: list[sp.Expr]) -> sp.Expr:
         for factor in factors:

@@ -15,7 +15,7 @@ and :data:`STABLE_REWRITES`), ``zero_power`` (:func:`zero_power_logs`) and ``cse
 
 from __future__ import annotations
 
-from .budget import SIMPLIFY_MAX_OPS, Budget, expansion_terms, operation_nodes
+from .budget import SIMPLIFY_MAX_OPS, Budget, expansion_terms, operation_nodes, own_free_symbols
 from .cse import TEMP_PREFIX, shared_subexpressions
 from .phases import simplify_for_people
 from .stable import STABLE_REWRITES, stable_forms
@@ -28,6 +28,7 @@ __all__ = [
     "Budget",
     "expansion_terms",
     "operation_nodes",
+    "own_free_symbols",
     "shared_subexpressions",
     "simplify_for_people",
     "stable_forms",

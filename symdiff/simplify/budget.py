@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -50,6 +51,16 @@ class Budget:
     #: ``radsimp``, the rewrites SymPy leaves to ``Piecewise`` and other functions): operations
     #: of their input.
     other_ops: int = 60
+
+
+@functools.cache
+def own_free_symbols(cls: type) -> bool:
+    """Whether the SymPy type ``cls`` computes its own ``free_symbols`` (atoms, and types with
+    bound variables such as ``Integral``) instead of the union over its arguments, which a walk
+    of the DAG that visits each distinct node once can gather itself (SymPy's property walks
+    the whole tree below a node, each time it is asked)."""
+    owner = next(k for k in cls.__mro__ if "free_symbols" in vars(k))
+    return owner is not sp.Basic
 
 
 def operation_nodes(expr: sp.Basic) -> int:

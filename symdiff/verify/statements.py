@@ -250,28 +250,20 @@ def _check_shape_test(statement: ast.If, checker: ExpressionChecker) -> None:
 def _check_point_test(statement: ast.If, params: set[str]) -> None:
     """The point path of an elementwise function, and nothing else::
 
-        if x.__class__ is float and y.__class__ is float:
+        if (x.__class__ is float or x.__class__ is _np.float64) and (y.__class__ is float
+                or y.__class__ is _np.float64):
             return _at_point(_formulas, (x, y))
 
-    The test is one ``is`` comparison or an ``and`` of them, each of ``<param>.__class__`` with
-    the name ``float``; the body returns one call of ``_at_point`` on the name ``_formulas``
-    and a tuple of parameters; no ``else``.
+    The test is one class test or an ``and`` of them; a class test is one ``is`` comparison of
+    ``<param>.__class__`` with the name ``float`` or ``_np.float64``, or an ``or`` of such
+    comparisons on one parameter. The body returns one call of ``_at_point`` on the name
+    ``_formulas`` and a tuple of parameters; no ``else``.
     """
     test = statement.test
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
         else [test]
-    for comparison in tests:
-        if not (
-            isinstance(comparison, ast.Compare)
-            and len(comparison.ops) == 1
-            and isinstance(comparison.ops[0], ast.Is)
-            and isinstance(comparison.left, ast.Attribute)
-            and comparison.left.attr == "__class__"
-            and isinstance(comparison.left.value, ast.Name)
-            and comparison.left.value.id in params
-            and isinstance(comparison.comparators[0], ast.Name)
-            and comparison.comparators[0].id == "float"
-        ):
+    for clause in tests:
+        if not _class_test(clause, params):
             raise refuse(statement, "unexpected test in the point path")
     body = statement.body
     value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
@@ -287,6 +279,36 @@ def _check_point_test(statement: ast.If, params: set[str]) -> None:
         and all(isinstance(a, ast.Name) and a.id in params for a in value.args[1].elts)
     ):
         raise refuse(statement, f"the point path may only return {POINT_HELPER}(...)")
+
+
+def _class_test(clause: ast.AST, params: set[str]) -> bool:
+    """``p.__class__ is float``, ``p.__class__ is _np.float64``, or an ``or`` of those on one
+    parameter ``p``."""
+    comparisons = clause.values if isinstance(clause, ast.BoolOp) and isinstance(
+        clause.op, ast.Or) else [clause]
+    names = set()
+    for comparison in comparisons:
+        if not (
+            isinstance(comparison, ast.Compare)
+            and len(comparison.ops) == 1
+            and isinstance(comparison.ops[0], ast.Is)
+            and isinstance(comparison.left, ast.Attribute)
+            and comparison.left.attr == "__class__"
+            and isinstance(comparison.left.value, ast.Name)
+            and comparison.left.value.id in params
+            and _float_class(comparison.comparators[0])
+        ):
+            return False
+        names.add(comparison.left.value.id)
+    return len(names) == 1
+
+
+def _float_class(node: ast.AST) -> bool:
+    """The name ``float`` or ``_np.float64``."""
+    if isinstance(node, ast.Name):
+        return node.id == "float"
+    return (isinstance(node, ast.Attribute) and node.attr == "float64"
+            and isinstance(node.value, ast.Name) and node.value.id == "_np")
 
 
 def _converts(statement: ast.If) -> bool:

@@ -21,7 +21,11 @@ def f():
 
 
 def _as_output(value, shape, dtype):
-    """``value`` as an array of the broadcast ``shape`` and ``dtype`` (constants included)."""
+    """``value`` as an array of the broadcast ``shape`` and ``dtype`` (constants included);
+    ``value`` itself for the dtype ``None`` (the point path, which converts every output at
+    once)."""
+    if dtype is None:
+        return value
     value = _np.asarray(value, dtype=dtype)
     if value.shape != shape:
         value = _np.broadcast_to(value, shape).copy()

@@ -127,22 +127,56 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
 
 
 def _at_point(formulas, inputs):
-    """``formulas(*inputs, (), float64, None)`` at one point whose coordinates are Python floats,
-    computed on the floats themselves: Python's float arithmetic is IEEE double arithmetic, as
-    NumPy's float64 is, and costs a fraction of NumPy scalars' (the arguments skip their
-    conversion to arrays too). Where it raises instead of giving inf or nan (a division by zero,
-    an overflowing power), the point is computed again on NumPy scalars, which give NumPy's
-    values. The generated code takes this path only when every ``**`` in its formulas has an
-    integer exponent (a float to a fractional power can be complex in Python)."""
-    dtype = _np.result_type(1.0)
+    """``formulas(*inputs, (), None, None)`` at one point whose coordinates are floats, computed
+    on Python floats: Python's float arithmetic is IEEE double arithmetic, as NumPy's float64
+    is, and costs a fraction of NumPy scalars' (the arguments skip their conversion to arrays
+    too). NumPy float64 scalars (the elements of a float64 array, ``g(*x)``) are converted to
+    Python floats first. Where Python raises instead of giving inf or nan (a division by zero, an
+    overflowing power), the point is computed again on NumPy scalars, which give NumPy's values.
+    The generated code takes this path only when every ``**`` in its formulas has an integer
+    exponent (a float to a fractional power can be complex in Python).
+
+    The dtype ``None`` tells the formulas' ``_as_output`` to hand each output back as it is;
+    they are made 0-d float64 arrays here, all in one conversion: one array of every output,
+    and each output a 0-d view of its own element (an ``asarray`` per output cost more than
+    the formulas with 1,000 names). The result keeps the formulas' nesting of tuples."""
+    if _np.float64 in map(type, inputs):
+        inputs = [float(a) for a in inputs]
     try:
-        return formulas(*inputs, (), dtype, None)
+        result = formulas(*inputs, (), None, None)
     except ArithmeticError:
-        return formulas(*(_np.float64(a) for a in inputs), (), dtype, None)
+        result = formulas(*[_np.float64(a) for a in inputs], (), None, None)
+    if type(result) is not tuple:
+        return _np.asarray(result, dtype=_np.float64)
+    flat = result
+    if tuple in map(type, result):
+        flat = []
+
+        def leaves(tree):
+            for item in tree:
+                if type(item) is tuple:
+                    leaves(item)
+                else:
+                    flat.append(item)
+
+        leaves(result)
+    values = _np.array(flat, dtype=_np.float64)
+    views = map(values.__getitem__, zip(range(len(flat)), (...,) * len(flat), strict=True))
+    if flat is result:
+        return tuple(views)
+
+    def rebuild(tree):
+        return tuple([rebuild(item) if type(item) is tuple else next(views) for item in tree])
+
+    return rebuild(result)
 
 
 def _as_output(value, shape, dtype):
-    """``value`` as an array of the broadcast ``shape`` and ``dtype`` (constants included)."""
+    """``value`` as an array of the broadcast ``shape`` and ``dtype`` (constants included);
+    ``value`` itself for the dtype ``None`` (the point path, which converts every output at
+    once)."""
+    if dtype is None:
+        return value
     value = _np.asarray(value, dtype=dtype)
     if value.shape != shape:
         value = _np.broadcast_to(value, shape).copy()

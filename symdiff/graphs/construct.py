@@ -13,7 +13,7 @@ from ..build import expression, wrt_names
 from ..errors import SymdiffError
 from ..parsing.teaching import parse_as_written
 from .model import Graph
-from .nodes import GraphNode
+from .nodes import GraphNode, mark_branches
 from .text import OPERATORS
 from .written import AsWritten
 
@@ -69,12 +69,7 @@ def graph(expr: object, at: Mapping[object, Any] | None = None, wrt: object = No
         shown = linear.typed.get(n.symbol, full[n.symbol])  # as typed, for a string
         add(n.symbol, label, "operation", (ids[c] for c in n.children), sp.sstr(shown))
     result = Graph(nodes, ids[root_symbol], tuple(names))
-    uses: dict[str, int] = {}
-    for n in nodes:
-        for c in n.children:
-            uses[c] = uses.get(c, 0) + 1
-    for n in nodes:
-        n.is_branch = n.kind != "constant" and uses.get(n.id, 0) > 1
+    mark_branches(nodes)
     if at is not None:
         evaluate(result, linear, ids, e, at)
     return result

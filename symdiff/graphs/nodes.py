@@ -33,3 +33,14 @@ class Edge:
     target: str
     partial: float | None = None
 
+
+
+def mark_branches(nodes: list[GraphNode]) -> None:
+    """Set ``is_branch`` on every node (not a constant) that feeds more than one use: where
+    the backward pass adds the adjoints of its uses (the multivariable chain rule)."""
+    uses: dict[str, int] = {}
+    for n in nodes:
+        for c in n.children:
+            uses[c] = uses.get(c, 0) + 1
+    for n in nodes:
+        n.is_branch = n.kind != "constant" and uses.get(n.id, 0) > 1

@@ -44,7 +44,7 @@ from ..tensor.shapes import Shape, format_dim
 from ..tensor.vjp import TENSOR_VJPS, VJPRule
 from ..tensor.walk import backward
 from .model import Graph
-from .nodes import GraphNode
+from .nodes import GraphNode, mark_branches
 from .text import OPERATORS
 from .values import evaluate
 
@@ -67,12 +67,7 @@ def tensor_graph(expr: object, shapes: object, at: Mapping[str, Any] | None = No
     ordered, ids, labels = _names(shown, request)
     nodes = [_node(n, ids, labels, children, b.called) for n in ordered]
     result = Graph(nodes, ids[id(root)], names, tensor=True)
-    uses: dict[str, int] = {}
-    for n in nodes:
-        for c in n.children:
-            uses[c] = uses.get(c, 0) + 1
-    for n in nodes:
-        n.is_branch = n.kind != "constant" and uses.get(n.id, 0) > 1
+    mark_branches(nodes)
     if at is not None:
         adjoints: dict[int, Node] | None = None
         if root.shape == () and request.params:  # the backward walk grad runs, every node kept

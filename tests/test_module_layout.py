@@ -85,7 +85,7 @@ def test_a_function_without_arguments_has_no_block_splitter():
     assert f() == np.pi and f().dtype == np.float64
     assert sd.compile("exp(1) + 2")() == pytest.approx(np.e + 2, rel=1e-15)
     # 76 lines before (47 of them the block splitter); the helper it calls is one short function
-    assert len(f.source.splitlines()) < 30
+    assert len(f.source.splitlines()) < 35
 
 
 def test_a_function_with_arguments_keeps_the_block_splitter_for_long_arrays():

@@ -222,6 +222,8 @@ def test_parse_keywords_are_the_rows_optional_params():
 
 # -- printing, the verifier's allow-list, runtime helpers ------------------------------------------
 def _prefix(row: R.Fn) -> str:
+    if row.method == "heaviside":  # H(u, 1/2), the domain's, is written with sign (bit for bit)
+        return "((_np.sign("
     if row.helper:
         return f"{row.helper}("
     if row.template:
@@ -241,6 +243,22 @@ def test_the_printers_print_the_rows_way(row, printer):
         assert code.startswith(f"{_prefix(row)}{int(node.args[i])}, ")
     names = set(re.findall(r"_np\.(\w+)", code))
     assert names <= R.numpy_names()
+
+
+@pytest.mark.parametrize("printer", [CodePrinter, ArrayCodePrinter], ids=["scalar", "tensor"])
+@pytest.mark.parametrize("at_zero", ["0", "1/2", "3/10", "1"])
+def test_heaviside_prints_as_fast_forms_equal_to_np_heaviside_bit_for_bit(printer, at_zero):
+    """relu's H(u, 0) and max's ties H(u, 1/2) print with ``sign`` (np.heaviside is a slow
+    ufunc); every form gives np.heaviside's bits, signed zeros, infinities and nan included."""
+    u = sp.Symbol("u", real=True)
+    code = printer().doprint(sp.Heaviside(u, sp.Rational(at_zero)))
+    assert ("heaviside" in code) == (at_zero not in ("0", "1/2")), code
+    z = np.array([-2.0, -0.0, 0.0, 1e-300, -1e-300, 3.0, np.nan, -np.inf, np.inf])
+    for values in (z, z.astype(np.float32)):
+        got = eval(code, {"_np": np, "u": values})  # our own printed code, no user input
+        want = np.heaviside(values, values.dtype.type(float(sp.Rational(at_zero))))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
 
 
 def test_the_printer_has_no_method_of_its_own_for_a_row():

@@ -146,9 +146,9 @@ class _Standard:
 
     def _heaviside(self, expr: sp.Heaviside) -> str:
         at_zero = expr.args[1] if len(expr.args) > 1 else sp.S.Half
-        if at_zero != sp.S.Half:
+        if at_zero not in (0, sp.S.Half):
             raise _unsupported(f"Heaviside with value {at_zero} at 0", "")
-        return f"((_np.sign({self._print(expr.args[0])}) + 1)/2)"
+        return super()._heaviside(expr)  # type: ignore[misc]
 
 
 class StandardPrinter(_Standard, CodePrinter):

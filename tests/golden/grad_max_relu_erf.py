@@ -26,7 +26,7 @@ def grad_f(x, y, *, threads=None):
 def _formulas(x, y, _shape, _dtype, _into):
     """The formulas of grad_f, on arrays of one broadcast shape (or a block of them)."""
     _t0 = _argmax_share(x, 0, x, y)
-    _t1 = _np.heaviside(x, 0.0)*_erf(y)
+    _t1 = _np.maximum(_np.sign(x), 0.0)*_erf(y)
     if _into is None:
         _x_bar = _as_output(_t0 + _t1, _shape, _dtype)
     else:

@@ -111,6 +111,8 @@ def test_float32_stays_float32_and_integers_give_float64():
     (LOGISTIC, LOGISTIC_SHAPES, "w"),
     (MLP, MLP_SHAPES, ["W1", "b1", "W2", "b2"]),
     ("sum(x[1:] * x[:-1]) + sum(cumsum(x)**2) + sum(softmax(x, axis=0) * x)", {"x": ("n",)}, "x"),
+    # relu's step H(u, 0) (refused on this backend before it was written with sign)
+    ("sum(relu(X @ W) @ v)", {"X": ("n", "d"), "W": ("d", "h"), "v": ("h",)}, ["W", "v"]),
 ])
 def test_tensor_gradients_and_hessians_on_strict_arrays(expr, shapes, wrt):
     rng = np.random.default_rng(7)
@@ -127,6 +129,16 @@ def test_tensor_gradients_and_hessians_on_strict_arrays(expr, shapes, wrt):
                         expected if isinstance(expected, tuple) else (expected,), strict=True):
             assert type(g).__module__.startswith("array_api_strict")
             _close(_numpy(g), e)
+
+
+def test_relu_and_max_steps_on_strict_arrays():
+    """The steps of relu (0 at 0) and of max's ties (1/2 at 0), elementwise, as NumPy's."""
+    values = {"x": np.array([-1.5, 0.0, 0.5, 2.0]), "y": np.array([1.0, 0.0, 1.0, -3.0])}
+    ours = sd.grad("relu(x)*y + max(x, y)", backend="array_api")
+    expected = sd.grad("relu(x)*y + max(x, y)")(**values)
+    got = ours(**{k: xp.asarray(v) for k, v in values.items()})
+    for g, e in zip(got, expected, strict=True):
+        _close(_numpy(g), e)
 
 
 @pytest.mark.parametrize(("expr", "shapes", "named"), [

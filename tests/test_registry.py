@@ -32,6 +32,7 @@ from symdiff.tensor.parse import TENSOR_FUNCTIONS
 
 from .conftest import ROOT, to_reference
 from .test_print_snapshot import SCALAR_CASES
+from .test_registry_rows import printed_prefix
 
 ROWS = [pytest.param(row, id=row.names[0] if row.names else row.head) for row in R.ROWS]
 PUBLIC = [p for p in ROWS if p.values[0].names]
@@ -221,26 +222,16 @@ def test_parse_keywords_are_the_rows_optional_params():
 
 
 # -- printing, the verifier's allow-list, runtime helpers ------------------------------------------
-def _prefix(row: R.Fn) -> str:
-    if row.method == "heaviside":  # H(u, 1/2), the domain's, is written with sign (bit for bit)
-        return "((_np.sign("
-    if row.helper:
-        return f"{row.helper}("
-    if row.template:
-        return row.template.partition("{")[0]
-    return f"_np.{row.ufunc}("
-
-
 @pytest.mark.parametrize("row", HEADS)
 @pytest.mark.parametrize("printer", [CodePrinter, ArrayCodePrinter], ids=["scalar", "tensor"])
 def test_the_printers_print_the_rows_way(row, printer):
     p = printer()
     node = _node(row)
     code = p.doprint(node)
-    assert code.startswith(_prefix(row)), code
+    assert code.lstrip("(").startswith(printed_prefix(row)), code
     assert p.helpers == ({row.helper} if row.helper else set())
     for i in row.int_args:
-        assert code.startswith(f"{_prefix(row)}{int(node.args[i])}, ")
+        assert code.startswith(f"{printed_prefix(row)}{int(node.args[i])}, ")
     names = set(re.findall(r"_np\.(\w+)", code))
     assert names <= R.numpy_names()
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from timing import interleaved_medians
 
 import symdiff as sd
 
@@ -29,17 +30,6 @@ SHAPES = {"X": ("n", "d"), "y": ("n",), "w": ("d",)}
 ELEMENTWISE = "x**2*sin(y) + log1p(exp(x*y)) + sqrt(1 + x**2)"
 
 
-def _time(peers: list[tuple[str, Callable]], args: tuple, repeat: int) -> list[float]:
-    for _, fn in peers:
-        fn(*args)
-    times: list[list[float]] = [[] for _ in peers]
-    for round_ in range(repeat):
-        for j in range(len(peers)):
-            i = (round_ + j) % len(peers)
-            start = time.perf_counter()
-            peers[i][1](*args)
-            times[i].append(time.perf_counter() - start)
-    return [statistics.median(row) for row in times]
 
 
 def numpy_arrays(repeat: int) -> None:
@@ -62,7 +52,8 @@ def numpy_arrays(repeat: int) -> None:
     ratios = []
     for label, make, args in cases:
         base, standard = make("numpy"), make("array_api")
-        t_base, t_standard = _time([("numpy", base), ("array_api", standard)], args, repeat)
+        peers = [("numpy", base), ("array_api", standard)]
+        t_base, t_standard = interleaved_medians(peers, args, repeat)
         ratios.append(t_standard / t_base)
         print(f"{label:34s} {t_base * 1e6:9.1f}us {t_standard * 1e6:9.1f}us "
               f"{t_standard / t_base:6.2f}x")

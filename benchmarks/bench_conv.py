@@ -16,27 +16,13 @@ interleaved rounds; the ratio is to the hand-written layer (lower is better). Al
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from timing import interleaved_medians
 
 import symdiff as sd
-
-
-def _time(peers: list[tuple[str, Callable]], args: tuple, repeat: int) -> list[float]:
-    for _, fn in peers:
-        fn(*args)
-    times: list[list[float]] = [[] for _ in peers]
-    for round_ in range(repeat):
-        for j in range(len(peers)):
-            i = (round_ + j) % len(peers)
-            start = time.perf_counter()
-            peers[i][1](*args)
-            times[i].append(time.perf_counter() - start)
-    return [statistics.median(row) for row in times]
 
 
 def im2col_layer(stride: int, pad: int) -> Callable:
@@ -149,7 +135,7 @@ def main(argv: list[str] | None = None) -> None:
         torch = torch_layer(stride, pad)
         if torch is not None:
             peers.append(("torch", torch))
-        times = _time(peers, (g, w, x), options.repeat)
+        times = interleaved_medians(peers, (g, w, x), options.repeat)
         torch_cols = (f" {times[2] * 1e3:>8.2f}ms {times[0] / times[2]:>6.2f}"
                       if torch is not None else "")
         print(f"{label:<24} {times[0] * 1e3:>8.2f}ms {times[1] * 1e3:>8.2f}ms "
@@ -160,7 +146,7 @@ def main(argv: list[str] | None = None) -> None:
         ("max_pool2d 2x2", _pool_peers(shape), (rng.normal(size=(64, 16, 4, 4)), x)),
         ("batch_norm", _norm_peers(shape), (g, x)),
     ):
-        times = _time(peers, args, options.repeat)
+        times = interleaved_medians(peers, args, options.repeat)
         print(f"{label:<24} {times[0] * 1e3:>8.2f}ms {times[1] * 1e3:>8.2f}ms "
               f"{times[0] / times[1]:>6.2f}")
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import time
 from collections.abc import Callable
@@ -26,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
+from timing import interleaved_medians
 
 import symdiff as sd
 
@@ -153,16 +153,8 @@ def torch_step() -> Callable | str:
 
 
 def _time(peers: list[tuple[str, Callable]], args: tuple, repeat: int) -> list[float]:
-    for _, fn in peers:
-        fn(*args)
-    times: list[list[float]] = [[] for _ in peers]
-    for round_ in range(repeat):
-        for j in range(len(peers)):
-            i = (round_ + j) % len(peers)
-            start = time.process_time()
-            peers[i][1](*args)
-            times[i].append(time.process_time() - start)
-    return [statistics.median(row) for row in times]
+    """Medians of CPU time (the shared machine's other processes do not count)."""
+    return interleaved_medians(peers, args, repeat, time.process_time)
 
 
 def main(argv: list[str] | None = None) -> None:

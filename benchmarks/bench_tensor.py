@@ -25,10 +25,10 @@ import argparse
 import importlib.util
 import os
 import statistics
-import time
 from collections.abc import Callable
 
 import numpy as np
+from timing import interleaved_times
 
 import symdiff as sd
 
@@ -79,15 +79,7 @@ def compare(label: str, peers: list[tuple[str, Callable]], args: tuple, repeat: 
     arrays in cache, or evicted, depending on who ran before it, and rotating spreads that
     evenly (a fixed order made symdiff look 25% faster than it is whenever it followed
     hand-written NumPy and JAX preceded the latter)."""
-    for _, fn in peers:
-        fn(*args)  # warm up
-    times: list[list[float]] = [[] for _ in peers]
-    for round_ in range(repeat):
-        for j in range(len(peers)):
-            i = (round_ + j) % len(peers)
-            start = time.perf_counter()
-            peers[i][1](*args)
-            times[i].append(time.perf_counter() - start)
+    times = interleaved_times(peers, args, repeat)
     rows = []
     for (peer, _), row in zip(peers, times, strict=True):
         ratio = statistics.median(t / r for t, r in zip(row, times[0], strict=True))

@@ -13,26 +13,12 @@ it (two reversed cumsums and the zero counting).
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from collections.abc import Callable
 
 import numpy as np
+from timing import interleaved_medians
 
 import symdiff as sd
-
-
-def _time(peers: list[tuple[str, Callable]], args: tuple, repeat: int) -> list[float]:
-    for _, fn in peers:
-        fn(*args)
-    times: list[list[float]] = [[] for _ in peers]
-    for round_ in range(repeat):
-        for j in range(len(peers)):
-            i = (round_ + j) % len(peers)
-            start = time.perf_counter()
-            peers[i][1](*args)
-            times[i].append(time.perf_counter() - start)
-    return [statistics.median(row) for row in times]
 
 
 def _rev_cumsum(a: np.ndarray, axis: int) -> np.ndarray:
@@ -83,8 +69,8 @@ def main(argv: list[str] | None = None) -> None:
         w = rng.uniform(-1, 1, w_shape)
         grad = sd.grad(text, shapes={"x": x_shape, "w": w_shape}, wrt="x")
         np.testing.assert_allclose(grad(x=x, w=w), hand(x, w), rtol=1e-8, atol=1e-10)
-        mine, theirs = _time([("symdiff", lambda x, w, g=grad: g(x=x, w=w)), ("hand", hand)],
-                             (x, w), options.repeat)
+        peers = [("symdiff", lambda x, w, g=grad: g(x=x, w=w)), ("hand", hand)]
+        mine, theirs = interleaved_medians(peers, (x, w), options.repeat)
         print(f"{label:<18} {mine * 1e3:>8.2f} ms {theirs * 1e3:>8.2f} ms "
               f"{mine / theirs:>6.2f}x")
 

@@ -58,12 +58,12 @@ def test_same_request_in_one_process_is_a_dict_lookup(cache_dir):
 
 
 @pytest.mark.slow
-def test_eight_processes_build_the_same_twenty_functions(cache_dir):
+def test_four_processes_build_the_same_eight_functions(cache_dir):
     worker = """
         import sys
         import symdiff as sd
         out = []
-        for k in range(1, 21):
+        for k in range(1, 9):
             g = sd.grad(f"x**{k}*sin(y) + {k}*y", wrt=["x", "y"])
             dx, dy = g(1.5, 0.5)
             out.append(f"{float(dx)!r},{float(dy)!r}")
@@ -75,7 +75,7 @@ def test_eight_processes_build_the_same_twenty_functions(cache_dir):
             [sys.executable, "-c", textwrap.dedent(worker)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment,
         )
-        for _ in range(8)
+        for _ in range(4)
     ]
     results = [p.communicate(timeout=300) for p in processes]
     assert all(p.returncode == 0 for p in processes), [err for _, err in results]
@@ -85,8 +85,8 @@ def test_eight_processes_build_the_same_twenty_functions(cache_dir):
             dx, dy = map(float, pair.split(","))
             assert dx == pytest.approx(k * 1.5 ** (k - 1) * np.sin(0.5), rel=1e-14)
             assert dy == pytest.approx(1.5**k * np.cos(0.5) + k, rel=1e-14)
-    assert len(_entries(cache_dir, "module")) == 20
-    assert len(_entries(cache_dir, "index")) == 20
+    assert len(_entries(cache_dir, "module")) == 8
+    assert len(_entries(cache_dir, "index")) == 8
     assert not list(cache_dir.rglob(".tmp-*"))
 
 

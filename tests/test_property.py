@@ -151,7 +151,7 @@ def _occurring(expr, builder):
     return wrt
 
 
-@settings(max_examples=90)
+@settings(max_examples=60)
 @given(expr=expressions, point=points)
 def test_generated_gradient_matches_sympy_diff(expr, point):
     assume(_away_from_kinks(expr, point))
@@ -165,7 +165,7 @@ def test_generated_gradient_matches_sympy_diff(expr, point):
         assert _close(float(value), reference), (expr, var, float(value), reference)
 
 
-@settings(max_examples=90)
+@settings(max_examples=60)
 @given(expr=expressions, point=points)
 def test_reverse_mode_matches_sympy_diff(expr, point):
     assume(_away_from_kinks(expr, point))
@@ -179,7 +179,7 @@ def test_reverse_mode_matches_sympy_diff(expr, point):
         assert _close(float(value), reference), (expr, var, float(value), reference)
 
 
-@settings(max_examples=90)
+@settings(max_examples=60)
 @given(expr=expressions, point=points)
 def test_derive_result_matches_sympy_diff_at_points(expr, point):
     assume(_away_from_kinks(expr, point))

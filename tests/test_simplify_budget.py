@@ -58,10 +58,10 @@ def _reference(text: str) -> sp.Expr:
 @pytest.mark.parametrize("name", sorted(PLAUSIBLE))
 def test_plausible_builds_finish_in_seconds_and_stay_correct(name):
     kind, text, wrt = PLAUSIBLE[name]
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU: other processes' load does not count
     f = getattr(sd, kind)(text, wrt=wrt, cache=False)
-    elapsed = time.perf_counter() - start
-    assert elapsed < SECONDS, f"{name}: {elapsed:.1f} s"
+    elapsed = time.process_time() - start
+    assert elapsed < SECONDS, f"{name}: {elapsed:.1f} s of CPU"
 
     expr = _reference(text)
     names = sorted(s.name for s in expr.free_symbols)

@@ -73,7 +73,7 @@ class _Simplifier:
         if count <= limit:
             return True
         log.debug("simplify: %s skipped, %d %s > budget %d: %s", phase, count, what, limit,
-                  _brief(expr))
+                  _Brief(expr))
         return False
 
     def expandable(self, phase: str, expr: sp.Basic) -> bool:
@@ -133,7 +133,9 @@ class _Simplifier:
             cancelled = sp.cancel(expr)
             expr1 = cancelled
             if self.expandable("expand", cancelled) and self.expandable("cancel", cancelled):
-                expr1 = _shorter(cancelled, _mexpand(cancelled).cancel())
+                expanded = _mexpand(cancelled)
+                if self.small("cancel of the expansion", expanded):
+                    expr1 = _shorter(cancelled, expanded.cancel())
         expr2 = expr1
         if self.small("together", expr) and self.small("together", expr1):
             expr2 = _shorter(sp.together(expr, deep=True), sp.together(expr1, deep=True))
@@ -208,9 +210,16 @@ class _Simplifier:
         return _shorter(expr, sp.factor_terms(expr))
 
 
-def _brief(expr: sp.Basic, limit: int = 120) -> str:
-    text = sp.sstr(expr)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+class _Brief:
+    """``expr`` printed in at most ``limit`` characters, when a log line is written: printing a
+    large expression costs seconds, and the debug lines are off unless asked for."""
+
+    def __init__(self, expr: sp.Basic, limit: int = 120):
+        self.expr, self.limit = expr, limit
+
+    def __str__(self) -> str:
+        text = sp.sstr(self.expr)
+        return text if len(text) <= self.limit else text[: self.limit - 3] + "..."
 
 
 def _ops(expr: sp.Expr) -> int:
@@ -228,7 +237,7 @@ def simplify_for_people(
     size = _ops(expr)
     if size > budget.ops:
         log.debug("simplify: only factor_terms, %d operations > budget %d: %s", size,
-                  budget.ops, _brief(expr))
+                  budget.ops, _Brief(expr))
         candidate = sp.factor_terms(expr)
     else:
         try:

@@ -23,6 +23,7 @@ from .arguments import check_parameters, resolve_wrt
 from .codegen.naming import code_names
 from .engine.inputtext import input_text
 from .errors import SymdiffError
+from .keytext import key_repr
 from .options import Options
 from .parsing import FUNCTIONS, check_wrt, parse
 from .recipe import Recipe
@@ -103,7 +104,7 @@ class Request:
 
     def key(self) -> str:
         """A digest of everything that determines the generated source and the signature."""
-        parts = [__version__, self.kind, *(sp.srepr(e, order="none") for e in self.exprs),
+        parts = [__version__, self.kind, *(key_repr(e) for e in self.exprs),
                  ",".join(self.wrt)]
         parts += [str(self.single), self.options.code_key()]
         if self.signature is not None:

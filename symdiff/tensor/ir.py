@@ -43,6 +43,7 @@ from typing import Any
 import sympy as sp
 
 from ..codegen import naming
+from ..keytext import key_repr
 from .shapes import Shape
 
 #: Leaves that are parameters of the generated function: variables and bound constants.
@@ -139,7 +140,7 @@ def variables(roots: Iterable[Node]) -> list[str]:
 # -- a faithful text of a graph (cache keys) ---------------------------------------------------
 def serialize(roots: Sequence[Node]) -> str:
     """The graph under ``roots`` as text, one node a line in :func:`topological` order
-    (``op(operand lines) attrs shape``, SymPy parts by ``srepr``): equal texts mean graphs of
+    (``op(operand lines) attrs shape``, SymPy parts by :func:`~symdiff.keytext.key_repr`): equal texts mean graphs of
     the same structure, so the text keys generated code (a traced function's cache entry)."""
     order = topological(roots)
     line = {id(node): i for i, node in enumerate(order)}
@@ -153,7 +154,7 @@ def serialize(roots: Sequence[Node]) -> str:
 
 def _exact(value: Any) -> str:
     if isinstance(value, sp.Basic):
-        return sp.srepr(value)
+        return key_repr(value)
     if isinstance(value, tuple):
         return "(" + ",".join(_exact(v) for v in value) + ",)"
     return repr(value)

@@ -214,9 +214,8 @@ def _short_id(text: str) -> str:
 def _timed(text: str):
     """Parse ``text``: (result, error, seconds). The seconds are this thread's CPU time, the
     clock of the parser's budget (``parsing.limits``): wall-clock time also counts the other
-    processes of a loaded machine. A wall-clock bound fifteen times as loose (it failed at five under
-    a load of 8) still catches a parse
-    that waits or sleeps instead of computing."""
+    processes of a loaded machine. A wall-clock bound fifteen times as loose (it failed at five
+    times under a load of 8) still catches a parse that waits or sleeps instead of computing."""
     start, wall = time.thread_time(), time.perf_counter()
     try:
         result, error = parse(text), None

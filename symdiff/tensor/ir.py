@@ -140,8 +140,9 @@ def variables(roots: Iterable[Node]) -> list[str]:
 # -- a faithful text of a graph (cache keys) ---------------------------------------------------
 def serialize(roots: Sequence[Node]) -> str:
     """The graph under ``roots`` as text, one node a line in :func:`topological` order
-    (``op(operand lines) attrs shape``, SymPy parts by :func:`~symdiff.keytext.key_repr`): equal texts mean graphs of
-    the same structure, so the text keys generated code (a traced function's cache entry)."""
+    (``op(operand lines) attrs shape``, SymPy parts by :func:`~symdiff.keytext.key_repr`):
+    equal texts mean graphs of the same structure, so the text keys generated code (a traced
+    function's cache entry)."""
     order = topological(roots)
     line = {id(node): i for i, node in enumerate(order)}
     lines = []

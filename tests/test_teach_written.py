@@ -17,7 +17,7 @@ import sympy as sp
 
 import symdiff as sd
 from symdiff.parsing.teaching import parse_as_written
-from symdiff.parsing.written import BaseLog, Extremum, Quotient, SignedSum, canonical
+from symdiff.parsing.written import BaseLog, Called, Quotient, SignedSum, canonical
 
 from .test_derive_text import check_printed_equalities
 
@@ -93,6 +93,10 @@ CORPUS = [
     ("log(x, 2)", "x"),
     ("log(x**2 + 1, 10)*y", "x"),
     ("log(3, x)", "x"),
+    # another name of a function is kept (SymPy prints log, atan, asin, acosh)
+    ("ln(x)*x", "x"),
+    ("arctan(x**2) + arcsin(x/2)", "x"),
+    ("arccosh(x + 2)/ln(1 + y**2)", "y"),
 ]
 
 
@@ -225,9 +229,11 @@ def test_sympy_input_and_explain_keep_sympys_form():
         ("a/b/c", Quotient),
         ("x**-1", None),
         ("1.25e-3*x", None),
-        ("min(x, 1)", Extremum),
+        ("min(x, 1)", Called),
         ("log(x, 2)", BaseLog),
-        ("max(x**2, y, z)", Extremum),
+        ("max(x**2, y, z)", Called),
+        ("ln(x)", Called),
+        ("arctan2(y, x)", Called),
     ],
 )
 def test_written_text_round_trips(text, kind):
@@ -255,6 +261,17 @@ def test_min_and_max_are_drawn_and_derived_with_the_arguments_as_typed():
     g = sd.graph("max(x**2, y) - x", at={"x": 0.5, "y": 2.0})
     assert [n.expr for n in g.nodes if n.label == "max"] == ["max(x**2, y)"]
     assert g.gradient["x"] == pytest.approx(-1.0) and g.gradient["y"] == pytest.approx(1.0)
+
+
+def test_another_name_of_a_function_is_shown_as_typed():
+    """``ln(x)`` and ``arctan(x)`` are not shown as SymPy's ``log(x)``, ``atan(x)``: the first
+    line, the LaTeX (``\\ln``, ``\\arctan``) and the graph node keep the name typed."""
+    d = sd.derive("ln(x)*arctan(x)", wrt="x")
+    assert str(d).splitlines()[0].startswith("d/dx [ln(x)*arctan(x)] = ")
+    assert r"\ln\left(x\right)" in d.latex() and r"\arctan\left(x\right)" in d.latex()
+    x = sp.Symbol("x", real=True)
+    assert sp.simplify(d.result - sp.diff(sp.log(x) * sp.atan(x), x)) == 0
+    assert [n.expr for n in sd.graph("ln(x)*x").nodes if n.label == "log"] == ["ln(x)"]
 
 
 def test_a_logarithm_to_a_base_is_the_logarithm_rule_as_typed():

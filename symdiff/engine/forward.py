@@ -20,7 +20,7 @@ import sympy as sp
 from ..errors import UnsupportedError
 from ..parsing.written import (
     BaseLog,
-    Extremum,
+    Called,
     Negation,
     Power,
     Product,
@@ -65,7 +65,7 @@ class Deriver:
             Quotient: self._written_quotient,
             Negation: self._negation,
             Power: self._pow,
-            Extremum: self._written_extremum,
+            Called: self._written_call,
             BaseLog: self._base_log,
         }
         #: The SymPy value of a (sub)expression: itself, unless the expressions are written as
@@ -275,11 +275,11 @@ class Deriver:
 
         return self._apply(expr, expr.func, expr.args, spelt)
 
-    def _written_extremum(self, expr: Extremum) -> Step:
-        """``max(a, b)``/``min(a, b)`` as typed: the function's rule over the arguments in the
-        order written (the chain rule's outer step keeps that order too)."""
+    def _written_call(self, expr: Called) -> Step:
+        """A function by the name typed (``max(a, b)``, ``ln(u)``): the function's rule over the
+        arguments in the order written (the chain rule's outer step keeps name and order)."""
         return self._apply(
-            expr, expr.function, expr.operands, lambda *args: Extremum.of(expr.name, args)
+            expr, expr.function, expr.operands, lambda *args: Called.of(expr.name, args)
         )
 
     def _apply(

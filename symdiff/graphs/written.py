@@ -14,7 +14,7 @@ from ..engine.local import operation_rule, signed_sum_rule
 from ..engine.reverse import Linearizer
 from ..parsing.written import (
     BaseLog,
-    Extremum,
+    Called,
     Negation,
     Power,
     Product,
@@ -91,7 +91,7 @@ class AsWritten(Linearizer):
         if isinstance(expr, BaseLog):  # log(u, b) is drawn as ln(u) / ln(b)
             argument, base = (sp.log(a, evaluate=False) for a in expr.args)
             return self._division(argument, base)
-        if isinstance(expr, Extremum):  # min(x, 1): the children in the order typed
+        if isinstance(expr, Called):  # min(x, 1): the children in the order typed
             return self._operation(expr.function, expr.operands)
         assert isinstance(expr, SignedSum)
         left = self(expr.terms[0])

@@ -6,8 +6,9 @@ the order of terms and factors, subtraction and division, powers of quotients an
 and numbers where and as the student typed them. Nothing is evaluated: the tree only holds the
 parser's values. Function calls keep their written arguments when the function is a plain
 application of its class (``sin``, ``exp``, ``log(x)``, ...), ``sqrt(u)`` is the power
-``u**(1/2)`` printed as ``sqrt``; ``max``/``min`` (whose arguments SymPy sorts) are
-:class:`~symdiff.parsing.written.Extremum` nodes in the order typed and ``log(u, b)`` (which
+``u**(1/2)`` printed as ``sqrt``; ``max``/``min`` (whose arguments SymPy sorts) and the other
+names of a function (``ln``, ``arctan``, ...) are :class:`~symdiff.parsing.written.Called` nodes,
+as typed, and ``log(u, b)`` (which
 SymPy makes ``log(u)/log(b)``) a :class:`~symdiff.parsing.written.BaseLog`; a call the parser
 rewrites otherwise (``where``, ``sinc``) is kept as the parser builds it.
 
@@ -29,7 +30,7 @@ from .sizes import exact_float
 from .syntax import CHAINS, COMPARISONS
 from .written import (
     BaseLog,
-    Extremum,
+    Called,
     Literal,
     Negation,
     Power,
@@ -132,9 +133,9 @@ class _Writer:
             return sp.Pow(args[0], sp.S.Half, evaluate=False)
         if name in ("log", "ln") and len(args) == 2:
             return BaseLog(*args)  # log(x, 2) as typed, not log(x)/log(2)
-        extremum = Extremum.FUNCTIONS.get(name)
-        if extremum is not None and isinstance(built, extremum) and len(built.args) == len(args):
-            return Extremum.of(name, args)  # min(x, 1) as typed, not SymPy's Min(1, x)
+        function = Called.FUNCTIONS.get(name)
+        if function is not None and isinstance(built, function) and len(built.args) == len(args):
+            return Called.of(name, args)  # min(x, 1), ln(x) as typed, not Min(1, x), log(x)
         if isinstance(built, sp.Function) and built.args == tuple(values):
             try:
                 return built.func(*args, evaluate=False)

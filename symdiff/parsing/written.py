@@ -15,8 +15,10 @@ hashing and the plain-text and LaTeX printers work on them) that SymPy leaves al
 - :class:`Literal`: a number or constant spelt as typed (``0.5``, ``e``), standing for its
   exact value;
 - :class:`BaseLog` ``log(u, b)``: a logarithm to a base (SymPy makes it ``log(u)/log(b)``);
-- :class:`Extremum` ``max(a, b)``/``min(a, b)``: the arguments in the order typed (SymPy sorts
-  them, even unevaluated: ``min(x, 1)`` is ``Min(1, x)``).
+- :class:`Called` a function by the name typed: ``max(a, b)``/``min(a, b)`` with the arguments
+  in the order typed (SymPy sorts them, even unevaluated: ``min(x, 1)`` is ``Min(1, x)``), and
+  another name of a rule-table function (``ln(x)``, ``arctan(x)``: SymPy prints ``log(x)``,
+  ``atan(x)``).
 
 Functions of the rule table are SymPy's classes applied unevaluated to written arguments.
 :func:`canonical` gives the SymPy expression a tree stands for, built as the parser builds it
@@ -38,6 +40,8 @@ from typing import ClassVar
 import sympy as sp
 from sympy.core.symbol import Str
 from sympy.printing.precedence import PRECEDENCE, precedence
+
+from .. import registry
 
 ADD, MUL, POW = PRECEDENCE["Add"], PRECEDENCE["Mul"], PRECEDENCE["Pow"]
 #: Unary minus binds as in Python: tighter than ``*`` (``-x*y`` is ``(-x)*y``), looser than
@@ -250,16 +254,30 @@ class BaseLog(Written):
         return rf"\log_{{{base}}}\left({argument}\right)"
 
 
-class Extremum(Written):
-    """``max(a, b, ...)`` or ``min(a, b, ...)`` as written: ``Extremum(Str("min"), x, 1)``."""
+def _called_functions() -> Mapping[str, type[sp.Expr]]:
+    """The names a :class:`Called` node keeps: ``max``/``min`` (SymPy sorts their arguments) and
+    every other name of a rule-table function (``ln``, ``arctan``, ...: SymPy prints its own)."""
+    functions: dict[str, type[sp.Expr]] = {"max": sp.Max, "min": sp.Min}
+    for row in registry.ROWS:
+        if row.head and row.names[1:]:
+            functions.update(dict.fromkeys(row.names[1:], registry.head_class(row)))
+    return MappingProxyType(functions)
 
-    #: The SymPy class of each function name (its value is that class applied, evaluated).
-    FUNCTIONS: ClassVar[Mapping[str, type[sp.Expr]]] = MappingProxyType(
-        {"max": sp.Max, "min": sp.Min}
+
+class Called(Written):
+    """A function called by the name typed, with its arguments in the order typed:
+    ``Called(Str("min"), x, 1)`` (SymPy's ``Min(1, x)``), ``Called(Str("ln"), x)`` (SymPy's
+    ``log(x)``)."""
+
+    #: The SymPy class of each such name (its value is that class applied, evaluated).
+    FUNCTIONS: ClassVar[Mapping[str, type[sp.Expr]]] = _called_functions()
+    #: The names LaTeX has a command for; the others are written with ``\operatorname``.
+    _LATEX_COMMANDS: ClassVar[frozenset[str]] = frozenset(
+        {"max", "min", "ln", "arcsin", "arccos", "arctan"}
     )
 
     @classmethod
-    def of(cls, name: str, operands: Iterable[sp.Expr]) -> Extremum:
+    def of(cls, name: str, operands: Iterable[sp.Expr]) -> Called:
         return cls(Str(name), *operands)
 
     @property
@@ -282,7 +300,9 @@ class Extremum(Written):
 
     def _latex(self, printer) -> str:
         inside = ", ".join(printer._print(a) for a in self.operands)
-        return rf"\{self.name}\left({inside}\right)"
+        name = self.name.replace("_", r"\_")
+        head = rf"\{name}" if name in self._LATEX_COMMANDS else rf"\operatorname{{{name}}}"
+        return rf"{head}\left({inside}\right)"
 
 
 def canonical(expr: sp.Basic, memo: dict[sp.Basic, sp.Basic] | None = None) -> sp.Basic:

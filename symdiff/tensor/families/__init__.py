@@ -30,6 +30,7 @@ from . import (
     numeric,
     pooling,
     products,
+    quantiles,
     rearrange,
     scans,
     shifts,
@@ -41,7 +42,7 @@ from . import (
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
     decompositions, shifts, grams, windows, conv, pooling, norms,
-    npmisc, matrices,
+    npmisc, matrices, quantiles,
 )
 
 #: Every family op by name.

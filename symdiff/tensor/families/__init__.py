@@ -34,6 +34,7 @@ from . import (
     rearrange,
     scans,
     shifts,
+    signals,
     sorting,
     stats,
     windows,
@@ -42,7 +43,7 @@ from . import (
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
     decompositions, shifts, grams, windows, conv, pooling, norms,
-    npmisc, matrices, quantiles,
+    npmisc, matrices, quantiles, signals,
 )
 
 #: Every family op by name.

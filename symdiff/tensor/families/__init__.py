@@ -30,6 +30,7 @@ from . import (
     numeric,
     pooling,
     products,
+    qr,
     quantiles,
     rearrange,
     scans,
@@ -43,7 +44,7 @@ from . import (
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
     decompositions, shifts, grams, windows, conv, pooling, norms,
-    npmisc, matrices, quantiles, signals,
+    npmisc, matrices, quantiles, signals, qr,
 )
 
 #: Every family op by name.

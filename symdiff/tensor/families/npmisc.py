@@ -1,7 +1,7 @@
 """NumPy conveniences users write in loss functions, built from existing ops (so their reverse
 and forward rules, Hessians and code are those ops'): ``ones_like``/``zeros_like``/
 ``full_like``, ``meshgrid``, ``ptp``, ``average`` (with ``weights=``), ``trapezoid``,
-``polyval``, ``nansum``/``nanmean``; one node op, ``notnan``.
+``polyval``, ``nansum``/``nanmean``; two node ops, ``nan_zeroed`` and ``notnan``.
 
 * ``ones_like(a)`` / ``zeros_like(a)`` / ``full_like(a, v)``: constants of ``a``'s shape (no
   derivative with respect to ``a``; ``full_like``'s ``v`` may be a traced scalar: it is
@@ -16,9 +16,10 @@ and forward rules, Hessians and code are those ops'): ``ones_like``/``zeros_like
 * ``polyval(p, x)``: Horner's rule as NumPy runs it (``y = y * x + p[i]``), so the value is
   NumPy's to the last bit and the gradient is exact in ``p`` and ``x``.
 * ``nansum(a)`` / ``nanmean(a)``: ``where(a == a, a, 0)`` summed (NaN is the one value not
-  equal to itself); the mean divides by the count of non-NaN elements. The ``notnan`` node
-  (``1`` where ``a`` is not NaN, else ``0``) has no derivative; the gradient is ``G`` where
-  ``a`` is not NaN and 0 at the NaNs.
+  equal to itself: a ``nan_zeroed`` node, whose adjoint zeroes ``G`` at the NaNs the same way);
+  the mean divides by the count of non-NaN elements (a ``notnan`` node: 1 where ``a`` is not
+  NaN, else 0, no derivative). The gradient with respect to ``a`` is 0 at its NaNs; a NaN made
+  by an earlier operation still reaches that operation's inputs as ``0 * NaN``, as in JAX.
 """
 
 from __future__ import annotations
@@ -201,9 +202,16 @@ def _nan_args(name: str, dtype: Any, out: Any, where: str) -> None:
     _refuse(name, where, out=(out, None))
 
 
+def nan_zeroed(b: Builder, g: Node, a: Node) -> Node:
+    """``where(a == a, g, 0)``: ``g`` with zeros where ``a`` is NaN (linear in ``g``; the mask
+    of ``a`` has no derivative)."""
+    if g.op == "fill" and g.attrs[0] == 0:
+        return g
+    return b.node("nan_zeroed", (g, a), (), g.shape)
+
+
 def _nan_parts(b: Builder, a: Node) -> tuple[Node, Node]:
-    mask = notnan(b, a)
-    return b.map(sp.Piecewise((_X0, sp.Ne(_X1, 0)), (0, True)), [a, mask]), mask
+    return nan_zeroed(b, a, a), notnan(b, a)
 
 
 def nansum(b: Builder, a: Node, axis: Any = None, dtype: Any = None, out: Any = None,
@@ -234,7 +242,29 @@ def _no_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: b
     return None
 
 
+def _zeroed_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
+    return (nan_zeroed(b, g, node.args[1]), None)
+
+
+def _zeroed_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
+                ) -> Node | None:
+    t = tangents[0]
+    return None if t is None else nan_zeroed(b, t, b.expand(node.args[1], (node.ndim,)))
+
+
 OPS = (
+    OpRow(
+        op="nan_zeroed",
+        rule="NaNs zeroed",
+        identity="A_bar = where(M == M, G, 0) (linear in G; the NaN mask of M has no "
+                 "derivative)",
+        vjp=_zeroed_vjp,
+        jvp=_zeroed_jvp,
+        emit=lambda n, c, t: [(t, f"_np.where({c[1]} == {c[1]}, {c[0]}, 0.0)")],
+        text=lambda n, a, r: f"where({r[1]} == {r[1]}, {r[0]}, 0)",
+        latex=lambda n, a, r: rf"\left[{r[1]} \ne \text{{NaN}}\right] {a[0]}",
+        numpy_names=frozenset({"where"}),
+    ),
     OpRow(
         op="notnan",
         rule="not-NaN mask (no derivative)",

@@ -34,6 +34,8 @@ CASES = [
      {"y": (4, 3)}),
     ("polyval", lambda p, x: np.sum(np.polyval(p, x) ** 2), {"p": (4,), "x": (3,)}),
     ("nansum nanmean", lambda x: np.nansum(x ** 2) + np.nanmean(np.sin(x)), {"x": (5,)}),
+    ("nanprod nancumsum nancumprod", lambda x: np.nanprod(x) + np.sum(np.nancumsum(x) ** 2)
+     + np.sum(np.nancumprod(x, axis=0)), {"x": (3, 2)}),
     ("vdot", lambda x, y: np.vdot(x, y) ** 2, {"x": (2, 3), "y": (6,)}),
     ("kron", lambda a, c: np.sum(np.kron(a, c) ** 2 * np.arange(24.0).reshape(4, 6)),
      {"a": (2, 2), "c": (2, 3)}),
@@ -104,7 +106,8 @@ def test_gradient_against_central_differences(name, fn, shapes, mode):
 
 
 HESSIANS = [c for c in CASES if c[0] in (
-    "average weights axis", "polyval", "kron", "matrix_power negative", "cond", "lstsq",
+    "average weights axis", "polyval", "kron", "nanprod nancumsum nancumprod",
+    "matrix_power negative", "cond", "lstsq",
     "median even", "argmax index", "convolve", "interp", "qr", "cross axis", "pinv wide",
     "trapezoid x",
 )]
@@ -165,6 +168,8 @@ def test_nan_elements_get_zero_gradient():
     for mode in ("reverse", "forward"):
         g = sd.grad(lambda x: np.nansum(x) * 2 + np.nanmean(x), shapes={"x": (4,)}, mode=mode)
         np.testing.assert_allclose(g(x)[0], [2 + 1 / 3, 0, 2 + 1 / 3, 2 + 1 / 3])
+    (g,) = sd.grad(lambda x: np.sum(np.nancumsum(x)) + np.nanprod(x), shapes={"x": (4,)})(x)
+    np.testing.assert_allclose(g, [4 + 6, 0, 2 + 3, 1 + 2])
 
 
 NAMED = [

@@ -1,7 +1,8 @@
 """NumPy conveniences users write in loss functions, built from existing ops (so their reverse
 and forward rules, Hessians and code are those ops'): ``ones_like``/``zeros_like``/
 ``full_like``, ``meshgrid``, ``ptp``, ``average`` (with ``weights=``), ``trapezoid``,
-``polyval``, ``nansum``/``nanmean``; two node ops, ``nan_zeroed`` and ``notnan``.
+``polyval``, ``nansum``/``nanmean``/``nanprod``/``nancumsum``/``nancumprod``; two node ops,
+``nan_filled`` and ``notnan``.
 
 * ``ones_like(a)`` / ``zeros_like(a)`` / ``full_like(a, v)``: constants of ``a``'s shape (no
   derivative with respect to ``a``; ``full_like``'s ``v`` may be a traced scalar: it is
@@ -15,8 +16,9 @@ and forward rules, Hessians and code are those ops'): ``ones_like``/``zeros_like
   ``d = diff(x)`` (``x`` 1-D along ``axis`` or of ``y``'s shape) or ``dx``.
 * ``polyval(p, x)``: Horner's rule as NumPy runs it (``y = y * x + p[i]``), so the value is
   NumPy's to the last bit and the gradient is exact in ``p`` and ``x``.
-* ``nansum(a)`` / ``nanmean(a)``: ``where(a == a, a, 0)`` summed (NaN is the one value not
-  equal to itself: a ``nan_zeroed`` node, whose adjoint zeroes ``G`` at the NaNs the same way);
+* ``nansum``/``nanmean``/``nanprod``/``nancumsum``/``nancumprod``: the reduction or scan of
+  ``where(a == a, a, c)`` (NaN is the one value not equal to itself; ``c`` 0 for sums, 1 for
+  products: a ``nan_filled`` node, whose adjoint zeroes ``G`` at the NaNs the same way);
   the mean divides by the count of non-NaN elements (a ``notnan`` node: 1 where ``a`` is not
   NaN, else 0, no derivative). The gradient with respect to ``a`` is 0 at its NaNs; a NaN made
   by an earlier operation still reaches that operation's inputs as ``0 * NaN``, as in JAX.
@@ -35,7 +37,8 @@ from ..ir import Node, arg_symbol
 from ..oprow import OpRow, Param, Spelling, call_latex
 from ..ops import Builder
 from ..shapes import format_shape, normalize_axes, same_dim
-from .scans import diff
+from .products import cumprod
+from .scans import cumsum, diff
 
 _X0, _X1, _X2 = arg_symbol(0), arg_symbol(1), arg_symbol(2)
 
@@ -202,16 +205,16 @@ def _nan_args(name: str, dtype: Any, out: Any, where: str) -> None:
     _refuse(name, where, out=(out, None))
 
 
-def nan_zeroed(b: Builder, g: Node, a: Node) -> Node:
-    """``where(a == a, g, 0)``: ``g`` with zeros where ``a`` is NaN (linear in ``g``; the mask
-    of ``a`` has no derivative)."""
-    if g.op == "fill" and g.attrs[0] == 0:
+def nan_filled(b: Builder, g: Node, a: Node, value: int = 0) -> Node:
+    """``where(a == a, g, value)``: ``g`` with ``value`` (0 or 1) where ``a`` is NaN (its
+    derivative in ``g`` is ``where(a == a, 1, 0)``; the mask of ``a`` has no derivative)."""
+    if g.op == "fill" and g.attrs[0] == value:
         return g
-    return b.node("nan_zeroed", (g, a), (), g.shape)
+    return b.node("nan_filled", (g, a), (value,), g.shape)
 
 
 def _nan_parts(b: Builder, a: Node) -> tuple[Node, Node]:
-    return nan_zeroed(b, a, a), notnan(b, a)
+    return nan_filled(b, a, a), notnan(b, a)
 
 
 def nansum(b: Builder, a: Node, axis: Any = None, dtype: Any = None, out: Any = None,
@@ -233,6 +236,28 @@ def nanmean(b: Builder, a: Node, axis: Any = None, dtype: Any = None, out: Any =
     return b.map(_X0 / _X1, [total, count], "nanmean", where)
 
 
+def nanprod(b: Builder, a: Node, axis: Any = None, dtype: Any = None, out: Any = None,
+            keepdims: bool = False, initial: Any = None, *, where: str = "") -> Node:
+    """``np.nanprod(a, axis)``: the product with NaNs counted as 1 (their gradient 0)."""
+    _nan_args("nanprod", dtype, out, where)
+    _refuse("nanprod", where, initial=(initial, None))
+    return b.reduce("prod", nan_filled(b, a, a, 1), axis, bool(keepdims), where)
+
+
+def nancumsum(b: Builder, a: Node, axis: int | None = None, dtype: Any = None, out: Any = None,
+              *, where: str = "") -> Node:
+    """``np.nancumsum(a, axis)``: running sums with NaNs counted as 0."""
+    _nan_args("nancumsum", dtype, out, where)
+    return cumsum(b, nan_filled(b, a, a), axis, where=where)
+
+
+def nancumprod(b: Builder, a: Node, axis: int | None = None, dtype: Any = None,
+               out: Any = None, *, where: str = "") -> Node:
+    """``np.nancumprod(a, axis)``: running products with NaNs counted as 1."""
+    _nan_args("nancumprod", dtype, out, where)
+    return cumprod(b, nan_filled(b, a, a, 1), axis, where=where)
+
+
 def _no_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
     return (None,)
 
@@ -242,26 +267,25 @@ def _no_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: b
     return None
 
 
-def _zeroed_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
-    return (nan_zeroed(b, g, node.args[1]), None)
+def _filled_vjp(b: Builder, node: Node, g: Node, simplify: bool) -> tuple[Node | None, ...]:
+    return (nan_filled(b, g, node.args[1]), None)
 
 
-def _zeroed_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
+def _filled_jvp(b: Builder, node: Node, tangents: Sequence[Node | None], simplify: bool
                 ) -> Node | None:
     t = tangents[0]
-    return None if t is None else nan_zeroed(b, t, b.expand(node.args[1], (node.ndim,)))
+    return None if t is None else nan_filled(b, t, b.expand(node.args[1], (node.ndim,)))
 
 
 OPS = (
     OpRow(
-        op="nan_zeroed",
-        rule="NaNs zeroed",
-        identity="A_bar = where(M == M, G, 0) (linear in G; the NaN mask of M has no "
-                 "derivative)",
-        vjp=_zeroed_vjp,
-        jvp=_zeroed_jvp,
-        emit=lambda n, c, t: [(t, f"_np.where({c[1]} == {c[1]}, {c[0]}, 0.0)")],
-        text=lambda n, a, r: f"where({r[1]} == {r[1]}, {r[0]}, 0)",
+        op="nan_filled",
+        rule="NaNs replaced",
+        identity="A_bar = where(M == M, G, 0) (the NaN mask of M has no derivative)",
+        vjp=_filled_vjp,
+        jvp=_filled_jvp,
+        emit=lambda n, c, t: [(t, f"_np.where({c[1]} == {c[1]}, {c[0]}, {n.attrs[0]:.1f})")],
+        text=lambda n, a, r: f"where({r[1]} == {r[1]}, {r[0]}, {n.attrs[0]})",
         latex=lambda n, a, r: rf"\left[{r[1]} \ne \text{{NaN}}\right] {a[0]}",
         numpy_names=frozenset({"where"}),
     ),
@@ -296,11 +320,17 @@ SPELLINGS = (
              numpy=(np.polyval,)),
     Spelling("nansum", nansum, "nansum(a, axis=None, keepdims=False)", _A,
              numpy=(np.nansum,)),
+    Spelling("nanprod", nanprod, "nanprod(a, axis=None, keepdims=False)", _A,
+             numpy=(np.nanprod,)),
+    Spelling("nancumsum", nancumsum, "nancumsum(a, axis=None)", _A, numpy=(np.nancumsum,)),
+    Spelling("nancumprod", nancumprod, "nancumprod(a, axis=None)", _A,
+             numpy=(np.nancumprod,)),
     Spelling("nanmean", nanmean, "nanmean(a, axis=None, keepdims=False)", _A,
              numpy=(np.nanmean,)),
 )
 
 __all__ = [
-    "OPS", "SPELLINGS", "average", "full_like", "meshgrid", "nanmean", "nansum", "notnan",
+    "OPS", "SPELLINGS", "average", "full_like", "meshgrid", "nancumprod", "nancumsum",
+    "nanmean", "nanprod", "nansum", "notnan",
     "ones_like", "polyval", "ptp", "trapezoid", "zeros_like",
 ]

@@ -160,11 +160,11 @@ OPS = (
     _row("qr_factors", "QR decomposition", "(Q, R) = qr(A)", lambda b, n, g, s: (None,),
          _no_tangent, lambda n, c, t: [(t, f"_np.linalg.qr({c[0]})")], "qr",
          frozenset({"linalg.qr"})),
-    _row("qr_q", "QR: orthonormal factor",
+    _row("qr_q", "QR orthonormal factor",
          "dQ = Q (W - C) + dA R^-1, C = Q^T dA R^-1, W = tril(C, -1) - tril(C, -1)^T: "
          "A_bar = (G + Q N) R^-T, N = tril(M - M^T, -1) - M, M = Q^T G",
          _q_vjp, _q_jvp, _item(0), "qr_Q"),
-    _row("qr_r", "QR: triangular factor",
+    _row("qr_r", "QR triangular factor",
          "dR = (C - W) R: A_bar = Q N R^-T, N = tril(M - M^T, -1) - M, M = -G R^T",
          _r_vjp, _r_jvp, _item(1), "qr_R"),
 )

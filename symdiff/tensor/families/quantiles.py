@@ -291,7 +291,7 @@ def _argext_text(node: Node, r: list[str]) -> str:
 
 OPS = (
     OpRow(
-        op="argext", rule="argmax/argmin (no derivative)",
+        op="argext", rule="argmax or argmin (no derivative)",
         identity="an index: locally constant",
         vjp=_none_vjp, jvp=_none_jvp, emit=_argext_code,
         text=lambda n, a, r: _argext_text(n, r),

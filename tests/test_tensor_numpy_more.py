@@ -245,3 +245,16 @@ REFUSED = [
 def test_refusals_name_the_argument(fn, shapes, message):
     with pytest.raises((SymdiffError, ShapeError, UnsupportedError), match=re.escape(message)):
         sd.grad(fn, wrt=list(shapes), shapes=shapes)
+
+
+def test_map_drops_an_operand_a_constant_cancelled():
+    """``0 * x + p`` built from a zero fill (Horner's first step) is ``p`` broadcast: a map
+    over ``x`` and ``p`` whose value had ``p``'s shape made forward mode print ``p[0][:, None]``
+    (refused by the verifier) before the map dropped the cancelled operand."""
+    from symdiff.tensor.ir import arg_symbol
+    from symdiff.tensor.ops import Builder
+
+    b = Builder()
+    x, p = b.var("x", (3,)), b.var("p", ())
+    y = b.map(arg_symbol(0) * arg_symbol(1) + arg_symbol(2), [b.fill(0, (3,)), x, p])
+    assert y.op == "broadcast" and y.args[0] is p and y.shape == (3,)

@@ -22,7 +22,9 @@ NumPy ufuncs of :data:`symdiff.trace.UFUNCS` (``np.exp``, ``np.log``, ``np.tanh`
 :mod:`symdiff.math` (``sd.math.sigmoid``, ``sd.math.relu``, ..., ``sd.math.logsumexp``,
 ``sd.math.softmax``), and the family operations of :mod:`symdiff.tensor.families`
 (``np.stack``, ``np.concatenate``, ``np.cumsum``, ``np.roll``, ``np.triu``, ``np.var``,
-``np.take``, ``np.nan_to_num``, ``np.linalg.det``, ``np.einsum``, ``x.ravel()`` ...).
+``np.take``, ``np.nan_to_num``, ``np.linalg.det``, ``np.einsum``, ``x.ravel()``, ``np.median``,
+``np.interp``, ``np.linalg.qr`` ...), and ``np.argmax``/``np.argmin`` as an index
+(``y[np.argmax(x)]``: :func:`symdiff.tensor.families.quantiles.index_by`).
 ``x.shape`` gives the declared dimensions (ints, or SymPy symbols for named ones, usable as
 numbers: ``np.sum(z) / X.shape[0]``).
 

@@ -154,7 +154,7 @@ def _if(x):
         (lambda x: np.sum(np.exp(x, dtype=float)), "keyword arguments"),
         (lambda x: np.sum(x[np.array([0, 1]), None]), "together with an index array"),
         (lambda x: np.sum(x[x > 0]), "indices must be"),
-        (lambda x: np.sum(np.repeat(x, 2)), "give axis="),
+        (lambda x: np.sum(np.repeat(x, [1, 2])), "repeats must be one int"),
         (lambda x: np.sum(x) / 0, "ZeroDivisionError"),
         (lambda x: sd.math.logsumexp(np.sum(x)) + np.asarray(x).sum(), "cannot be converted"),
     ],

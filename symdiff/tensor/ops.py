@@ -120,8 +120,13 @@ class Builder(Graph):
         expr = expr.xreplace(replacements)
         if expr.has(*_NOT_FINITE):
             raise SymdiffError(f"an elementwise expression is not finite: {expr}")
-        if not any(arg_symbol(i) in expr.free_symbols for i in range(len(kept))):
+        used = [i for i in range(len(kept)) if arg_symbol(i) in expr.free_symbols]
+        if not used:
             return self.fill(expr, shape)
+        if len(used) < len(kept):  # a constant cancelled an operand (0 * x + p): drop it, so
+            # the node's value has its natural shape (it is broadcast below)
+            expr = expr.xreplace({arg_symbol(i): arg_symbol(j) for j, i in enumerate(used)})
+            kept = [kept[i] for i in used]
         natural = broadcast(op, *(a.shape for a in kept))
         if expr == arg_symbol(0) and len(kept) == 1:
             node = kept[0]

@@ -22,7 +22,9 @@ NumPy ufuncs of :data:`symdiff.trace.UFUNCS` (``np.exp``, ``np.log``, ``np.tanh`
 :mod:`symdiff.math` (``sd.math.sigmoid``, ``sd.math.relu``, ..., ``sd.math.logsumexp``,
 ``sd.math.softmax``), and the family operations of :mod:`symdiff.tensor.families`
 (``np.stack``, ``np.concatenate``, ``np.cumsum``, ``np.roll``, ``np.triu``, ``np.var``,
-``np.take``, ``np.nan_to_num``, ``np.linalg.det``, ``np.einsum``, ``x.ravel()`` ...).
+``np.take``, ``np.nan_to_num``, ``np.linalg.det``, ``np.einsum``, ``x.ravel()``, ``np.median``,
+``np.interp``, ``np.linalg.qr`` ...), and ``np.argmax``/``np.argmin`` as an index
+(``y[np.argmax(x)]``: :func:`symdiff.tensor.families.quantiles.index_by`).
 ``x.shape`` gives the declared dimensions (ints, or SymPy symbols for named ones, usable as
 numbers: ``np.sum(z) / X.shape[0]``).
 
@@ -55,7 +57,7 @@ from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing import LIMITS
 from .captures import Captures
-from .families import gather
+from .families import gather, quantiles
 from .families.building import stack
 from .ir import Node
 from .ops import Builder
@@ -206,14 +208,25 @@ class Tracer(Values):
         return self.wrap(self.b.reshape(self.node(a), [_dim(d) for d in items], self.where()))
 
     def repeat(self, a: object, repeats: Any, axis: Any = None) -> TracedTensor:
-        if axis is None:
-            raise UnsupportedError("repeat without axis= (which flattens) is not supported; "
-                                   "give axis=")
-        return self.wrap(self.b.repeat(self.node(a), _dim(repeats), operator.index(axis),
+        node = self.node(a)
+        if axis is None:  # NumPy flattens first
+            node, axis = self.b.reshape(node, (-1,), self.where()), 0
+        if isinstance(repeats, list | tuple | np.ndarray):
+            raise UnsupportedError("repeat: repeats must be one int (the same count for every "
+                                   "element) when tracing")
+        return self.wrap(self.b.repeat(node, _dim(repeats), operator.index(axis),
                                        self.where()))
 
     def index(self, a: TracedTensor, key: Any) -> TracedTensor:
         node = self.node(a)
+        items = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(item, TracedTensor) for item in items):  # y[np.argmax(x)]
+            keys = tuple(self.node(i) if isinstance(i, TracedTensor) else i for i in items)
+            if not any(isinstance(k, Node) and quantiles.is_argext(k) for k in keys):
+                raise UnsupportedError("indexing by a traced array is supported only with an "
+                                       "index from np.argmax / np.argmin (a value-dependent "
+                                       "index); for a mask use np.where")
+            return self.wrap(quantiles.index_by(self.b, node, keys, self.where()))
         if gather.wants_gather(key):  # integer arrays, lists, masks: a gather
             return self.wrap(gather.fancy_index(self.b, node, key, self.where()))
         items = list(key) if isinstance(key, tuple) else [key]

@@ -69,6 +69,7 @@ FAMILY_NUMPY_NAMES = frozenset({
     "take", "bincount", "add.at", "nan_to_num", "isfinite",
     "linalg.cholesky", "linalg.eigh", "linalg.svd",
     "lib.stride_tricks.sliding_window_view", "reshape", "transpose",
+    "argmax", "argmin", "linalg.qr",
 })
 NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 #: ``_xp.<name>`` (or ``_xp.linalg.<name>``) an Array API module may use: the standard's

@@ -8,10 +8,21 @@ in :data:`MODULES`.
 
 from __future__ import annotations
 
-from . import arrays, constants, conv, decompositions, indexing, linalg, scans, sorting
+from . import (
+    arrays,
+    constants,
+    conv,
+    decompositions,
+    indexing,
+    linalg,
+    numpy_more,
+    scans,
+    sorting,
+)
 from .entry import Entry
 
-MODULES = (scans, arrays, linalg, sorting, constants, indexing, decompositions, conv)
+MODULES = (scans, arrays, linalg, sorting, constants, indexing, decompositions, conv,
+           numpy_more)
 GALLERY: list[Entry] = [entry for module in MODULES for entry in module.GALLERY]
 
 __all__ = ["GALLERY", "Entry"]

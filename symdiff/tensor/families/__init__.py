@@ -24,13 +24,18 @@ from . import (
     gather,
     grams,
     linalg,
+    matrices,
     norms,
+    npmisc,
     numeric,
     pooling,
     products,
+    qr,
+    quantiles,
     rearrange,
     scans,
     shifts,
+    signals,
     sorting,
     stats,
     windows,
@@ -39,6 +44,7 @@ from . import (
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
     decompositions, shifts, grams, windows, conv, pooling, norms,
+    npmisc, matrices, quantiles, signals, qr,
 )
 
 #: Every family op by name.
@@ -88,8 +94,8 @@ def call(spelling: Spelling, builder: Builder, args: tuple[Any, ...], kwargs: di
     Python list or tuple of items (the parser's ``[a, b]`` is a syntax tree)."""
     values: dict[str, Any] = {}
     for name, (kind, value) in bind(spelling, args, kwargs).items():
-        if kind is Param.ARRAY:
-            values[name] = array(value)
+        if kind is Param.ARRAY:  # an optional array left out as None stays None
+            values[name] = None if value is None else array(value)
         elif kind is Param.ARRAYS:
             value = unpack(value)
             if not isinstance(value, list | tuple):

@@ -238,3 +238,17 @@ def test_bad_arguments_are_named():
     t = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES, backend="array_api")
     with pytest.raises(sd.ShapeError, match="argument 'w'"):
         t(xp.ones((4, 3)), xp.ones(2), xp.ones(4))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "array_api"])
+def test_a_gradient_made_of_conditions_keeps_float32(backend):
+    """``where(y > 0, y, 0)``'s gradient is ``where(y > 0, 1.0, 0.0)``: Python numbers, so
+    float64 unless the code says otherwise (it came back float64 for float32 ``y``); and the
+    standard's ``where`` takes at most one Python number (array-api-strict refused it)."""
+    g = sd.grad(lambda y: np.sum(np.where(y > 0, y, 0) + np.maximum(y, 1.0)),
+                shapes={"y": (5,)}, backend=backend)
+    y = np.linspace(-2.0, 2.0, 5).astype(np.float32)
+    (got,) = g(xp.asarray(y) if backend == "array_api" else y)
+    got = _numpy(got)
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, (y > 0) + np.where(y > 1, 1.0, np.where(y == 1, 0.5, 0.0)))

@@ -205,10 +205,15 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
         if last_cond != sp.true:
             branches.append((last, last_cond))
             last = sp.nan
-        text = self._print(last)
+        numbers = all(value.is_number for value, _ in expr.args)
+        text = self.number_default(last) if numbers else self._print(last)
         for value, cond in reversed(branches):
             text = f"_np.where({self._print(cond)}, {self._print(value)}, {text})"
         return text
+
+    def number_default(self, value: sp.Expr) -> str:
+        """The last value of a piecewise whose values are all numbers (``where(c, 1, 0)``)."""
+        return self._print(value)
 
     def _print_And(self, expr: sp.And) -> str:
         return self._nested("_np.logical_and", expr.args)
@@ -271,6 +276,11 @@ class ArrayCodePrinter(CodePrinter):
 
     def _print_Integer(self, expr: sp.Integer) -> str:
         return f"{expr.p}.0" if abs(expr.p) < EXACT_INT_LIMIT else _float_literal(expr)
+
+    def number_default(self, value: sp.Expr) -> str:
+        """``where(x > 0, 1.0, 0.0)`` is float64 whatever ``x`` is: its last value is a 0-d
+        array of the arguments' dtype (``_dtype``), so float32 stays float32."""
+        return f"_np.asarray({self._print(value)}, dtype=_dtype)"
 
     def _print_Pow(self, expr: sp.Pow, rational: bool = False) -> str:
         base, exp = expr.args

@@ -144,6 +144,12 @@ class _Standard:
             return STANDARD_FORMS[name].format(*args)
         return super().helper_call(name, *args)  # type: ignore[misc]
 
+    def number_default(self, value: sp.Expr) -> str:
+        """The standard's ``where`` takes at most one Python number: the last value of a
+        piecewise of numbers is an array."""
+        text = super().number_default(value)  # type: ignore[misc]
+        return text if text.startswith("_np.asarray(") else f"_np.asarray({text})"
+
     def _heaviside(self, expr: sp.Heaviside) -> str:
         at_zero = expr.args[1] if len(expr.args) > 1 else sp.S.Half
         if at_zero not in (0, sp.S.Half):

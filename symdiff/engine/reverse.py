@@ -20,7 +20,7 @@ import sympy as sp
 
 from ..codegen import naming
 from ..errors import UnsupportedError
-from ..simplify import own_free_symbols, stable_forms, zero_power_log
+from ..simplify import own_free_symbols, quick, stable_forms, zero_power_log
 from .adjoints import AdjointStep, Contribution, Definition, GradientStep, ReverseSteps, Sweep
 from .local import Local, operation_rule, piecewise_rule
 
@@ -251,12 +251,12 @@ def inline_single_use(
     substitute: dict[sp.Symbol, sp.Expr] = {}
     kept: list[Assignment] = []
     for symbol, value in assignments:
-        value = value.xreplace(substitute) if substitute else value
+        value = quick.substitute(value, substitute)
         if uses[symbol] == 1:
             substitute[symbol] = value
         else:
             kept.append((symbol, value))
-    return kept, [sp.sympify(out).xreplace(substitute) for out in outputs]
+    return kept, [quick.substitute(sp.sympify(out), substitute) for out in outputs]
 
 
 def prune(assignments: list[Assignment], needed: list[sp.Expr]) -> list[Assignment]:

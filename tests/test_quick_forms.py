@@ -13,7 +13,7 @@ import pytest
 import sympy as sp
 
 from symdiff.codegen.terms import ordered_terms
-from symdiff.simplify.quick import power, product, rebuilt, substitute
+from symdiff.simplify.quick import power, product, rebuilt, substitute, total
 
 X, Y, Z = sp.symbols("x y z", real=True)
 ATOMS = [X, Y, Z, sp.Integer(2), sp.Integer(-3), sp.Rational(1, 2), sp.pi, sp.E, sp.S.One,
@@ -85,6 +85,47 @@ def test_quick_nodes_are_sympys(seed: int) -> None:
         rule = {X: _random(rng, 2), Y: _random(rng, 1)}
         assert _agree(substitute, _xreplace, expr, rule), (expr, rule)
     assert quick > 0  # the quick path was taken
+
+
+def test_quick_products_of_names_are_sympys() -> None:
+    """Products of names with coefficients, as the parser and the sweeps make them (``c*x*y``),
+    with shared names, coefficients that cancel to 1 or make 0, and powers among them."""
+    rng = random.Random(5)
+    names = sp.symbols("b0:6", real=True)
+    pieces = [*names, 2 * names[0], -names[1], sp.Rational(1, 3) * names[2] * names[3],
+              names[4] * names[5], sp.S.Half, sp.Integer(2), sp.S.Zero, -sp.S.One,
+              names[0] ** 2, 3 * names[1] ** 2 * names[2], sp.Integer(7) * names[5]]
+    quick = 0
+    for _ in range(300):
+        left, right = rng.choice(pieces), rng.choice(pieces)
+        made = product(left, right)
+        assert _same(made, left * right), (left, right)
+        assert _same(rebuilt(sp.Mul, (left, right)), sp.Mul(left, right)), (left, right)
+        quick += made is not left * right
+    assert quick > 50
+
+
+def test_quick_sums_are_sympys() -> None:
+    """Long sums as the parser builds them (terms, then a rational constant), with like terms,
+    numbers, sums, powers of numbers and of sums among the terms."""
+    rng = random.Random(3)
+    names = sp.symbols("a0:12", real=True)
+    quick = 0
+    for _ in range(60):
+        terms = []
+        for _ in range(rng.randrange(1, 14)):
+            v, w = rng.choice(names), rng.choice(names)
+            staying = [v, 3 * v, -v, v * w, -2 * v * w, v**2, 5 * v**3, (v - w**2) ** 2,
+                       100 * (v - w**2) ** 2, (1 - v) ** 2, sp.S.Half * v]
+            other = [sp.sqrt(2) * v, sp.sin(v), 2 * sp.exp(v), sp.Rational(1, 2) * (v + w),
+                     sp.Integer(2) ** v, sp.Float(0.5) * v, (v + w) ** sp.S.Half]
+            terms.append(rng.choice(staying if rng.random() < 0.9 else other))
+        constant = rng.choice([sp.S.Zero, sp.Integer(3), sp.Rational(-1, 7)])
+        expected = sp.Add(*terms, constant)
+        made = total(terms, constant)
+        assert _same(made, expected), (terms, constant)
+        quick += made is not expected
+    assert quick > 5
 
 
 def test_ordered_terms_are_sympys() -> None:

@@ -210,7 +210,7 @@ def _backward(
                 if child.free_symbols & set(wrt):
                     raise UnsupportedError(f"{sp.sstr(node.value)}: argument {child} cannot vary")
                 continue
-            term = partial * bar
+            term = quick.product(partial, bar)
             if term != 0:
                 contributions.setdefault(child, []).append(term)
                 if record is not None:  # the rule's own form, where the code's differs

@@ -15,6 +15,7 @@ import sympy as sp
 from ..errors import SymdiffError
 from ..simplify.quick import power
 from ..simplify.quick import product as quick_product
+from ..simplify.quick import total as quick_total
 from .budget import OverBudget
 from .functions import CONSTANTS, FUNCTION_SPECS, TENSOR_FUNCTIONS, FunctionSpec
 from .guards import BuildChecks
@@ -161,7 +162,7 @@ class ExpressionBuilder(BuildChecks):
                 self.check_size(constant, item)
             else:
                 terms.append(term)
-        return sp.Add(*terms, constant)
+        return quick_total(terms, constant)
 
     def multiply_run(self, node: ast.BinOp, first: ast.AST, run: list[ast.BinOp]) -> sp.Expr:
         """``a * b / c ...``: left to right as Python would (SymPy's canonical form depends on

@@ -10,7 +10,12 @@ without asking; everywhere else it is ``sp.Pow(base, exponent)``.
 
 from __future__ import annotations
 
+import functools
+
 import sympy as sp
+
+#: SymPy's canonical order of the terms of a sum and of the factors of a product.
+_COMPARED = functools.cmp_to_key(sp.Basic.compare)
 
 
 def _sum_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
@@ -51,10 +56,45 @@ def _staying_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
     return None
 
 
+def _names_times(expr: sp.Expr) -> tuple[sp.Expr, list[sp.Expr]] | None:
+    """``(c, [names])`` for a rational ``c``, a name, or a product of a rational coefficient and
+    distinct names; else None."""
+    if expr.is_Rational:
+        return expr, []
+    if expr.is_Symbol:
+        return sp.S.One, [expr]
+    if not expr.is_Mul:
+        return None
+    coefficient, rest = expr.as_coeff_Mul()
+    factors = list(sp.Mul.make_args(rest))
+    if not coefficient.is_Rational or not all(f.is_Symbol for f in factors):
+        return None
+    return coefficient, factors
+
+
+def _names_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
+    """``Mul(left, right)`` for two products of names with rational coefficients, when no name
+    is in both (nothing to combine into a power) and the coefficient is not 0: SymPy's result,
+    the coefficient (unless 1) then the names in its canonical order; else None."""
+    one, other = _names_times(left), _names_times(right)
+    if one is None or other is None or not (one[1] and other[1]):
+        return None
+    names = one[1] + other[1]
+    coefficient = one[0] * other[0]
+    if coefficient.p == 0 or len(set(names)) != len(names) or not all(
+            n.is_commutative for n in names):
+        return None
+    names.sort(key=_COMPARED)
+    args = names if coefficient is sp.S.One else [coefficient, *names]
+    return sp.Mul(*args, evaluate=False)
+
+
 def product(left: sp.Expr, right: sp.Expr) -> sp.Expr:
     """``left * right``, the same node, without re-evaluating a staying power of a sum
     (:func:`_staying_product`)."""
     made = _staying_product(left, right)
+    if made is None:
+        made = _names_product(left, right)
     return left * right if made is None else made
 
 
@@ -65,6 +105,8 @@ def rebuilt(func: type, args: tuple[sp.Expr, ...]) -> sp.Expr:
         return power(*args)
     if func is sp.Mul and len(args) == 2:
         made = _staying_product(*args)
+        if made is None:
+            made = _names_product(*args)
         if made is not None:
             return made
     return func(*args)
@@ -92,3 +134,50 @@ def substitute(expr: sp.Basic, rule: dict) -> sp.Basic:
         return done
 
     return walk(expr)[0] if rule else expr
+
+
+def _staying_term(term: sp.Expr) -> sp.Expr | None:
+    """The part ``s`` of ``term = c*s`` by which SymPy's ``Add`` collects like terms, when
+    ``Add`` keeps ``term`` as it is (rebuilding ``c*s`` gives it back); else None.
+
+    Read from SymPy's ``Add.flatten`` (1.12-1.14): a name or a power (not of a number) stays;
+    a product with a rational coefficient is split into ``c`` and ``s`` and rebuilt from
+    ``s``'s own factors when ``s`` is a product or a sum, with ``Mul(c, s)`` otherwise, which
+    gives back ``term`` for a name, an integer power of a name, or a staying power of a sum."""
+    if not term.is_commutative:
+        return None
+    if term.is_Symbol:
+        return term
+    if term.is_Pow:
+        return None if term.base.is_Number else term
+    if not term.is_Mul:
+        return None
+    coefficient, rest = term.as_coeff_Mul()
+    if coefficient is sp.S.One or rest.is_Mul or rest.is_Add:
+        return rest
+    if not coefficient.is_Rational:
+        return None
+    if rest.is_Symbol or (rest.is_Pow and (
+            (rest.base.is_Symbol and rest.exp.is_Integer) or _sum_power_stays(*rest.args))):
+        return rest
+    return None
+
+
+def total(terms: list[sp.Expr], constant: sp.Expr = sp.S.Zero) -> sp.Expr:
+    """``sp.Add(*terms, constant)`` (``constant`` a rational), the same node, without SymPy's
+    rebuilding of every term (``Add`` splits each ``c*s`` and multiplies it back, which
+    re-evaluates a power of a sum: an assumption query per term) when no two terms are like
+    terms and each stays as it is (:func:`_staying_term`): the terms in SymPy's canonical
+    order, the constant first."""
+    seen: set[sp.Expr] = set()
+    for term in terms:
+        part = _staying_term(term)
+        if part is None or part in seen:
+            return sp.Add(*terms, constant)
+        seen.add(part)
+    if len(terms) < 3:
+        return sp.Add(*terms, constant)
+    ordered = sorted(terms, key=_COMPARED)
+    if constant != 0:
+        ordered.insert(0, constant)
+    return sp.Add(*ordered, evaluate=False)

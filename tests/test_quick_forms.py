@@ -13,7 +13,7 @@ import pytest
 import sympy as sp
 
 from symdiff.codegen.terms import ordered_terms
-from symdiff.simplify.quick import power, product, rebuilt, substitute, total
+from symdiff.simplify.quick import addition, power, product, rebuilt, substitute, total
 
 X, Y, Z = sp.symbols("x y z", real=True)
 ATOMS = [X, Y, Z, sp.Integer(2), sp.Integer(-3), sp.Rational(1, 2), sp.pi, sp.E, sp.S.One,
@@ -124,6 +124,11 @@ def test_quick_sums_are_sympys() -> None:
         expected = sp.Add(*terms, constant)
         made = total(terms, constant)
         assert _same(made, expected), (terms, constant)
+        mixed = [*terms, constant, *(rng.choice([sp.Integer(2), sp.pi]) for _ in range(
+            rng.randrange(2)))]
+        rng.shuffle(mixed)
+        assert _same(addition(mixed), sp.Add(*mixed)), mixed
+        assert _same(rebuilt(sp.Add, tuple(mixed)), sp.Add(*mixed)), mixed
         quick += made is not expected
     assert quick > 5
 

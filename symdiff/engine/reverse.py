@@ -194,7 +194,7 @@ def _backward(
         parts = contributions.get(node.symbol)
         if not parts:
             continue
-        bar = sp.Add(*parts)
+        bar = quick.addition(parts)
         named = None
         if not bar.is_Atom:
             named = sp.Symbol(naming.adjoint(node.symbol.name, output), real=True)
@@ -224,7 +224,7 @@ def _backward(
             steps.append(AdjointStep(definition, identity, tuple(parts), named, tuple(sends), seed))
     grads = []
     for var in wrt:
-        total = sp.Add(*contributions.get(var, []))
+        total = quick.addition(contributions.get(var, []))
         grads.append(total)
     if record is not None:
         gradients = tuple(GradientStep(v, tuple(contributions.get(v, []))) for v in wrt)

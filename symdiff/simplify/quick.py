@@ -11,6 +11,7 @@ without asking; everywhere else it is ``sp.Pow(base, exponent)``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import sympy as sp
 
@@ -103,6 +104,8 @@ def rebuilt(func: type, args: tuple[sp.Expr, ...]) -> sp.Expr:
     :func:`_staying_product` where they apply."""
     if func is sp.Pow:
         return power(*args)
+    if func is sp.Add:
+        return addition(args)
     if func is sp.Mul and len(args) == 2:
         made = _staying_product(*args)
         if made is None:
@@ -181,3 +184,13 @@ def total(terms: list[sp.Expr], constant: sp.Expr = sp.S.Zero) -> sp.Expr:
     if constant != 0:
         ordered.insert(0, constant)
     return sp.Add(*ordered, evaluate=False)
+
+
+def addition(args: Sequence[sp.Expr]) -> sp.Expr:
+    """``sp.Add(*args)``, the same node, through :func:`total` when at most one argument is a
+    rational number (``Add`` collects numbers first; its result does not depend on the order of
+    its arguments)."""
+    numbers = [a for a in args if a.is_Rational]
+    if len(numbers) > 1:
+        return sp.Add(*args)
+    return total([a for a in args if not a.is_Rational], numbers[0] if numbers else sp.S.Zero)

@@ -333,3 +333,60 @@ def test_linearisation_and_the_requests_names_visit_each_node_of_a_dag_once(monk
         sys.setprofile(None)
     assert len(linear.nodes) == 20 * 4 and params == ("x",)
     assert calls < 100_000
+
+
+def _profiled_calls(run) -> int:
+    import sys
+
+    calls = 0
+
+    def hook(frame, event, arg):
+        nonlocal calls
+        calls += 1
+
+    sys.setprofile(hook)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def test_the_parsers_checks_of_a_deep_expression_grow_linearly():
+    """Each value built is checked for infinities once per distinct subexpression over the
+    whole build (``has`` below every value of a chain ``((x0 + 1)*x1 + 1)*x2 ...`` walks the
+    chain again at every level: depth squared)."""
+
+    def chain(depth: int) -> str:
+        text = "y0"
+        for i in range(1, depth):
+            text = f"({text} + 1)*y{i}"
+        return text
+
+    clear_cache()
+    small = _profiled_calls(lambda: sd.parse(chain(30)))
+    clear_cache()
+    large = _profiled_calls(lambda: sd.parse(chain(60)))
+    assert large <= 2.3 * small, (small, large)
+
+
+def test_the_inlining_substitution_visits_each_node_of_a_dag_once(monkeypatch):
+    """``quick.substitute`` (the inlining's ``xreplace``) rebuilds each node of a DAG once: 40
+    nodes whose tree has 2**10 leaves (``xreplace`` rebuilds the tree)."""
+    from symdiff.simplify import quick
+
+    x, y = sp.symbols("x y", real=True)
+    e = x
+    for _ in range(10):
+        e = sp.sin(e) * sp.cos(e) + 3
+    rebuilt = []
+    original = quick.rebuilt
+
+    def counted(func, args):
+        rebuilt.append(func)
+        return original(func, args)
+
+    monkeypatch.setattr(quick, "rebuilt", counted)
+    made = quick.substitute(e, {x: y})
+    assert made == e.xreplace({x: y})
+    assert len(rebuilt) == 10 * 4

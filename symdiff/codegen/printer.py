@@ -16,6 +16,7 @@ from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.str import StrPrinter
 
 from .. import registry
+from .terms import ordered_terms
 
 #: Sums of more terms than this print in SymPy's stored order instead of the conventional one:
 #: sorting terms for display costs far more than deriving them (seconds for a sum of thousands
@@ -29,6 +30,8 @@ class _OrderedTerms:
     def _as_ordered_terms(self, expr, order=None):
         if len(expr.args) > ORDERED_TERMS_MAX:
             return list(expr.args)
+        if (order or self.order) is None and expr.is_Add:  # type: ignore[attr-defined]
+            return ordered_terms(expr)  # SymPy's order, without evalf of every coefficient
         return super()._as_ordered_terms(expr, order=order)  # type: ignore[misc]
 
 

@@ -20,7 +20,7 @@ import sympy as sp
 
 from ..codegen import naming
 from ..errors import UnsupportedError
-from ..simplify import own_free_symbols, stable_forms, zero_power_log
+from ..simplify import own_free_symbols, quick, stable_forms, zero_power_log
 from .adjoints import AdjointStep, Contribution, Definition, GradientStep, ReverseSteps, Sweep
 from .local import Local, operation_rule, piecewise_rule
 
@@ -194,7 +194,7 @@ def _backward(
         parts = contributions.get(node.symbol)
         if not parts:
             continue
-        bar = sp.Add(*parts)
+        bar = quick.addition(parts)
         named = None
         if not bar.is_Atom:
             named = sp.Symbol(naming.adjoint(node.symbol.name, output), real=True)
@@ -210,7 +210,7 @@ def _backward(
                 if child.free_symbols & set(wrt):
                     raise UnsupportedError(f"{sp.sstr(node.value)}: argument {child} cannot vary")
                 continue
-            term = partial * bar
+            term = quick.product(partial, bar)
             if term != 0:
                 contributions.setdefault(child, []).append(term)
                 if record is not None:  # the rule's own form, where the code's differs
@@ -224,7 +224,7 @@ def _backward(
             steps.append(AdjointStep(definition, identity, tuple(parts), named, tuple(sends), seed))
     grads = []
     for var in wrt:
-        total = sp.Add(*contributions.get(var, []))
+        total = quick.addition(contributions.get(var, []))
         grads.append(total)
     if record is not None:
         gradients = tuple(GradientStep(v, tuple(contributions.get(v, []))) for v in wrt)
@@ -251,12 +251,12 @@ def inline_single_use(
     substitute: dict[sp.Symbol, sp.Expr] = {}
     kept: list[Assignment] = []
     for symbol, value in assignments:
-        value = value.xreplace(substitute) if substitute else value
+        value = quick.substitute(value, substitute)
         if uses[symbol] == 1:
             substitute[symbol] = value
         else:
             kept.append((symbol, value))
-    return kept, [sp.sympify(out).xreplace(substitute) for out in outputs]
+    return kept, [quick.substitute(sp.sympify(out), substitute) for out in outputs]
 
 
 def prune(assignments: list[Assignment], needed: list[sp.Expr]) -> list[Assignment]:

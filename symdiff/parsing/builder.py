@@ -13,6 +13,9 @@ from typing import ClassVar
 import sympy as sp
 
 from ..errors import SymdiffError
+from ..simplify.quick import power
+from ..simplify.quick import product as quick_product
+from ..simplify.quick import total as quick_total
 from .budget import OverBudget
 from .functions import CONSTANTS, FUNCTION_SPECS, TENSOR_FUNCTIONS, FunctionSpec
 from .guards import BuildChecks
@@ -114,7 +117,7 @@ class ExpressionBuilder(BuildChecks):
             base, exponent = self.build(node.left), self.build(node.right)
             self.guard(node)
             self.check_power(base, exponent, node)
-            return sp.Pow(base, exponent)
+            return power(base, exponent)
         # A left-leaning run of same-precedence operators is built iteratively.
         run: list[ast.BinOp] = []
         left: ast.AST = node
@@ -159,7 +162,7 @@ class ExpressionBuilder(BuildChecks):
                 self.check_size(constant, item)
             else:
                 terms.append(term)
-        return sp.Add(*terms, constant)
+        return quick_total(terms, constant)
 
     def multiply_run(self, node: ast.BinOp, first: ast.AST, run: list[ast.BinOp]) -> sp.Expr:
         """``a * b / c ...``: left to right as Python would (SymPy's canonical form depends on
@@ -174,7 +177,7 @@ class ExpressionBuilder(BuildChecks):
             if isinstance(item.op, ast.Div):
                 if factor.is_zero:
                     self.fail("division by zero", self.operator_position(item))
-                factor = sp.Pow(factor, -1)
+                factor = power(factor, sp.S.NegativeOne)
             operands.append((item, factor))
         self.guard(node)
         under_roots = 0
@@ -189,7 +192,7 @@ class ExpressionBuilder(BuildChecks):
         if len(operands) <= _SEQUENTIAL_RUN:
             product = operands[0][1]
             for item, factor in operands[1:]:
-                product = product * factor
+                product = quick_product(product, factor)
                 self.check_size(product, item)
         else:
             factors: list[sp.Expr] = []

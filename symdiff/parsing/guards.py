@@ -43,6 +43,7 @@ class BuildChecks:
         self.deadline = time.thread_time() + budget_seconds(len(src.original))
         self.built: set[int] = set()  # ids of the nodes built so far
         self.constant_depth: dict[int, int] = {}  # node id -> nesting, for numeric values
+        self.finite: set[sp.Basic] = set()  # values seen to have no oo, -oo, zoo or nan in them
         # The nodes built under the profile hook that enforces the deadline inside SymPy.
         self.watched = watched_nodes(tree) if tree is not None else frozenset()
         self.hook = make_hook(self.deadline) if self.watched else None
@@ -81,16 +82,38 @@ class BuildChecks:
         self.check_size(value, node)
         if not isinstance(value, sp.Expr):
             return
-        shown = " ".join(self.src.segment(node).split())
-        shown = shown if len(shown) <= 60 else shown[:57] + "..."
-        if value.has(*NON_FINITE):
+        if self.has_non_finite(value):
             if value.is_number:
-                self.fail(f"{shown} is not a finite real number", node)
-            self.fail(f"{shown} is infinite or undefined for some values (SymPy: {value})", node)
+                self.fail(f"{self.shown(node)} is not a finite real number", node)
+            self.fail(
+                f"{self.shown(node)} is infinite or undefined for some values (SymPy: {value})",
+                node,
+            )
         if value.is_number and not value.is_Rational:
             real = assumed_real(value)
             if real is False or (real is None and not numerically_real(value)):
-                self.fail(f"{shown} is not a finite real number", node)
+                self.fail(f"{self.shown(node)} is not a finite real number", node)
+
+    def shown(self, node: ast.AST) -> str:
+        """The text of ``node`` for a message, on one line, cut at 60 characters."""
+        shown = " ".join(self.src.segment(node).split())
+        return shown if len(shown) <= 60 else shown[:57] + "..."
+
+    def has_non_finite(self, value: sp.Basic) -> bool:
+        """``value.has(*NON_FINITE)``, each distinct subexpression looked at once over the whole
+        build (``has`` walks the tree below every value built: its size times its depth)."""
+        stack = [value]
+        seen: list[sp.Basic] = []
+        while stack:
+            part = stack.pop()
+            if part in self.finite:
+                continue
+            if not part.args and any(part == bad for bad in NON_FINITE):
+                return True
+            seen.append(part)
+            stack.extend(part.args)
+        self.finite.update(seen)
+        return False
 
     def operand_depths(self, node: ast.AST) -> tuple[bool, int]:
         """Whether every built operand of ``node`` is a number, and their deepest nesting."""

@@ -1,0 +1,196 @@
+"""SymPy nodes built without SymPy's evaluation where its outcome is known in advance.
+
+SymPy's constructors evaluate: ``Pow(b, e)`` asks ``b._eval_power(e)``, and for a sum ``b``
+that asks whether a term is infinite, an assumption query that derives every fact of the term
+(and of its factors) from scratch: about a millisecond per fresh node, most of the cost of
+parsing a 1,000-name Rosenbrock function. :func:`power` gives exactly the node SymPy would build
+(same class, arguments and flags) and skips the evaluation only where its outcome is known
+without asking; everywhere else it is ``sp.Pow(base, exponent)``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+
+import sympy as sp
+
+#: SymPy's canonical order of the terms of a sum and of the factors of a product.
+_COMPARED = functools.cmp_to_key(sp.Basic.compare)
+
+
+def _sum_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
+    """Whether ``sp.Pow(base, exponent)`` is the unevaluated power: ``base`` a sum that is not a
+    number and ``exponent`` an integer other than 0 and 1.
+
+    Read from SymPy's ``Pow.__new__`` (1.12-1.14): with such operands, every rule before
+    ``base._eval_power(exponent)`` passes (they need a number, a symbol or a base of 1), and
+    ``Add._eval_power`` returns a value only for a number (excluded) or for a two-term sum with
+    an infinite term written ``a + b*I`` (excluded: no term of the sum contains ``I``)."""
+    if not (exponent.is_Integer and base.is_Add) or exponent.p in (0, 1) or base.is_number:
+        return False
+    return len(base.args) != 2 or not any(arg.has(sp.I) for arg in base.args)
+
+
+def power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
+    """``sp.Pow(base, exponent)``, the same node, without SymPy's assumption queries where the
+    evaluation cannot change it (:func:`_sum_power_stays`)."""
+    if _sum_power_stays(base, exponent):
+        return sp.Pow(base, exponent, evaluate=False)
+    return sp.Pow(base, exponent)
+
+
+def _staying_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
+    """``Mul(left, right)`` unevaluated when that is what SymPy builds for a rational
+    coefficient (not 0 or 1) and a staying power of a sum (:func:`_sum_power_stays`), else None.
+    SymPy's ``Mul`` rebuilds every power factor with ``Pow(b, e)``, and distributes a
+    coefficient only over a bare sum."""
+    coefficient, factor = (left, right) if left.is_Rational else (right, left)
+    if (
+        coefficient.is_Rational
+        and coefficient.p != 0
+        and coefficient is not sp.S.One
+        and factor.is_Pow
+        and _sum_power_stays(*factor.args)
+    ):
+        return sp.Mul(coefficient, factor, evaluate=False)
+    return None
+
+
+def _names_times(expr: sp.Expr) -> tuple[sp.Expr, list[sp.Expr]] | None:
+    """``(c, [names])`` for a rational ``c``, a name, or a product of a rational coefficient and
+    distinct names; else None."""
+    if expr.is_Rational:
+        return expr, []
+    if expr.is_Symbol:
+        return sp.S.One, [expr]
+    if not expr.is_Mul:
+        return None
+    coefficient, rest = expr.as_coeff_Mul()
+    factors = list(sp.Mul.make_args(rest))
+    if not coefficient.is_Rational or not all(f.is_Symbol for f in factors):
+        return None
+    return coefficient, factors
+
+
+def _names_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
+    """``Mul(left, right)`` for two products of names with rational coefficients, when no name
+    is in both (nothing to combine into a power) and the coefficient is not 0: SymPy's result,
+    the coefficient (unless 1) then the names in its canonical order; else None."""
+    one, other = _names_times(left), _names_times(right)
+    if one is None or other is None or not (one[1] and other[1]):
+        return None
+    names = one[1] + other[1]
+    coefficient = one[0] * other[0]
+    if coefficient.p == 0 or len(set(names)) != len(names) or not all(
+            n.is_commutative for n in names):
+        return None
+    names.sort(key=_COMPARED)
+    args = names if coefficient is sp.S.One else [coefficient, *names]
+    return sp.Mul(*args, evaluate=False)
+
+
+def product(left: sp.Expr, right: sp.Expr) -> sp.Expr:
+    """``left * right``, the same node, without re-evaluating a staying power of a sum
+    (:func:`_staying_product`)."""
+    made = _staying_product(left, right)
+    if made is None:
+        made = _names_product(left, right)
+    return left * right if made is None else made
+
+
+def rebuilt(func: type, args: tuple[sp.Expr, ...]) -> sp.Expr:
+    """``func(*args)`` evaluated as SymPy would, through :func:`power` and
+    :func:`_staying_product` where they apply."""
+    if func is sp.Pow:
+        return power(*args)
+    if func is sp.Add:
+        return addition(args)
+    if func is sp.Mul and len(args) == 2:
+        made = _staying_product(*args)
+        if made is None:
+            made = _names_product(*args)
+        if made is not None:
+            return made
+    return func(*args)
+
+
+def substitute(expr: sp.Basic, rule: dict) -> sp.Basic:
+    """``expr.xreplace(rule)``, the same result, built through :func:`rebuilt`, and each
+    distinct subexpression visited once (``xreplace`` walks the tree: a subexpression shared
+    ``k`` times is rebuilt ``k`` times)."""
+    memo: dict[sp.Basic, tuple[sp.Basic, bool]] = {}
+
+    def walk(node: sp.Basic) -> tuple[sp.Basic, bool]:
+        if node in rule:
+            return rule[node], True
+        if not node.args:
+            return node, False
+        done = memo.get(node)
+        if done is None:
+            walked = [walk(a) if isinstance(a, sp.Basic) else (a, False) for a in node.args]
+            if any(changed for _, changed in walked):
+                done = rebuilt(node.func, tuple(a for a, _ in walked)), True
+            else:
+                done = node, False
+            memo[node] = done
+        return done
+
+    return walk(expr)[0] if rule else expr
+
+
+def _staying_term(term: sp.Expr) -> sp.Expr | None:
+    """The part ``s`` of ``term = c*s`` by which SymPy's ``Add`` collects like terms, when
+    ``Add`` keeps ``term`` as it is (rebuilding ``c*s`` gives it back); else None.
+
+    Read from SymPy's ``Add.flatten`` (1.12-1.14): a name or a power (not of a number) stays;
+    a product with a rational coefficient is split into ``c`` and ``s`` and rebuilt from
+    ``s``'s own factors when ``s`` is a product or a sum, with ``Mul(c, s)`` otherwise, which
+    gives back ``term`` for a name, an integer power of a name, or a staying power of a sum."""
+    if not term.is_commutative:
+        return None
+    if term.is_Symbol:
+        return term
+    if term.is_Pow:
+        return None if term.base.is_Number else term
+    if not term.is_Mul:
+        return None
+    coefficient, rest = term.as_coeff_Mul()
+    if coefficient is sp.S.One or rest.is_Mul or rest.is_Add:
+        return rest
+    if not coefficient.is_Rational:
+        return None
+    if rest.is_Symbol or (rest.is_Pow and (
+            (rest.base.is_Symbol and rest.exp.is_Integer) or _sum_power_stays(*rest.args))):
+        return rest
+    return None
+
+
+def total(terms: list[sp.Expr], constant: sp.Expr = sp.S.Zero) -> sp.Expr:
+    """``sp.Add(*terms, constant)`` (``constant`` a rational), the same node, without SymPy's
+    rebuilding of every term (``Add`` splits each ``c*s`` and multiplies it back, which
+    re-evaluates a power of a sum: an assumption query per term) when no two terms are like
+    terms and each stays as it is (:func:`_staying_term`): the terms in SymPy's canonical
+    order, the constant first."""
+    seen: set[sp.Expr] = set()
+    for term in terms:
+        part = _staying_term(term)
+        if part is None or part in seen:
+            return sp.Add(*terms, constant)
+        seen.add(part)
+    if len(terms) < 3:
+        return sp.Add(*terms, constant)
+    ordered = sorted(terms, key=_COMPARED)
+    if constant != 0:
+        ordered.insert(0, constant)
+    return sp.Add(*ordered, evaluate=False)
+
+
+def addition(args: Sequence[sp.Expr]) -> sp.Expr:
+    """``sp.Add(*args)``, the same node, through :func:`total` when at most one argument is a
+    rational number (``Add`` collects numbers first; its result does not depend on the order of
+    its arguments)."""
+    numbers = [a for a in args if a.is_Rational]
+    if len(numbers) > 1:
+        return sp.Add(*args)
+    return total([a for a in args if not a.is_Rational], numbers[0] if numbers else sp.S.Zero)

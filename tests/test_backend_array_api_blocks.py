@@ -56,6 +56,8 @@ def test_hessians_keep_their_leading_axes_dtype_and_broadcasting(dtype):
     np.testing.assert_array_equal(out, np.concatenate(rows, axis=2))
     np.testing.assert_array_equal(
         out, sd.hessian("sin(x)*exp(y)/(1 + x**2)", wrt=["x", "y"])(x, y).astype(dtype))
+    strict = h(xp.asarray(x), xp.asarray(y))  # (every axis indexed, as the standard wants)
+    np.testing.assert_array_equal(np.from_dlpack(strict), out)
 
 
 def test_blocks_only_for_numpy_and_strict_namespaces():

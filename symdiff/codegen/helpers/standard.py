@@ -177,7 +177,7 @@ def _xp_in_blocks(formulas, inputs, shape, dtype, xp):
 
     def compute(start):  # the formulas on the rows from start, and their arrays in order
         stop = min(start + step, rows)
-        part = [a[start:stop] if c else a for a, c in zip(inputs, cut, strict=True)]
+        part = [a[start:stop, ...] if c else a for a, c in zip(inputs, cut, strict=True)]
         block = formulas(*part, (stop - start, *tail), dtype, xp)
         return block, leaves(block, []), slice(start, stop)
 
@@ -198,5 +198,5 @@ def _xp_in_blocks(formulas, inputs, shape, dtype, xp):
         if start:
             block, found, where = compute(start)
         for f, h, b in zip(full, heads, found, strict=True):
-            f[(*h, where)] = b
+            f[(*h, where, ...)] = b  # (the standard wants every axis or an ellipsis)
     return result

@@ -87,11 +87,6 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
     # every block after the first: (its inputs, its slices of the full arrays)
     blocks = zip(zip(*parts, strict=True), zip(*outs, strict=True), strict=True)
     next(blocks)
-    if whole < rows:  # the tail, with slices of the inputs and of the full arrays
-        where = slice(whole, rows)
-        last = tuple([a[where] if c else a for a, c in zip(inputs, cut, strict=True)])
-        into = tuple([f[(slice(None),) * (f.ndim - len(shape)) + (where,)] for f in full])
-        blocks = [*blocks, (last, into, (rows - whole, *tail))]
 
     def store(part, into, size=(step, *tail)):  # one block, into its slices (copied if not)
         got = formulas(*part, size, dtype, into)
@@ -103,14 +98,22 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
             if b is not f:
                 f[...] = b
 
+    def last():  # the tail after the whole blocks, with slices of the inputs and full arrays
+        if whole < rows:
+            where = slice(whole, rows)
+            part = tuple([a[where] if c else a for a, c in zip(inputs, cut, strict=True)])
+            into = tuple([f[(slice(None),) * (f.ndim - len(shape)) + (where,)] for f in full])
+            store(part, into, (rows - whole, *tail))
+
     if threads is None:
         import os as _os
 
         threads = min(_os.cpu_count() or 1, 8) if rows * row_size >= 2097152 else 1
     threads = min(threads, count + (whole < rows) - 1)
     if threads <= 1:
-        for item in blocks:
-            store(*item)
+        for part, into in blocks:
+            store(part, into)
+        last()
         return result
     import contextvars as _contextvars
     import threading as _threading
@@ -137,6 +140,11 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
     for helper in helpers:
         helper.start()
     work()
+    try:
+        if not errors:
+            last()
+    except BaseException as error:  # the helpers stop at their next block
+        errors.append(error)
     for helper in helpers:
         helper.join()
     if errors:

@@ -317,9 +317,16 @@ class CompiledFunction:
         for transient in ("_fn", "_run", "_call", "__doc__", "__signature__", "recorded",
                           "numpy_twin", "_unchunked"):
             state.pop(transient, None)
+        twin = self.__dict__.get("numpy_twin")
+        if twin is not None:  # the NumPy module its Dask chunks run, built now if not yet
+            state["_numpy_twin"] = twin()
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        state = dict(state)
+        twin = state.pop("_numpy_twin", None)
+        if twin is not None:  # (a process that unpickles need not derive it again)
+            self.numpy_twin = functools.partial(_same, twin)
         self.__dict__.update(state)
         self.__dict__.setdefault("_signature", None)
         self.__dict__.setdefault("recipe", None)  # pickled by an older symdiff
@@ -414,3 +421,8 @@ def _binder(fn: Callable[..., Any], signature: inspect.Signature,
     call.__doc__ = generated.__doc__
     call.__signature__ = signature  # type: ignore[attr-defined]
     return call
+
+
+def _same(value: Any) -> Any:
+    """``value`` itself (an unpickled function's ``numpy_twin()``: the twin pickled with it)."""
+    return value

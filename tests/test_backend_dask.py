@@ -220,3 +220,21 @@ def _peak_rss() -> int:
     import resource
 
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def test_an_unpickled_function_keeps_its_numpy_twin_for_the_chunks():
+    import pickle
+
+    g = sd.grad(ELEMENTWISE, backend="array_api")
+    clone = pickle.loads(pickle.dumps(g))
+    twin = clone.numpy_twin()
+    assert twin.recipe.options.backend == "numpy" and "import numpy as _np" in twin.source
+    assert twin.source == g.numpy_twin().source
+    assert clone._chunk_function() is twin._run  # not the Array API module
+    assert pickle.loads(pickle.dumps(clone)).numpy_twin().source == twin.source  # again
+    x, y = _data(4_000, 1_000)
+    gx, gy = clone(x, y)
+    ex, ey = sd.grad(ELEMENTWISE)(x.compute(), y.compute())
+    _close(gx.compute(), ex)
+    _close(gy.compute(), ey)
+    assert "numpy_twin" not in pickle.loads(pickle.dumps(sd.grad(ELEMENTWISE))).__dict__

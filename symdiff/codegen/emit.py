@@ -64,6 +64,8 @@ class Program:
 VECTOR = naming.DIRECTION
 #: The runtime helper that evaluates the formulas over long arrays in cache-sized blocks.
 BLOCKS_HELPER = "_in_blocks"
+#: The Array API backend's block loop (NumPy arrays in blocks, other namespaces in one call).
+STANDARD_BLOCKS_HELPER = "_xp_in_blocks"
 
 
 def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter) -> list[str]:
@@ -176,8 +178,9 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     ``_in_blocks`` is one of them only when the function has array arguments: without any, the
     broadcast shape is always ``()`` and there is nothing to split, so the formulas stay in the
     public function. With ``backend="array_api"`` the statements use the standard's functions
-    only (:mod:`symdiff.codegen.standard`) on the namespace of the arguments, in one function
-    (no blocks: a Dask array is already cut into chunks, a GPU array wants whole passes).
+    only (:mod:`symdiff.codegen.standard`) on the namespace of the arguments; its formulas run
+    through ``_xp_in_blocks``, in blocks on NumPy arrays and in one call on the others (a Dask
+    array is already cut into chunks, a GPU array wants whole passes).
     """
     printer = printer_for(backend)
     standard = backend == "array_api"
@@ -214,9 +217,12 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
             for target, code in printed_assignments
         ]
         lines = [standard_code(line, None, program.name) for line in lines]
+        if block_inputs:
+            printer.helpers.add(STANDARD_BLOCKS_HELPER)
         return ModuleSpec.of(program, helpers=printer.helpers, prelude=prelude,
                              assignments=printed_assignments, outputs=lines,
-                             result=result_text, backend=backend)
+                             result=result_text, backend=backend,
+                             block_inputs=block_inputs or None)
     prelude = _prelude(program.params, program.vector, printer)
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)

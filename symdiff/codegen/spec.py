@@ -126,7 +126,8 @@ def render_module(spec: ModuleSpec) -> str:
     ``block_inputs`` (elementwise programs), the formulas go into a second function,
     ``_formulas(*block_inputs, _shape, _dtype, _into)``, which the public one calls through the
     ``_in_blocks`` helper so that long arrays are computed in cache-sized blocks (on the
-    number of threads its keyword-only ``threads`` parameter gives). The
+    number of threads its keyword-only ``threads`` parameter gives); an Array API module's is
+    ``_formulas(*block_inputs, _shape, _dtype, _xp)``, called through ``_xp_in_blocks``. The
     ``constants`` are printed after the imports (each one must be on
     :data:`symdiff.verify.CONSTANTS`); the error classes the helpers raise
     (:data:`symdiff.verify.ERROR_CONSTANTS`) open the helper section.
@@ -155,7 +156,18 @@ def render_module(spec: ModuleSpec) -> str:
         result=spec.result,
         block_inputs=None if spec.block_inputs is None else list(spec.block_inputs),
         threads=spec.threads,
+        **_blocks(spec.backend, spec.threads),
     )
+
+
+def _blocks(backend: str, threads: str | None) -> dict[str, str | None]:
+    """How the public function hands its formulas to the block loop: the helper, its last
+    argument (the threads keyword, or the namespace) and the formulas' last parameter (the
+    block's output slices, or the namespace: an Array API module writes blocks by item
+    assignment, never with ``out=``)."""
+    if backend == "array_api":
+        return {"blocks_helper": "_xp_in_blocks", "block_last": "_xp", "formulas_last": "_xp"}
+    return {"blocks_helper": "_in_blocks", "block_last": threads, "formulas_last": "_into"}
 
 
 def _imports(helpers: str, backend: str = "numpy") -> list[str]:

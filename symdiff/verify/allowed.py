@@ -17,7 +17,8 @@ FUNCTION_NAMES = frozenset(
     {"f", "grad_f", "value_and_grad_f", "jacobian_f", "hessian_f", "hvp_f"}
 )
 #: The second function of elementwise modules: the formulas, which the public function runs
-#: through the ``_in_blocks`` helper. Its parameters are generated names too.
+#: through the ``_in_blocks`` helper (``_xp_in_blocks`` in an Array API module, whose formulas
+#: take the namespace ``_xp`` last). Its parameters are generated names too.
 FORMULAS = "_formulas"
 #: The runtime helper an elementwise function's point path returns (the one ``if`` of a scalar
 #: function: ``if x.__class__ is float ...: return _at_point(_formulas, (x, ...))``).

@@ -224,7 +224,11 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
     block, with its dtypes. ``into`` is None for the first block (and an unblocked call); for
     the others it is the tuple of the full arrays' slices for the block, one per returned
     array in depth-first order, which ``formulas`` may compute its results into (NumPy's
-    ``out=``): a returned array that is its slice is not copied again. At a single point
+    ``out=``): a returned array that is its slice is not copied again. The blocks' views of the
+    inputs and of the full arrays are made up front, as rows of views cut along a new first axis
+    (a reshape of the blocked axis: no copy), and the loop iterates over them: per block, the
+    Python work is the call of ``formulas`` and a test per output (slicing every argument per
+    block cost more than the formulas of the cheapest gradients). At a single point
     (``shape == ()``) the inputs are passed as NumPy scalars, whose arithmetic costs a fraction
     of that of 0-d arrays (the scalar power function may round the last bit differently from
     the array loop's).
@@ -247,17 +251,18 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
     if rows < 4 or rows * row_size < 32768:
         return formulas(*inputs, shape, dtype, None)
     step = max(1, 16384 // max(row_size, 1))
+    count = rows // step  # whole blocks; the rows after them (fewer than step) are the tail
+    whole = count * step
+    tail = shape[1:]
+
+    def split(array, axis):  # the whole blocks of array's rows axis, along a new first axis
+        head = (slice(None),) * axis
+        view = array[(*head, slice(0, whole))]  # a view: splitting an axis never copies
+        view = view.reshape((*view.shape[:axis], count, step, *view.shape[axis + 1 :]))
+        return _np.moveaxis(view, axis, 0) if axis else view
+
     cut = [a.ndim == len(shape) and a.shape[0] == rows for a in inputs]
-
-    def compute(start, into):
-        where = slice(start, min(start + step, rows))
-        part = [a[where] if c else a for a, c in zip(inputs, cut, strict=True)]
-        return formulas(*part, (where.stop - start, *shape[1:]), dtype, into)
-
-    def allocate(block):
-        if isinstance(block, tuple):
-            return tuple(allocate(b) for b in block)
-        return _np.empty(block.shape[: block.ndim - len(shape)] + shape, dtype=block.dtype)
+    parts = [split(a, 0) if c else (a,) * count for a, c in zip(inputs, cut, strict=True)]
 
     def leaves(tree, found):
         if isinstance(tree, tuple):
@@ -267,39 +272,55 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
             found.append(tree)
         return found
 
-    block = compute(0, None)
-    result = allocate(block)
-    full = leaves(result, [])
-    for f, b in zip(full, leaves(block, []), strict=True):
-        f[(slice(None),) * (f.ndim - len(shape)) + (slice(0, step),)] = b
+    block = formulas(*(p[0] for p in parts), (step, *tail), dtype, None)
+    found = leaves(block, [])
+    full = [_np.empty(b.shape[: b.ndim - len(shape)] + shape, dtype=b.dtype) for b in found]
+    fresh = iter(full)
 
-    heads = [(slice(None),) * (f.ndim - len(shape)) for f in full]
-    flat = type(block) is tuple and not any(type(b) is tuple for b in block)
-    tail = shape[1:]
+    def rebuild(tree):  # the full arrays in the nesting of the formulas' tuples
+        return tuple([rebuild(t) for t in tree]) if isinstance(tree, tuple) else next(fresh)
 
-    def store(start):  # compute(start, into) with what is the same for every block at hand
-        where = slice(start, start + step)
-        into = tuple([f[(*h, where)] if h else f[where] for f, h in zip(full, heads, strict=True)])
-        part = [a[where] if c else a for a, c in zip(inputs, cut, strict=True)]
-        got = formulas(*part, (min(step, rows - start), *tail), dtype, into)
+    result = rebuild(block)
+    outs = [split(f, f.ndim - len(shape)) for f in full]
+    for out, b in zip(outs, found, strict=True):
+        out[0] = b
+    flat = type(block) is tuple and tuple not in map(type, block)
+    single = type(block) is not tuple
+    # every block after the first: (its inputs, its slices of the full arrays)
+    blocks = zip(zip(*parts, strict=True), zip(*outs, strict=True), strict=True)
+    next(blocks)
+
+    def store(part, into, size=(step, *tail)):  # one block, into its slices (copied if not)
+        got = formulas(*part, size, dtype, into)
+        if single:
+            if got is not into[0]:
+                into[0][...] = got
+            return
         for f, b in zip(into, got if flat else leaves(got, []), strict=True):
             if b is not f:
                 f[...] = b
 
-    starts = range(step, rows, step)
+    def last():  # the tail after the whole blocks, with slices of the inputs and full arrays
+        if whole < rows:
+            where = slice(whole, rows)
+            part = tuple([a[where] if c else a for a, c in zip(inputs, cut, strict=True)])
+            into = tuple([f[(slice(None),) * (f.ndim - len(shape)) + (where,)] for f in full])
+            store(part, into, (rows - whole, *tail))
+
     if threads is None:
         import os as _os
 
         threads = min(_os.cpu_count() or 1, 8) if rows * row_size >= 2097152 else 1
-    threads = min(threads, len(starts))
+    threads = min(threads, count + (whole < rows) - 1)
     if threads <= 1:
-        for start in starts:
-            store(start)
+        for part, into in blocks:
+            store(part, into)
+        last()
         return result
     import contextvars as _contextvars
     import threading as _threading
 
-    pending = iter(starts)
+    pending = iter(blocks)
     lock = _threading.Lock()
     errors = []
 
@@ -307,10 +328,10 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
         try:
             while not errors:
                 with lock:
-                    start = next(pending, None)
-                if start is None:
+                    item = next(pending, None)
+                if item is None:
                     return
-                store(start)
+                store(*item)
         except BaseException as error:  # raised again by the calling thread
             errors.append(error)
 
@@ -321,6 +342,11 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None):
     for helper in helpers:
         helper.start()
     work()
+    try:
+        if not errors:
+            last()
+    except BaseException as error:  # the helpers stop at their next block
+        errors.append(error)
     for helper in helpers:
         helper.join()
     if errors:

@@ -103,6 +103,7 @@ from .standard import (
     _xp_common_shape,
     _xp_float_arrays,
     _xp_float_dtype,
+    _xp_in_blocks,
     _xp_namespace,
 )
 
@@ -136,6 +137,7 @@ __all__ = [
     "_xp_common_shape",
     "_xp_float_arrays",
     "_xp_float_dtype",
+    "_xp_in_blocks",
     "_xp_namespace",
     "helper_source",
 ]
@@ -159,6 +161,7 @@ HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_xp_common_shape": (),
     "_xp_float_arrays": ("_xp_float_dtype",),
     "_xp_float_dtype": (),
+    "_xp_in_blocks": (),
     "_xp_namespace": (),
     **_registry.helper_dependencies(),
 }

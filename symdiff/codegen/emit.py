@@ -18,6 +18,7 @@ from . import naming
 from .exps import cheapest_program
 from .forms import cheaper_program
 from .into import blocked_statement, fresh_names, slot, statement, when_blocked
+from .pack import packed_path
 from .printer import CodePrinter
 from .spec import ModuleSpec, names_tuple, render_module
 from .standard import check_helpers, printer_for, standard_code
@@ -218,10 +219,13 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
                              assignments=printed_assignments, outputs=lines,
                              result=result_text, backend=backend)
     prelude = _prelude(program.params, program.vector, printer)
+    packed = None
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)
         if not program.vector and _floats_suffice([*(v for _, v in assignments), *reduced]):
-            prelude = [*_point_path(block_inputs, printer), *prelude]
+            packed = packed_path(program, assignments, reduced, printer)
+            point = _point_path(block_inputs, printer) if packed is None else packed[0]
+            prelude = [*point, *prelude]
     spec = ModuleSpec.of(
         program,
         helpers=printer.helpers,
@@ -234,6 +238,8 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     )
     if not block_inputs:
         return spec
+    if packed is not None:
+        spec = replace(spec, constants=packed[1], functions=(packed[2],))
     return replace(spec, doc=(*spec.doc, THREADS_DOC.format(keyword=spec.threads)))
 
 

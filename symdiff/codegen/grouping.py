@@ -48,11 +48,11 @@ def group_lines(lines: Sequence[tuple[sp.Symbol | None, sp.Expr]], shapes: Shape
     operands: list[list[int]] = []
     for _, value in lines:
         found = []
-        for s in value.free_symbols:
-            if s.name in defined:
-                found.append(defined[s.name])
-            elif s.name not in inputs:
-                raise Unpackable(s)
+        for name in shapes.of(value).names:
+            if name in defined:
+                found.append(defined[name])
+            elif name not in inputs:
+                raise Unpackable(name)
         operands.append(found)
     chains = _chains(lines, shapes, defined)
     chains = _independent(chains, operands)

@@ -181,7 +181,7 @@ class _Packer:
             else:
                 pending_outputs.append((k, len(lines)))
                 lines.append((None, expr))
-        self.plain = sum(_operations(value) for _, value in lines)
+        self.plain = sum(self.shapes.of(value).operations for _, value in lines)
         groups = group_lines(lines, self.shapes, set(names))
         size = len(self.order)
         self._by_name = dict(names)
@@ -227,6 +227,8 @@ class _Packer:
 
     def _first_leaf(self, expr: sp.Expr) -> int:
         """Where the first symbol of ``expr`` in its shape's order is (-1: none)."""
+        if expr.is_Symbol:
+            return self._by_name.get(expr.name, -1)
         node = expr
         while True:
             shape = self.shapes.of(node)

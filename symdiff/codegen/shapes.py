@@ -15,7 +15,7 @@ linear in the size of the expressions' DAG, and grouping lines is one dictionary
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import sympy as sp
 
@@ -28,15 +28,18 @@ EXACT = 2**53
 SYMBOL, NUMBER, ATOM, SUM, PRODUCT, POWER, CALL, OPAQUE = range(8)
 
 
-@dataclass(frozen=True)
-class Shape:
+class Shape(NamedTuple):
     """One node's shape: its key, its kind, its children in key order (``singles``) and its
     reductions (``many``: per key of the class, the arguments of that class)."""
 
     key: int
     kind: int
-    singles: tuple[sp.Basic, ...] = ()
-    many: tuple[tuple[int, tuple[sp.Basic, ...]], ...] = ()
+    singles: tuple[sp.Basic, ...]
+    many: tuple[tuple[int, tuple[sp.Basic, ...]], ...]
+    #: Operations of the tree (an n-ary sum or product counts n - 1; a call or power one).
+    operations: int
+    #: Its symbols' names (that of a symbol; the union of its children's).
+    names: frozenset[str]
 
 
 class Shapes:
@@ -44,7 +47,7 @@ class Shapes:
 
     def __init__(self) -> None:
         self._ids: dict[object, int] = {}
-        self._memo: dict[sp.Basic, Shape] = {}
+        self._memo: dict[int, Shape] = {}
 
     def _intern(self, key: object) -> int:
         found = self._ids.get(key)
@@ -53,55 +56,84 @@ class Shapes:
         return found
 
     def of(self, expr: sp.Basic) -> Shape:
-        """The shape of ``expr`` (computed bottom-up, iteratively: no recursion limit)."""
-        found = self._memo.get(expr)
+        """The shape of ``expr`` (computed bottom-up, iteratively: no recursion limit). The
+        memo is keyed by identity (SymPy's hash is a Python call; the expressions of one
+        program are alive while it is packed and share their subexpressions)."""
+        memo = self._memo
+        found = memo.get(id(expr))
         if found is not None:
             return found
         stack = [(expr, False)]
         while stack:
             node, ready = stack.pop()
-            if node in self._memo:
+            if id(node) in memo:
                 continue
             children = _children(node)
-            pending = [c for c in children if c not in self._memo]
-            if pending and not ready:
-                stack.append((node, True))
-                stack.extend((c, False) for c in pending)
-                continue
-            self._memo[node] = self._make(node, children)
-        return self._memo[expr]
+            if not ready:
+                pending = [c for c in children if id(c) not in memo]
+                if pending:
+                    stack.append((node, True))
+                    stack.extend((c, False) for c in pending)
+                    continue
+            key, kind, singles, many = self._make(node, children)
+            if children:
+                below = [memo[id(c)] for c in children]
+                own = len(children) - 1 if kind in (SUM, PRODUCT) else 1
+                operations = own + sum(b.operations for b in below)
+                names = below[0].names.union(*(b.names for b in below[1:]))
+            elif kind == SYMBOL:
+                operations, names = 0, frozenset((node.name,))
+            elif kind == OPAQUE:
+                operations, names = 1, frozenset(s.name for s in node.free_symbols)
+            else:
+                operations, names = 0, _NONE
+            memo[id(node)] = Shape(key, kind, singles, many, operations, names)
+        return memo[id(expr)]
 
-    def _make(self, node: sp.Basic, children: tuple[sp.Basic, ...]) -> Shape:
+    def _make(self, node: sp.Basic, children: tuple[sp.Basic, ...]) -> tuple:
+        """(key, kind, singles, many) of ``node``, its children's shapes known."""
         if node.is_Symbol:
-            return Shape(self._intern("symbol"), SYMBOL)
+            return self._intern("symbol"), SYMBOL, (), ()
         if (node.is_Integer and abs(int(node)) <= EXACT) or node.is_Float:
-            return Shape(self._intern("number"), NUMBER)
+            return self._intern("number"), NUMBER, (), ()
         if node.is_Atom:
-            return Shape(self._intern(("atom", node)), ATOM)
+            return self._intern(("atom", node)), ATOM, (), ()
         if isinstance(node, sp.Pow) and node.exp.is_Number:
-            base = self._memo[node.base]
-            return Shape(self._intern(("pow", node.exp, base.key)), POWER, (node.base,))
+            base = self._memo[id(node.base)]
+            return self._intern(("pow", node.exp, base.key)), POWER, (node.base,), ()
         if isinstance(node, sp.Add | sp.Mul):
             return self._reduction(node, children)
-        if isinstance(node, sp.Function) and all(isinstance(a, sp.Expr) for a in node.args):
-            keys = tuple(self._memo[a].key for a in children)
-            return Shape(self._intern(("call", node.func, keys)), CALL, children)
-        return Shape(self._intern(("opaque", node)), OPAQUE)
+        if children:  # a function of expressions
+            keys = tuple(self._memo[id(a)].key for a in children)
+            return self._intern(("call", node.func, keys)), CALL, children, ()
+        return self._intern(("opaque", node)), OPAQUE, (), ()
 
-    def _reduction(self, node: sp.Basic, children: tuple[sp.Basic, ...]) -> Shape:
-        keyed = sorted(((self._memo[c].key, i) for i, c in enumerate(children)))
+    def _reduction(self, node: sp.Basic, children: tuple[sp.Basic, ...]) -> tuple:
+        memo = self._memo
+        kind = SUM if isinstance(node, sp.Add) else PRODUCT
+        if len(children) < REDUCE_MIN:  # no reduction (most lines): the quick path
+            keys = [memo[id(c)].key for c in children]
+            order = sorted(range(len(children)), key=keys.__getitem__)
+            return (self._intern((kind, tuple([keys[i] for i in order]), ())), kind,
+                    tuple([children[i] for i in order]), ())
+        keyed = sorted([(memo[id(c)].key, i) for i, c in enumerate(children)])
         counts: dict[int, int] = {}
         for key, _ in keyed:
             counts[key] = counts.get(key, 0) + 1
+        if all(c < REDUCE_MIN for c in counts.values()):
+            key = self._intern((kind, tuple(k for k, _ in keyed), ()))
+            return key, kind, tuple(children[i] for _, i in keyed), ()
         many_keys = [k for k, c in counts.items() if c >= REDUCE_MIN]
         singles = tuple(children[i] for k, i in keyed if counts[k] < REDUCE_MIN)
         many = tuple(
-            (k, tuple(children[i] for key, i in keyed if key == k)) for k in sorted(many_keys)
+            (k, tuple(children[i] for key, i in keyed if key == k)) for k in many_keys
         )
-        kind = SUM if isinstance(node, sp.Add) else PRODUCT
         key = self._intern((kind, tuple(k for k, _ in keyed if counts[k] < REDUCE_MIN),
                             tuple(many_keys)))
-        return Shape(key, kind, singles, many)
+        return key, kind, singles, many
+
+
+_NONE: frozenset[str] = frozenset()
 
 
 def _children(node: sp.Basic) -> tuple[sp.Basic, ...]:

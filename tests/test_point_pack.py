@@ -58,13 +58,15 @@ TERMS = [
     lambda i, j, c: f"x{i}*x{i}*x{j} + {c}",
     lambda i, j, c: f"100*(x{j} - x{i}**2)**2 + (1 - x{i})**2",
     lambda i, j, c: f"x{j}/(x{i}**2 + {abs(c) + 1})",
+    lambda i, j, c: f"erf(x{i})*sqrt(1 + x{j}**2)",
+    lambda i, j, c: f"tanh({c}*x{i} + x{j})",
 ]
 
 
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    n=st.integers(8, 24),
-    families=st.lists(st.integers(0, len(TERMS) - 1), min_size=1, max_size=3),
+    n=st.integers(8, 16),
+    families=st.lists(st.integers(0, len(TERMS) - 1), min_size=1, max_size=2),
     constants=st.lists(st.integers(-5, 5).filter(bool), min_size=24, max_size=24),
     odd=st.integers(0, len(TERMS) - 1),
     seed=st.integers(0, 2**16),
@@ -72,7 +74,8 @@ TERMS = [
 def test_random_programs_of_alike_and_unlike_lines_match_sympy_and_the_array_path(
         n, families, constants, odd, seed):
     """Alike terms over consecutive names (their first and last differ: edge lines), constants
-    that differ per line, one unlike term on its own."""
+    that differ per line, one unlike term on its own; fractional powers too (``sqrt``'s
+    derivative), which the plain point path leaves to NumPy scalars."""
     pack.FORCE = True
     try:
         terms = [TERMS[f](i, (i + 1) % n, constants[i]) for f in families for i in range(n)]

@@ -222,10 +222,13 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     packed = None
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)
-        if not program.vector and _floats_suffice([*(v for _, v in assignments), *reduced]):
-            packed = packed_path(program, assignments, reduced, printer)
-            point = _point_path(block_inputs, printer) if packed is None else packed[0]
-            prelude = [*point, *prelude]
+        floats = _floats_suffice([*(v for _, v in assignments), *reduced])
+        if not program.vector:  # (without floats, the plain point is NumPy scalars': slower)
+            packed = packed_path(program, assignments, reduced, printer, 1 if floats else 4)
+            if packed is not None:
+                prelude = [*packed[0], *prelude]
+            elif floats:
+                prelude = [*_point_path(block_inputs, printer), *prelude]
     spec = ModuleSpec.of(
         program,
         helpers=printer.helpers,

@@ -55,11 +55,12 @@ ELEMENT_COST = 0.025
 FORCE: bool | None = None
 
 
-def cheaper(packed: PackedPoint, elements: int) -> bool:
+def cheaper(packed: PackedPoint, elements: int, slower: float = 1) -> bool:
     """Whether the packed path costs less than the plain one, by the counts of the cost model
-    (NumPy calls and the elements they touch against Python float operations)."""
+    (NumPy calls and the elements they touch against Python float operations, ``slower``
+    times as costly where they run on NumPy scalars)."""
     cost = FIXED_COST + packed.calls * CALL_COST + elements * ELEMENT_COST
-    return cost < packed.plain + packed.outputs
+    return cost < packed.plain * slower + packed.outputs
 
 
 @dataclass(frozen=True)
@@ -108,17 +109,19 @@ def nest_of(result: object, start: int = 0) -> str:
 
 
 def packed_path(program, assignments: Sequence[tuple[sp.Symbol, sp.Expr]],
-                outputs: Sequence[sp.Expr], printer: CodePrinter
+                outputs: Sequence[sp.Expr], printer: CodePrinter, slower: float = 1
                 ) -> tuple[list[str], tuple[str, ...], str] | None:
     """The point path of an elementwise program (``program``: its ``params``, ``result`` and
     ``title``) packed, where that costs less than the plain one: the statements of the public
     function's point path, the module constants and the text of ``_packed``; None otherwise.
-    The helpers the packed function calls join ``printer``'s."""
+    The helpers the packed function calls join ``printer``'s. ``slower``: the cost of the
+    plain path's operations against Python floats' (4 where it runs on NumPy scalars, the
+    formulas having fractional powers)."""
     result = program.result
     if not isinstance(result, int | tuple):
         return None  # an array result (a Jacobian, a Hessian) keeps the plain point path
     made = packed_point(assignments, outputs, _depth_first(result), program.params,
-                        type(printer))
+                        type(printer), slower)
     if made is None:
         return None
     packed, own = made
@@ -145,6 +148,7 @@ def packed_point(
     leaves: Sequence[int],
     params: Sequence[str],
     printer_factory: Callable[[], CodePrinter],
+    slower: float = 1,
 ) -> tuple[PackedPoint, CodePrinter] | None:
     """The packed point path of the program, or None where the plain one costs less (or the
     program has something this path does not pack). ``leaves``: the output numbers in the
@@ -155,7 +159,7 @@ def packed_point(
         packed = packer.pack([packer.output_locations[k] for k in leaves])
     except Unpackable:
         return None
-    chosen = FORCE if FORCE is not None else cheaper(packed, packer.elements)
+    chosen = FORCE if FORCE is not None else cheaper(packed, packer.elements, slower)
     if not chosen:
         return None
     return packed, printer
@@ -327,7 +331,12 @@ class _Packer:
         node = column[0]
         if isinstance(node, sp.Pow):
             return sp.Pow(children[0], node.exp, evaluate=False)
-        return node.func(*children, evaluate=False)
+        # a number argument of a function is part of the shape: the same in every line
+        children = [a if a.is_Number else c for a, c in zip(node.args, children, strict=True)]
+        try:
+            return node.func(*children, evaluate=False)
+        except TypeError:  # a function that takes no ``evaluate``
+            return node.func(*children)
 
     def _aligned(self, args: tuple[sp.Expr, ...]) -> tuple[sp.Expr, ...]:
         """The arguments of a sum or product with those of one shape key in the order of their

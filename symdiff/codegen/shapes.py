@@ -103,8 +103,9 @@ class Shapes:
             return self._intern(("pow", node.exp, base.key)), POWER, (node.base,), ()
         if isinstance(node, sp.Add | sp.Mul):
             return self._reduction(node, children)
-        if children:  # a function of expressions
-            keys = tuple(self._memo[id(a)].key for a in children)
+        if children:  # a function of expressions; a number argument is part of its shape
+            keys = tuple(("number", a) if a.is_Number else self._memo[id(a)].key
+                         for a in children)
             return self._intern(("call", node.func, keys)), CALL, children, ()
         return self._intern(("opaque", node)), OPAQUE, (), ()
 

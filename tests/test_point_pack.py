@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import symdiff as sd
 from symdiff.codegen import pack
 from symdiff.codegen.helpers import _at_packed
+from symdiff.codegen.printer import CodePrinter
 from symdiff.verify import VerificationError, check_module
 
 
@@ -99,6 +100,23 @@ def test_a_product_of_names_accumulates_its_prefix_and_suffix_products(packed):
     np.testing.assert_array_equal(got, arrays)
     want = [np.prod(np.delete(point, i)) for i in range(n)]
     np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+def test_a_chain_of_one_repeated_leaf_accumulates_a_vector(packed):
+    """``t_k = t_{k-1}*a`` reads the same register element every line: the running product
+    still gathers a vector of them (a scalar would not accumulate)."""
+    a, b = sp.symbols("a b", real=True)
+    chain = sp.symbols("_t0:6")
+    lines = [(chain[0], a * b)] + [(chain[k], chain[k - 1] * a) for k in range(1, 6)]
+    made = pack.packed_point(lines, [chain[5], chain[2] + b], [0, 1], ["a", "b"],
+                             CodePrinter)
+    assert made is not None
+    code, _ = made
+    assert "_np.multiply.accumulate(" in "\n".join(code.body)
+    namespace = {"_np": np}
+    exec("\n".join([*code.constants, code.source("f")]), namespace)
+    got = _at_packed(namespace["_packed"], (1.5, 0.5), code.size, 2)
+    assert got == (1.5**6 * 0.5, 1.5**3 * 0.5 + 0.5)
 
 
 def test_long_sums_reduce_and_a_quadratic_form_gathers_its_coefficients(packed):

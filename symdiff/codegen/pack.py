@@ -70,7 +70,6 @@ class PackedPoint:
 
     order: tuple[str, ...]
     size: int
-    nest: str
     body: tuple[str, ...]
     constants: tuple[str, ...]
     calls: int
@@ -95,7 +94,7 @@ def pack_order(params: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(params, key=natural))
 
 
-def nest_of(result: object, start: int = 0) -> str:
+def nest_of(result: object) -> str:
     """The literal that tells ``_at_packed`` how to nest the outputs (taken in depth-first
     order): ``0`` one output, a positive int k a tuple of the next k outputs, a tuple of those
     a tuple of them."""
@@ -197,7 +196,8 @@ class _Packer:
             if group.scan:  # a chain: its first leaf, then each line's value
                 size += len(members) + 1
                 ufunc = "add" if group.kind == SUM else "multiply"
-                code = f"_np.{ufunc}.accumulate({self.gather([self._find(s) for s in group.scan])})"
+                leaves = self.vector_gather([self._find(s) for s in group.scan])
+                code = f"_np.{ufunc}.accumulate({leaves})"
                 start += 1
             else:
                 if len(members) > 1:  # in the order of their first leaves: gathers are slices
@@ -219,14 +219,8 @@ class _Packer:
         self.size = size
 
     def pack(self, out: list[int]) -> PackedPoint:
-        if len(out) == 1:  # a vector of one, never a scalar
-            result = f"{REGISTER}[{out[0]}:{out[0] + 1}]"
-        elif all(p == out[0] for p in out):
-            result = f"{REGISTER}[{self.index(out)}]"
-        else:
-            result = self.gather(out)
-        self.body.append(f"return {result}")
-        return PackedPoint(self.order, self.size, "", tuple(self.body), tuple(self.constants),
+        self.body.append(f"return {self.vector_gather(out)}")
+        return PackedPoint(self.order, self.size, tuple(self.body), tuple(self.constants),
                            self.calls, self.plain, len(out))
 
     def _first_leaf(self, expr: sp.Expr) -> int:
@@ -250,6 +244,15 @@ class _Packer:
         if found is None:
             raise Unpackable(symbol)
         return found
+
+    def vector_gather(self, places: Sequence[int]) -> str:
+        """:meth:`gather`, always a vector of ``len(places)`` (never one element broadcast)."""
+        if len(places) == 1:
+            return f"{REGISTER}[{places[0]}:{places[0] + 1}]"
+        if all(p == places[0] for p in places):
+            self.calls += 1
+            return f"{REGISTER}[{self.index(places)}]"
+        return self.gather(places)
 
     def gather(self, places: Sequence[int]) -> str:
         """``_r`` at ``places``: one element, a slice where they are evenly spaced, else an

@@ -232,7 +232,10 @@ class _Packer:
             shape = self.shapes.of(node)
             if shape.kind == SYMBOL:
                 return self._by_name.get(node.name, -1)
-            children = shape.singles or tuple(a for _, run in shape.many for a in run[:1])
+            children = shape.singles
+            if shape.kind in (SUM, PRODUCT) and len(children) > 1:
+                children = self._aligned(children)  # as the template takes them
+            children = children or tuple(a for _, run in shape.many for a in run[:1])
             if not children:
                 return -1
             node = next((c for c in children if self.shapes.of(c).kind not in (NUMBER, ATOM)),

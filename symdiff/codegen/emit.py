@@ -223,12 +223,10 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)
         floats = _floats_suffice([*(v for _, v in assignments), *reduced])
-        if not program.vector:  # (without floats, the plain point is NumPy scalars': slower)
+        if not program.vector:  # (without floats the plain point is NumPy scalars', 4x dearer)
             packed = packed_path(program, assignments, reduced, printer, 1 if floats else 4)
-            if packed is not None:
-                prelude = [*packed[0], *prelude]
-            elif floats:
-                prelude = [*_point_path(block_inputs, printer), *prelude]
+            point = packed[0] if packed else _point_path(block_inputs, printer) if floats else []
+            prelude = [*point, *prelude]
     spec = ModuleSpec.of(
         program,
         helpers=printer.helpers,
@@ -238,11 +236,10 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
         result=result_text,
         block_inputs=block_inputs or None,
         threads=naming.threads_keyword(program.params) if block_inputs else None,
+        **({"constants": packed[1], "functions": (packed[2],)} if packed else {}),
     )
     if not block_inputs:
         return spec
-    if packed is not None:
-        spec = replace(spec, constants=packed[1], functions=(packed[2],))
     return replace(spec, doc=(*spec.doc, THREADS_DOC.format(keyword=spec.threads)))
 
 

@@ -88,6 +88,7 @@ class ModuleSpec:
         block_inputs: Sequence[str] | None = None,
         threads: str | None = None,
         backend: str = "numpy",
+        functions: Sequence[str] = (),
     ) -> ModuleSpec:
         """The spec of a program's module: the header fields read from ``header``."""
         return cls(
@@ -99,6 +100,7 @@ class ModuleSpec:
             block_inputs=None if block_inputs is None else tuple(block_inputs),
             threads=threads,
             backend=backend,
+            functions=tuple(functions),
         )
 
 

@@ -471,6 +471,13 @@ def _reciprocal_point(a, shape, dtype, into):
     return 1 / a, (a, (1 / a,)), float(type(1 / a) is float and dtype is None)
 
 
+def _reciprocal_packed(r):
+    """A stand-in for ``_packed``: the register ``r`` holds the inputs (4, 2) and room for
+    their reciprocals; the outputs are 1/4, then (4, 1/2)."""
+    r[2:4] = 1 / r[0:2]
+    return r[[2, 0, 3]]
+
+
 def _call_examples():
     x = np.array([-2.5, -0.3, 0.2, 1.5, 3.0, 40.0])
     long = np.linspace(-1.0, 1.0, 40000)
@@ -480,6 +487,8 @@ def _call_examples():
             (long * 2.0, (np.stack([long, -long]),)),
         ),
         "_at_point": ((_reciprocal_point, (4.0,)), (0.25, (4.0, (0.25,)), 1.0)),
+        "_at_packed": ((_reciprocal_packed, (4.0, np.float64(2.0)), 4, (0, 2)),
+                       (0.25, (4.0, 0.5))),
         "_sinpi": ((x,), _sinpi(x)),
         "_cody_erf": ((x,), _cody_erf(x)),
         "_erf": ((x,), _erf(x)),

@@ -18,6 +18,7 @@ from . import naming
 from .exps import cheapest_program
 from .forms import cheaper_program
 from .into import blocked_statement, fresh_names, slot, statement, when_blocked
+from .pack import packed_path
 from .printer import CodePrinter
 from .spec import ModuleSpec, names_tuple, render_module
 from .standard import check_helpers, printer_for, standard_code
@@ -224,10 +225,14 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
                              result=result_text, backend=backend,
                              block_inputs=block_inputs or None)
     prelude = _prelude(program.params, program.vector, printer)
+    packed = None
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)
-        if not program.vector and _floats_suffice([*(v for _, v in assignments), *reduced]):
-            prelude = [*_point_path(block_inputs, printer), *prelude]
+        floats = _floats_suffice([*(v for _, v in assignments), *reduced])
+        if not program.vector:  # (without floats the plain point is NumPy scalars', 4x dearer)
+            packed = packed_path(program, assignments, reduced, printer, 1 if floats else 4)
+            point = packed[0] if packed else _point_path(block_inputs, printer) if floats else []
+            prelude = [*point, *prelude]
     spec = ModuleSpec.of(
         program,
         helpers=printer.helpers,
@@ -237,6 +242,7 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
         result=result_text,
         block_inputs=block_inputs or None,
         threads=naming.threads_keyword(program.params) if block_inputs else None,
+        **({"constants": packed[1], "functions": (packed[2],)} if packed else {}),
     )
     if not block_inputs:
         return spec

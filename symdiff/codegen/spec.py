@@ -52,6 +52,8 @@ class ModuleSpec:
       ``threads``: then the name of the public function's keyword-only parameter that sets the
       number of threads (``threads``, or ``_threads`` beside a variable of that name).
     * ``backend``: ``"numpy"`` or ``"array_api"`` (the module imports ``array_api_compat``).
+    * ``functions``: further generated functions, as text, placed after the formulas (the
+      packed point path's ``_packed``, :mod:`symdiff.codegen.pack`).
     """
 
     name: str
@@ -70,6 +72,7 @@ class ModuleSpec:
     block_inputs: tuple[str, ...] | None = None
     threads: str | None = None
     backend: str = "numpy"
+    functions: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -85,6 +88,7 @@ class ModuleSpec:
         block_inputs: Sequence[str] | None = None,
         threads: str | None = None,
         backend: str = "numpy",
+        functions: Sequence[str] = (),
     ) -> ModuleSpec:
         """The spec of a program's module: the header fields read from ``header``."""
         return cls(
@@ -96,6 +100,7 @@ class ModuleSpec:
             block_inputs=None if block_inputs is None else tuple(block_inputs),
             threads=threads,
             backend=backend,
+            functions=tuple(functions),
         )
 
 
@@ -156,6 +161,7 @@ def render_module(spec: ModuleSpec) -> str:
         result=spec.result,
         block_inputs=None if spec.block_inputs is None else list(spec.block_inputs),
         threads=spec.threads,
+        functions=list(spec.functions),
         **_blocks(spec.backend, spec.threads),
     )
 

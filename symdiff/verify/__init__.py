@@ -31,6 +31,7 @@ from .allowed import (
     NAMING_HELPERS,
     NUMPY_NAMES,
     OPERATOR_UFUNCS,
+    PACKED,
     PARAM_METHODS,
     REDUCING_UFUNCS,
     STANDARD_IMPORT,
@@ -42,6 +43,7 @@ from .allowed import (
     VECTOR,
 )
 from .errors import VerificationError, refuse
+from .packed import check_packed_function, packed_constant
 from .statements import check_function
 
 __all__ = [
@@ -94,6 +96,8 @@ def check_module(source: str) -> ast.Module:
         raise VerificationError(f"generated code does not parse: {error}") from None
     functions = []
     formulas = []
+    packed = []
+    constants: set[str] = set()
     imports: set[tuple[str, str | None]] = set()
     for node in tree.body:
         if isinstance(node, ast.Import):
@@ -104,17 +108,26 @@ def check_module(source: str) -> ast.Module:
             functions.append(node)
         elif isinstance(node, ast.FunctionDef) and node.name == FORMULAS:
             formulas.append(node)
+        elif isinstance(node, ast.FunctionDef) and node.name == PACKED:
+            packed.append(node)
         elif isinstance(node, ast.FunctionDef):
             if trusted_helpers().get(node.name) != ast.dump(node):
                 raise refuse(node, f"helper {node.name!r} is not symdiff's own")
         elif isinstance(node, ast.Assign) and ast.dump(node) in _constant_dumps():
             pass
+        elif (name := packed_constant(node)) is not None:
+            if name in constants:
+                raise refuse(node, f"packed constant {name!r} bound twice")
+            constants.add(name)
         else:
             raise refuse(node, f"unexpected {type(node).__name__} at module level")
-    if len(functions) != 1 or len(formulas) > 1:
+    if len(functions) != 1 or len(formulas) > 1 or len(packed) > 1:
         raise VerificationError(
-            f"generated code must define exactly one function (and at most one {FORMULAS})"
+            f"generated code must define exactly one function (and at most one {FORMULAS} "
+            f"and one {PACKED})"
         )
+    if constants and not packed:
+        raise VerificationError("packed constants without a packed function")
     standard = STANDARD_IMPORT in imports  # the Array API backend: no NumPy, the standard only
     if standard and imports != {STANDARD_IMPORT}:
         raise VerificationError("an Array API module imports array_api_compat and nothing else")
@@ -124,5 +137,9 @@ def check_module(source: str) -> ast.Module:
     for node in formulas:
         check_function(node, set(trusted_helpers()), tensor, internal_params=True,
                        standard=standard)
+    for node in packed:
+        if standard or tensor:
+            raise refuse(node, f"{PACKED} only in elementwise NumPy modules")
+        check_packed_function(node, set(trusted_helpers()), constants)
     return tree
 

@@ -23,6 +23,13 @@ FORMULAS = "_formulas"
 #: The runtime helper an elementwise function's point path returns (the one ``if`` of a scalar
 #: function: ``if x.__class__ is float ...: return _at_point(_formulas, (x, ...))``).
 POINT_HELPER = "_at_point"
+#: The packed point path (:mod:`symdiff.verify.packed`): the helper the point test may return
+#: instead, the packed function it calls, that function's register parameter and the ufuncs
+#: whose ``reduce``/``reduceat`` it may call.
+PACKED_HELPER = "_at_packed"
+PACKED = "_packed"
+REGISTER = "_r"
+PACKED_REDUCTIONS = frozenset({"add", "multiply"})
 #: The parameter of ``_formulas`` holding the block's slices of the outputs, or None. It may
 #: only be tested (``... if _into is None else ...``), indexed by an int literal and written
 #: through ``out=`` of a NumPy call.

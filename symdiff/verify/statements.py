@@ -23,6 +23,7 @@ from .allowed import (
 from .errors import refuse
 from .expressions import ExpressionChecker, tests_no_slices
 from .literals import int_list, literal_int, names_tuple
+from .packed import check_packed_call
 
 
 def check_function(
@@ -257,7 +258,9 @@ def _check_point_test(statement: ast.If, params: set[str]) -> None:
     The test is one class test or an ``and`` of them; a class test is one ``is`` comparison of
     ``<param>.__class__`` with the name ``float`` or ``_np.float64``, or an ``or`` of such
     comparisons on one parameter. The body returns one call of ``_at_point`` on the name
-    ``_formulas`` and a tuple of parameters; no ``else``.
+    ``_formulas`` and a tuple of parameters (or, the packed point path, one call of
+    ``_at_packed`` on ``_packed``: :func:`symdiff.verify.packed.check_packed_call`); no
+    ``else``.
     """
     test = statement.test
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
@@ -267,6 +270,8 @@ def _check_point_test(statement: ast.If, params: set[str]) -> None:
             raise refuse(statement, "unexpected test in the point path")
     body = statement.body
     value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
+    if not statement.orelse and check_packed_call(value, params - THREADS_KEYWORDS):
+        return
     if statement.orelse or not (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)

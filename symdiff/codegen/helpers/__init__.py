@@ -20,7 +20,7 @@ generated module's own names, not private to this package):
 * :mod:`~symdiff.codegen.helpers.arguments`: the argument checks (``_as_arrays``,
   ``_common_shape``, ``_float_dtype``, ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
 * :mod:`~symdiff.codegen.helpers.blocks`: the block loop ``_in_blocks``, the point path
-  ``_at_point`` and ``_as_output``;
+  ``_at_point`` (with ``_at_packed``) and ``_as_output``;
 * :mod:`~symdiff.codegen.helpers.standard`: the ``_xp_`` helpers of ``backend="array_api"``
   modules (standard functions only, on the namespace of the arguments).
 
@@ -85,7 +85,7 @@ from .arguments import (
     _float_arrays,
     _float_dtype,
 )
-from .blocks import _as_output, _at_point, _in_blocks
+from .blocks import _as_output, _at_packed, _at_point, _in_blocks
 from .derivatives import (
     _argmax_share,
     _gram,
@@ -113,6 +113,7 @@ __all__ = [
     "_as_arrays",
     "_as_output",
     "_as_vector",
+    "_at_packed",
     "_at_point",
     "_check_shapes",
     "_cody_erf",
@@ -147,6 +148,7 @@ __all__ = [
 HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_as_arrays": (),
     "_as_output": (),
+    "_at_packed": (),
     "_at_point": (),
     "_check_shapes": (),
     "_common_shape": (),

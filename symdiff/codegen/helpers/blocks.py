@@ -1,5 +1,6 @@
 """The block loop of a generated function (``_in_blocks``: long arrays in cache-sized blocks),
-its quick path at one point given as Python floats (``_at_point``) and the shaping of its outputs
+its quick paths at one point given as Python floats (``_at_point``, and ``_at_packed`` for
+many alike lines) and the shaping of its outputs
 (``_as_output``). Pasted verbatim into generated modules: the
 rules of :mod:`symdiff.codegen.helpers` hold for every function here."""
 
@@ -195,6 +196,33 @@ def _at_point(formulas, inputs):
         return tuple([rebuild(item) if type(item) is tuple else next(views) for item in tree])
 
     return rebuild(result)
+
+
+def _at_packed(packed, inputs, size, nest):
+    """``packed(r)`` at one point whose coordinates are floats (Python floats or NumPy float64
+    scalars), ``r`` a float64 vector of ``size`` whose first elements are ``inputs``: the
+    packed function computes every value of the formulas into ``r`` with a few vector
+    operations and returns the vector of the outputs (in depth-first order). Each output comes
+    back as a 0-d float64 array (a view of that vector, made by one ``nditer``), nested as
+    ``nest`` says: ``0`` one output, a positive int k a tuple of the next k outputs, a tuple of
+    those a tuple of them."""
+    count = len(inputs)
+    register = _np.empty(size)
+    register[:count] = _np.fromiter(inputs, _np.float64, count)
+    views = iter(_np.nditer(packed(register), order="C", op_flags=["readwrite"]))
+    if nest == 0:
+        return next(views)
+    if type(nest) is int:
+        return tuple(views)
+
+    def rebuild(tree):
+        if tree == 0:
+            return next(views)
+        if type(tree) is int:
+            return tuple([next(views) for _ in range(tree)])
+        return tuple([rebuild(item) for item in tree])
+
+    return rebuild(nest)
 
 
 def _as_output(value, shape, dtype):

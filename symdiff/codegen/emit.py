@@ -19,6 +19,7 @@ from .exps import cheapest_program
 from .forms import cheaper_program
 from .into import blocked_statement, fresh_names, slot, statement, when_blocked
 from .pack import packed_path
+from .point import floats_suffice, point_path
 from .printer import CodePrinter
 from .spec import ModuleSpec, names_tuple, render_module
 from .standard import check_helpers, printer_for, standard_code
@@ -111,41 +112,6 @@ def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter)
     return lines
 
 
-#: The runtime helper that computes the formulas at one point given as Python floats.
-POINT_HELPER = "_at_point"
-
-
-def _floats_suffice(exprs: Sequence[sp.Expr]) -> bool:
-    """Whether the printed formulas give the same numbers on Python floats as on NumPy float64
-    scalars wherever Python does not raise: every power has an integer exponent (or is a
-    square root, which prints as ``_np.sqrt``); a float to another power can be complex."""
-    return all(
-        p.exp.is_Integer or p.exp == sp.S.Half for e in exprs for p in e.atoms(sp.Pow)
-    )
-
-
-def _point_path(params: Sequence[str], printer: CodePrinter) -> list[str]:
-    """The first statements of an elementwise function: at one point given as Python floats
-    (the usual call of an optimiser over named parameters) the formulas run on the floats
-    themselves (:func:`~symdiff.codegen.helpers.blocks._at_point`), without the conversion of
-    every argument to an array; with 1,000 names that conversion cost more than the formulas.
-    NumPy float64 scalars take it too (``g(*x)`` of a float64 array ``x``): one test for
-    Python floats, then one for float64 (``_at_point`` makes them Python floats)."""
-    test = " and ".join(
-        f"({p}.__class__ is float or {p}.__class__ is _np.float64)" for p in params)
-    call = printer.helper_call(POINT_HELPER, FORMULAS, names_tuple_of(params))
-    return [f"if {test}:", f"    return {call}"]
-
-
-def names_tuple_of(params: Sequence[str]) -> str:
-    """``(a, b)`` (``(a,)`` for one name): the tuple of the parameters themselves."""
-    return f"({params[0]},)" if len(params) == 1 else f"({', '.join(params)})"
-
-
-#: The function of the formulas of an elementwise module (see :func:`module_spec`).
-FORMULAS = "_formulas"
-
-
 def _standard_prelude(params: Sequence[str], vector: Sequence[str],
                       printer: CodePrinter) -> list[str]:
     """The Array API backend's prelude: the namespace of the arguments (``_xp``), the arguments
@@ -228,10 +194,10 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     packed = None
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)
-        floats = _floats_suffice([*(v for _, v in assignments), *reduced])
+        floats = floats_suffice([*(v for _, v in assignments), *reduced])
         if not program.vector:  # (without floats the plain point is NumPy scalars', 4x dearer)
             packed = packed_path(program, assignments, reduced, printer, 1 if floats else 4)
-            point = packed[0] if packed else _point_path(block_inputs, printer) if floats else []
+            point = packed[0] if packed else point_path(block_inputs, printer) if floats else []
             prelude = [*point, *prelude]
     spec = ModuleSpec.of(
         program,

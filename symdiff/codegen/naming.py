@@ -193,6 +193,15 @@ def constant(index: int) -> str:
 CONSTANT = re.compile(r"_c\d+\Z")
 
 
+def packed_slot(index: int) -> str:
+    """A gather's place in a packed group's template, replaced by its code when printed:
+    ``_q0`` (:mod:`symdiff.codegen.pack`)."""
+    return f"_q{index}"
+
+
+PACKED_SLOT = re.compile(r"\b_q\d+\b")
+
+
 def placeholder(index: int) -> str:
     """The placeholder of a traced or parsed tensor value inside an elementwise one: ``_p0``."""
     return f"_p{index}"

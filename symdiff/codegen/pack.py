@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from . import naming
 from .grouping import Unpackable, group_lines
 from .printer import CodePrinter
 from .shapes import ATOM, NUMBER, OPAQUE, PRODUCT, SUM, SYMBOL, Shapes
@@ -298,10 +299,10 @@ class _Packer:
         self.elements += len(nodes) * max(1, _operations(template))
         if not slots:
             return code
-        return _PLACEHOLDER.sub(lambda m: slots[m.group(0)], code)
+        return naming.PACKED_SLOT.sub(lambda m: slots[m.group(0)], code)
 
     def _slot(self, slots: dict[str, str], code: str) -> sp.Symbol:
-        name = f"_q{len(slots)}"
+        name = naming.packed_slot(len(slots))
         slots[name] = code
         return sp.Symbol(name)
 
@@ -377,7 +378,6 @@ class _Packer:
         return f"_np.{ufunc}.reduceat({inner}, {self.index(starts)})"
 
 
-_PLACEHOLDER = re.compile(r"\b_q\d+\b")
 
 
 def _operations(expr: sp.Basic) -> int:

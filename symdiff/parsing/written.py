@@ -39,6 +39,7 @@ from typing import ClassVar
 
 import sympy as sp
 from sympy.core.symbol import Str
+from sympy.printing.latex import accepted_latex_functions
 from sympy.printing.precedence import PRECEDENCE, precedence
 
 from .. import registry
@@ -271,10 +272,6 @@ class Called(Written):
 
     #: The SymPy class of each such name (its value is that class applied, evaluated).
     FUNCTIONS: ClassVar[Mapping[str, type[sp.Expr]]] = _called_functions()
-    #: The names LaTeX has a command for; the others are written with ``\operatorname``.
-    _LATEX_COMMANDS: ClassVar[frozenset[str]] = frozenset(
-        {"max", "min", "ln", "arcsin", "arccos", "arctan"}
-    )
 
     @classmethod
     def of(cls, name: str, operands: Iterable[sp.Expr]) -> Called:
@@ -301,7 +298,8 @@ class Called(Written):
     def _latex(self, printer) -> str:
         inside = ", ".join(printer._print(a) for a in self.operands)
         name = self.name.replace("_", r"\_")
-        head = rf"\{name}" if name in self._LATEX_COMMANDS else rf"\operatorname{{{name}}}"
+        commands = (*accepted_latex_functions, "max", "min")  # LaTeX's own: \\ln, \\max
+        head = rf"\{name}" if name in commands else rf"\operatorname{{{name}}}"
         return rf"{head}\left({inside}\right)"
 
 

@@ -9,12 +9,13 @@ for a few, the Hessians from ``jax.hessian`` must agree to 1e-9.
 from __future__ import annotations
 
 import importlib.util
-import types
 
 import numpy as np
 import pytest
 
 import symdiff as sd
+
+from .jax_peers import traced, with_jax
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("jax") is None,
@@ -74,18 +75,6 @@ def _names(count: int) -> list[str]:
     return [f"a{i}" for i in range(count)]
 
 
-def _traced(fn, names):
-    namespace = {"fn": fn}
-    exec(f"def f({', '.join(names)}):\n    return fn({', '.join(names)})", namespace)
-    return namespace["f"]
-
-
-def _with_jax(fn, jax):
-    """``fn`` with its global ``np`` rebound to ``jax.numpy``."""
-    return types.FunctionType(fn.__code__, {**fn.__globals__, "np": jax.numpy}, fn.__name__,
-                              fn.__defaults__, fn.__closure__)
-
-
 def _sym(a: np.ndarray) -> np.ndarray:
     return (a + np.swapaxes(a, -1, -2)) / 2
 
@@ -94,9 +83,9 @@ def test_every_case_against_jax(jax):
     assert len(CASES) >= 20
     for name, fn, args in CASES:
         names = _names(len(args))
-        g = sd.grad(_traced(fn, names), wrt=names,
+        g = sd.grad(traced(fn, names), wrt=names,
                     shapes={n: a.shape for n, a in zip(names, args, strict=True)})
-        theirs = jax.grad(_with_jax(fn, jax), argnums=tuple(range(len(args))))(
+        theirs = jax.grad(with_jax(fn, jax), argnums=tuple(range(len(args))))(
             *(jax.numpy.asarray(a) for a in args))
         for mine, other in zip(g(*args), theirs, strict=True):
             other = np.asarray(other)
@@ -111,11 +100,11 @@ def test_hessians_against_jax(jax, name):
     _, fn, args = next(c for c in CASES if c[0] == name)
     x = args[0]
     names = _names(len(args))
-    H = sd.hessian(_traced(fn, names), wrt=names[0],
+    H = sd.hessian(traced(fn, names), wrt=names[0],
                    shapes={n: a.shape for n, a in zip(names, args, strict=True)})
     mine = np.asarray(H(*args)).reshape(x.size, x.size)
     rest = [jax.numpy.asarray(a) for a in args[1:]]
-    jfn = _with_jax(fn, jax)
+    jfn = with_jax(fn, jax)
     theirs = np.asarray(jax.hessian(lambda z: jfn(z.reshape(x.shape), *rest))(
         jax.numpy.asarray(x).reshape(-1)))
     if name in _SYMMETRIC:  # the Hessian along symmetric directions, on both sides

@@ -8,12 +8,13 @@ Each loss is written once with NumPy: symdiff traces it, and JAX runs the same f
 from __future__ import annotations
 
 import importlib.util
-import types
 
 import numpy as np
 import pytest
 
 import symdiff as sd
+
+from .jax_peers import traced, with_jax
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("jax") is None,
@@ -60,24 +61,12 @@ def jax():
     return jax
 
 
-def _traced(fn, names):
-    namespace = {"fn": fn}
-    exec(f"def f({', '.join(names)}):\n    return fn({', '.join(names)})", namespace)
-    return namespace["f"]
-
-
-def _with_jax(fn, jax):
-    """``fn`` with its global ``np`` rebound to ``jax.numpy``."""
-    return types.FunctionType(fn.__code__, {**fn.__globals__, "np": jax.numpy}, fn.__name__,
-                              fn.__defaults__, fn.__closure__)
-
-
 @pytest.mark.parametrize("name, fn, args", CASES, ids=[c[0] for c in CASES])
 def test_gradient_against_jax(jax, name, fn, args):
     names = [f"a{i}" for i in range(len(args))]
-    g = sd.grad(_traced(fn, names), wrt=names,
+    g = sd.grad(traced(fn, names), wrt=names,
                 shapes={n: a.shape for n, a in zip(names, args, strict=True)})
-    theirs = jax.grad(_with_jax(fn, jax), argnums=tuple(range(len(args))))(
+    theirs = jax.grad(with_jax(fn, jax), argnums=tuple(range(len(args))))(
         *(jax.numpy.asarray(a) for a in args))
     for mine, other in zip(g(*args), theirs, strict=True):
         np.testing.assert_allclose(mine, np.asarray(other), rtol=1e-9, atol=1e-11,

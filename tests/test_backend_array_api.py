@@ -99,6 +99,52 @@ def test_every_builder_on_strict_arrays(builder):
         _close(_numpy(g), e)
 
 
+@pytest.mark.parametrize(("expr", "wrt"), [
+    ("x**3*y - atan2(y, x) + log1p(x**2) + sigmoid(x*y)", ["x", "y"]),
+    ("exp(x)*sin(y)*z + x*y*z**2", ["z", "x", "y"]),
+    ("x**3*y", ["x"]),
+    ("x**3*y", "x"),
+])
+def test_hessian_vector_products_on_strict_arrays(expr, wrt):
+    """``sd.hvp`` on array-api-strict arrays: the direction's components are ``_v[i, ...]``
+    (the standard has no flat indexing of the first axis; ``_v[i]`` was refused). A list of
+    one name keeps the first axis (of size 1) on ``_v`` and the result, as on NumPy."""
+    ours, reference = sd.hvp(expr, wrt=wrt, backend="array_api"), sd.hvp(expr, wrt=wrt)
+    rng = np.random.default_rng(3)
+    values = {name: rng.uniform(0.2, 1.5, size=5) for name in ours.args if name != "_v"}
+    v = rng.normal(size=5) if isinstance(wrt, str) else rng.normal(size=(len(wrt), 5))
+    got = ours(**{k: xp.asarray(a) for k, a in values.items()}, _v=xp.asarray(v))
+    expected = reference(**values, _v=v)
+    assert type(got).__module__.startswith("array_api_strict")
+    assert got.shape == expected.shape == v.shape
+    _close(_numpy(got), expected)
+
+
+@pytest.mark.parametrize("backend", ["numpy", "array_api"])
+def test_a_direction_with_the_wrong_number_of_components_is_refused(backend):
+    """``_v`` must hold one component per ``wrt`` name on its first axis; a longer axis was cut
+    silently on the Array API backend, and ``wrt=["x"]`` took ``_v`` whole on NumPy."""
+    wrap = xp.asarray if backend == "array_api" else np.asarray
+    two = sd.hvp("x**2*y", wrt=["x", "y"], backend=backend)
+    with pytest.raises(sd.ShapeError, match="_v"):
+        two(wrap([1.0, 2.0]), wrap([3.0, 4.0]), wrap(np.ones((3, 2))))
+    one = sd.hvp("x**2*y", wrt=["x"], backend=backend)
+    got = one(wrap([1.0, 2.0]), wrap([3.0, 4.0]), wrap([[1.0, -1.0]]))
+    _close(_numpy(got), np.array([[6.0, -8.0]]))
+    with pytest.raises(sd.ShapeError, match="_v"):
+        one(wrap([1.0, 2.0]), wrap([3.0, 4.0]), wrap([1.0, -1.0]))
+
+
+def test_tensor_hessian_vector_product_on_strict_arrays():
+    ours = sd.hvp(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES, backend="array_api")
+    reference = sd.hvp(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
+    rng = np.random.default_rng(4)
+    values = {"X": rng.normal(size=(7, 3)), "y": rng.choice([-1.0, 1.0], 7),
+              "w": rng.normal(size=3), "_v": rng.normal(size=3)}
+    got = ours(**{k: xp.asarray(a) for k, a in values.items()})
+    _close(_numpy(got), reference(**values))
+
+
 def test_float32_stays_float32_and_integers_give_float64():
     g = sd.grad("x*exp(y)", backend="array_api")
     gx, _ = g(xp.asarray([1.0, 2.0], dtype=xp.float32), xp.asarray([0.5, 1.0], dtype=xp.float32))

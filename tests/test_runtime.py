@@ -527,6 +527,7 @@ def _call_examples():
         "_xp_common_shape": ((("a", "b", "c"), x, x[:, None], np.asarray(1.0)), (6, 6)),
         "_xp_as_output": ((_xp_numpy, x[:1], (2,), np.float32),
                           np.full(2, x[0], dtype=np.float32)),
+        "_xp_vector": ((np.ones((2, 3)), 2), np.ones((2, 3))),
         "_xp_in_blocks": (
             (_twice_block, [long], long.shape, long.dtype, _xp_numpy),
             (long * 2.0, (np.stack([long, -long]),)),

@@ -70,8 +70,10 @@ BLOCKS_HELPER = "_in_blocks"
 STANDARD_BLOCKS_HELPER = "_xp_in_blocks"
 
 
-def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter) -> list[str]:
-    """Inputs as arrays of one float dtype, the broadcast shape, and the direction components.
+def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter,
+             indexed: bool) -> list[str]:
+    """Inputs as arrays of one float dtype, the broadcast shape, and the direction components
+    (``indexed``: on the first axis of ``_v``; else ``_v`` is the single component).
 
     ndarrays, the usual call, are recognised by one identity test each and used as they are;
     anything else goes through ``_as_arrays`` (``asarray``, after refusing Dask collections and
@@ -81,14 +83,14 @@ def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter)
     the arguments, so the usual call pays only for those two calls.
     """
     arrays = [p for p in params if p != VECTOR]
-    plain = [*arrays, VECTOR] if len(vector) == 1 else arrays
+    plain = [*arrays, VECTOR] if vector and not indexed else arrays
     lines = []
     if plain:
         test = " or ".join(f"{p}.__class__ is not _np.ndarray" for p in plain)
         targets = f"({plain[0]},)" if len(plain) == 1 else ", ".join(plain)
         call = printer.helper_call("_as_arrays", names_tuple(plain), *plain)
         lines += [f"if {test}:", f"    {targets} = {call}"]
-    if len(vector) > 1:
+    if indexed:
         lines.append(f"{VECTOR} = {printer.helper_call('_as_vector', VECTOR, str(len(vector)))}")
     inputs = [*arrays, VECTOR] if vector else arrays
     if inputs:
@@ -97,7 +99,7 @@ def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter)
     else:
         lines.append("_dtype = _np.result_type(1.0)")
     lines += [f"{p} = {p}.astype(_dtype, copy=False)" for p in inputs]
-    if len(vector) > 1:
+    if indexed:
         lines += [f"{name} = {VECTOR}[{i}]" for i, name in enumerate(vector)]
     elif vector:
         lines.append(f"{vector[0]} = {VECTOR}")
@@ -113,7 +115,7 @@ def _prelude(params: Sequence[str], vector: Sequence[str], printer: CodePrinter)
 
 
 def _standard_prelude(params: Sequence[str], vector: Sequence[str],
-                      printer: CodePrinter) -> list[str]:
+                      printer: CodePrinter, indexed: bool) -> list[str]:
     """The Array API backend's prelude: the namespace of the arguments (``_xp``), the arguments
     as its arrays of one real floating dtype, the broadcast shape, the direction components."""
     inputs = list(params)
@@ -123,8 +125,9 @@ def _standard_prelude(params: Sequence[str], vector: Sequence[str],
     targets = f"({inputs[0]},)" if len(inputs) == 1 else ", ".join(inputs)
     converted = printer.helper_call("_xp_float_arrays", "_xp", names_tuple(inputs), *inputs)
     lines += [f"{targets} = {converted}", f"_dtype = {inputs[0]}.dtype"]
-    if len(vector) > 1:
-        lines += [f"{name} = {VECTOR}[{i}]" for i, name in enumerate(vector)]
+    if indexed:  # the standard has no flat indexing of the first axis: `_v[0, ...]`
+        lines.append(f"{VECTOR} = {printer.helper_call('_xp_vector', VECTOR, str(len(vector)))}")
+        lines += [f"{name} = {VECTOR}[{i}, ...]" for i, name in enumerate(vector)]
     elif vector:
         lines.append(f"{vector[0]} = {VECTOR}")
     shapes = [p for p in params if p != VECTOR] + list(vector)
@@ -162,6 +165,9 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
         assignments, reduced = _inline_constants(assignments, reduced)
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
     block_inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
+    # ``wrt=["x"]`` (not ``"x"``): one component, still on the first axis of ``_v`` and the result
+    indexed = len(program.vector) > 1 or (
+        bool(program.vector) and isinstance(program.result, ArrayResult))
 
     lines: list[str] = []
     reads: list[sp.Expr | None] = []
@@ -177,7 +183,7 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
         lines = _interleave(assignments, printed_assignments, lines, reads)
         printed_assignments = []
     if standard:
-        prelude = _standard_prelude(program.params, program.vector, printer)
+        prelude = _standard_prelude(program.params, program.vector, printer, indexed)
         check_helpers(printer.helpers, program.name)
         printed_assignments = [
             (target, standard_code(code, target, program.name))
@@ -190,7 +196,7 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
                              assignments=printed_assignments, outputs=lines,
                              result=result_text, backend=backend,
                              block_inputs=block_inputs or None)
-    prelude = _prelude(program.params, program.vector, printer)
+    prelude = _prelude(program.params, program.vector, printer, indexed)
     packed = None
     if block_inputs:
         printer.helpers.add(BLOCKS_HELPER)

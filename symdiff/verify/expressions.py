@@ -116,8 +116,12 @@ class ExpressionChecker:
         )
 
     def _is_out_index(self, node: ast.Subscript, owners: tuple[str, ...] = ("_out",)) -> bool:
-        """``_out[i, j]`` (or, to read, ``_v[i]``) with constant integer indices."""
+        """``_out[i, j]`` (or, to read, ``_v[i]``) with constant integer indices, perhaps ending
+        in ``...`` (``_v[0, ...]``: the Array API standard has no flat indexing of an axis)."""
         index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        last = index[-1]
+        if len(index) > 1 and isinstance(last, ast.Constant) and last.value is Ellipsis:
+            index = index[:-1]
         return (
             isinstance(node.value, ast.Name)
             and node.value.id in owners

@@ -105,6 +105,7 @@ from .standard import (
     _xp_float_dtype,
     _xp_in_blocks,
     _xp_namespace,
+    _xp_vector,
 )
 
 __all__ = [
@@ -140,6 +141,7 @@ __all__ = [
     "_xp_float_dtype",
     "_xp_in_blocks",
     "_xp_namespace",
+    "_xp_vector",
     "helper_source",
 ]
 
@@ -165,6 +167,7 @@ HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_xp_float_dtype": (),
     "_xp_in_blocks": (),
     "_xp_namespace": (),
+    "_xp_vector": (),
     **_registry.helper_dependencies(),
 }
 

@@ -129,6 +129,17 @@ def _xp_common_shape(names, *arrays):
     return tuple(result)
 
 
+def _xp_vector(v, n):
+    """``v``, a direction vector whose first axis must hold its ``n`` components (the standard's
+    arrays are indexed ``v[i, ...]``, so a longer first axis would be silently cut)."""
+    if len(v.shape) == 0 or v.shape[0] != n:
+        raise _ShapeError(
+            f"argument '_v' must have the {n} components of the direction along its first axis, "
+            f"got shape {tuple(v.shape)}"
+        )
+    return v
+
+
 def _xp_as_output(xp, value, shape, dtype):
     """``value`` as an array of namespace ``xp``, of the broadcast ``shape`` and ``dtype``
     (constants included): a new array, never one of the arguments."""

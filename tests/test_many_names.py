@@ -16,6 +16,7 @@ from sympy.core.cache import clear_cache
 
 import symdiff as sd
 from symdiff.codegen import forms
+from symdiff.codegen.helpers import helper_source
 from symdiff.engine.sweeps import gradient_program
 from symdiff.simplify import operation_nodes
 from symdiff.verify import VerificationError, check_module
@@ -155,11 +156,12 @@ def test_no_point_path_where_a_power_of_a_float_could_be_complex():
 
 
 def _point_module(test: str, body: str) -> str:
+    helpers = helper_source(["_at_point", "_in_blocks"])  # every name a module reads is bound
     return (
         "import numpy as _np\n\n\ndef f(x, y):\n"
         f"    if {test}:\n        {body}\n"
         "    return _in_blocks(_formulas, (x, y), (), 0)\n\n\n"
-        "def _formulas(x, y, _shape, _dtype):\n    return x*y\n"
+        "def _formulas(x, y, _shape, _dtype):\n    return x*y\n\n\n" + helpers
     )
 
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import symdiff as sd
 from symdiff.codegen import pack
-from symdiff.codegen.helpers import _at_packed
+from symdiff.codegen.helpers import _at_packed, helper_source
 from symdiff.codegen.printer import CodePrinter
 from symdiff.verify import VerificationError, check_module
 
@@ -208,7 +208,8 @@ def _packed_module(packed_body: str, constants: str = "_ix0 = _np.array([1, 0])"
         f"        return {call}\n"
         "    return _in_blocks(_formulas, (x, y), (), 0, threads)\n\n\n"
         "def _formulas(x, y, _shape, _dtype, _into):\n    return (y, x)\n\n\n"
-        f"def _packed(_r):\n{packed_body}\n"
+        f"def _packed(_r):\n{packed_body}\n\n\n"
+        + helper_source(["_at_packed", "_in_blocks"])  # every name a module reads is bound
     )
 
 

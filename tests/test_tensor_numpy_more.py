@@ -42,6 +42,11 @@ CASES = [
     ("cross axis", lambda x, y: np.sum(np.cross(x, y, axis=0) ** 2
                                        * np.arange(6.0).reshape(3, 2)),
      {"x": (3, 2), "y": (3, 2)}),
+    # elements of overlapping slices: the slices' adjoints are scatters of scatters (their
+    # inner ones were read and never built: ``_w_bar[1:] = _z0 + _z1``, a NameError)
+    ("cross of overlapping slices", lambda w: np.sum(np.cross(w[:3], w[1:]) ** 2), {"w": (4,)}),
+    ("elements of overlapping slices", lambda x: x[1:][0] * x[:2][1] + x[1:][1] ** 2
+     + np.sum(np.stack([x[1:][0] * x[:2][1], x[:2][0] ** 2]) ** 2), {"x": (4,)}),
     ("multi_dot", lambda a, c: np.sum(np.linalg.multi_dot([a, c, a]) ** 2),
      {"a": (2, 3), "c": (3, 2)}),
     ("matrix_power", lambda a: np.sum(np.linalg.matrix_power(a, 5)

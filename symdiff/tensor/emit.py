@@ -282,7 +282,12 @@ class _Emitter:
         for name, coeff in placed.items():
             scatter = self.deferred.pop(name)
             where = f"{target}[{index_text(scatter.attrs[0], self.printer)}]"
-            slices[where] = slices.get(where, 0) + coeff * self._operand(scatter.args[0])
+            value = self._operand(scatter.args[0])
+            inner = sorted((s.name for s in value.free_symbols if s.name in self.deferred),
+                           key=lambda n: int(n[2:]))
+            # scatters inside a placed one's value (``np.cross`` of two slices): built first
+            value = value.xreplace({sp.Symbol(n): sp.Symbol(self._materialize(n)) for n in inner})
+            slices[where] = slices.get(where, 0) + coeff * value
         for i, (where, value) in enumerate(slices.items()):
             if i or dense != 0:
                 self.accumulate.add(len(self.lines))

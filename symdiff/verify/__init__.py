@@ -42,6 +42,7 @@ from .allowed import (
     TENSOR_PARAM_ATTRIBUTES,
     VECTOR,
 )
+from .defined import check_defined, module_names
 from .errors import VerificationError, refuse
 from .packed import check_packed_function, packed_constant
 from .statements import check_function
@@ -141,5 +142,8 @@ def check_module(source: str) -> ast.Module:
         if standard or tensor:
             raise refuse(node, f"{PACKED} only in elementwise NumPy modules")
         check_packed_function(node, set(trusted_helpers()), constants)
+    known = module_names(tree)
+    for node in (*functions, *formulas, *packed):
+        check_defined(node, known)
     return tree
 

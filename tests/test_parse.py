@@ -283,6 +283,8 @@ def test_decimals_are_exact():
         ("(x)(1)", 1, "unknown function 'x'"),
         ("(x + 1)(2)", 7, "implicit multiplication"),
         ("lambda: 1", 0, "lambda"),
+        ("(lambda: 1)()", 1, "lambda"),  # what is called is refused first, not "write ...*(...)"
+        ("('a')(x)", 1, "string literals"),
         ("x if y else z", 0, "where(c, a, b)"),
         ("x, y", 0, "tuples"),
         ("[x]", 0, "lists"),

@@ -250,6 +250,7 @@ class ExpressionBuilder(BuildChecks):
             self.fail("method calls ('a.f(...)') are not supported; only calls of a function name",
                       node)
         if not isinstance(func, ast.Name):  # "2(x + 1)", "(a + b)(a - b)"
+            self.build(func)  # what the left part holds is refused first: "(lambda: 1)()"
             opening = self.src.transformed.find("(", self.src.end(func))
             left = " ".join(self.src.segment(func).split())
             left = left if isinstance(func, ast.Constant | ast.Call) else f"({left})"

@@ -1,6 +1,6 @@
 """SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus``, the tie share,
-the real cube root ``cbrt``, ``hypot_share`` (the partials of ``hypot``), an ``erfc`` that
-keeps its argument's sign and ``sinc_d`` (the derivatives of ``sinc``).
+the real cube root ``cbrt``, ``rint`` and ``trunc`` (rounding), ``hypot_share`` (the partials of
+``hypot``), an ``erfc`` that keeps its argument's sign and ``sinc_d`` (the derivatives of ``sinc``).
 
 They carry no derivative of their own (``fdiff`` is deliberately absent): the derivative rules
 live in the rows of :mod:`symdiff.registry` (:data:`symdiff.engine.rules.RULES`), which name these
@@ -9,6 +9,8 @@ primitives, which tests use to build independent references.
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import sympy as sp
 
@@ -124,6 +126,51 @@ class cbrt(sp.Function):
     def _eval_evalf(self, prec):
         u = self.args[0]
         return (sp.sign(u) * sp.Abs(u) ** sp.Rational(1, 3)).evalf(prec)
+
+
+class rint(sp.Function):
+    """Round to the nearest integer, halves to even (``np.rint``, ``np.round``): ``rint(2.5) =
+    2``. A step function: its derivative is 0 (no delta at the jumps)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, u):
+        if isinstance(u, sp.Rational):  # Python's round of a Fraction rounds halves to even
+            return sp.Integer(round(Fraction(int(u.p), int(u.q))))
+        if isinstance(u, sp.Float) and u.is_finite:
+            return sp.Float(round(float(u)))
+        return None
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def _eval_evalf(self, prec):
+        value = self.args[0].evalf(prec)
+        return rint(value) if isinstance(value, sp.Float) else None
+
+
+class trunc(sp.Function):
+    """Round towards zero (``np.trunc``, ``np.fix``): ``trunc(-2.7) = -2``. A step function: its
+    derivative is 0 (no delta at the jumps)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, u):
+        if isinstance(u, sp.Rational | sp.Float) and u.is_finite:
+            return sp.sign(u) * sp.floor(sp.Abs(u))
+        return None
+
+    def _eval_rewrite_as_floor(self, u, **kwargs):
+        return sp.sign(u) * sp.floor(sp.Abs(u))
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def _eval_evalf(self, prec):
+        u = self.args[0]
+        return (sp.sign(u) * sp.floor(sp.Abs(u))).evalf(prec)
 
 
 class hypot_share(sp.Function):

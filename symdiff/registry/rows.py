@@ -90,6 +90,10 @@ def _at_integers(u: Any) -> tuple[Any, ...]:
     return (sp.sin(sp.pi * u),)
 
 
+def _at_halves(u: Any) -> tuple[Any, ...]:
+    return (sp.cos(sp.pi * u),)
+
+
 def _at_origin(a: Any, b: Any) -> tuple[Any, ...]:
     return (a**2 + b**2,)
 
@@ -255,6 +259,18 @@ ROWS: tuple[Fn, ...] = (
        rule="step function", identity="d/du ceil(u) = 0  (by convention, also at the jumps)",
        partials=unary(_zero), domain=on((-3, 3), kinks=_at_integers, at=(((1.0,), (0.0,)),)),
        doc="The smallest integer ``>= x`` (``np.ceil`` on numbers); its derivative is 0."),
+    Fn(("rint",), "F:rint", ufunc="rint", traced=("round", "around"), standard="round",
+       rule="step function", identity="d/du rint(u) = 0  (by convention, also at the jumps)",
+       partials=unary(_zero), reference=lambda u: sp.floor(u + sp.S.Half),  # but at halves
+       domain=on((-3, 3), kinks=_at_halves, at=(((1.0,), (0.0,)),)),
+       doc="The nearest integer, halves to even (``np.rint``; ``np.round`` with 0 decimals); its "
+           "derivative is 0."),
+    Fn(("trunc",), "F:trunc", ufunc="trunc", traced=("fix",),
+       rule="step function", identity="d/du trunc(u) = 0  (by convention, also at the jumps)",
+       partials=unary(_zero), reference=lambda u: sp.sign(u) * sp.floor(sp.Abs(u)),
+       domain=on((-3, 3), kinks=_at_integers, at=(((1.0,), (0.0,)),)),
+       doc="The integer part, rounded towards zero (``np.trunc``, ``np.fix``); its derivative "
+           "is 0."),
     Fn(("mod", "remainder"), "Mod", params="a, b", ufunc="mod", standard="remainder",
        rule="modulo",
        identity="d mod(a, b) = da - floor(a/b) db  (mod(a, b) = a - b floor(a/b); no delta at "

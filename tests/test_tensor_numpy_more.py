@@ -47,6 +47,9 @@ CASES = [
     ("cross of overlapping slices", lambda w: np.sum(np.cross(w[:3], w[1:]) ** 2), {"w": (4,)}),
     ("elements of overlapping slices", lambda x: x[1:][0] * x[:2][1] + x[1:][1] ** 2
      + np.sum(np.stack([x[1:][0] * x[:2][1], x[:2][0] ** 2]) ** 2), {"x": (4,)}),
+    # a comparison of a where() (leaky relu after leaky relu) was refused
+    ("where of a where", lambda x: np.sum(np.where(
+        np.where(x > 0, x, 0.01 * x) - 0.1 > 0, np.sin(x) ** 2, 2 * x)), {"x": (2, 3)}),
     ("multi_dot", lambda a, c: np.sum(np.linalg.multi_dot([a, c, a]) ** 2),
      {"a": (2, 3), "c": (3, 2)}),
     ("matrix_power", lambda a: np.sum(np.linalg.matrix_power(a, 5)

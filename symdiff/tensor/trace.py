@@ -171,6 +171,13 @@ class Tracer(Values):
         if isinstance(expr, sp.Expr):
             _check(expr)
             return TracedTensor(self, Elem(expr, shape))
+        if any(v.expr.has(sp.Piecewise) for v in values):
+            # a comparison of a where() (leaky relu after leaky relu): the where() becomes a
+            # node of its own, so that the condition reads its values (no gradient flows
+            # through a condition) and never holds a Piecewise, which SymPy would solve as sets
+            values = [self.elem(self.node(a)) if v.expr.has(sp.Piecewise) else v
+                      for a, v in zip(args, values, strict=True)]
+            expr = build(*(v.expr for v in values))
         return TensorCondition(self, Elem(expr, shape))
 
     def where_(self, cond: object, a: object, b: object) -> TracedTensor:

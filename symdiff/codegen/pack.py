@@ -13,7 +13,10 @@ product of many alike arguments is the reduction of their vector (``_np.add.redu
 line's run of arguments), so a dense quadratic form's gradient is one gather-multiply-sum.
 
 Every value lives in one register vector ``_r``: the inputs first (in :func:`pack_order`), then
-each group's results in a run of its own. A gather is a slice of ``_r`` where its positions are
+each group's results in a run of its own, which a group of several lines computes straight into
+(its last operation a ufunc with ``out=``, :mod:`symdiff.codegen.store`). Their integers are
+shared 0-d float64 module constants (``_cv0 = _np.array(200.0)``), which NumPy takes quicker
+than Python ints. A gather is a slice of ``_r`` where its positions are
 evenly spaced, else an index array; the outputs are one final gather. The runtime helper
 ``_at_packed`` fills the inputs in, calls the packed function and hands back each output as a
 0-d float64 array, as ``_at_point`` does.

@@ -291,3 +291,34 @@ def test_the_verifier_refuses_what_the_packed_path_does_not_write(body, constant
                             call or "_at_packed(_packed, (x, y), 4, 2)")
     with pytest.raises(VerificationError):
         check_module(source)
+
+
+@pytest.mark.parametrize("code, rewritten", [
+    ("_r[0:2]*_r[2:4] - 2.5", "_np.subtract(_r[0:2] * _r[2:4], 2.5, out=_r[4:6])"),
+    ("1/_r[0:2]", "_np.divide(1, _r[0:2], out=_r[4:6])"),
+    ("-_r[0:2]", "_np.negative(_r[0:2], out=_r[4:6])"),
+    ("_np.exp(_r[0:2])", "_np.exp(_r[0:2], out=_r[4:6])"),
+    ("_np.arctan2(_r[0:2], _r[2:4])", "_np.arctan2(_r[0:2], _r[2:4], out=_r[4:6])"),
+    ("_np.multiply.accumulate(_r[1:3])", "_np.multiply.accumulate(_r[1:3], out=_r[4:6])"),
+    ("_np.add.reduceat(_r[0:4], _ix0)", "_np.add.reduceat(_r[0:4], _ix0, out=_r[4:6])"),
+    ("_r[0:2]**2", None),  # NumPy squares x**2 quicker than power
+    ("_np.sinc(_r[0:2])", None),  # not a ufunc
+    ("_erf(_r[0:2])", None),  # a helper
+    ("_r[0:2]", None),
+])
+def test_a_store_computes_its_last_ufunc_into_the_run_with_the_same_values(code, rewritten):
+    from symdiff.codegen.store import store
+
+    def special_erf(x):
+        return np.tanh(x)  # any function: the store leaves a helper's call as it is
+
+    statement = store("_r[4:6]", code)
+    assert statement == (rewritten or f"_r[4:6] = {code}")
+    values = []
+    for text in (statement, f"_r[4:6] = {code}"):
+        namespace = {"_np": np, "_erf": special_erf, "_ix0": np.array([0, 2]),
+                     "_r": np.array([0.3, 1.7, -0.4, 2.2, 0.0, 0.0])}
+        exec(text, namespace)
+        values.append(namespace["_r"])
+    assert values[0][4:].all()  # written
+    np.testing.assert_array_equal(values[0], values[1])

@@ -7,6 +7,8 @@ a time); that the verifier accepts it and refuses what it does not write."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -221,6 +223,52 @@ def test_the_verifier_accepts_the_packed_path():
     check_module(_packed_module(
         "    _r[2:3] = _np.add.reduceat(_r[0:2], _ix0)\n"
         "    _r[3:5] = _np.multiply.accumulate(_r[1::-1])\n    return _r[_ix0]"))
+    # stores with ``out=`` a run of the register, and 0-d constants
+    check_module(_packed_module(
+        "    _np.subtract(_r[0:2] * _cv1, _np.exp(_r[_ix0]), out=_r[2:4])\n"
+        "    _np.exp(_r[2:4], out=_r[4:6])\n"
+        "    _np.multiply.accumulate(_r[0:2], out=_r[6:8])\n    return _r[4:8]",
+        "_ix0 = _np.array([1, 0])\n_cv1 = _np.array(200.0)"))
+
+
+OUT = "    _np.subtract(_r[0:2], 2.5, out={})\n    return _r[2:4]"
+
+
+@pytest.mark.parametrize("body, constants", [
+    (OUT.format("x"), None),  # out= only a run of the register: never an argument
+    (OUT.format("_r[_ix0]"), None),
+    (OUT.format("_r[2]"), None),
+    (OUT.format("_r"), None),
+    ("    _np.subtract(_r[0:2], 2.5, out=_r[2:4], where=x)\n    return _r[2:4]", None),
+    ("    _np.subtract(out=_r[2:4])\n    return _r[2:4]", None),
+    ("    _np.save(_r[0:2], out=_r[2:4])\n    return _r[2:4]", None),  # only allowed functions
+    ("    print(_r[0:2], out=_r[2:4])\n    return _r[2:4]", None),
+    ("    _np.add(_np.load(_r[0:2]), 1, out=_r[2:4])\n    return _r[2:4]", None),  # operands too
+    ("    _r[0:2].fill(1)\n    return _r[2:4]", None),
+    (GOOD, "_ix0 = _np.array([1, 0])\n_cv1 = _np.array(x)"),  # a 0-d constant is a number
+    (GOOD, "_ix0 = _np.array([1, 0])\n_cv1 = _np.array('a')"),
+])
+def test_the_verifier_refuses_stores_and_constants_the_packed_path_does_not_write(body,
+                                                                                   constants):
+    with pytest.raises(VerificationError):
+        check_module(_packed_module(body, constants or "_ix0 = _np.array([1, 0])"))
+
+
+def test_vector_stores_compute_into_the_register_and_integers_are_0_d_constants(packed):
+    """A vector group's last operation writes into its run (``out=``), a single value is
+    assigned; an integer of a vector (not a product's sign) is one shared 0-d float64
+    constant, an exponent stays a literal; the values stay those of ``sympy.diff``."""
+    n = 12
+    text = " + ".join(f"100*(x{i + 1} - x{i}**2)**2 + (1 - x{i})**2" for i in range(n - 1))
+    source = sd.grad(text, wrt=_names(n), cache=False).source
+    packed_body = source[source.index("def _packed(_r):"):]
+    packed_body = packed_body[:packed_body.index("\n\n\n")]
+    assert "out=_r[" in packed_body and "_r[0]" in packed_body
+    constants = [line for line in source.splitlines() if line.startswith("_cv")]
+    assert "_cv0 = _np.array(200.0)" in constants
+    assert len(constants) == len({line.split(" = ")[1] for line in constants})  # shared
+    assert re.search(r"\*\* ?2\b", packed_body) and not re.search(r"\*\* ?_cv", packed_body)
+    _check(text, _names(n), np.random.default_rng(3).uniform(0.5, 1.5, n))
 
 
 @pytest.mark.parametrize("body, constants, call", [
@@ -244,3 +292,34 @@ def test_the_verifier_refuses_what_the_packed_path_does_not_write(body, constant
                             call or "_at_packed(_packed, (x, y), 4, 2)")
     with pytest.raises(VerificationError):
         check_module(source)
+
+
+@pytest.mark.parametrize("code, rewritten", [
+    ("_r[0:2]*_r[2:4] - 2.5", "_np.subtract(_r[0:2] * _r[2:4], 2.5, out=_r[4:6])"),
+    ("1/_r[0:2]", "_np.divide(1, _r[0:2], out=_r[4:6])"),
+    ("-_r[0:2]", "_np.negative(_r[0:2], out=_r[4:6])"),
+    ("_np.exp(_r[0:2])", "_np.exp(_r[0:2], out=_r[4:6])"),
+    ("_np.arctan2(_r[0:2], _r[2:4])", "_np.arctan2(_r[0:2], _r[2:4], out=_r[4:6])"),
+    ("_np.multiply.accumulate(_r[1:3])", "_np.multiply.accumulate(_r[1:3], out=_r[4:6])"),
+    ("_np.add.reduceat(_r[0:4], _ix0)", "_np.add.reduceat(_r[0:4], _ix0, out=_r[4:6])"),
+    ("_r[0:2]**2", None),  # NumPy squares x**2 quicker than power
+    ("_np.sinc(_r[0:2])", None),  # not a ufunc
+    ("_erf(_r[0:2])", None),  # a helper
+    ("_r[0:2]", None),
+])
+def test_a_store_computes_its_last_ufunc_into_the_run_with_the_same_values(code, rewritten):
+    from symdiff.codegen.store import store
+
+    def special_erf(x):
+        return np.tanh(x)  # any function: the store leaves a helper's call as it is
+
+    statement = store("_r[4:6]", code)
+    assert statement == (rewritten or f"_r[4:6] = {code}")
+    values = []
+    for text in (statement, f"_r[4:6] = {code}"):
+        namespace = {"_np": np, "_erf": special_erf, "_ix0": np.array([0, 2]),
+                     "_r": np.array([0.3, 1.7, -0.4, 2.2, 0.0, 0.0])}
+        exec(text, namespace)
+        values.append(namespace["_r"])
+    assert values[0][4:].all()  # written
+    np.testing.assert_array_equal(values[0], values[1])

@@ -13,7 +13,10 @@ product of many alike arguments is the reduction of their vector (``_np.add.redu
 line's run of arguments), so a dense quadratic form's gradient is one gather-multiply-sum.
 
 Every value lives in one register vector ``_r``: the inputs first (in :func:`pack_order`), then
-each group's results in a run of its own. A gather is a slice of ``_r`` where its positions are
+each group's results in a run of its own, which a group of several lines computes straight into
+(its last operation a ufunc with ``out=``, :mod:`symdiff.codegen.store`). Their integers are
+shared 0-d float64 module constants (``_cv0 = _np.array(200.0)``), which NumPy takes quicker
+than Python ints. A gather is a slice of ``_r`` where its positions are
 evenly spaced, else an index array; the outputs are one final gather. The runtime helper
 ``_at_packed`` fills the inputs in, calls the packed function and hands back each output as a
 0-d float64 array, as ``_at_point`` does.
@@ -33,8 +36,9 @@ import sympy as sp
 
 from . import naming
 from .grouping import Unpackable, group_lines
-from .printer import CodePrinter
+from .printer import EXACT_INT_LIMIT, CodePrinter
 from .shapes import ATOM, NUMBER, OPAQUE, PRODUCT, SUM, SYMBOL, Shapes
+from .store import store
 
 #: The packed function's name, its register parameter and the runtime helper that calls it.
 PACKED = "_packed"
@@ -175,6 +179,7 @@ class _Packer:
         self.plain = 0
         self.constants: list[str] = []
         self._index_names: dict[tuple[int, ...], str] = {}
+        self._scalar_names: dict[float, str] = {}
         names = {p: i for i, p in enumerate(self.order)}
         lines: list[tuple[sp.Symbol | None, sp.Expr]] = list(assignments)
         self.output_locations: list[int] = []
@@ -205,7 +210,10 @@ class _Packer:
                     members.sort(key=lambda i: self._first_leaf(lines[i][1]))
                 size += len(members)
                 code = self.vector([lines[i][1] for i in members])
-            self.body.append(f"{REGISTER}[{start - bool(group.scan)}:{size}] = {code}")
+            target = f"{REGISTER}[{start - bool(group.scan)}:{size}]"
+            # a vector computes straight into its run; a single value (NumPy scalars) is stored
+            self.body.append(store(target, code) if size - start > 1
+                             else f"{target} = {code}")
             self.calls += 1
             for offset, i in enumerate(members):
                 line_location[i] = start + offset
@@ -282,10 +290,23 @@ class _Packer:
             self.constants.append(f"{name} = _np.array([{', '.join(map(str, values))}])")
         return name
 
-    def numbers(self, nodes: Sequence[sp.Expr]) -> str | sp.Expr:
+    def numbers(self, nodes: Sequence[sp.Expr], factor: bool = False) -> str | sp.Expr:
+        """The number of every line in ``nodes`` (one per line): the number itself where it
+        is the same in every line, else a module constant array of them. In a vector of lines
+        an integer other than a product's sign (``factor``: +-1 there print as a sign) is a
+        0-d float64 module constant: a ufunc takes an array operand quicker than a Python
+        number, and the integer is exactly that float, so the values are the same."""
         values = [float(n) for n in nodes]
         if all(v == values[0] for v in values) and all(n == nodes[0] for n in nodes):
-            return nodes[0]
+            number = nodes[0]
+            if (len(nodes) == 1 or not number.is_Integer or abs(number) >= EXACT_INT_LIMIT
+                    or (factor and abs(number) == 1)):
+                return number
+            name = self._scalar_names.get(values[0])
+            if name is None:
+                name = self._scalar_names[values[0]] = f"{VALUES_PREFIX}{len(self.constants)}"
+                self.constants.append(f"{name} = _np.array({values[0]!r})")
+            return name
         name = f"{VALUES_PREFIX}{len(self.constants)}"
         self.constants.append(f"{name} = _np.array([{', '.join(map(repr, values))}])")
         return name
@@ -306,13 +327,16 @@ class _Packer:
         slots[name] = code
         return sp.Symbol(name)
 
-    def _template(self, column: list[sp.Expr], slots: dict[str, str]) -> sp.Expr:
+    def _template(self, column: list[sp.Expr], slots: dict[str, str],
+                  factor: bool = False) -> sp.Expr:
+        """The template of the alike nodes ``column`` (``factor``: they are factors of a
+        product)."""
         shape = self.shapes.of(column[0])
         kind = shape.kind
         if kind == SYMBOL:
             return self._slot(slots, self.gather([self._find(s) for s in column]))
         if kind == NUMBER:
-            code = self.numbers(column)
+            code = self.numbers(column, factor)
             return code if isinstance(code, sp.Expr) else self._slot(slots, code)
         if kind == ATOM:
             return column[0]
@@ -323,8 +347,10 @@ class _Packer:
         parts = [self.shapes.of(n) for n in column]
         commutes = kind in (SUM, PRODUCT)
         rows = [self._aligned(p.singles) if commutes else p.singles for p in parts]
-        children = [self._template([row[j] for row in rows], slots)
-                    for j in range(len(shape.singles))]
+        children = [
+            rows[0][j] if not commutes and rows[0][j].is_Number  # part of the shape
+            else self._template([row[j] for row in rows], slots, kind == PRODUCT)
+            for j in range(len(shape.singles))]
         if commutes:
             for c, (_, _) in enumerate(shape.many):
                 runs = [tuple(sorted(p.many[c][1], key=self._first_leaf)) for p in parts]

@@ -2,12 +2,15 @@
 reads, the public function's point test that calls it and the packed function itself.
 
 The packed function has one parameter, the register ``_r``; each statement but the last
-stores one expression into a run of it (``_r[1000:1999] = 200*(_r[1:1000] - _r[0:999]**2)``)
-and the last returns an expression. Its expressions are those of ``_formulas`` plus reads of
+stores one expression into a run of it (``_r[1000:1999] = 200*(_r[1:1000] - _r[0:999]**2)``,
+or a call of a ufunc, or of an operator's ufunc, with ``out=`` that run:
+``_np.subtract(_r[1:1000], _r[0:999]**2, out=_r[1000:1999])``) and the last returns an
+expression. Its expressions are those of ``_formulas`` plus reads of
 ``_r`` at an int, a slice of ints or a module index array (``_r[_ix0]``) and the reductions
 ``_np.add.reduce(at)``/``_np.multiply.reduce(at)`` and ``accumulate`` (running sums and
 products). Module constants are ``_ix<n>`` /
-``_cv<n> = _np.array([<numbers>])``: a list of int or float literals, nothing else.
+``_cv<n> = _np.array([<numbers>])``: a list of int or float literals, or one of them (a 0-d
+array: ``_cv<n> = _np.array(200.0)``), nothing else.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .allowed import PACKED, PACKED_HELPER, PACKED_REDUCTIONS, REGISTER
+from .allowed import OPERATOR_UFUNCS, PACKED, PACKED_HELPER, PACKED_REDUCTIONS, REGISTER
 from .errors import refuse
 from .expressions import ExpressionChecker
 from .literals import literal_int
@@ -42,11 +45,12 @@ def packed_constant(node: ast.stmt) -> str | None:
         and value.func.value.id == "_np"
         and len(value.args) == 1
         and not value.keywords
-        and isinstance(value.args[0], ast.List)
-        and value.args[0].elts
-        and all(_number(e) for e in value.args[0].elts)
+        and (_number(value.args[0]) or (
+            isinstance(value.args[0], ast.List)
+            and value.args[0].elts
+            and all(_number(e) for e in value.args[0].elts)))
     ):
-        raise refuse(node, "a packed constant is _np.array of a list of numbers")
+        raise refuse(node, "a packed constant is _np.array of a number or a list of numbers")
     return node.targets[0].id
 
 
@@ -139,10 +143,34 @@ def check_packed_function(func: ast.FunctionDef, helpers: set[str], constants: s
         raise refuse(func, "a packed function ends by returning its outputs")
     checker = _PackedChecker(helpers, constants)
     for statement in body[:-1]:
+        if isinstance(statement, ast.Expr) and _stores_into_run(statement.value, constants):
+            call = statement.value
+            if not _operator_ufunc(call.func):  # its operands are checked below
+                checker.visit(ast.copy_location(ast.Call(call.func, call.args, []), call))
+            for operand in call.args:
+                checker.visit(operand)
+            continue
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Subscript)
-                and isinstance(statement.targets[0].slice, ast.Slice)
-                and register_read(statement.targets[0], constants)):
+                and _run(statement.targets[0], constants)):
             raise refuse(statement, f"a packed function only stores into runs of {REGISTER}")
         checker.visit(statement.value)
     checker.visit(body[-1].value)  # type: ignore[attr-defined]
+
+
+def _run(node: ast.AST, constants: set[str]) -> bool:
+    """``_r[a:b]``: a run of the register."""
+    return (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice)
+            and register_read(node, constants))
+
+
+def _stores_into_run(node: ast.AST, constants: set[str]) -> bool:
+    """A call with operands and the one keyword ``out=`` a run of the register
+    (``_np.subtract(x, y, out=_r[100:199])``): the store of :mod:`symdiff.codegen.store`."""
+    return (isinstance(node, ast.Call) and bool(node.args) and len(node.keywords) == 1
+            and node.keywords[0].arg == "out" and _run(node.keywords[0].value, constants))
+
+
+def _operator_ufunc(func: ast.AST) -> bool:
+    """``_np.add``, ``_np.subtract``, ...: an operator's ufunc, allowed only to store."""
+    return (isinstance(func, ast.Attribute) and func.attr in OPERATOR_UFUNCS
+            and isinstance(func.value, ast.Name) and func.value.id == "_np")

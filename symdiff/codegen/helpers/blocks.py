@@ -200,15 +200,15 @@ def _at_point(formulas, inputs):
 
 def _at_packed(packed, inputs, size, nest):
     """``packed(r)`` at one point whose coordinates are floats (Python floats or NumPy float64
-    scalars), ``r`` a float64 vector of ``size`` whose first elements are ``inputs``: the
-    packed function computes every value of the formulas into ``r`` with a few vector
-    operations and returns the vector of the outputs (in depth-first order). Each output comes
+    scalars), ``r`` a float64 vector of ``size`` whose first elements are ``inputs`` (their
+    vector grown in place): the packed function computes every value of the formulas into
+    ``r`` with a few vector operations and returns the vector of the outputs (in depth-first
+    order). Each output comes
     back as a 0-d float64 array (a view of that vector, made by one ``nditer``), nested as
     ``nest`` says: ``0`` one output, a positive int k a tuple of the next k outputs, a tuple of
     those a tuple of them."""
-    count = len(inputs)
-    register = _np.empty(size)
-    register[:count] = _np.fromiter(inputs, _np.float64, count)
+    register = _np.fromiter(inputs, _np.float64, len(inputs))
+    register.resize(size, refcheck=False)  # in place: nothing else refers to it yet
     views = iter(_np.nditer(packed(register), order="C", op_flags=["readwrite"]))
     if nest == 0:
         return next(views)

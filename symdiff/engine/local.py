@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..errors import UnsupportedError
+from ..simplify import quick
 from .rules import rule_for
 
 #: What each structural rule says, shown beside its step. Function rules carry their own identity.
@@ -127,7 +128,7 @@ def power_rule(
     does, the general power rule when both do. The partial by an operand that does not vary is
     0 (nothing needs it). ``value`` is ``u ** v`` as already built, if at hand."""
     power = sp.Pow(base, exponent) if value is None else value
-    by_base = exponent * base ** (exponent - 1) if base_varies else sp.S.Zero
+    by_base = quick.product(exponent, quick.power(base, exponent - 1)) if base_varies else sp.S.Zero
     if not exponent_varies:
         return Local("power", (by_base, sp.S.Zero))
     if base.is_zero:

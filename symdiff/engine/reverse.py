@@ -94,7 +94,7 @@ class Linearizer:
             return self._piecewise(expr)
         children = tuple(self(arg) for arg in expr.args)
         # operands that stand for themselves (names, constants) leave the node as it is
-        value = expr if children == expr.args else expr.func(*children)
+        value = expr if children == expr.args else quick.rebuilt(expr.func, children)
         local = operation_rule(expr.func, children, value)
         return self.add(value, children, _in_code_forms(local, children, value), local)
 

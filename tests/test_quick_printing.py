@@ -1,8 +1,9 @@
-"""The printer's quick paths (:mod:`symdiff.codegen.printer`: a product of an integer and names
-or their powers, the sign and precedence of a product, the terms of a sum joined) print exactly
-what SymPy's own methods print, for every printer of generated code, on random sums and
-products that include what they must leave to SymPy (rationals, floats, functions, dummies,
-noncommutative names, repeated names, negative exponents, unevaluated products)."""
+"""The printers' quick paths (:mod:`symdiff.codegen.quickprint`: a product of an integer and
+names or their powers, the sign and precedence of a product, the terms of a sum joined) print
+exactly what SymPy's own methods print, for every printer of generated code and of input text,
+on random sums and products that include what they must leave to SymPy (rationals, floats,
+functions, dummies, noncommutative names, repeated names, negative exponents, unevaluated
+products)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ from unittest import mock
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sympy.printing.precedence import precedence
 from sympy.printing.str import StrPrinter
 
 from symdiff.codegen import printer as printing
 from symdiff.codegen.printer import ArrayCodePrinter, CodePrinter
 from symdiff.codegen.standard import StandardPrinter
+from symdiff.engine.inputtext import InputPrinter
 
 NAMES = [*sp.symbols("x y z0 z10 z2", real=True), sp.Symbol("w"), sp.Dummy("d"),
          sp.Symbol("n", commutative=False)]
@@ -47,26 +48,31 @@ def terms(draw) -> sp.Expr:
     return sp.Mul(coefficient, *parts)
 
 
-class _Reference:
-    """The printer's methods before the quick paths: SymPy's ``_print_Mul`` always, SymPy's
-    ``_print_Add`` on the reordered terms."""
-
-    def _joined_terms(self, terms):
-        return StrPrinter._print_Add(self, sp.Add(*terms, evaluate=False), order="none")
+def _code_reference(printer, terms):
+    """The code printers' sum before :func:`joined_terms`: SymPy's ``_print_Add`` of the
+    reordered terms."""
+    return StrPrinter._print_Add(printer, sp.Add(*terms, evaluate=False), order="none")
 
 
-def _reference(cls):
-    return type(f"Reference{cls.__name__}", (_Reference, cls), {})
+class _InputReference(InputPrinter):
+    """The input-language printer with SymPy's own ``_print_Add`` and ``_print_Mul``."""
+
+    _print_Add = StrPrinter._print_Add
+    _print_Mul = StrPrinter._print_Mul
 
 
-PRINTERS = [CodePrinter, ArrayCodePrinter, StandardPrinter]
+PRINTERS = [CodePrinter, ArrayCodePrinter, StandardPrinter, lambda: InputPrinter("none"),
+            InputPrinter]
 
 
-def _slow_print(cls, expr: sp.Expr) -> str:
-    with (mock.patch.object(printing, "_name_factors", lambda expr: None),
-          mock.patch.object(printing, "_minus_sign", lambda term: None),
-          mock.patch.object(printing, "_precedence", precedence)):
-        return _reference(cls)().doprint(expr)
+def _slow_print(make, expr: sp.Expr) -> str:
+    if make is InputPrinter or not isinstance(make, type):
+        printer = make()
+        return _InputReference(printer.order).doprint(expr)
+    with (mock.patch.object(printing, "names_product_text", lambda printer, expr: None),
+          mock.patch.object(printing, "minus_sign", lambda term: None),
+          mock.patch.object(printing, "joined_terms", _code_reference)):
+        return make().doprint(expr)
 
 
 @settings(max_examples=400, deadline=None, derandomize=True)
@@ -91,3 +97,7 @@ def test_quick_paths_are_taken() -> None:
             assert CodePrinter().doprint(expr) == text
         assert _slow_print(CodePrinter, expr) == text
     assert printing._negative(-2 * x) and not printing._negative(2 * x * y)
+    with mock.patch("sympy.printing.str.StrPrinter._print_Mul",
+                    side_effect=AssertionError("slow path")):
+        assert InputPrinter("none").doprint(-2 * x * y + y**2) == "y**2 - 2*x*y"
+        assert InputPrinter().doprint(-2 * x * y + y**2) == "-2*x*y + y**2"

@@ -16,6 +16,7 @@ from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.str import StrPrinter
 
 from .. import registry
+from .quickprint import joined_terms, minus_sign, names_product_text
 from .terms import ordered_terms
 
 #: Sums of more terms than this print in SymPy's stored order instead of the conventional one:
@@ -76,65 +77,9 @@ CHUNK = 64
 def _negative(term: sp.Expr) -> bool:
     """Whether ``term`` prints with a leading minus sign (``-y``, ``-2*x``):
     ``term.could_extract_minus_sign()``, read off a product's rational coefficient
-    (:func:`_minus_sign`)."""
-    sign = _minus_sign(term)
+    (:func:`~symdiff.codegen.quickprint.minus_sign`)."""
+    sign = minus_sign(term)
     return term.could_extract_minus_sign() if sign is None else sign
-
-
-def _minus_sign(term: sp.Expr) -> bool | None:
-    """``term.could_extract_minus_sign()`` for a product without asking SymPy, which builds
-    ``-term`` to compare it with ``term`` (SymPy 1.12-1.14, ``Mul.could_extract_minus_sign``:
-    False when the first factor is not a number, else whether it is negative, unless ``term``
-    equals ``-term``; with a nonzero rational first and no other number among the factors,
-    ``-term`` has the coefficient ``-c``, never ``term``). None for anything else."""
-    if type(term) is not sp.Mul:
-        return None
-    first = term.args[0]
-    if not first.is_Number:
-        return False
-    if first.is_Rational and first.p != 0 and not any(a.is_Number for a in term.args[1:]):
-        return first.p < 0
-    return None
-
-
-def _precedence(item: sp.Basic) -> int:
-    """SymPy's ``precedence(item)`` (1.12-1.14), quicker for a name (an atom) and for a product
-    without applied functions (``precedence_Mul``: Add's when it has a minus sign)."""
-    kind = type(item)
-    if kind is sp.Symbol:
-        return PRECEDENCE["Atom"]
-    if kind is sp.Mul and not any(isinstance(a, sp.Function) for a in item.args):
-        sign = _minus_sign(item)
-        if sign is not None:
-            return PRECEDENCE["Add"] if sign else PRECEDENCE["Mul"]
-    return precedence(item)
-
-
-def _name_factors(expr: sp.Mul) -> tuple[int, list[sp.Expr]] | None:
-    """``(c, factors)`` for a commutative product of an optional integer coefficient ``c``
-    (not 0 or 1) and names (``Symbol``) or their powers with integer exponents above 1, no name
-    twice, in the order SymPy's ``Mul.as_ordered_factors`` gives them (by ``sort_key``: the
-    coefficient first, then by name, a power keyed by its base); None for any other product."""
-    args = expr.args
-    coefficient = 1
-    if args[0].is_Integer:
-        coefficient, args = args[0].p, args[1:]
-        if coefficient in (0, 1):  # (in an unevaluated product only: SymPy prints ``1*x``)
-            return None
-    keys = []
-    for factor in args:
-        kind = type(factor)
-        if kind is sp.Symbol and factor.is_commutative:
-            keys.append((factor.name, factor))
-        elif kind is sp.Pow and type(factor.base) is sp.Symbol and factor.exp.is_Integer and (
-                factor.exp.p > 1 and factor.base.is_commutative):
-            keys.append((factor.base.name, factor))
-        else:
-            return None
-    if not keys or len({name for name, _ in keys}) != len(keys):
-        return None
-    keys.sort(key=lambda pair: pair[0])
-    return coefficient, [factor for _, factor in keys]
 
 
 def _free_sign(term: sp.Expr) -> bool:
@@ -188,40 +133,14 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
             if first is not None:
                 terms = [terms[first], *terms[:first], *terms[first + 1 :]]
         # in the order found (sorting a sum's terms is most of the cost of printing it)
-        return self._joined_terms(terms)
-
-    def _joined_terms(self, terms: list[sp.Expr]) -> str:
-        """SymPy's ``StrPrinter._print_Add`` on ``terms`` in this order (1.12-1.14): each term
-        printed, its leading minus sign taken as the operator, parenthesised when it binds
-        looser than a sum; through :func:`_precedence`."""
-        parts: list[str] = []
-        level = PRECEDENCE["Add"]
-        for term in terms:
-            text = self._print(term)
-            sign = "+"
-            if text.startswith("-") and not term.is_Add:
-                sign, text = "-", text[1:]
-            if term.is_Add or _precedence(term) < level:
-                text = f"({text})"
-            parts += (sign, text)
-        sign = parts.pop(0)
-        return ("" if sign == "+" else sign) + " ".join(parts)
+        return joined_terms(self, terms)
 
     def _print_Mul(self, expr):
         if len(expr.args) > CHUNK:
             return "*".join(
                 f"({self._print(group)})" for group in _chunks(sp.Mul, list(expr.args)))
-        simple = _name_factors(expr) if self.order is None and type(expr) is sp.Mul else None
-        if simple is None:
-            return super()._print_Mul(expr)
-        # SymPy's CodePrinter._print_Mul of such a product: the sign, then the factors in
-        # order, none parenthesised (names and powers bind tighter than a product)
-        coefficient, factors = simple
-        sign = "-" if coefficient < 0 else ""
-        printed = [self._print(factor) for factor in factors]
-        if abs(coefficient) != 1:
-            printed.insert(0, self._print(sp.Integer(abs(coefficient))))
-        return sign + "*".join(printed)
+        text = names_product_text(self, expr)
+        return super()._print_Mul(expr) if text is None else text
 
     # -- names ---------------------------------------------------------------------------
     def _module_format(self, fqn: str, register: bool = True) -> str:

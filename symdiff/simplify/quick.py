@@ -230,21 +230,16 @@ def _staying_term(term: sp.Expr) -> sp.Expr | None:
     return None
 
 
-def total(terms: list[sp.Expr], constant: sp.Expr = sp.S.Zero) -> sp.Expr:
-    """``sp.Add(*terms, constant)`` (``constant`` a rational), the same node, without SymPy's
-    rebuilding of every term (``Add`` splits each ``c*s`` and multiplies it back, which
-    re-evaluates a power of a sum: an assumption query per term) when no two terms are like
-    terms and each stays as it is (:func:`_staying_term`): the terms in SymPy's canonical
-    order, the constant first. (``AssocOp.__new__`` drops a constant 0, returns a lone
-    argument as it is, and ``Add.flatten``'s one special case, a rational and a product, gives
-    the same two arguments as its general path.)"""
+def _quick_total(terms: list[sp.Expr], constant: sp.Expr) -> sp.Expr | None:
+    """:func:`total`'s node when no two terms are like terms and each stays as it is, else
+    None."""
     if not terms:
-        return sp.Add(constant)
+        return None
     seen: set[sp.Expr] = set()
     for term in terms:
         part = _staying_term(term)
         if part is None or part in seen:
-            return sp.Add(*terms, constant)
+            return None
         seen.add(part)
     if len(terms) == 1 and constant == 0:
         return terms[0]
@@ -254,11 +249,32 @@ def total(terms: list[sp.Expr], constant: sp.Expr = sp.S.Zero) -> sp.Expr:
     return sp.Add(*ordered, evaluate=False)
 
 
+def total(terms: list[sp.Expr], constant: sp.Expr = sp.S.Zero) -> sp.Expr:
+    """``sp.Add(*terms, constant)`` (``constant`` a rational), the same node, without SymPy's
+    rebuilding of every term (``Add`` splits each ``c*s`` and multiplies it back, which
+    re-evaluates a power of a sum: an assumption query per term) when no two terms are like
+    terms and each stays as it is (:func:`_staying_term`): the terms in SymPy's canonical
+    order, the constant first. (``AssocOp.__new__`` drops a constant 0, returns a lone
+    argument as it is, and ``Add.flatten``'s one special case, a rational and a product, gives
+    the same two arguments as its general path.)"""
+    made = _quick_total(terms, constant)
+    return sp.Add(*terms, constant) if made is None else made
+
+
 def addition(args: Sequence[sp.Expr]) -> sp.Expr:
-    """``sp.Add(*args)``, the same node, through :func:`total` when at most one argument is a
-    rational number (``Add`` collects numbers first; its result does not depend on the order of
-    its arguments)."""
-    numbers = [a for a in args if a.is_Rational]
-    if len(numbers) > 1:
-        return sp.Add(*args)
-    return total([a for a in args if not a.is_Rational], numbers[0] if numbers else sp.S.Zero)
+    """``sp.Add(*args)``, the same node. The arguments are read as ``Add.flatten`` reads them
+    (a sum's terms appended to the arguments, rational numbers summed: exactly, so in any
+    order), then made into the node by :func:`total`'s rule when it applies; else
+    ``sp.Add(*args)``."""
+    seq = list(args)
+    terms: list[sp.Expr] = []
+    constant = sp.S.Zero
+    for arg in seq:  # (the list grows while it is read, as Add.flatten's does)
+        if arg.is_Rational:
+            constant += arg
+        elif arg.is_Add:
+            seq.extend(arg.args)
+        else:
+            terms.append(arg)
+    made = _quick_total(terms, constant)
+    return sp.Add(*args) if made is None else made

@@ -34,6 +34,13 @@ def _sum_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
     return len(base.args) != 2 or not any(arg.has(sp.I) for arg in base.args)
 
 
+def _unevaluated(cls: type, args: list[sp.Expr]) -> sp.Expr:
+    """``cls(*args, evaluate=False)`` for ``Add`` or ``Mul`` and two or more expressions (not
+    relationals): what ``AssocOp.__new__`` does then (``_from_args``, then the constructor
+    postprocessors), without its cache lookup and argument checks."""
+    return cls._exec_constructor_postprocessors(cls._from_args(args))
+
+
 #: The classes of names whose integer powers SymPy leaves as they are.
 _NAMES = (sp.Symbol, sp.Dummy)
 
@@ -69,7 +76,7 @@ def _staying_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
         and factor.is_Pow
         and _sum_power_stays(*factor.args)
     ):
-        return sp.Mul(coefficient, factor, evaluate=False)
+        return _unevaluated(sp.Mul, [coefficient, factor])
     return None
 
 
@@ -117,7 +124,7 @@ def _names_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
         return factors[0]
     factors.sort(key=_COMPARED)
     args = factors if coefficient is sp.S.One else [coefficient, *factors]
-    return sp.Mul(*args, evaluate=False)
+    return _unevaluated(sp.Mul, args)
 
 
 def _distributed(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
@@ -246,7 +253,7 @@ def _quick_total(terms: list[sp.Expr], constant: sp.Expr) -> sp.Expr | None:
     ordered = sorted(terms, key=_COMPARED)
     if constant != 0:
         ordered.insert(0, constant)
-    return sp.Add(*ordered, evaluate=False)
+    return _unevaluated(sp.Add, ordered)
 
 
 def total(terms: list[sp.Expr], constant: sp.Expr = sp.S.Zero) -> sp.Expr:

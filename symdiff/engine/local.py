@@ -101,9 +101,10 @@ def product_rule(factors: Sequence[sp.Expr], constant: Sequence[bool] = ()) -> L
     """``f_1 f_2 ...``: the partial by each factor is the product of the others. When one of
     two factors is constant (``constant`` flags, as reverse mode's binary products have them)
     the rule is the constant multiple rule."""
-    partials = tuple(
-        sp.Mul(*factors[:i], *factors[i + 1 :]) for i in range(len(factors))
-    )
+    if len(factors) == 2:  # (``Mul`` of one factor is that factor; of 1 alone, 1)
+        partials = (factors[1], factors[0])
+    else:
+        partials = tuple(sp.Mul(*factors[:i], *factors[i + 1 :]) for i in range(len(factors)))
     name = "constant multiple" if len(factors) == 2 and any(constant) else "product"
     return Local(name, partials)
 

@@ -85,8 +85,9 @@ class Linearizer:
         for factor in factors:
             right = self(factor)
             children = (left, right)
-            local = operation_rule(sp.Mul, children, sp.Mul(left, right, evaluate=False))
-            left = self.add(sp.Mul(left, right, evaluate=False), children, local.partials, local)
+            value = quick.unevaluated(sp.Mul, [left, right])
+            local = operation_rule(sp.Mul, children, value)
+            left = self.add(value, children, local.partials, local)
         return left
 
     def _node(self, expr: sp.Expr) -> sp.Expr:

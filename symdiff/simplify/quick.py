@@ -34,7 +34,7 @@ def _sum_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
     return len(base.args) != 2 or not any(arg.has(sp.I) for arg in base.args)
 
 
-def _unevaluated(cls: type, args: list[sp.Expr]) -> sp.Expr:
+def unevaluated(cls: type, args: list[sp.Expr]) -> sp.Expr:
     """``cls(*args, evaluate=False)`` for ``Add`` or ``Mul`` and two or more expressions (not
     relationals): what ``AssocOp.__new__`` does then (``_from_args``, then the constructor
     postprocessors), without its cache lookup and argument checks."""
@@ -76,7 +76,7 @@ def _staying_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
         and factor.is_Pow
         and _sum_power_stays(*factor.args)
     ):
-        return _unevaluated(sp.Mul, [coefficient, factor])
+        return unevaluated(sp.Mul, [coefficient, factor])
     return None
 
 
@@ -124,7 +124,7 @@ def _names_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
         return factors[0]
     factors.sort(key=_COMPARED)
     args = factors if coefficient is sp.S.One else [coefficient, *factors]
-    return _unevaluated(sp.Mul, args)
+    return unevaluated(sp.Mul, args)
 
 
 def _distributed(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
@@ -253,7 +253,7 @@ def _quick_total(terms: list[sp.Expr], constant: sp.Expr) -> sp.Expr | None:
     ordered = sorted(terms, key=_COMPARED)
     if constant != 0:
         ordered.insert(0, constant)
-    return _unevaluated(sp.Add, ordered)
+    return unevaluated(sp.Add, ordered)
 
 
 def total(terms: list[sp.Expr], constant: sp.Expr = sp.S.Zero) -> sp.Expr:

@@ -11,6 +11,8 @@ import random
 
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symdiff.codegen.terms import ordered_terms
 from symdiff.simplify.quick import addition, power, product, rebuilt, substitute, total
@@ -154,3 +156,76 @@ def test_ordered_terms_are_sympys() -> None:
             assert ordered_terms(expr) == expr.as_ordered_terms(), expr
     assert checked > 90
     assert ordered_terms(3 - 2 * X) == (3 - 2 * X).as_ordered_terms()  # SymPy's special case
+
+
+# -- products of monomials, integer powers of names and sums (hypothesis) ---------------------
+_NAMES = [*sp.symbols("p0:4", real=True), sp.Symbol("q"), sp.Dummy("d"),
+          sp.Symbol("n", commutative=False)]
+_RATIONALS = [sp.S.One, sp.S.NegativeOne, sp.S.Zero, sp.Integer(2), sp.Integer(-200),
+              sp.Rational(1, 3), sp.Rational(-5, 2)]
+_OTHERS = [sp.Float(1.5), sp.pi, sp.I, sp.oo, sp.zoo, sp.nan, sp.sqrt(2)]
+_EXPONENTS = [sp.Integer(k) for k in (-3, -2, -1, 0, 1, 2, 3)] + [sp.S.Half, sp.Symbol("k")]
+
+
+def _factor(draw) -> sp.Expr:
+    name = draw(st.sampled_from(_NAMES))
+    return name ** draw(st.sampled_from(_EXPONENTS)) if draw(st.booleans()) else name
+
+
+@st.composite
+def _operands(draw) -> sp.Expr:
+    """A number, a name, an integer power of one, a monomial ``c*x**a*y``, a sum of such, or a
+    function of a name: the operands reverse mode multiplies (and some it must leave to SymPy)."""
+    kind = draw(st.integers(0, 5))
+    if kind == 0:
+        return draw(st.sampled_from(_RATIONALS + _OTHERS))
+    if kind == 1:
+        return _factor(draw)
+    monomial = sp.Mul(draw(st.sampled_from(_RATIONALS + _OTHERS[:2])),
+                      *(_factor(draw) for _ in range(draw(st.integers(1, 3)))))
+    if kind in (2, 3):
+        return monomial
+    if kind == 4:
+        return monomial + draw(_operands()) + draw(st.sampled_from(_RATIONALS))
+    return sp.exp(draw(st.sampled_from(_NAMES[:5])))
+
+
+@settings(max_examples=600, deadline=None, derandomize=True)
+@given(_operands(), _operands())
+def test_quick_products_are_sympys_hypothesis(left: sp.Expr, right: sp.Expr) -> None:
+    """``product`` and ``rebuilt(Mul, ...)`` give SymPy's node for every pair: the factor 1,
+    products of names and their integer powers (sorted, never combined), a rational distributed
+    over a sum, and everything else left to SymPy; ``power`` of a name likewise."""
+    assert _agree(product, operator.mul, left, right), (left, right)
+    assert _agree(_rebuilt_mul, sp.Mul, left, right), (left, right)
+    for exponent in _EXPONENTS:
+        assert _agree(power, sp.Pow, left, exponent), (left, exponent)
+
+
+def test_quick_products_take_the_quick_rules() -> None:
+    """The rules the sweeps rely on are taken: each gives SymPy's node without ``Mul.flatten``
+    (the evaluation they skip)."""
+    from unittest import mock
+
+    from sympy.core.cache import clear_cache
+
+    x, y = _NAMES[:2]
+    cases = [(sp.S.One, x * y), (x ** 2, sp.S.One), (sp.Integer(3), x ** 2),
+             (2 * x, y ** -2), (sp.Integer(200), y - x ** 2), (-x, sp.Integer(7) * y)]
+    for left, right in cases:
+        expected = left * right
+        clear_cache()
+        with mock.patch.object(sp.Mul, "flatten", side_effect=AssertionError("evaluated")):
+            made = product(left, right)
+        assert _same(made, expected), (left, right)
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(st.lists(_operands(), min_size=0, max_size=4), st.sampled_from(_RATIONALS))
+def test_quick_short_sums_are_sympys_hypothesis(terms: list, constant: sp.Expr) -> None:
+    """``total`` and ``addition`` give SymPy's ``Add`` for sums of none, one or a few terms
+    (a lone term, a constant 0, a rational and a product: ``AssocOp``'s and ``Add``'s special
+    cases), like terms and noncommutative ones included."""
+    plain = [t for t in terms if not t.is_Rational]
+    assert _agree(lambda *a: total(list(a[:-1]), a[-1]), sp.Add, *plain, constant)
+    assert _agree(lambda *a: addition(a), sp.Add, *terms, constant)

@@ -16,6 +16,7 @@ from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.str import StrPrinter
 
 from .. import registry
+from .quickprint import joined_terms, minus_sign, names_product_text
 from .terms import ordered_terms
 
 #: Sums of more terms than this print in SymPy's stored order instead of the conventional one:
@@ -74,8 +75,11 @@ CHUNK = 64
 
 
 def _negative(term: sp.Expr) -> bool:
-    """Whether ``term`` prints with a leading minus sign (``-y``, ``-2*x``)."""
-    return term.could_extract_minus_sign()
+    """Whether ``term`` prints with a leading minus sign (``-y``, ``-2*x``):
+    ``term.could_extract_minus_sign()``, read off a product's rational coefficient
+    (:func:`~symdiff.codegen.quickprint.minus_sign`)."""
+    sign = minus_sign(term)
+    return term.could_extract_minus_sign() if sign is None else sign
 
 
 def _free_sign(term: sp.Expr) -> bool:
@@ -129,12 +133,14 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
             if first is not None:
                 terms = [terms[first], *terms[:first], *terms[first + 1 :]]
         # in the order found (sorting a sum's terms is most of the cost of printing it)
-        return super()._print_Add(sp.Add(*terms, evaluate=False), order="none")
+        return joined_terms(self, terms)
 
     def _print_Mul(self, expr):
-        if len(expr.args) <= CHUNK:
-            return super()._print_Mul(expr)
-        return "*".join(f"({self._print(group)})" for group in _chunks(sp.Mul, list(expr.args)))
+        if len(expr.args) > CHUNK:
+            return "*".join(
+                f"({self._print(group)})" for group in _chunks(sp.Mul, list(expr.args)))
+        text = names_product_text(self, expr)
+        return super()._print_Mul(expr) if text is None else text
 
     # -- names ---------------------------------------------------------------------------
     def _module_format(self, fqn: str, register: bool = True) -> str:

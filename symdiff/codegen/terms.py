@@ -27,13 +27,19 @@ def _complex(number: sp.Expr) -> complex:
     return complex(number)
 
 
-def _negated(monom: tuple) -> tuple:
-    return tuple(_negated(m) if isinstance(m, tuple) else -m for m in monom)
-
-
 def _key(term: tuple) -> tuple:
-    _, ((re, im), monom, ncpart) = term
-    return _negated(monom), tuple(e.sort_key() for e in ncpart), ((bool(im), im), (re, im))
+    """SymPy's key, the monomial negated (``_as_terms`` stores it negated: its exponents are
+    integers)."""
+    _, ((re, im), negated, ncpart) = term
+    return negated, tuple(e.sort_key() for e in ncpart), ((bool(im), im), (re, im))
+
+
+def _sorted_gens(gens: set[sp.Expr]) -> list[sp.Expr]:
+    """``sorted(gens, key=default_sort_key)``; for plain names that is by name (a name's
+    ``sort_key`` is its class key, then ``(1, (name,))``, then constants)."""
+    if all(type(g) is sp.Symbol for g in gens):
+        return sorted(gens, key=lambda g: g.name)
+    return sorted(gens, key=default_sort_key)
 
 
 def _is_number(arg: sp.Expr) -> bool:
@@ -41,8 +47,8 @@ def _is_number(arg: sp.Expr) -> bool:
 
 
 def _as_terms(expr: sp.Expr) -> list[tuple]:
-    """``expr.as_terms()[0]``: each term with its coefficient, monomial and noncommutative
-    part."""
+    """``expr.as_terms()[0]``: each term with its coefficient, monomial (negated) and
+    noncommutative part."""
     gens: set[sp.Expr] = set()
     terms = []
     for term in sp.Add.make_args(expr):
@@ -66,12 +72,12 @@ def _as_terms(expr: sp.Expr) -> list[tuple]:
                 else:
                     ncpart.append(factor)
         terms.append((term, ((value.real, value.imag), cpart, tuple(ncpart))))
-    indices = {g: i for i, g in enumerate(sorted(gens, key=default_sort_key))}
+    indices = {g: i for i, g in enumerate(_sorted_gens(gens))}
     result = []
     for term, (coeff, cpart, ncpart) in terms:
         monom = [0] * len(indices)
         for base, exp in cpart.items():
-            monom[indices[base]] = exp
+            monom[indices[base]] = -exp  # negated for the key (:func:`_key`)
         result.append((term, (coeff, tuple(monom), ncpart)))
     return result
 

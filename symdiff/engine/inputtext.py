@@ -16,6 +16,8 @@ import sympy as sp
 from sympy.printing.str import StrPrinter
 
 from .. import registry
+from ..codegen.quickprint import joined_terms, names_product_text
+from ..codegen.terms import ordered_terms
 from ..functions import sinc_d_closed_form
 
 
@@ -37,6 +39,23 @@ class InputPrinter(StrPrinter):
             return super()._print(expr, **kwargs)
         args = (expr.args[0] / sp.pi,) if row.method == "sinc" else expr.args
         return self._call(row.names[0], args)
+
+    def _print_Add(self, expr: sp.Add, order: str | None = None) -> str:
+        """SymPy's text of a sum (:func:`~symdiff.codegen.quickprint.joined_terms`: the same
+        text, quicker), its terms in the stored order or the conventional one
+        (:func:`~symdiff.codegen.terms.ordered_terms`, SymPy's ``as_ordered_terms``)."""
+        order = order or self.order
+        if order == "none":
+            return joined_terms(self, list(expr.args))
+        if order is None:
+            return joined_terms(self, ordered_terms(expr))
+        return super()._print_Add(expr, order=order)
+
+    def _print_Mul(self, expr: sp.Mul) -> str:
+        """SymPy's text of a product, quicker for an integer times names
+        (:func:`~symdiff.codegen.quickprint.names_product_text`)."""
+        text = names_product_text(self, expr)
+        return super()._print_Mul(expr) if text is None else text
 
     def _call(self, name: str, args: Sequence[sp.Basic]) -> str:
         return f"{name}({', '.join(self._print(a) for a in args)})"

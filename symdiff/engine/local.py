@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..errors import UnsupportedError
+from ..simplify import quick
 from .rules import rule_for
 
 #: What each structural rule says, shown beside its step. Function rules carry their own identity.
@@ -100,9 +101,10 @@ def product_rule(factors: Sequence[sp.Expr], constant: Sequence[bool] = ()) -> L
     """``f_1 f_2 ...``: the partial by each factor is the product of the others. When one of
     two factors is constant (``constant`` flags, as reverse mode's binary products have them)
     the rule is the constant multiple rule."""
-    partials = tuple(
-        sp.Mul(*factors[:i], *factors[i + 1 :]) for i in range(len(factors))
-    )
+    if len(factors) == 2:  # (``Mul`` of one factor is that factor; of 1 alone, 1)
+        partials = (factors[1], factors[0])
+    else:
+        partials = tuple(sp.Mul(*factors[:i], *factors[i + 1 :]) for i in range(len(factors)))
     name = "constant multiple" if len(factors) == 2 and any(constant) else "product"
     return Local(name, partials)
 
@@ -127,7 +129,7 @@ def power_rule(
     does, the general power rule when both do. The partial by an operand that does not vary is
     0 (nothing needs it). ``value`` is ``u ** v`` as already built, if at hand."""
     power = sp.Pow(base, exponent) if value is None else value
-    by_base = exponent * base ** (exponent - 1) if base_varies else sp.S.Zero
+    by_base = quick.product(exponent, quick.power(base, exponent - 1)) if base_varies else sp.S.Zero
     if not exponent_varies:
         return Local("power", (by_base, sp.S.Zero))
     if base.is_zero:

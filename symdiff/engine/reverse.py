@@ -85,8 +85,9 @@ class Linearizer:
         for factor in factors:
             right = self(factor)
             children = (left, right)
-            local = operation_rule(sp.Mul, children, sp.Mul(left, right, evaluate=False))
-            left = self.add(sp.Mul(left, right, evaluate=False), children, local.partials, local)
+            value = quick.unevaluated(sp.Mul, [left, right])
+            local = operation_rule(sp.Mul, children, value)
+            left = self.add(value, children, local.partials, local)
         return left
 
     def _node(self, expr: sp.Expr) -> sp.Expr:
@@ -94,7 +95,7 @@ class Linearizer:
             return self._piecewise(expr)
         children = tuple(self(arg) for arg in expr.args)
         # operands that stand for themselves (names, constants) leave the node as it is
-        value = expr if children == expr.args else expr.func(*children)
+        value = expr if children == expr.args else quick.rebuilt(expr.func, children)
         local = operation_rule(expr.func, children, value)
         return self.add(value, children, _in_code_forms(local, children, value), local)
 

@@ -13,6 +13,7 @@ from typing import ClassVar
 import sympy as sp
 
 from ..errors import SymdiffError
+from ..simplify.quick import addition as quick_addition
 from ..simplify.quick import power
 from ..simplify.quick import product as quick_product
 from ..simplify.quick import total as quick_total
@@ -26,6 +27,16 @@ from .syntax import BIN_NOTES, BIN_SYMBOLS, CHAINS, COMPARISONS, CONSTRUCTS, UNA
 
 # Runs of + - or * / up to this long are combined left to right, exactly as Python would.
 _SEQUENTIAL_RUN = 32
+
+
+def _sum(left: sp.Expr, right: sp.Expr) -> sp.Expr:
+    """``left + right``: for two expressions of SymPy's own priority that are not both numbers
+    that is ``Add(left, right)`` (``Expr.__add__``), made by :func:`quick.addition`; anything
+    else by ``+`` itself."""
+    plain = (isinstance(left, sp.Expr) and isinstance(right, sp.Expr)
+             and left._op_priority == right._op_priority == sp.Expr._op_priority
+             and not (left.is_Number and right.is_Number))
+    return quick_addition((left, right)) if plain else left + right
 
 
 class ExpressionBuilder(BuildChecks):
@@ -151,7 +162,7 @@ class ExpressionBuilder(BuildChecks):
         if len(operands) <= _SEQUENTIAL_RUN:
             total = operands[0][1]
             for item, term in operands[1:]:
-                total = total + term
+                total = _sum(total, term)
                 self.check_size(total, item)
             return total
         terms: list[sp.Expr] = []

@@ -14,6 +14,8 @@ import functools
 from collections.abc import Sequence
 
 import sympy as sp
+from sympy.core.mul import _keep_coeff
+from sympy.core.parameters import global_parameters
 
 #: SymPy's canonical order of the terms of a sum and of the factors of a product.
 _COMPARED = functools.cmp_to_key(sp.Basic.compare)
@@ -32,10 +34,31 @@ def _sum_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
     return len(base.args) != 2 or not any(arg.has(sp.I) for arg in base.args)
 
 
+def unevaluated(cls: type, args: list[sp.Expr]) -> sp.Expr:
+    """``cls(*args, evaluate=False)`` for ``Add`` or ``Mul`` and two or more expressions (not
+    relationals): what ``AssocOp.__new__`` does then (``_from_args``, then the constructor
+    postprocessors), without its cache lookup and argument checks."""
+    return cls._exec_constructor_postprocessors(cls._from_args(args))
+
+
+#: The classes of names whose integer powers SymPy leaves as they are.
+_NAMES = (sp.Symbol, sp.Dummy)
+
+
+def _name_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
+    """Whether ``sp.Pow(base, exponent)`` is the unevaluated power: ``base`` a name (a
+    ``Symbol`` or ``Dummy``) and ``exponent`` an integer other than 0 and 1.
+
+    Read from SymPy's ``Pow.__new__`` (1.12-1.14): the rules before ``base._eval_power``
+    need a number, a base of 1 or a base with a negative coefficient, and a name has no
+    ``_eval_power`` of its own (``Expr._eval_power`` returns None)."""
+    return type(base) in _NAMES and exponent.is_Integer and exponent.p not in (0, 1)
+
+
 def power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
     """``sp.Pow(base, exponent)``, the same node, without SymPy's assumption queries where the
-    evaluation cannot change it (:func:`_sum_power_stays`)."""
-    if _sum_power_stays(base, exponent):
+    evaluation cannot change it (:func:`_sum_power_stays`, :func:`_name_power_stays`)."""
+    if _name_power_stays(base, exponent) or _sum_power_stays(base, exponent):
         return sp.Pow(base, exponent, evaluate=False)
     return sp.Pow(base, exponent)
 
@@ -53,49 +76,99 @@ def _staying_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
         and factor.is_Pow
         and _sum_power_stays(*factor.args)
     ):
-        return sp.Mul(coefficient, factor, evaluate=False)
+        return unevaluated(sp.Mul, [coefficient, factor])
+    return None
+
+
+def _name_factor(factor: sp.Expr) -> sp.Expr | None:
+    """The name of a factor that is a commutative name or an integer power of one (the base
+    by which ``Mul`` would combine it with another factor), else None."""
+    if factor.is_Symbol:
+        return factor if factor.is_commutative else None
+    if factor.is_Pow and _name_power_stays(*factor.args) and factor.base.is_commutative:
+        return factor.base
     return None
 
 
 def _names_times(expr: sp.Expr) -> tuple[sp.Expr, list[sp.Expr]] | None:
-    """``(c, [names])`` for a rational ``c``, a name, or a product of a rational coefficient and
-    distinct names; else None."""
+    """``(c, [factors])`` for a rational ``c`` (``expr`` itself), a name or an integer power of
+    one (:func:`_name_factor`), or a product of a rational coefficient and such factors; else
+    None."""
     if expr.is_Rational:
         return expr, []
-    if expr.is_Symbol:
+    if _name_factor(expr) is not None:
         return sp.S.One, [expr]
     if not expr.is_Mul:
         return None
     coefficient, rest = expr.as_coeff_Mul()
     factors = list(sp.Mul.make_args(rest))
-    if not coefficient.is_Rational or not all(f.is_Symbol for f in factors):
+    if not coefficient.is_Rational or any(_name_factor(f) is None for f in factors):
         return None
     return coefficient, factors
 
 
 def _names_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
-    """``Mul(left, right)`` for two products of names with rational coefficients, when no name
-    is in both (nothing to combine into a power) and the coefficient is not 0: SymPy's result,
-    the coefficient (unless 1) then the names in its canonical order; else None."""
+    """``Mul(left, right)`` for two products of names and integer powers of names with rational
+    coefficients (:func:`_names_times`), at least one name among them, when no name is in both
+    (nothing to combine into a power) and the coefficient is not 0: SymPy's result, the
+    coefficient (unless 1) then the factors in its canonical order (``Mul.flatten`` rebuilds
+    each factor ``Pow(name, n)``, the same node); else None."""
     one, other = _names_times(left), _names_times(right)
-    if one is None or other is None or not (one[1] and other[1]):
+    if one is None or other is None or not (one[1] or other[1]):
         return None
-    names = one[1] + other[1]
+    factors = one[1] + other[1]
     coefficient = one[0] * other[0]
-    if coefficient.p == 0 or len(set(names)) != len(names) or not all(
-            n.is_commutative for n in names):
+    if coefficient.p == 0 or len({_name_factor(f) for f in factors}) != len(factors):
         return None
-    names.sort(key=_COMPARED)
-    args = names if coefficient is sp.S.One else [coefficient, *names]
-    return sp.Mul(*args, evaluate=False)
+    if len(factors) == 1 and coefficient is sp.S.One:
+        return factors[0]
+    factors.sort(key=_COMPARED)
+    args = factors if coefficient is sp.S.One else [coefficient, *factors]
+    return unevaluated(sp.Mul, args)
+
+
+def _distributed(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
+    """``Mul(left, right)`` for a rational ``c`` (not 0 or 1) and a commutative sum ``s``:
+    SymPy's two-factor rule distributes it, ``Add(*[_keep_coeff(c, t) for t in s.args])``
+    (``Mul.flatten``, 1.12-1.14; a sum's ``as_coeff_Mul`` is ``(1, s)``), built here through
+    :func:`addition`; else None."""
+    coefficient, factor = (left, right) if left.is_Rational else (right, left)
+    if not (coefficient.is_Rational and factor.is_Add and factor.is_commutative) or (
+            coefficient.p == 0 or coefficient is sp.S.One or not global_parameters.distribute):
+        return None
+    return addition([_kept(coefficient, term) for term in factor.args])
+
+
+def _kept(coefficient: sp.Expr, term: sp.Expr) -> sp.Expr:
+    """SymPy's ``_keep_coeff(coefficient, term)`` for a rational ``coefficient``: its own rules
+    for a product, a sum, a number, the coefficients 1 and -1; otherwise it is
+    ``coefficient*term`` (unless that is a number), made here by :func:`product`."""
+    if term.is_Mul or term.is_Add or term.is_Number or coefficient in (sp.S.One, sp.S.NegativeOne):
+        return _keep_coeff(coefficient, term)
+    made = product(coefficient, term)
+    return _keep_coeff(coefficient, term) if made.is_Number else made
+
+
+def _quick_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
+    """``Mul(left, right)`` by the first quick rule that applies, else None: a factor 1 (which
+    ``AssocOp.__new__`` drops), :func:`_staying_product`, :func:`_names_product`,
+    :func:`_distributed`."""
+    if left is sp.S.One and isinstance(right, sp.Expr) and not right.is_Number:
+        return right
+    if right is sp.S.One and isinstance(left, sp.Expr) and not left.is_Number:
+        return left
+    made = _staying_product(left, right)
+    if made is None:
+        made = _names_product(left, right)
+    if made is None:
+        made = _distributed(left, right)
+    return made
 
 
 def product(left: sp.Expr, right: sp.Expr) -> sp.Expr:
     """``left * right``, the same node, without re-evaluating a staying power of a sum
-    (:func:`_staying_product`)."""
-    made = _staying_product(left, right)
-    if made is None:
-        made = _names_product(left, right)
+    (:func:`_quick_product`)."""
+    made = _quick_product(left, right)
     return left * right if made is None else made
 
 
@@ -107,9 +180,7 @@ def rebuilt(func: type, args: tuple[sp.Expr, ...]) -> sp.Expr:
     if func is sp.Add:
         return addition(args)
     if func is sp.Mul and len(args) == 2:
-        made = _staying_product(*args)
-        if made is None:
-            made = _names_product(*args)
+        made = _quick_product(*args)
         if made is not None:
             return made
     return func(*args)
@@ -166,31 +237,51 @@ def _staying_term(term: sp.Expr) -> sp.Expr | None:
     return None
 
 
+def _quick_total(terms: list[sp.Expr], constant: sp.Expr) -> sp.Expr | None:
+    """:func:`total`'s node when no two terms are like terms and each stays as it is, else
+    None."""
+    if not terms:
+        return None
+    seen: set[sp.Expr] = set()
+    for term in terms:
+        part = _staying_term(term)
+        if part is None or part in seen:
+            return None
+        seen.add(part)
+    if len(terms) == 1 and constant == 0:
+        return terms[0]
+    ordered = sorted(terms, key=_COMPARED)
+    if constant != 0:
+        ordered.insert(0, constant)
+    return unevaluated(sp.Add, ordered)
+
+
 def total(terms: list[sp.Expr], constant: sp.Expr = sp.S.Zero) -> sp.Expr:
     """``sp.Add(*terms, constant)`` (``constant`` a rational), the same node, without SymPy's
     rebuilding of every term (``Add`` splits each ``c*s`` and multiplies it back, which
     re-evaluates a power of a sum: an assumption query per term) when no two terms are like
     terms and each stays as it is (:func:`_staying_term`): the terms in SymPy's canonical
-    order, the constant first."""
-    seen: set[sp.Expr] = set()
-    for term in terms:
-        part = _staying_term(term)
-        if part is None or part in seen:
-            return sp.Add(*terms, constant)
-        seen.add(part)
-    if len(terms) < 3:
-        return sp.Add(*terms, constant)
-    ordered = sorted(terms, key=_COMPARED)
-    if constant != 0:
-        ordered.insert(0, constant)
-    return sp.Add(*ordered, evaluate=False)
+    order, the constant first. (``AssocOp.__new__`` drops a constant 0, returns a lone
+    argument as it is, and ``Add.flatten``'s one special case, a rational and a product, gives
+    the same two arguments as its general path.)"""
+    made = _quick_total(terms, constant)
+    return sp.Add(*terms, constant) if made is None else made
 
 
 def addition(args: Sequence[sp.Expr]) -> sp.Expr:
-    """``sp.Add(*args)``, the same node, through :func:`total` when at most one argument is a
-    rational number (``Add`` collects numbers first; its result does not depend on the order of
-    its arguments)."""
-    numbers = [a for a in args if a.is_Rational]
-    if len(numbers) > 1:
-        return sp.Add(*args)
-    return total([a for a in args if not a.is_Rational], numbers[0] if numbers else sp.S.Zero)
+    """``sp.Add(*args)``, the same node. The arguments are read as ``Add.flatten`` reads them
+    (a sum's terms appended to the arguments, rational numbers summed: exactly, so in any
+    order), then made into the node by :func:`total`'s rule when it applies; else
+    ``sp.Add(*args)``."""
+    seq = list(args)
+    terms: list[sp.Expr] = []
+    constant = sp.S.Zero
+    for arg in seq:  # (the list grows while it is read, as Add.flatten's does)
+        if arg.is_Rational:
+            constant += arg
+        elif arg.is_Add:
+            seq.extend(arg.args)
+        else:
+            terms.append(arg)
+    made = _quick_total(terms, constant)
+    return sp.Add(*args) if made is None else made

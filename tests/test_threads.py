@@ -16,7 +16,7 @@ import pytest
 import symdiff as sd
 from symdiff.errors import SymdiffError
 
-#: Long enough for several blocks (the default uses threads only from 2,097,152 elements).
+#: Long enough for several blocks (the default uses threads only from 524,288 elements).
 N = 200_003
 
 TEXTS = [
@@ -179,18 +179,18 @@ def test_one_thread_starts_no_thread_and_the_workers_are_kept(count_threads, mon
     x = np.linspace(0, 1, N)
     g(x, 2.0, threads=1)
     g.with_threads(1)(x, 2.0)
-    g(x, 2.0)  # under 2,097,152 elements: the default is one thread
+    g(x, 2.0)  # under 524,288 elements: the default is one thread
     g(1.0, 2.0, threads=4)  # one point
     g(x[:30000], 2.0, threads=4)  # computed in one go
     monkeypatch.setattr("os.cpu_count", lambda: 64)
-    g(np.linspace(0, 1, 2097151), 2.0)
+    g(np.linspace(0, 1, 524287), 2.0)
     assert count_threads == []
     g(x, 2.0, threads=3)  # two worker threads besides this one
     assert len(count_threads) == 2
     g(x, 2.0, threads=3)  # the same two again
     g(x, 2.0, threads=2)
     assert len(count_threads) == 2
-    g(np.linspace(0, 1, 2097152), 2.0)  # the default: at most 8 threads, so 5 more
+    g(np.linspace(0, 1, 524288), 2.0)  # the default: at most 8 threads, so 5 more
     assert len(count_threads) == 7
 
 

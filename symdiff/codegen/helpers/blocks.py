@@ -34,7 +34,8 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
 
     Threads: NumPy's loops release the GIL, so blocks after the first run on ``threads``
     threads (this one included), each taking the next block until none is left. ``None`` means
-    ``min(os.cpu_count(), 8)`` for arrays of 2097152 elements or more and one thread below. The
+    ``min(os.cpu_count(), 8)`` for arrays of 524288 elements or more (32 blocks; on 2 idle
+    cores two threads broke even at 131072) and one thread below. The
     blocks and each one's operations are the same whatever the number of threads, so the
     results are the same bit for bit. The other threads are worker threads kept from call to
     call (``_pool``: starting and joining a thread cost 0.1-0.2 ms, waking a waiting worker
@@ -115,7 +116,7 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
     if threads is None:
         import os as _os
 
-        threads = min(_os.cpu_count() or 1, 8) if rows * row_size >= 2097152 else 1
+        threads = min(_os.cpu_count() or 1, 8) if rows * row_size >= 524288 else 1
     threads = min(threads, count + (whole < rows) - 1)
     if threads <= 1:
         for part, into in blocks:

@@ -330,16 +330,23 @@ def round_times(
     clock: Callable[[], float] = time.perf_counter,
 ) -> dict[str, list[float]]:
     """The time of each peer in each of ``repeat`` rounds; within a round the peers run one
-    after another, so a burst of load on the shared machine hits all of them alike. ``clock``:
-    wall time, or ``time.process_time`` (this process's CPU time: on a loaded machine, a
-    single-threaded peer's time without the waits for a core; meaningless for threads)."""
+    after another, so a burst of load on the shared machine hits all of them alike, and each
+    round starts one peer later than the last: each peer follows each other one equally often.
+    (On this VM, fresh memory costs the kernel's zeroing of its pages, 130-150 ms of system
+    time for two 1e7-point outputs, except right after a peer that freed much of it: the
+    peer after the hand-written gradient, whose temporaries are full-length, paid 20 ms. In
+    a fixed order, that was always symdiff on one thread.) ``clock``: wall time, or
+    ``time.process_time`` (this process's CPU time: on a loaded machine, a single-threaded
+    peer's time without the waits for a core; meaningless for threads)."""
     for fn in peers.values():
         fn(**arrays)  # warm up
     times: dict[str, list[float]] = {name: [] for name in peers}
-    for _ in range(repeat):
-        for name, fn in peers.items():
+    names = list(peers)
+    for round_ in range(repeat):
+        shift = round_ % len(names)
+        for name in names[shift:] + names[:shift]:
             start = clock()
-            fn(**arrays)
+            peers[name](**arrays)
             times[name].append(clock() - start)
     return times
 

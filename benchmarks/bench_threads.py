@@ -2,14 +2,19 @@
 thread) and JAX ``jit`` (its default threads), over 1e6 and 1e7 points.
 
 Run: ``OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_threads.py [--points 1e6,1e7]
-[--repeat R] [--threads 1,2]`` (JAX, where installed: ``pip install ".[bench]"``;
-set ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS`` only for NumPy: XLA keeps its own threads).
+[--repeat R] [--threads 1,2] [--base PATH] [--no-jax]`` (JAX, where installed: ``pip install
+".[bench]"``; set ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS`` only for NumPy: XLA keeps its
+own threads). ``--base`` names another checkout's ``symdiff/codegen/helpers/blocks.py`` (main's,
+say): its ``_in_blocks`` then runs the same generated formulas as extra columns ("base t=N"),
+interleaved with this checkout's in every round: an A/B of the block loop in one process.
 
 The problems are those of ``bench_elementwise.py`` (the expressions, the hand-written gradients
 and the arrays); every peer is timed in this one process, the peers one after another in each
 round, and the table gives median times and ratios to the hand-written NumPy gradient on one
 thread (lower is better; the goal on a 2-core machine is a geometric mean <= 0.5 with 2
-threads). The machine's load average is printed: threads cannot help on cores other work holds.
+threads). The machine's load average is printed: threads cannot help on cores other work holds;
+the last column ("others") is the CPU other processes used while a problem was timed, in cores
+(from ``/proc/stat``, Linux only): on this 2-core machine, thread timings mean little above 0.2.
 Before timing, every peer's result is compared with the hand-written one, and symdiff's result
 on each number of threads with its result on one thread, bit for bit.
 """
@@ -17,9 +22,12 @@ on each number of threads with its result on one thread, bit for bit.
 from __future__ import annotations
 
 import argparse
+import ast
 import os
 import statistics
 import sys
+import time
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -52,13 +60,47 @@ def _jax_gradient(text: str, wrt: tuple[str, ...], names: list[str]) -> Callable
     return run
 
 
+def _base_blocks(path: str) -> Callable:
+    """The ``_in_blocks`` helper of another checkout's ``blocks.py``, compiled on its own."""
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_in_blocks")
+    namespace = {"_np": np, "_ArgumentError": TypeError}
+    exec(compile(ast.Module([node], []), path, "exec"), namespace)
+    return namespace["_in_blocks"]
+
+
+def _with_blocks(g: sd.CompiledFunction, blocks: Callable, threads: int) -> Callable:
+    """``g``'s generated function with its ``_in_blocks`` replaced by ``blocks``."""
+    fn = g._fn
+    scope = dict(fn.__globals__)
+    scope["_in_blocks"] = blocks
+    copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    return lambda **arrays: copy(**arrays, threads=threads)
+
+
+def _others_busy() -> float | None:
+    """CPU seconds other processes have used so far (all cores), or None off Linux."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return None
+    tick = os.sysconf("SC_CLK_TCK")
+    mine = os.times()
+    return (sum(fields[:3]) + sum(fields[5:8])) / tick - (mine.user + mine.system)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--points", default="1e6,1e7")
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--only", default="", help="run only the cases containing this text")
+    parser.add_argument("--base", default="", help="another checkout's helpers/blocks.py")
+    parser.add_argument("--no-jax", action="store_true", help="leave JAX out")
     options = parser.parse_args()
+    base = _base_blocks(options.base) if options.base else None
     counts = [int(t) for t in options.threads.split(",")]
     sizes = [int(float(p)) for p in options.points.split(",")]
     print(f"cores: {os.cpu_count()}; load average at start: "
@@ -67,8 +109,11 @@ def main() -> None:
     for points in sizes:
         print(f"\ngradient over {points:.0e} points, median of {options.repeat} rounds; "
               "ratios to hand-written NumPy on one thread")
-        columns = [f"threads={t}" for t in counts] + ["jax jit"]
+        columns = [f"threads={t}" for t in counts]
+        columns += [f"base t={t}" for t in counts] if base else []
+        columns += [] if options.no_jax else ["jax jit"]
         header = f"{'expression':54} {'hand ms':>8} " + " ".join(f"{c:>10}" for c in columns)
+        header += f" {'others':>7}"
         print(header)
         print("-" * len(header))
         rng = np.random.default_rng(0)
@@ -82,7 +127,9 @@ def main() -> None:
                 "hand": lambda hand=hand, wrt=wrt, **a: hand(**a)[: len(wrt)]}
             for t in counts:
                 peers[f"threads={t}"] = g.with_threads(t)
-            jitted = _jax_gradient(text, wrt, names)
+            for t in counts if base else ():
+                peers[f"base t={t}"] = _with_blocks(g, base, t)
+            jitted = None if options.no_jax else _jax_gradient(text, wrt, names)
             if jitted is not None:
                 peers["jax jit"] = jitted
             reference = hand(**arrays)[: len(wrt)]
@@ -91,20 +138,24 @@ def main() -> None:
                 got = fn(**arrays)
                 for ours, ref in zip(got, reference, strict=True):
                     np.testing.assert_allclose(ours, ref, rtol=1e-9, atol=1e-12, err_msg=name)
-                if name.startswith("threads="):
+                if name.startswith(("threads=", "base")):
                     assert all(np.array_equal(a, b) for a, b in zip(got, one, strict=True)), name
+            busy, start = _others_busy(), time.perf_counter()
             times = round_times(peers, arrays, options.repeat)
+            others = ((_others_busy() - busy) / (time.perf_counter() - start)
+                      if busy is not None else float("nan"))
             medians = {name: statistics.median(t) for name, t in times.items()}
-            base = medians["hand"]
+            hand_time = medians["hand"]
             cells = []
             for column in columns:
                 if column in medians:
-                    ratio = medians[column] / base
+                    ratio = medians[column] / hand_time
                     means.setdefault((points, column), []).append(ratio)
                     cells.append(f"{ratio:10.2f}")
                 else:
                     cells.append(f"{'-':>10}")
-            print(f"{text:54} {base * 1e3:8.2f} " + " ".join(cells))
+            print(f"{text:54} {hand_time * 1e3:8.2f} " + " ".join(cells) + f" {others:7.2f}",
+                  flush=True)
         row = []
         for column in columns:
             found = means.get((points, column))

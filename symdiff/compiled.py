@@ -190,7 +190,7 @@ class CompiledFunction:
         Elementwise functions compute long arrays in cache-sized blocks; with several threads
         the blocks are shared among them (NumPy's loops release the GIL). The results are the
         same bit for bit whatever the number. ``None`` is the default: up to 8 threads, one per
-        core, for arrays of 2,097,152 elements or more, one thread below. A single
+        core, for arrays of 524,288 elements or more, one thread below. A single
         call can also say it: ``g(x, y, threads=2)`` (``_threads=`` when a variable is named
         ``threads``). Tensor functions use NumPy's own (BLAS) threads and ignore this.
         """

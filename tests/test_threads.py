@@ -7,6 +7,7 @@ import pickle
 import subprocess
 import sys
 import threading
+import time
 from typing import ClassVar
 
 import numpy as np
@@ -15,7 +16,7 @@ import pytest
 import symdiff as sd
 from symdiff.errors import SymdiffError
 
-#: Long enough for several blocks (the default uses threads only from 2,097,152 elements).
+#: Long enough for several blocks (the default uses threads only from 524,288 elements).
 N = 200_003
 
 TEXTS = [
@@ -166,20 +167,84 @@ def count_threads(monkeypatch):
     return _CountingThread.started
 
 
-def test_one_thread_starts_no_thread_and_short_arrays_run_on_one(count_threads, monkeypatch):
+def _fresh_pool(fn):
+    """Forget the worker threads of ``fn``'s module (its ``_in_blocks``' pool), as in a module
+    just loaded; the old workers end on their own."""
+    fn._fn.__globals__["_in_blocks"].__defaults__[-1].clear()
+
+
+def test_one_thread_starts_no_thread_and_the_workers_are_kept(count_threads, monkeypatch):
     g = sd.grad("sin(x)*y", wrt=["x", "y"])
+    _fresh_pool(g)
     x = np.linspace(0, 1, N)
     g(x, 2.0, threads=1)
     g.with_threads(1)(x, 2.0)
-    g(x, 2.0)  # under 2,097,152 elements: the default is one thread
+    g(x, 2.0)  # under 524,288 elements: the default is one thread
     g(1.0, 2.0, threads=4)  # one point
-    assert count_threads == []
-    g(x, 2.0, threads=3)  # two threads besides this one
-    assert len(count_threads) == 2
+    g(x[:30000], 2.0, threads=4)  # computed in one go
     monkeypatch.setattr("os.cpu_count", lambda: 64)
-    del count_threads[:]
-    g(np.linspace(0, 1, 130 * 16384), 2.0)  # the default: at most 8
+    g(np.linspace(0, 1, 524287), 2.0)
+    assert count_threads == []
+    g(x, 2.0, threads=3)  # two worker threads besides this one
+    assert len(count_threads) == 2
+    g(x, 2.0, threads=3)  # the same two again
+    g(x, 2.0, threads=2)
+    assert len(count_threads) == 2
+    g(np.linspace(0, 1, 524288), 2.0)  # the default: at most 8 threads, so 5 more
     assert len(count_threads) == 7
+
+
+def test_workers_are_daemons_that_end_when_idle():
+    g = sd.grad("cos(x)*y", wrt=["x", "y"])
+    _fresh_pool(g)
+    before = set(threading.enumerate())
+    g(np.linspace(0, 1, N), 2.0, threads=3)
+    workers = set(threading.enumerate()) - before
+    assert len(workers) == 2 and all(w.daemon for w in workers)
+    for worker in workers:  # idle for 2 s, they end
+        worker.join(timeout=30)
+        assert not worker.is_alive()
+    _same(g(np.linspace(0, 1, N), 2.0, threads=3), g(np.linspace(0, 1, N), 2.0, threads=1))
+
+
+def test_calls_from_several_threads_at_once_share_the_workers():
+    g = sd.value_and_grad("log(1 + exp(-y*(w*x + b)))")
+    arrays = [_arrays("log(1 + exp(-y*(w*x + b)))", N, seed=s) for s in range(4)]
+    expected = [g(**a, threads=1) for a in arrays]
+    got: dict[int, object] = {}
+
+    def run(i):
+        for _ in range(3):
+            got[i] = g(**arrays[i], threads=2)
+
+    callers = [threading.Thread(target=run, args=(i,)) for i in range(4)]
+    for caller in callers:
+        caller.start()
+    for caller in callers:
+        caller.join()
+    for i in range(4):
+        _same(got[i], expected[i])
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_a_forked_child_makes_its_own_workers(tmp_path):
+    # the parent's workers do not exist in a child: it starts its own instead of waiting for
+    # them (a hang would be caught by the timeout)
+    code = (
+        "import os, sys, numpy as np, symdiff as sd\n"
+        "g = sd.grad('exp(x)*sin(y)', wrt=['x', 'y'])\n"
+        "x = np.linspace(0, 1, 200003)\n"
+        "one = g(x, x, threads=1)\n"
+        "assert all(np.array_equal(a, b) for a, b in zip(g(x, x, threads=2), one))\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    ok = all(np.array_equal(a, b) for a, b in zip(g(x, x, threads=2), one))\n"
+        "    os._exit(0 if ok else 3)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "sys.exit(os.waitstatus_to_exitcode(status))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120,
+                   env={**__import__("os").environ, "SYMDIFF_DISABLE_CACHE": "1"})
 
 
 def test_threads_option_of_builders_calls_and_functions():
@@ -219,6 +284,37 @@ def test_errors_and_errstate_reach_the_threads():
         assert np.isinf(g(x, threads=2)[-5])
 
 
+def test_an_error_on_a_worker_thread_is_raised_in_the_caller_and_all_stop():
+    from symdiff.codegen.helpers import _in_blocks
+
+    caller = threading.current_thread()
+    seen = []
+
+    def formulas(a, shape, dtype, into):
+        here = threading.current_thread()
+        seen.append((here is caller, np.geterr()["divide"]))
+        if here is not caller:
+            raise KeyError("on a worker")
+        time.sleep(0.001)  # the caller is slow: the worker takes one of the first blocks
+        return a * 2.0
+
+    a = np.ones(40 * 16384)
+    for _ in range(5):  # until a worker takes a block (the caller may take them all)
+        seen.clear()
+        with np.errstate(divide="raise"):
+            try:
+                _in_blocks(formulas, (a,), a.shape, a.dtype, 2)
+            except KeyError as error:
+                assert "on a worker" in str(error)
+                break
+    else:
+        pytest.fail("no block ran on a worker")
+    assert {d for _, d in seen} == {"raise"}  # errstate on every thread, the workers too
+    assert any(not mine for mine, _ in seen) and len(seen) < 40  # then all stopped
+    ok = _in_blocks(lambda a, s, d, i: a * 2.0, (a,), a.shape, a.dtype, 2)
+    assert np.array_equal(ok, a * 2.0)  # the workers still serve
+
+
 def test_a_saved_module_runs_on_threads_standalone(tmp_path):
     g = sd.value_and_grad("log(1 + exp(-y*(w*x + b)))")
     arrays = _arrays("log(1 + exp(-y*(w*x + b)))", N)
@@ -231,7 +327,9 @@ def test_a_saved_module_runs_on_threads_standalone(tmp_path):
         "np.savez(sys.argv[1] + '/out.npz', v, g0, g1, g2, g3); "
         "assert not [m for m in sys.modules if m.startswith(('symdiff', 'sympy'))]"
     )
-    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, cwd=tmp_path)
+    # timed: the workers are daemons that never keep the interpreter from exiting
+    subprocess.run([sys.executable, "-c", code, str(tmp_path)], check=True, cwd=tmp_path,
+                   timeout=120)
     assert path.exists()
     saved = np.load(tmp_path / "out.npz")
     value, grads = g(**arrays, threads=1)

@@ -39,9 +39,11 @@ imports and its helpers):
   ``TypeError`` (:data:`symdiff.verify.ERROR_CONSTANTS`: a saved module runs on its own) and
   symdiff's loader rebinds them to :class:`~symdiff.errors.ShapeError` and
   :class:`~symdiff.errors.ArgumentError` (subclasses of those). The one exception is
-  ``_in_blocks``, which imports the standard library's ``os``, ``threading`` and
-  ``contextvars`` inside its body (as ``_os``, ``_threading``, ``_contextvars``) where it
-  starts threads, so that a module without them imports only NumPy. Coefficient tables live inside
+  ``_in_blocks``, which imports the standard library's ``os``, ``threading``, ``queue`` and
+  ``contextvars`` inside its body (as ``_os``, ``_threading``, ``_queue``, ``_contextvars``)
+  where it uses threads (a call without them imports nothing more), and keeps its worker
+  threads in a default argument (``_pool``, as ``_xp_namespace`` keeps its cache in
+  ``_known``). Coefficient tables live inside
   the function body as tuples; there are no other module-level constants.
 * It is vectorised: work is done by NumPy on whole arrays (masks and ``_np.where``); Python
   loops only run over coefficients or a bounded number of recurrence steps, never over elements.

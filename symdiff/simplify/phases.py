@@ -59,6 +59,17 @@ def _done(expr: sp.Basic) -> sp.Basic:
     return _shorter(value, collect_abs(value))
 
 
+
+def _gamma_ratio(expr: sp.Expr) -> bool:
+    """Whether ``expr`` divides by a gamma or combinatorial function, what ``combsimp`` cancels
+    (``gamma(x + 1)/gamma(x)``). It is run only then: on others (a Hessian of ``gamma(x) + ...``)
+    its polynomial factoring can take minutes, depending on the forms SymPy's cache holds."""
+    kinds = (CombinatorialFunction, sp.gamma)
+    return any(
+        node.is_Pow and node.exp.is_negative and node.base.has(*kinds)
+        for node in sp.preorder_traversal(expr)
+    ) and expr.has(*kinds)
+
 class _Simplifier:
     """SymPy 1.14's ``simplify`` with its default options, for real scalar expressions, phase
     by phase, each phase checked against a :class:`Budget`. Steps that cannot apply to these
@@ -152,7 +163,7 @@ class _Simplifier:
             expr = sp.trigsimp(expr, deep=True)
         if expr.has(sp.log):
             expr = _shorter(expand_log(expr, deep=True), sp.logcombine(expr))
-        if expr.has(CombinatorialFunction, sp.gamma) and self.small("combsimp", expr):
+        if _gamma_ratio(expr) and self.small("combsimp", expr):
             expr = sp.combsimp(expr)
         short = _shorter(sp.powsimp(expr, combine="exp", deep=True), sp.powsimp(expr), expr)
         if self.expandable("cancel", short):

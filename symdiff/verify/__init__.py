@@ -142,8 +142,7 @@ def check_module(source: str) -> ast.Module:
         if standard or tensor:
             raise refuse(node, f"{PACKED} only in elementwise NumPy modules")
         check_packed_function(node, set(trusted_helpers()), constants)
-    known = module_names(tree)
-    for node in (*functions, *formulas, *packed):
-        check_defined(node, known)
+    check_defined(source, {node.name for node in (*functions, *formulas, *packed)},
+                  module_names(tree))
     return tree
 

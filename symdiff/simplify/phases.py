@@ -68,7 +68,8 @@ def _gamma_ratio(expr: sp.Expr) -> bool:
     return any(
         node.is_Pow and node.exp.is_negative and node.base.has(*kinds)
         for node in sp.preorder_traversal(expr)
-    ) and expr.has(*kinds)
+    )
+
 
 class _Simplifier:
     """SymPy 1.14's ``simplify`` with its default options, for real scalar expressions, phase

@@ -256,8 +256,7 @@ class _Emitter:
             _x_bar[1:] -= x[:-1]
 
         A scatter used any other way is built on its own first (zeros, then the slice set)."""
-        found = sorted((s.name for s in expr.free_symbols if s.name in self.deferred),
-                       key=lambda name: int(name[2:]))
+        found = self._deferred_in(expr)
         if not found:
             self.lines.append((target, expr))
             return
@@ -283,8 +282,7 @@ class _Emitter:
             scatter = self.deferred.pop(name)
             where = f"{target}[{index_text(scatter.attrs[0], self.printer)}]"
             value = self._operand(scatter.args[0])
-            inner = sorted((s.name for s in value.free_symbols if s.name in self.deferred),
-                           key=lambda n: int(n[2:]))
+            inner = self._deferred_in(value)
             # scatters inside a placed one's value (``np.cross`` of two slices): built first
             value = value.xreplace({sp.Symbol(n): sp.Symbol(self._materialize(n)) for n in inner})
             slices[where] = slices.get(where, 0) + coeff * value
@@ -292,6 +290,11 @@ class _Emitter:
             if i or dense != 0:
                 self.accumulate.add(len(self.lines))
             self.lines.append((where, value))
+
+    def _deferred_in(self, expr: sp.Expr) -> list[str]:
+        """The placeholders of scatters not yet placed that ``expr`` reads, in the order made."""
+        return sorted((s.name for s in expr.free_symbols if s.name in self.deferred),
+                      key=lambda name: int(name[2:]))
 
     def _materialize(self, name: str) -> str:
         """Build a deferred scatter as its own array (zeros, then the slice set)."""

@@ -178,19 +178,21 @@ def _xp_in_blocks(formulas, inputs, shape, dtype, xp):
     step = max(1, 16384 // (size // rows))
     cut = [len(a.shape) == len(shape) and a.shape[0] == rows for a in inputs]
 
-    def leaves(tree, found):
-        if isinstance(tree, tuple):
-            for item in tree:
-                leaves(item, found)
-        else:
-            found.append(tree)
+    def leaves(tree):  # the arrays of nested tuples, depth first (a loop: see rebuild)
+        found, stack = [], [tree]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, tuple):
+                stack.extend(reversed(item))
+            else:
+                found.append(item)
         return found
 
     def compute(start):  # the formulas on the rows from start, and their arrays in order
         stop = min(start + step, rows)
         part = [a[start:stop, ...] if c else a for a, c in zip(inputs, cut, strict=True)]
         block = formulas(*part, (stop - start, *tail), dtype, xp)
-        return block, leaves(block, []), slice(start, stop)
+        return block, leaves(block), slice(start, stop)
 
     block, found, where = compute(0)
     full = [
@@ -201,10 +203,12 @@ def _xp_in_blocks(formulas, inputs, shape, dtype, xp):
     heads = [(slice(None),) * (len(b.shape) - len(shape)) for b in found]
     fresh = iter(full)
 
-    def rebuild(tree):  # the full arrays in the nesting of the formulas' tuples
-        return tuple([rebuild(t) for t in tree]) if isinstance(tree, tuple) else next(fresh)
+    # the full arrays in the nesting of the formulas' tuples; given itself (``again``): a
+    # closure calling itself by name is a reference cycle, which would keep ``full`` alive
+    def rebuild(tree, again):
+        return tuple([again(t, again) for t in tree]) if isinstance(tree, tuple) else next(fresh)
 
-    result = rebuild(block)
+    result = rebuild(block, rebuild)
     for start in range(0, rows, step):
         if start:
             block, found, where = compute(start)

@@ -14,8 +14,11 @@ Grammar
               | ('-' | '+') expr | '(' expr ')' | call | NAME | NUMBER
     call     := FUNCTION '(' expr (',' expr)* ')'
               | 'log' '(' expr [',' expr | ',' 'base' '=' expr] ')'
-              | 'where' '(' expr CMP expr ',' expr ',' expr ')'
-    CMP      := '<' | '<=' | '>' | '>='         # only as the condition of where(...)
+              | 'where' '(' cond ',' expr ',' expr ')'
+    cond     := expr CMP expr (CMP expr)*       # chained: 0 < x < 1 is (0 < x) & (x < 1)
+              | cond ('and' | 'or') cond | 'not' cond
+              | '(' cond ')' ('&' | '|') '(' cond ')' | '~' '(' cond ')'
+    CMP      := '<' | '<=' | '>' | '>='         # only in the condition of where(...)
     NAME     := [A-Za-z][A-Za-z0-9_]*           # ASCII, not a Python keyword -> real Symbol
     NUMBER   := Python int or float literal     # floats become exact rationals: 0.1 -> 1/10
 
@@ -42,8 +45,9 @@ is allowed only as a line continuation with more of the expression after it.
 Refused with a :class:`~symdiff.errors.ParseError` whose ``position`` is the 0-based offset of
 the problem in the original text: attribute access, subscripts, lambdas, comprehensions,
 strings and f-strings, ``:=``, ``a if c else b``, containers, starred arguments, keyword
-arguments other than ``log``'s ``base``, ``//``, ``%``, ``@``, bit operators, ``==``, ``!=``,
-chained comparisons, ``and``/``or``/``not``, ``True``/``False``/``None``, complex literals,
+arguments other than ``log``'s ``base``, ``//``, ``%``, ``@``, bit operators (``&``, ``|``,
+``~`` join conditions only), ``==``, ``!=``, ``and``/``or``/``not`` outside a condition,
+``True``/``False``/``None``, complex literals,
 non-ASCII characters (Python would silently NFKC-normalise a full-width ``x`` to ``x``) and
 control characters other than tab, newline and carriage return. A constant sub-expression
 whose value is not a finite real number is refused at that sub-expression: ``1/0``,

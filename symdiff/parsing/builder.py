@@ -18,6 +18,7 @@ from ..simplify.quick import power
 from ..simplify.quick import product as quick_product
 from ..simplify.quick import total as quick_total
 from .budget import OverBudget
+from .conditions import read_condition
 from .functions import CONSTANTS, FUNCTION_SPECS, TENSOR_FUNCTIONS, FunctionSpec
 from .guards import BuildChecks
 from .hints import unknown_function, variables
@@ -225,14 +226,15 @@ class ExpressionBuilder(BuildChecks):
 
     def visit_BoolOp(self, node: ast.BoolOp) -> sp.Expr:
         word = "and" if isinstance(node.op, ast.And) else "or"
-        self.fail(f"{word!r} is not supported (where() takes a single comparison)", node)
+        self.fail(f"{word!r} is only allowed in the condition of where(cond, a, b)", node)
 
     def visit_Compare(self, node: ast.Compare) -> sp.Expr:
         self.comparison(node)  # raises with the most specific message
         self.fail("comparisons are only allowed as the condition of where(cond, a, b)", node)
 
     def comparison(self, node: ast.Compare) -> sp.Basic:
-        """Build a single ``<``, ``<=``, ``>`` or ``>=`` comparison."""
+        """Build a ``<``, ``<=``, ``>`` or ``>=`` comparison; a chained one (``0 < x < 1``)
+        is the ``And`` of its links, each compared value built once (as Python evaluates it)."""
         left = node.left
         for op, right in zip(node.ops, node.comparators, strict=True):
             symbol, build = COMPARISONS.get(type(op), (type(op).__name__, None))
@@ -242,16 +244,11 @@ class ExpressionBuilder(BuildChecks):
                     self.src.find_between(left, right, symbol.split()[0]),
                 )
             left = right
-        if len(node.ops) > 1:
-            self.fail(
-                "chained comparisons such as 'a < b < c' are not supported; nest where() instead",
-                node,
-            )
-        _, build = COMPARISONS[type(node.ops[0])]
-        assert build is not None
-        left_value, right_value = self.build(node.left), self.build(node.comparators[0])
+        values = [self.build(node.left), *(self.build(c) for c in node.comparators)]
         self.guard(node)
-        return build(left_value, right_value)
+        links = [COMPARISONS[type(op)][1](a, b)  # type: ignore[misc]
+                 for op, a, b in zip(node.ops, values, values[1:], strict=False)]
+        return links[0] if len(links) == 1 else sp.And(*links)
 
     # -- calls ---------------------------------------------------------------------------
 
@@ -328,9 +325,7 @@ class ExpressionBuilder(BuildChecks):
 
     def where(self, node: ast.Call, spec: FunctionSpec) -> sp.Expr:
         cond_node, yes_node, no_node = node.args
-        if not isinstance(cond_node, ast.Compare):
-            self.fail("the first argument of where() must be a comparison (< <= > >=)", cond_node)
-        cond = self.comparison(cond_node)
+        cond = read_condition(cond_node, self.comparison, self.fail)
         if cond.has(sp.Piecewise):  # SymPy would solve it as a set: exponential time
             self.fail(
                 "a where() inside the condition of a where() is not supported; "

@@ -49,6 +49,10 @@ BIN_SYMBOLS: dict[type[ast.operator], str] = {
 BIN_NOTES: dict[type[ast.operator], str] = {
     ast.MatMult: " (a matrix product needs shapes=: the tensor layer)",
     ast.FloorDiv: " (use '/')",
+    ast.BitAnd: " (it joins comparisons in the condition of where(), each in parentheses: "
+                "where((x > 0) & (y < 1), a, b))",
+    ast.BitOr: " (it joins comparisons in the condition of where(), each in parentheses: "
+               "where((x > 0) | (y < 1), a, b))",
 }
 CHAINS: dict[type[ast.operator], str] = {
     ast.Add: "additive",

@@ -20,9 +20,11 @@ both, and the derivation is that of SymPy's form, as before.
 from __future__ import annotations
 
 import ast
+from typing import NoReturn
 
 import sympy as sp
 
+from .conditions import read_condition
 from .entry import read_text
 from .functions import CONSTANTS, FUNCTION_SPECS
 from .limits import PARSER_RECURSION_LIMIT, recursion_limit
@@ -113,18 +115,21 @@ class _Writer:
                 factors.append(right)
         return _product(factors)
 
+    def _comparison(self, node: ast.Compare) -> sp.Basic:
+        """A comparison as the scalar parser builds it (a chained one is the ``And``)."""
+        values = [self.value(self.build(side)) for side in (node.left, *node.comparators)]
+        links = [COMPARISONS[type(op)][1](a, b)  # type: ignore[misc]
+                 for op, a, b in zip(node.ops, values, values[1:], strict=False)]
+        return links[0] if len(links) == 1 else sp.And(*links)
+
     def _call(self, node: ast.Call) -> sp.Expr:
         assert isinstance(node.func, ast.Name)
         name = node.func.id
         spec = FUNCTION_SPECS[name]
         if name == "where":
-            cond = node.args[0]
-            assert isinstance(cond, ast.Compare)
-            _, make = COMPARISONS[type(cond.ops[0])]
-            assert make is not None
-            sides = (self.value(self.build(cond.left)), self.value(self.build(cond.comparators[0])))
+            condition = read_condition(node.args[0], self._comparison, _unreachable)
             branches = (self.value(self.build(arg)) for arg in node.args[1:])
-            return spec.build(make(*sides), *branches)
+            return spec.build(condition, *branches)
         args = [self.build(arg) for arg in node.args]
         args += [self.build(kw.value) for kw in node.keywords]
         values = [self.value(a) for a in args]
@@ -142,6 +147,10 @@ class _Writer:
             except TypeError:
                 return built
         return built
+
+
+def _unreachable(message: str, node: ast.AST) -> NoReturn:
+    raise AssertionError(f"{message} (the scalar parser has accepted this text)")
 
 
 def _product(factors: list[sp.Expr]) -> sp.Expr:

@@ -35,8 +35,10 @@ import sympy as sp
 from .. import parsing as scalar
 from ..codegen import naming
 from ..errors import ParseError, ShapeError, SymdiffError, UnsupportedError
+from ..parsing.conditions import condition_pattern
 from ..parsing.functions import FUNCTION_SPECS, FunctionSpec
 from ..parsing.hints import did_you_mean
+from ..parsing.syntax import BIN_NOTES
 from . import families
 from .families import gather
 from .ir import Node
@@ -64,10 +66,11 @@ _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
 
 
 @functools.lru_cache(maxsize=256)
-def _template(name: str, arity: int, compare: str | None) -> sp.Expr:
-    """The scalar layer's expression for ``name(a0, ..., a{arity-1})`` (in real symbols)."""
-    if compare is not None:
-        return scalar.parse(f"where(a0 {compare} a1, a2, a3)")
+def _template(name: str, arity: int, condition: str | None) -> sp.Expr:
+    """The scalar layer's expression for ``name(a0, ..., a{arity-1})`` (in real symbols); for
+    ``where``, ``condition`` is the condition in the placeholders before the two values."""
+    if condition is not None:
+        return scalar.parse(f"where({condition}, a{arity - 2}, a{arity - 1})")
     return scalar.parse(f"{name}({', '.join(f'a{i}' for i in range(arity))})")
 
 
@@ -185,7 +188,7 @@ class _Parser(Literals, Values):
             return self.elem(product)
         if op not in _ELEMENTWISE:
             symbol = _SYMBOLS.get(op, op.__name__)
-            note = " (use '/')" if op is ast.FloorDiv else ""
+            note = BIN_NOTES.get(op, "") if op is not ast.MatMult else ""
             self.fail(f"operator {symbol!r} is not supported{note}",
                       self.src.find_between(node.left, node.right, symbol))
         name, combine = _ELEMENTWISE[op]
@@ -232,7 +235,8 @@ class _Parser(Literals, Values):
         self.fail("comparisons are only allowed as the condition of where(cond, a, b)", node)
 
     def visit_BoolOp(self, node: ast.BoolOp) -> Elem:
-        self.fail("'and'/'or' are not supported", node)
+        word = "and" if isinstance(node.op, ast.And) else "or"
+        self.fail(f"{word!r} is only allowed in the condition of where(cond, a, b)", node)
 
     # -- attribute and subscript -------------------------------------------------------------------
     def visit_Attribute(self, node: ast.Attribute) -> Elem:
@@ -303,19 +307,14 @@ class _Parser(Literals, Values):
                 self.fail(f"{name}() got an unexpected keyword argument {key!r}", kw)
         if len(positional) > scalar.LIMITS.get("max_args", 20):
             self.fail(f"{name}() has too many arguments (limit max_args)", node)
-        compare = None
+        condition = None
         if name == "where" and positional:
-            cond = positional[0]
-            if not (isinstance(cond, ast.Compare) and len(cond.ops) == 1
-                    and type(cond.ops[0]) in _COMPARE):
-                self.fail("the first argument of where() must be one comparison (< <= > >=)",
-                          cond)
-            compare = _COMPARE[type(cond.ops[0])]
-            positional = [cond.left, cond.comparators[0], *positional[1:]]
+            condition, sides = condition_pattern(positional[0], _COMPARE, self.fail)
+            positional = [*sides, *positional[1:]]
         if spec.constant:  # arguments that must be numbers (heaviside's value at 0)
             return self.constant_call(node, name, spec, positional)
         try:
-            template = _template(name, len(positional), compare)
+            template = _template(name, len(positional), condition)
         except ParseError as exc:
             self.fail(exc.reason, node.func)
         values = [self.build(arg) for arg in positional]

@@ -180,16 +180,29 @@ class Tracer(Values):
             expr = build(*(v.expr for v in values))
         return TensorCondition(self, Elem(expr, shape))
 
+    def condition(self, cond: object) -> Elem:
+        """``cond`` as an elementwise condition: a traced comparison (or a join of them), or a
+        constant boolean array (a bound constant, 1.0 where True)."""
+        if isinstance(cond, np.ndarray) and cond.ndim and cond.dtype.kind == "b":
+            mask = self.operand(cond)
+            return Elem(sp.Ne(mask.expr, 0), mask.shape)
+        if isinstance(cond, TensorCondition):
+            return value_of(cond)
+        raise UnsupportedError("the condition of where(cond, a, b) must be a comparison "
+                               "(< <= > >=) of traced arrays, a constant boolean array or "
+                               "those joined by &, |, ~ (np.logical_and, ...), not "
+                               f"{type(cond).__name__}")
+
+    def join_conditions(self, join: Callable[..., sp.Basic], *conds: object) -> TensorCondition:
+        """``join`` (``sp.And``, ``sp.Or``, ``sp.Not``) of conditions, broadcast together."""
+        tests = [self.condition(c) for c in conds]
+        shape = broadcast(getattr(join, "__name__", "join"), *(t.shape for t in tests),
+                          where=self.where())
+        return TensorCondition(self, Elem(join(*(t.expr for t in tests)), shape))
+
     def where_(self, cond: object, a: object, b: object) -> TracedTensor:
         """``np.where(cond, a, b)``: a ``Piecewise`` elementwise."""
-        if isinstance(cond, np.ndarray) and cond.ndim and cond.dtype.kind == "b":
-            mask = self.operand(cond)  # a bound constant (1.0 where True)
-            test = Elem(sp.Ne(mask.expr, 0), mask.shape)
-        elif isinstance(cond, TensorCondition):
-            test = value_of(cond)
-        else:
-            raise UnsupportedError("the condition of where(cond, a, b) must be a comparison "
-                                   "(< <= > >=) of traced arrays or a constant boolean array")
+        test = self.condition(cond)
         if test.expr.has(sp.Piecewise):
             raise UnsupportedError("a where() inside the condition of a where() is not "
                                    "supported; nest where() in the values instead")

@@ -17,6 +17,7 @@ from .. import registry
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing.hints import did_you_mean
+from ..trace.logic import LOGICAL_UFUNCS
 from . import families
 from .families import gather
 from .oprow import Spelling
@@ -28,7 +29,8 @@ from .values import Elem
 Tracer = Any
 
 _ARRAYS = "when tracing arrays"
-_NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instead of if, and "
+_NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instead of if, & | ~ "
+             "instead of and / or / not between comparisons ((x > 0) & (x < 1)), and "
              "np.maximum / np.minimum instead of the built-in max / min; np.max, np.min or "
              "np.sort of np.array([...]) of traced values compare its elements one by one in "
              "Python: build it with np.stack([...]) instead")
@@ -163,9 +165,29 @@ def value_of(array: TracedArray) -> Elem:
 
 
 class TensorCondition(TracedArray):
-    """A traced comparison of arrays: only the condition of ``np.where`` / ``sd.math.where``."""
+    """A traced comparison of arrays, or comparisons joined by ``&``, ``|``, ``~`` or
+    ``np.logical_and`` / ``np.logical_or`` / ``np.logical_not`` (with constant boolean arrays
+    too): only the condition of ``np.where`` / ``sd.math.where``."""
 
     __slots__ = ()
+
+    def __and__(self, other: object) -> TensorCondition:
+        return self._tracer.join_conditions(sp.And, self, other)
+
+    def __or__(self, other: object) -> TensorCondition:
+        return self._tracer.join_conditions(sp.Or, self, other)
+
+    def __invert__(self) -> TensorCondition:
+        return self._tracer.join_conditions(sp.Not, self)
+
+    __rand__ = __and__
+    __ror__ = __or__
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        join = LOGICAL_UFUNCS.get(ufunc)
+        if join is None or method != "__call__" or kwargs:
+            return super().__array_ufunc__(ufunc, method, *inputs, **kwargs)
+        return self._tracer.join_conditions(join, *inputs)
 
 
 def _elementwise(name: str, build: Callable[..., sp.Basic], reflected: bool = False

@@ -26,8 +26,9 @@ from ..errors import UnsupportedError
 
 #: Why ``if x:`` / ``bool(x)`` was refused.
 NO_TRUTH = (
-    "a traced value has no truth value: use where(cond, a, b) instead of if, and "
-    "symdiff.math.max/min instead of the built-in max/min"
+    "a traced value has no truth value: use where(cond, a, b) instead of if, & | ~ instead "
+    "of and / or / not between comparisons ((x > 0) & (y < 1)), and symdiff.math.max/min "
+    "instead of the built-in max/min"
 )
 #: Why ``float(x)``, ``int(x)``, ``round(x)`` and the standard library's math were refused.
 NO_NUMBER = (

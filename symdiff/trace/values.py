@@ -21,6 +21,7 @@ import sympy as sp
 
 from ..errors import UnsupportedError
 from ..parsing import parse
+from .logic import LOGICAL_UFUNCS
 from .refusals import (
     CONDITION_ONLY,
     NO_NUMBER,
@@ -73,8 +74,8 @@ def _condition(value: object) -> sp.Basic:
     if isinstance(value, bool | np.bool_):
         return sp.true if value else sp.false
     raise UnsupportedError(
-        "the condition of where(cond, a, b) must be a comparison (< <= > >=) of traced values, "
-        f"not a {type(value).__name__}"
+        "the condition of where(cond, a, b) must be a comparison (< <= > >=) of traced values "
+        f"(or comparisons joined by &, |, ~), not a {type(value).__name__}"
     )
 
 
@@ -241,22 +242,40 @@ def _in_condition(symbol: str) -> Callable[..., NoReturn]:
 
 
 class Condition(Symbolic):
-    """A traced comparison (``x > 0``): only usable as the condition of ``where(cond, a, b)``.
+    """A traced comparison (``x > 0``), or comparisons joined by ``&``, ``|``, ``~`` or
+    ``np.logical_and`` / ``np.logical_or`` / ``np.logical_not``: only usable as the condition
+    of ``where(cond, a, b)``.
 
-    It takes part in no arithmetic and no comparison: every operator refuses."""
+    It takes part in no arithmetic and no comparison: every other operator refuses."""
 
     __slots__ = ()
 
+    def __and__(self, other: object) -> Condition:
+        return Condition(sp.And(self.expr, _condition(other)))
+
+    def __or__(self, other: object) -> Condition:
+        return Condition(sp.Or(self.expr, _condition(other)))
+
+    def __invert__(self) -> Condition:
+        return Condition(sp.Not(self.expr))
+
+    __rand__ = __and__
+    __ror__ = __or__
+
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        join = LOGICAL_UFUNCS.get(ufunc)
+        if join is None or method != "__call__" or kwargs:
+            return super().__array_ufunc__(ufunc, method, *inputs, **kwargs)
+        return Condition(join(*map(_condition, inputs)))
+
     __add__ = __sub__ = __mul__ = __truediv__ = __pow__ = refuse(CONDITION_ONLY)
     __radd__ = __rsub__ = __rmul__ = __rtruediv__ = __rpow__ = refuse(CONDITION_ONLY)
-    __neg__ = __pos__ = __abs__ = __invert__ = refuse(CONDITION_ONLY)
+    __neg__ = __pos__ = __abs__ = refuse(CONDITION_ONLY)
     __lt__ = __le__ = __gt__ = __ge__ = refuse(CONDITION_ONLY)
     __floordiv__ = __rfloordiv__ = _in_condition("//")
     __mod__ = __rmod__ = _in_condition("%")
     __matmul__ = __rmatmul__ = _in_condition("@")
     __divmod__ = __rdivmod__ = _in_condition("divmod()")
-    __and__ = __rand__ = _in_condition("&")
-    __or__ = __ror__ = _in_condition("|")
     __xor__ = __rxor__ = _in_condition("^")
     __lshift__ = __rlshift__ = _in_condition("<<")
     __rshift__ = __rrshift__ = _in_condition(">>")

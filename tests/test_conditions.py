@@ -1,6 +1,7 @@
 """Compound conditions of ``where``: comparisons joined by ``and``/``or``/``not`` or by
 ``&``/``|``/``~``, chained comparisons (``0 < x < 1``) and NumPy's ``np.logical_and``/``or``/
-``not``, in strings (scalar and tensor), traced functions (scalar and with ``shapes=``) and the derivations' text.
+``not``, in strings (scalar and tensor), traced functions (scalar and with ``shapes=``) and
+the derivations' text.
 
 The reference for every gradient is independent of the code under test: the condition is
 evaluated by NumPy on the points, each branch is differentiated by ``sympy.diff``, and the points

@@ -37,6 +37,7 @@ from .queries import (
     signature,
     standard_names,
     traced_numpy,
+    traced_scipy,
     usage,
 )
 from .rows import ROWS, SIGMOID_CLIP
@@ -65,6 +66,7 @@ __all__ = [
     "signature",
     "standard_names",
     "traced_numpy",
+    "traced_scipy",
     "unary",
     "usage",
 ]

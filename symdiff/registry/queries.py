@@ -120,6 +120,11 @@ def traced_numpy() -> dict[str, Fn]:
     return {u: row for row in ROWS if row.names for u in (row.ufunc, *row.traced) if u}
 
 
+def traced_scipy() -> dict[str, Fn]:
+    """``scipy.special`` ufunc name -> the row tracing maps it to."""
+    return {name: row for row in ROWS if row.names for name in row.scipy}
+
+
 def call_passes() -> dict[str, int]:
     """NumPy function -> what one call costs in multiplications (the rows' ``passes``), for
     the functions that cost more than one."""
@@ -142,7 +147,8 @@ def markdown() -> str:
         if not row.names:
             continue
         call = f"`{row.names[0]}({row.params})`"
-        aliases = " ".join(f"`{name}`" for name in row.names[1:])
+        aliases = " ".join([*(f"`{name}`" for name in row.names[1:]),
+                            *(f"`scipy.special.{name}`" for name in row.scipy)])
         identity = f"`{row.identity}`" if row.identity else "as the power `x**(1/2)`"
         cells = (call, aliases, row.doc, identity)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")

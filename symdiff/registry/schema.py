@@ -91,6 +91,9 @@ class Fn:
     # -- generated code and tracing
     ufunc: str | None = None  # NumPy name: printed "_np.<ufunc>(...)" (unless helper/template)
     traced: tuple[str, ...] = ()  # further NumPy functions traced to this row
+    # scipy.special ufuncs traced to this row (``scipy.special.expit`` of a traced value); SciPy
+    # is not a dependency: they are looked up only in a process that imported scipy.special
+    scipy: tuple[str, ...] = ()
     helper: str | None = None  # runtime helper printed "<helper>(...)" and pasted into modules
     helper_deps: tuple[str, ...] = ()  # helpers that helper calls
     template: str | None = None  # printed form with {0}, {1}, ... for the printed arguments

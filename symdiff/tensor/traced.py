@@ -83,7 +83,7 @@ class TracedArray:
                                    f"({', '.join(kwargs)}) are not supported when tracing")
         if ufunc is np.matmul:
             return self._tracer.matmul(*inputs)
-        build = scalar.UFUNCS.get(ufunc)
+        build = scalar.ufunc_builder(ufunc)
         if build is None:
             raise UnsupportedError(scalar.unsupported_numpy(ufunc, _supported(), _ARRAYS))
         return self._tracer.elementwise(name, build, *inputs)

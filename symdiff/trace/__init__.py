@@ -57,7 +57,7 @@ from .signatures import (
     traced_names,
     with_direction,
 )
-from .tables import FUNCTIONS, UFUNCS, divide, power
+from .tables import FUNCTIONS, UFUNCS, divide, power, ufunc_builder
 from .values import (
     ARRAY_FUNCTIONS,
     Condition,
@@ -94,6 +94,7 @@ __all__ = [
     "trace_function",
     "traced_name",
     "traced_names",
+    "ufunc_builder",
     "unsupported_numpy",
     "where",
     "with_direction",

@@ -9,6 +9,7 @@ result, and the tensor tracer applies the same builders elementwise.
 from __future__ import annotations
 
 import operator
+import sys
 from collections.abc import Callable
 
 import numpy as np
@@ -67,6 +68,22 @@ UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
     np.less: sp.Lt,
     np.less_equal: sp.Le,
 }
+
+def ufunc_builder(ufunc: np.ufunc) -> Callable[..., sp.Basic] | None:
+    """The SymPy builder of a ufunc called on traced values: one of :data:`UFUNCS`, or a
+    ``scipy.special`` ufunc of a row's ``scipy`` names (``expit`` is ``sigmoid``), recognised
+    only as the very object ``scipy.special`` holds, in a process that imported it (SciPy is
+    not a dependency); None for any other."""
+    build = UFUNCS.get(ufunc)
+    if build is not None:
+        return build
+    special = sys.modules.get("scipy.special")
+    name = getattr(ufunc, "__name__", None)
+    row = registry.traced_scipy().get(name) if isinstance(name, str) else None
+    if row is None or special is None or getattr(special, name, None) is not ufunc:
+        return None
+    return registry.build_fn(row)
+
 
 #: The rows' NumPy functions that are not ufuncs (``np.sinc``: NumPy hands them to
 #: ``__array_function__``), with the canonical name of their row.

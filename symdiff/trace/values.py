@@ -31,7 +31,7 @@ from .refusals import (
     unsupported_numpy,
     unsupported_operator,
 )
-from .tables import FUNCTIONS, ROW_ARRAY_FUNCTIONS, UFUNCS, divide, power
+from .tables import FUNCTIONS, ROW_ARRAY_FUNCTIONS, UFUNCS, divide, power, ufunc_builder
 
 _CONSTANTS: dict[float, sp.Expr] = {math.pi: sp.pi, math.e: sp.E}
 
@@ -121,7 +121,7 @@ class Symbolic:
                 f"keyword arguments of numpy function '{name}' ({', '.join(kwargs)}) are not "
                 "supported when tracing"
             )
-        build = UFUNCS.get(ufunc)
+        build = ufunc_builder(ufunc)
         if build is None:
             raise UnsupportedError(unsupported_numpy(ufunc, [*UFUNCS, *ARRAY_FUNCTIONS]))
         return _wrap(build(*map(operand, inputs)))

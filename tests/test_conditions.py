@@ -176,3 +176,15 @@ def test_derivation_text_parses_back(text):
     printed = str(steps).splitlines()[0]
     shown = printed[len("d/dx ["):printed.index("] = ")]
     assert sd.parse(shown) == sd.parse(f"where({text}, {YES_TEXT}, {NO_TEXT})")
+
+
+def test_array_api_module_joins_conditions_with_the_standard():
+    """backend="array_api" prints the joins with the standard's logical_and / logical_or /
+    logical_not; array-api-strict refuses anything outside the standard."""
+    strict = pytest.importorskip("array_api_strict", reason="array-api-strict is in the dev extra")
+    text = f"where(((x > 0) & ~(y > 1)) | (x < -1), {YES_TEXT}, {NO_TEXT})"
+    x, y = _points([("x", 0.0), ("y", 1.0), ("x", -1.0)], 5)
+    got = sd.grad(text, backend="array_api")(strict.asarray(x), strict.asarray(y))
+    mask = ((x > 0) & ~(y > 1)) | (x < -1)
+    for g, r in zip(got, _reference(mask, x, y), strict=True):
+        np.testing.assert_allclose(np.asarray(g), r, rtol=1e-12, atol=1e-12)

@@ -23,6 +23,8 @@ SEEDS = [
     "max(x, 0)",
     "x**y",
     "where(x > 0, x, -x)",
+    "where((x > 0) & (y < 1), x*y, x + y)",
+    "where(0 < x <= 1 or not y > 2, x**2, y)",
     "atan2(y, x) + erf(z)",
     "relu(x) + sigmoid(y) - softplus(z)",
     "gamma(x) + loggamma(y)",

@@ -13,6 +13,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import sympy as sp
+from sympy.core.logic import fuzzy_and, fuzzy_not
 
 
 class relu(sp.Function):
@@ -171,6 +172,50 @@ class trunc(sp.Function):
     def _eval_evalf(self, prec):
         u = self.args[0]
         return (sp.sign(u) * sp.floor(sp.Abs(u))).evalf(prec)
+
+
+class fmod(sp.Function):
+    """Remainder with the sign of the dividend, ``a - b*trunc(a/b)`` (``np.fmod``, C's
+    ``fmod``): ``fmod(-7, 3) = -1``, where ``mod(-7, 3) = 2`` (Python's ``%``, ``np.mod``).
+    ``fmod(a, 0)`` is nan, as in NumPy."""
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a, b):
+        if all(isinstance(v, sp.Rational | sp.Float) and v.is_finite for v in (a, b)):
+            return sp.nan if b.is_zero else a - b * trunc(a / b)
+        return None
+
+    def _eval_is_extended_real(self):
+        a, b = self.args
+        return fuzzy_and([a.is_extended_real, b.is_extended_real, fuzzy_not(b.is_zero)])
+
+    def _eval_evalf(self, prec):
+        a, b = (arg.evalf(prec) for arg in self.args)
+        if isinstance(a, sp.Float) and isinstance(b, sp.Float):
+            return fmod(a, b)
+        return None
+
+
+class copysign(sp.Function):
+    """``|a|`` with the sign of ``b`` (``np.copysign``): ``copysign(2, -0.5) = -2``. A number
+    ``b`` of 0 counts as positive here; NumPy reads the sign bit of a float, so an array
+    argument of -0.0 gives ``-|a|`` in generated code, as in NumPy."""
+
+    nargs = 2
+
+    @classmethod
+    def eval(cls, a, b):
+        if b.is_number and b.is_extended_real:  # its sign is known (SymPy evaluates numbers)
+            if b.is_extended_nonnegative:
+                return sp.Abs(a)
+            if b.is_extended_negative:
+                return -sp.Abs(a)
+        return None
+
+    def _eval_is_extended_real(self):
+        return fuzzy_and([arg.is_extended_real for arg in self.args])
 
 
 class hypot_share(sp.Function):

@@ -142,7 +142,7 @@ def _if(x):
         (_if, "no truth value"),
         (lambda x: float(x[0]), "no numeric value"),
         (lambda x: np.sum(x * np.ones(3, dtype=complex)), "constant array _c0 .* complex"),
-        (lambda x: np.sum(np.fmod(x, 2.0)), "'fmod' is not supported"),
+        (lambda x: np.sum(np.nextafter(x, 2.0)), "'nextafter' is not supported"),
         (lambda x: np.sum(np.unique(x)), "'unique' is not supported"),
         (lambda x: sum(v for v in x), "iterating"),
         (lambda x: len(x), "len()"),

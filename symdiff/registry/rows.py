@@ -280,6 +280,23 @@ ROWS: tuple[Fn, ...] = (
        domain=on((-5, 5), (1, 3), kinks=lambda a, b: (sp.sin(sp.pi * a / b),)),
        doc="Remainder with the sign of ``b``, ``a - b*floor(a/b)`` (``np.mod``, Python's "
            "``%``); its derivative is ``da - floor(a/b) db``, with no delta at the jumps."),
+    Fn(("fmod",), "F:fmod", params="a, b", ufunc="fmod", standard="",
+       rule="modulo",
+       identity="d fmod(a, b) = da - trunc(a/b) db  (fmod(a, b) = a - b trunc(a/b); no delta at "
+                "the jumps)",
+       partials=lambda a, b: (sp.S.One, -F.trunc(a / b)),
+       reference=lambda a, b: a - b * sp.sign(a / b) * sp.floor(sp.Abs(a / b)),
+       domain=on((-5, 5), (1, 3), kinks=lambda a, b: (sp.sin(sp.pi * a / b),)),
+       doc="Remainder with the sign of ``a``, ``a - b*trunc(a/b)`` (``np.fmod``, C's ``fmod``); "
+           "its derivative is ``da - trunc(a/b) db``, with no delta at the jumps."),
+    Fn(("copysign",), "F:copysign", params="a, b", ufunc="copysign",
+       rule="sign transfer",
+       identity="d copysign(a, b) = sign(a) copysign(1, b) da  (0 at a = 0; no delta in b)",
+       partials=lambda a, b: (sp.sign(a) * F.copysign(1, b), sp.S.Zero),
+       reference=lambda a, b: sp.Abs(a) * sp.sign(b),
+       domain=on((-3, 3), (-3, 3), kinks=lambda a, b: (a, b)),
+       doc="``|a|`` with the sign of ``b`` (``np.copysign``); its derivative in ``a`` is "
+           "``sign(a)`` times that sign (0 at ``a = 0``), in ``b`` 0."),
     Fn(("erf",), "erf", helper="_erf", scipy=("erf",), helper_deps=("_cody_erf",),
        rule="error function", identity="d/du erf(u) = 2/sqrt(pi) exp(-u^2)",
        partials=unary(lambda u: 2 / sp.sqrt(sp.pi) * sp.exp(-(u**2))),

@@ -74,6 +74,10 @@ from .traced import (
 from .values import Elem, Values
 
 _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
+_NO_MASK = ("indexing by a mask from a traced comparison (x[x > 0.5]) is not supported: how "
+            "many elements it selects depends on the values, so the result has no static "
+            "shape; keep the shape and zero the rest instead, e.g. "
+            "np.sum(np.where(x > 0.5, x, 0)) (a constant NumPy boolean mask works as an index)")
 
 
 class Tracer(Values):
@@ -227,6 +231,8 @@ class Tracer(Values):
     def index(self, a: TracedTensor, key: Any) -> TracedTensor:
         node = self.node(a)
         items = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(item, TensorCondition) for item in items):
+            raise UnsupportedError(_NO_MASK + self.where())
         if any(isinstance(item, TracedTensor) for item in items):  # y[np.argmax(x)]
             keys = tuple(self.node(i) if isinstance(i, TracedTensor) else i for i in items)
             if not any(isinstance(k, Node) and quantiles.is_argext(k) for k in keys):

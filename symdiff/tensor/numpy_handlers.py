@@ -111,9 +111,11 @@ def ufunc_method(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...],
         return REDUCE[ufunc](inputs[0], axis=axis, keepdims=keepdims)
     if method == "accumulate" and ufunc in ACCUMULATE:
         axis, _ = _options(name, kwargs, default_axis=0, keepdims=False)
-        if axis is None:
-            raise UnsupportedError(f"np.{name}: axis=None is not allowed (NumPy refuses it too)"
-                                   "; flatten first with np.ravel")
+        if axis is None and np.ndim(inputs[0]) != 1:  # NumPy allows it on one axis only
+            raise UnsupportedError(f"np.{name}: axis=None needs a 1-d array (NumPy's rule: "
+                                   "accumulate does not allow multiple axes); flatten first "
+                                   "with np.ravel")
+        axis = 0 if axis is None else axis
         return ACCUMULATE[ufunc](inputs[0], axis=axis)
     if method == "outer" and ufunc.nin == 2 and supported(ufunc):
         if kwargs:

@@ -353,6 +353,9 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
     except SymdiffError:
         raise
     except Exception as exc:
+        if isinstance(exc.__cause__, UnsupportedError):  # NumPy turned a refusal into its error
+            raise UnsupportedError(f"{exc.__cause__} (NumPy then raised {type(exc).__name__}: "
+                                   f"{exc})") from exc
         raise UnsupportedError(
             f"tracing {tracer.name} failed: {type(exc).__name__}: {exc}"
         ) from exc

@@ -33,7 +33,10 @@ _NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instea
              "np.sort of np.array([...]) of traced values compare its elements one by one in "
              "Python: build it with np.stack([...]) instead")
 _NO_NUMBER = ("a traced array has no numeric value while tracing: float(), int() and the "
-              "standard library's math cannot take it; use NumPy or symdiff.math functions")
+              "standard library's math cannot take it; use NumPy or symdiff.math functions. "
+              "Assigning it into a NumPy array (y = np.zeros(4); y[1] = x[0]) needs its number "
+              "too: build the array from traced pieces instead, with np.concatenate, np.stack, "
+              "np.pad or np.where")
 
 
 # -- traced values -------------------------------------------------------------------------------

@@ -24,7 +24,10 @@ NumPy ufuncs of :data:`symdiff.trace.UFUNCS` (``np.exp``, ``np.log``, ``np.tanh`
 (``np.stack``, ``np.concatenate``, ``np.cumsum``, ``np.roll``, ``np.triu``, ``np.var``,
 ``np.take``, ``np.nan_to_num``, ``np.linalg.det``, ``np.einsum``, ``x.ravel()``, ``np.median``,
 ``np.interp``, ``np.linalg.qr`` ...), and ``np.argmax``/``np.argmin`` as an index
-(``y[np.argmax(x)]``: :func:`symdiff.tensor.families.quantiles.index_by`).
+(``y[np.argmax(x)]``: :func:`symdiff.tensor.families.quantiles.index_by`); iterating over a first
+axis of fixed size (``a, b, c = theta``, ``sum(x ** 2)``: one index per row), the ufunc methods
+``reduce`` / ``accumulate`` / ``outer``, ``np.round(x, decimals)`` and ``np.ediff1d``
+(:mod:`symdiff.tensor.numpy_handlers`).
 ``x.shape`` gives the declared dimensions (ints, or SymPy symbols for named ones, usable as
 numbers: ``np.sum(z) / X.shape[0]``).
 
@@ -35,9 +38,10 @@ value: a parameter ``_c0, _c1, ...`` of the generated module that the compiled f
 condition of ``np.where``. Scalars (numbers, 0-d arrays) stay literals.
 
 Anything else is an :class:`~symdiff.errors.UnsupportedError` naming it: Python ``if`` on a
-traced value (use ``np.where``), ``float(x)``, iteration, lists combined with a traced array,
-assigning into a traced array (``x[i] = v``), other NumPy functions (the message suggests the
-closest supported one: :func:`symdiff.trace.refusals.unsupported_numpy`).
+traced value (use ``np.where``), ``float(x)``, iteration over a named first dimension, lists
+combined with a traced array, assigning into a traced array (``x[i] = v``) or a traced value
+into a NumPy array, indexing by a traced comparison (``x[x > 0]``), other NumPy functions (the
+message suggests the closest supported one: :func:`symdiff.trace.refusals.unsupported_numpy`).
 """
 
 from __future__ import annotations

@@ -76,7 +76,7 @@ class TracedArray:
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         name = getattr(ufunc, "__name__", repr(ufunc))
-        if method != "__call__":  # np.add.reduce, np.multiply.outer: numpy_idioms
+        if method != "__call__":  # np.add.reduce, np.multiply.outer: numpy_handlers
             return numpy_handlers.ufunc_method(ufunc, method, inputs, kwargs,
                                              supported=scalar.UFUNCS.__contains__)
         if kwargs:
@@ -302,7 +302,8 @@ class TracedTensor(TracedArray):
         return self._tracer.repeat(self, repeats, axis)
 
     def __getattr__(self, name: str) -> Any:
-        """The ndarray methods of the family operations (``x.cumsum(axis=0)``)."""
+        """The ndarray methods of the family operations (``x.cumsum(axis=0)``) and of
+        :data:`FUNCTION_METHODS` (``x.clip(0, 1)``)."""
         spelling = families.METHOD_SPELLINGS.get(name)
         function = FUNCTION_METHODS.get(name)
         if name.startswith("_") or (spelling is None and function is None):

@@ -24,7 +24,10 @@ NumPy ufuncs of :data:`symdiff.trace.UFUNCS` (``np.exp``, ``np.log``, ``np.tanh`
 (``np.stack``, ``np.concatenate``, ``np.cumsum``, ``np.roll``, ``np.triu``, ``np.var``,
 ``np.take``, ``np.nan_to_num``, ``np.linalg.det``, ``np.einsum``, ``x.ravel()``, ``np.median``,
 ``np.interp``, ``np.linalg.qr`` ...), and ``np.argmax``/``np.argmin`` as an index
-(``y[np.argmax(x)]``: :func:`symdiff.tensor.families.quantiles.index_by`).
+(``y[np.argmax(x)]``: :func:`symdiff.tensor.families.quantiles.index_by`); iterating over a first
+axis of fixed size (``a, b, c = theta``, ``sum(x ** 2)``: one index per row), the ufunc methods
+``reduce`` / ``accumulate`` / ``outer``, ``np.round(x, decimals)`` and ``np.ediff1d``
+(:mod:`symdiff.tensor.numpy_handlers`).
 ``x.shape`` gives the declared dimensions (ints, or SymPy symbols for named ones, usable as
 numbers: ``np.sum(z) / X.shape[0]``).
 
@@ -35,9 +38,10 @@ value: a parameter ``_c0, _c1, ...`` of the generated module that the compiled f
 condition of ``np.where``. Scalars (numbers, 0-d arrays) stay literals.
 
 Anything else is an :class:`~symdiff.errors.UnsupportedError` naming it: Python ``if`` on a
-traced value (use ``np.where``), ``float(x)``, iteration, lists combined with a traced array,
-assigning into a traced array (``x[i] = v``), other NumPy functions (the message suggests the
-closest supported one: :func:`symdiff.trace.refusals.unsupported_numpy`).
+traced value (use ``np.where``), ``float(x)``, iteration over a named first dimension, lists
+combined with a traced array, assigning into a traced array (``x[i] = v``) or a traced value
+into a NumPy array, indexing by a traced comparison (``x[x > 0]``), other NumPy functions (the
+message suggests the closest supported one: :func:`symdiff.trace.refusals.unsupported_numpy`).
 """
 
 from __future__ import annotations
@@ -74,6 +78,10 @@ from .traced import (
 from .values import Elem, Values
 
 _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
+_NO_MASK = ("indexing by a mask from a traced comparison (x[x > 0.5]) is not supported: how "
+            "many elements it selects depends on the values, so the result has no static "
+            "shape; keep the shape and zero the rest instead, e.g. "
+            "np.sum(np.where(x > 0.5, x, 0)) (a constant NumPy boolean mask works as an index)")
 
 
 class Tracer(Values):
@@ -240,6 +248,8 @@ class Tracer(Values):
     def index(self, a: TracedTensor, key: Any) -> TracedTensor:
         node = self.node(a)
         items = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(item, TensorCondition) for item in items):
+            raise UnsupportedError(_NO_MASK + self.where())
         if any(isinstance(item, TracedTensor) for item in items):  # y[np.argmax(x)]
             keys = tuple(self.node(i) if isinstance(i, TracedTensor) else i for i in items)
             if not any(isinstance(k, Node) and quantiles.is_argext(k) for k in keys):
@@ -360,6 +370,9 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
     except SymdiffError:
         raise
     except Exception as exc:
+        if isinstance(exc.__cause__, UnsupportedError):  # NumPy turned a refusal into its error
+            raise UnsupportedError(f"{exc.__cause__} (NumPy then raised {type(exc).__name__}: "
+                                   f"{exc})") from exc
         raise UnsupportedError(
             f"tracing {tracer.name} failed: {type(exc).__name__}: {exc}"
         ) from exc

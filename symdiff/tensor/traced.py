@@ -7,7 +7,7 @@ of the trace, which builds the graph; see :mod:`symdiff.tensor.trace`.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import numpy as np
@@ -18,10 +18,10 @@ from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing.hints import did_you_mean
 from ..trace.logic import LOGICAL_UFUNCS
-from . import families
-from .families import gather
+from . import families, numpy_handlers
+from .numpy_handlers import clip, reduction, reshape, where
 from .oprow import Spelling
-from .shapes import Dim, broadcast, format_shape
+from .shapes import Dim, format_shape
 from .values import Elem
 
 #: :class:`symdiff.tensor.trace.Tracer`, to which a traced array hands every operation; not
@@ -35,7 +35,10 @@ _NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instea
              "np.sort of np.array([...]) of traced values compare its elements one by one in "
              "Python: build it with np.stack([...]) instead")
 _NO_NUMBER = ("a traced array has no numeric value while tracing: float(), int() and the "
-              "standard library's math cannot take it; use NumPy or symdiff.math functions")
+              "standard library's math cannot take it; use NumPy or symdiff.math functions. "
+              "Assigning it into a NumPy array (y = np.zeros(4); y[1] = x[0]) needs its number "
+              "too: build the array from traced pieces instead, with np.concatenate, np.stack, "
+              "np.pad or np.where")
 
 
 # -- traced values -------------------------------------------------------------------------------
@@ -75,9 +78,9 @@ class TracedArray:
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         name = getattr(ufunc, "__name__", repr(ufunc))
-        if method != "__call__":
-            raise UnsupportedError(f"numpy function '{name}.{method}' is not supported when "
-                                   "tracing (for np.add.reduce use np.sum)")
+        if method != "__call__":  # np.add.reduce, np.multiply.outer: numpy_handlers
+            return numpy_handlers.ufunc_method(ufunc, method, inputs, kwargs,
+                                             supported=scalar.UFUNCS.__contains__)
         if kwargs:
             raise UnsupportedError(f"keyword arguments of numpy function '{name}' "
                                    f"({', '.join(kwargs)}) are not supported when tracing")
@@ -145,7 +148,10 @@ _NO_ARRAY = (
     "np.stack([x, 2 * x]) (a new first axis; axis=1 for columns), np.concatenate([x, y]) or "
     "np.hstack([x, y]) (along an existing axis, as np.r_[x, y]), np.vstack, np.column_stack "
     "(as np.c_[x, y]); a function outside NumPy's dispatch, such as scipy's, cannot take a "
-    "traced array either: use NumPy or symdiff.math functions"
+    "traced array either: use NumPy or symdiff.math functions. Assigning a traced value into "
+    "a NumPy array (y = np.zeros(4); y[1:3] = x[:2]) converts it too: build the array from "
+    "traced pieces instead, with np.concatenate([np.zeros(1), x[:2], np.zeros(1)]), "
+    "np.stack, np.pad(x[:2], (1, 1)) or np.where(mask, x, 0) with a constant mask"
 )
 
 
@@ -249,6 +255,27 @@ class TracedTensor(TracedArray):
                                    "size; use x.shape[0]")
         return self.shape[0]
 
+    def __iter__(self) -> Iterator[TracedTensor]:
+        """``x[0], x[1], ...`` along a first axis of fixed size (``a, b, c = theta``,
+        ``sum(x ** 2)``, ``for row in X``): one node per row, counted against
+        :data:`ELEMENT_LIMIT` as ``np.array([...])`` counts its elements."""
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        n = self.shape[0]
+        if not isinstance(n, int):
+            raise UnsupportedError(f"iterating over a traced array needs a first dimension of "
+                                   f"fixed size; here it is {n}, so len() is unknown while "
+                                   "tracing: use array operations along axis 0 instead (np.sum("
+                                   "x, axis=0), X @ w, broadcasting)")
+        self._tracer.handed_out += n
+        if self._tracer.handed_out > ELEMENT_LIMIT:
+            raise UnsupportedError(
+                f"iterating over a traced array of {n} rows makes one node per row (at most "
+                f"{ELEMENT_LIMIT} in a trace, {self._tracer.handed_out} handed out so far); "
+                "use array operations along axis 0 instead (np.sum(x, axis=0), X @ w, "
+                "broadcasting), which stay one node whatever the size")
+        return (self[i] for i in range(n))
+
     @property
     def size(self) -> Dim:
         """The number of elements (a SymPy expression with named dimensions)."""
@@ -297,71 +324,40 @@ class TracedTensor(TracedArray):
         return self._tracer.repeat(self, repeats, axis)
 
     def __getattr__(self, name: str) -> Any:
-        """The ndarray methods of the family operations (``x.cumsum(axis=0)``)."""
+        """The ndarray methods of the family operations (``x.cumsum(axis=0)``) and of
+        :data:`FUNCTION_METHODS` (``x.clip(0, 1)``)."""
         spelling = families.METHOD_SPELLINGS.get(name)
-        if spelling is None or name.startswith("_"):
-            known = frozenset(families.METHOD_SPELLINGS) | {
+        function = FUNCTION_METHODS.get(name)
+        if name.startswith("_") or (spelling is None and function is None):
+            known = frozenset(families.METHOD_SPELLINGS) | frozenset(FUNCTION_METHODS) | {
                 n for n in dir(type(self)) if not n.startswith("_")}
             hint = "" if name.startswith("_") else did_you_mean(name, known)
             raise AttributeError(f"'{type(self).__name__}' object has no attribute {name!r}"
                                  f"{hint}")
+        if spelling is None:
+            return lambda *args, **kwargs: function(self, *args, **kwargs)
         return lambda *args, **kwargs: family_call(self._tracer, spelling, (self, *args), kwargs)
+
+    @property
+    def real(self) -> TracedTensor:
+        """The array itself (traced arrays are real)."""
+        return self
+
+    @property
+    def imag(self) -> TracedTensor:
+        """Zeros of the array's shape (``np.imag``)."""
+        return np.imag(self)  # type: ignore[no-any-return]
+
+
+#: ndarray methods that are a NumPy function of the array (``x.clip(0, 1)`` is
+#: ``np.clip(x, 0, 1)``, ``x.round(2)`` is ``np.round(x, 2)``), traced by that function's handler.
+FUNCTION_METHODS: dict[str, Callable[..., Any]] = {
+    "clip": np.clip, "round": np.round, "conj": np.conjugate, "conjugate": np.conjugate,
+    "copy": lambda a, order="K": a,  # a traced array is never written into: a copy is itself
+}
 
 
 # -- NumPy functions -----------------------------------------------------------------------------
-def _reduction(kind: str) -> Callable[..., TracedTensor]:
-    def handler(tracer: Tracer, a: object, axis: Any = None, keepdims: Any = False,
-                **extra: Any) -> TracedTensor:
-        if keepdims is np._NoValue:
-            keepdims = False
-        return tracer.reduce(kind, a, axis, keepdims, **extra)
-
-    return handler
-
-
-def _np_reshape(tracer: Tracer, a: object, shape: Any = None, order: str = "C",
-                newshape: Any = None, copy: Any = None) -> TracedTensor:
-    if order != "C":
-        raise UnsupportedError("reshape: only order='C' is supported when tracing")
-    return tracer.reshape(a, shape if shape is not None else newshape)
-
-
-def _np_clip(tracer: Tracer, a: object, a_min: object = None, a_max: object = None
-             ) -> TracedTensor:
-    result = a
-    if a_min is not None:
-        result = tracer.elementwise("clip", sp.Max, result, a_min)
-    if a_max is not None:
-        result = tracer.elementwise("clip", sp.Min, result, a_max)
-    return result  # type: ignore[return-value]
-
-
-def _np_where(tracer: Tracer, condition: object, x: object = None, y: object = None
-              ) -> TracedTensor:
-    if x is None or y is None:
-        raise UnsupportedError("np.where(cond) with one argument is not supported when tracing")
-    if isinstance(condition, np.ndarray | list) and np.asarray(condition).dtype == bool:
-        mask = np.asarray(condition)  # a constant mask: gathers (exact, no mask * x)
-        if isinstance(condition, np.ndarray) and _large(tracer, mask, x, y):
-            return tracer.where_(mask, x, y)  # a bound constant mask, tested in _np.where
-        return tracer.wrap(gather.select(tracer.b, mask, tracer.node(x), tracer.node(y),
-                                         tracer.where()))
-    return tracer.where_(condition, x, y)
-
-
-def _large(tracer: Tracer, mask: np.ndarray, x: object, y: object) -> bool:
-    """Whether ``np.where(mask, x, y)`` selects more than :data:`gather.LITERAL_INDICES`
-    entries (or a number unknown until called): then the mask is a bound constant rather than
-    positions written into the source."""
-    shape = broadcast("where", mask.shape, *(tracer.operand(v).shape for v in (x, y)))
-    count = 1
-    for dim in shape:
-        if not isinstance(dim, int):
-            return True
-        count *= dim
-    return count > gather.LITERAL_INDICES
-
-
 def _np_row(name: str, build: Callable[..., Any]) -> Callable[..., TracedTensor]:
     return lambda tracer, *args: tracer.elementwise(name, build, *args)
 
@@ -397,28 +393,31 @@ def _np_family(spelling: Spelling) -> Callable[..., TracedTensor]:
 
 
 ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
-    np.sum: _reduction("sum"),
-    np.mean: _reduction("mean"),
-    np.max: _reduction("max"),
-    np.amax: _reduction("max"),
-    np.min: _reduction("min"),
-    np.amin: _reduction("min"),
-    np.prod: _reduction("prod"),
+    np.sum: reduction("sum"),
+    np.mean: reduction("mean"),
+    np.max: reduction("max"),
+    np.amax: reduction("max"),
+    np.min: reduction("min"),
+    np.amin: reduction("min"),
+    np.prod: reduction("prod"),
     np.transpose: lambda tracer, a, axes=None: tracer.transpose(a, axes),
-    np.reshape: _np_reshape,
+    np.reshape: reshape,
     np.ndim: lambda tracer, a: a.ndim,  # shape queries, for code that branches on shapes
     np.shape: lambda tracer, a: a.shape,
     np.size: lambda tracer, a, axis=None: a.size if axis is None else a.shape[axis],
     np.repeat: lambda tracer, a, repeats, axis=None: tracer.repeat(a, repeats, axis),
-    np.where: _np_where,
-    np.clip: _np_clip,
+    np.where: where,
+    np.clip: clip,
     **{  # the rows' NumPy functions that are not ufuncs (np.sinc)
         getattr(np, name): _np_row(name, registry.build_fn(row))
         for name, row in registry.traced_numpy().items()
         if not isinstance(getattr(np, name), np.ufunc)
     },
     **{function: _np_family(spelling) for function, spelling in families.NUMPY_SPELLINGS.items()},
+    np.ediff1d: numpy_handlers.ediff1d,
 }
+#: np.round / np.around with ``decimals`` (their row is rint, of one argument).
+ARRAY_FUNCTIONS.update(dict.fromkeys((np.round, np.around), numpy_handlers.rounded(np.rint)))
 
 
 def _supported() -> list[Any]:

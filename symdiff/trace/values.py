@@ -11,6 +11,7 @@ message saying what to write instead (:mod:`symdiff.trace.refusals`).
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from collections.abc import Callable
@@ -322,8 +323,27 @@ def _np_clip(a: object, a_min: object = None, a_max: object = None) -> Any:
     return result
 
 
-def _np_row(name: str) -> Callable[..., Any]:
-    return lambda *args: apply(name, *args)
+def _np_row(function: Callable[..., Any], name: str) -> Callable[..., Any]:
+    """``function`` (a NumPy function, not a ufunc) of a traced value as the row ``name`` of its
+    first argument; its other parameters may only have their defaults (``np.round(x, 0)``)."""
+    signature = inspect.signature(function)
+
+    def handler(*args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(*args, **kwargs)
+        first, *others = signature.parameters.values()
+        for parameter in others:
+            value = bound.arguments.get(parameter.name, parameter.default)
+            if value is not parameter.default and not (
+                isinstance(value, int | float) and value == parameter.default
+            ):
+                raise UnsupportedError(
+                    f"np.{function.__name__}(..., {parameter.name}={value!r}) is not supported "
+                    f"when tracing scalars (only {parameter.name}={parameter.default!r}); with "
+                    "shapes= it is traced as NumPy computes it"
+                )
+        return apply(name, bound.arguments[first.name])
+
+    return handler
 
 
 #: NumPy functions (``__array_function__``) a traced value understands: ``where`` and ``clip``,
@@ -331,5 +351,5 @@ def _np_row(name: str) -> Callable[..., Any]:
 ARRAY_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {
     np.where: _np_where,
     np.clip: _np_clip,
-    **{function: _np_row(name) for function, name in ROW_ARRAY_FUNCTIONS.items()},
+    **{function: _np_row(function, name) for function, name in ROW_ARRAY_FUNCTIONS.items()},
 }

@@ -14,7 +14,9 @@ from collections.abc import Callable
 
 import numpy as np
 import sympy as sp
+from sympy.codegen.cfunctions import log1p
 
+from .. import functions as F
 from .. import registry
 
 
@@ -69,9 +71,20 @@ UFUNCS: dict[np.ufunc, Callable[..., sp.Basic]] = {
     np.less_equal: sp.Le,
 }
 
+#: ``scipy.special`` ufuncs that are compositions of rows (as ``np.deg2rad`` above is one of
+#: arithmetic), by the ufunc's ``__name__`` (``scipy.special.digamma`` is named ``psi``). Those
+#: that are one row are the rows' ``scipy`` names (``expit`` is ``sigmoid``).
+SCIPY_FORMS: dict[str, Callable[..., sp.Basic]] = {
+    "psi": lambda x: sp.polygamma(0, x),
+    "logit": lambda p: sp.log(p) - log1p(-p),
+    "log_expit": lambda x: -F.softplus(-x),
+    "ndtr": lambda x: F.erfc(-x / sp.sqrt(2)) / 2,
+}
+
+
 def ufunc_builder(ufunc: np.ufunc) -> Callable[..., sp.Basic] | None:
     """The SymPy builder of a ufunc called on traced values: one of :data:`UFUNCS`, or a
-    ``scipy.special`` ufunc of a row's ``scipy`` names (``expit`` is ``sigmoid``), recognised
+    ``scipy.special`` ufunc (a row's ``scipy`` name or one of :data:`SCIPY_FORMS`), recognised
     only as the very object ``scipy.special`` holds, in a process that imported it (SciPy is
     not a dependency); None for any other."""
     build = UFUNCS.get(ufunc)
@@ -79,10 +92,10 @@ def ufunc_builder(ufunc: np.ufunc) -> Callable[..., sp.Basic] | None:
         return build
     special = sys.modules.get("scipy.special")
     name = getattr(ufunc, "__name__", None)
-    row = registry.traced_scipy().get(name) if isinstance(name, str) else None
-    if row is None or special is None or getattr(special, name, None) is not ufunc:
+    if special is None or not isinstance(name, str) or getattr(special, name, None) is not ufunc:
         return None
-    return registry.build_fn(row)
+    row = registry.traced_scipy().get(name)
+    return registry.build_fn(row) if row is not None else SCIPY_FORMS.get(name)
 
 
 #: The rows' NumPy functions that are not ufuncs (``np.sinc``: NumPy hands them to

@@ -2,8 +2,8 @@
 names): ``expit`` is ``sigmoid``, ``erf``, ``erfc``, ``gamma``, and ``gammaln`` is ``loggamma``
 (equal for x > 0); ``digamma``, ``logit``, ``log_expit`` and ``ndtr`` to compositions of rows
 (``symdiff.trace.tables.SCIPY_FORMS``). Gradients are checked against central differences of
-SciPy itself, in the scalar tracer and with ``shapes=``. SciPy is a test dependency (the ``dev`` extra), not one of
-symdiff's: a ufunc is recognised only as the object ``scipy.special`` holds."""
+SciPy itself, in the scalar tracer and with ``shapes=``. SciPy is a test dependency (the ``dev``
+extra), not one of symdiff's: a ufunc is recognised only as the object ``scipy.special`` holds."""
 
 from __future__ import annotations
 

@@ -185,3 +185,21 @@ def test_a_temporary_computed_in_place_shows_both_of_its_lines():
     text = output.explain()
     head = "_x_bar = _np.sinh(_x_bar, out=_x_bar)    <- rule tree:\n"
     assert head + "  where _x_bar = x + y\n" in text
+
+
+def test_an_element_assignment_completing_a_temporary_is_shown():
+    """``_t0 = _np.zeros((4, 3))`` then ``_t0[:, 0] = 1.0`` (the gradient of ``sum(Q[:, 0])``):
+    without the second line the where-list reads as if the seed were all zeros."""
+
+    def loss(A):
+        Q, R = np.linalg.qr(A)
+        return np.sum(R**2) + np.sum(Q[:, 0])
+
+    shapes = {"A": (4, 3)}
+    g = sd.grad(loss, wrt="A", shapes=shapes, cache=False)
+    seeded = [line.strip() for line in g.source.splitlines() if "[:, 0] = 1.0" in line]
+    assert len(seeded) == 1
+    text = g.explain(expr=loss, shapes=shapes)
+    zeros = next(line for line in text.splitlines() if "_np.zeros((4, 3)" in line)
+    after = text.splitlines()[text.splitlines().index(zeros) + 1]
+    assert after.strip() == seeded[0]

@@ -327,24 +327,34 @@ _TEMP = re.compile(r"\b(_[A-Za-z]\w*)\b")
 _NOT_SHOWN = frozenset({"_dtype", "_shape", "_np"})
 
 
+#: A statement that writes a generated name: ``_t0 = ...``, an element assignment into it
+#: (``_t0[:, 0] = 1.0``, part of its value) or an augmented one (``_t0 += ...``); group 2 is
+#: what the statement reads besides the name (the index and the value).
+_WRITE = re.compile(r"(_[A-Za-z]\w*)((?:\[.*?\])?\s*[-+*/@]?= .*)")
+
+
 def _temporaries(source: str, line: str) -> list[str]:
-    """The assignments of generated temporaries that ``line`` uses, directly or not, in the
-    order of the source, as ``  where _t0 = ...`` lines (empty if it uses none)."""
-    assigned: dict[str, list[tuple[int, str]]] = {}  # a name computed in place has two lines
+    """The statements writing generated temporaries that ``line`` uses, directly or not, in the
+    order of the source, as ``  where _t0 = ...`` lines (empty if it uses none): assignments,
+    and the element and augmented assignments that complete a value (``_t0[:, 0] = 1.0``
+    after ``_t0 = _np.zeros(...)``)."""
+    written: dict[str, list[tuple[int, str, str]]] = {}  # name -> (line, text, what it reads)
     for i, text in enumerate(source.splitlines()):
         stripped = text.strip()
-        match = re.match(r"(_[A-Za-z]\w*) = ", stripped)
+        match = _WRITE.fullmatch(stripped)
         if match and text.startswith("    ") and match.group(1) not in _NOT_SHOWN:
-            assigned.setdefault(match.group(1), []).append((i, stripped))
+            reads = match.group(2).split("=", 1)
+            written.setdefault(match.group(1), []).append((i, stripped, reads[0] + reads[1]))
     rhs = line.split(" = ", 1)[1] if " = " in line else line
     needed: dict[str, list[tuple[int, str]]] = {}
-    todo = [n for n in _TEMP.findall(rhs) if n in assigned]
+    todo = [n for n in _TEMP.findall(rhs) if n in written]
     while todo:
         name = todo.pop()
         if name in needed:
             continue
-        needed[name] = [(i, text) for i, text in assigned[name] if text != line]
-        for _, text in needed[name]:
-            todo += [n for n in _TEMP.findall(text.split(" = ", 1)[1]) if n in assigned]
+        needed[name] = [(i, text) for i, text, _ in written[name] if text != line]
+        for _, text, reads in written[name]:
+            if text != line:
+                todo += [n for n in _TEMP.findall(reads) if n in written]
     ordered = [text for _, text in sorted(pair for pairs in needed.values() for pair in pairs)]
     return [("  where " if i == 0 else "        ") + text for i, text in enumerate(ordered)]

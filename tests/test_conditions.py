@@ -188,3 +188,10 @@ def test_array_api_module_joins_conditions_with_the_standard():
     mask = ((x > 0) & ~(y > 1)) | (x < -1)
     for g, r in zip(got, _reference(mask, x, y), strict=True):
         np.testing.assert_allclose(np.asarray(g), r, rtol=1e-12, atol=1e-12)
+
+
+def test_the_module_header_shows_the_joins():
+    """A generated module's header comment keeps & | ~ (harmless in a comment), not '?'."""
+    source = sd.grad("where((x > 0) & ~(y > 1) | (x < -1), x*y, x)").source
+    header = source.splitlines()[0]
+    assert "&" in header and "|" in header and "?" not in header

@@ -104,7 +104,7 @@ class ModuleSpec:
         )
 
 
-_SAFE_TEXT = re.compile(r"[^A-Za-z0-9_ +\-*/().,:;<>=\[\]@]")
+_SAFE_TEXT = re.compile(r"[^A-Za-z0-9_ +\-*/().,:;<>=\[\]@&|~]")
 
 
 def safe_comment(text: str, limit: int = 160) -> str:

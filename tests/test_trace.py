@@ -9,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 import sympy as sp
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import symdiff as sd
@@ -553,7 +553,11 @@ def test_random_numpy_compositions_trace_like_strings(tree, x, y):
     text = f"{_text(tree)} + 0*(x + y)"  # both names occur in the text, as in f's parameters
     try:
         ref = sd.value_and_grad(text, wrt=["x", "y"])
-    except sd.SymdiffError:  # what a string cannot express, its traced twin cannot either
+    except sd.SymdiffError as error:  # what a string cannot express, its traced twin cannot either
+        # except a string over the parser's time budget (which depends on the machine's load):
+        # where(2.0 > logaddexp(atan(2.0), 2.0), ...) makes SymPy decide a comparison of exact
+        # constants, which tracing computes with NumPy
+        assume("too expensive to evaluate exactly" not in str(error))
         with pytest.raises(sd.SymdiffError):
             sd.value_and_grad(f, wrt=["x", "y"])
         return

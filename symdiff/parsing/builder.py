@@ -18,7 +18,7 @@ from ..simplify.quick import power
 from ..simplify.quick import product as quick_product
 from ..simplify.quick import total as quick_total
 from .budget import OverBudget
-from .conditions import read_condition
+from .conditions import chain, read_condition
 from .functions import CONSTANTS, FUNCTION_SPECS, TENSOR_FUNCTIONS, FunctionSpec
 from .guards import BuildChecks
 from .hints import unknown_function, variables
@@ -246,9 +246,7 @@ class ExpressionBuilder(BuildChecks):
             left = right
         values = [self.build(node.left), *(self.build(c) for c in node.comparators)]
         self.guard(node)
-        links = [COMPARISONS[type(op)][1](a, b)  # type: ignore[misc]
-                 for op, a, b in zip(node.ops, values, values[1:], strict=False)]
-        return links[0] if len(links) == 1 else sp.And(*links)
+        return chain(node, values)
 
     # -- calls ---------------------------------------------------------------------------
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
-from typing import NoReturn, TypeVar
+from typing import NoReturn
 
 import sympy as sp
 
-C = TypeVar("C")
+from .syntax import COMPARISONS
 
 #: What a condition may be, for messages.
 CONDITION_FORMS = (
@@ -40,6 +40,15 @@ def _parts(node: ast.AST) -> tuple[Callable[..., sp.Basic], list[ast.AST]] | Non
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not | ast.Invert):
         return sp.Not, [node.operand]
     return None
+
+
+def chain(node: ast.Compare, values: list[sp.Expr]) -> sp.Basic:
+    """The comparison ``node`` of its compared ``values`` (built once each, left to right, as
+    Python evaluates them): a chained one (``0 < x < 1``) is the ``And`` of its links. Its
+    operators have been checked to be ``<``, ``<=``, ``>`` or ``>=``."""
+    links = [COMPARISONS[type(op)][1](a, b)  # type: ignore[misc]
+             for op, a, b in zip(node.ops, values, values[1:], strict=False)]
+    return links[0] if len(links) == 1 else sp.And(*links)
 
 
 def read_condition(node: ast.AST, compare: Callable[[ast.Compare], sp.Basic],

@@ -24,12 +24,12 @@ from typing import NoReturn
 
 import sympy as sp
 
-from .conditions import read_condition
+from .conditions import chain, read_condition
 from .entry import read_text
 from .functions import CONSTANTS, FUNCTION_SPECS
 from .limits import PARSER_RECURSION_LIMIT, recursion_limit
 from .sizes import exact_float
-from .syntax import CHAINS, COMPARISONS
+from .syntax import CHAINS
 from .written import (
     BaseLog,
     Called,
@@ -117,10 +117,8 @@ class _Writer:
 
     def _comparison(self, node: ast.Compare) -> sp.Basic:
         """A comparison as the scalar parser builds it (a chained one is the ``And``)."""
-        values = [self.value(self.build(side)) for side in (node.left, *node.comparators)]
-        links = [COMPARISONS[type(op)][1](a, b)  # type: ignore[misc]
-                 for op, a, b in zip(node.ops, values, values[1:], strict=False)]
-        return links[0] if len(links) == 1 else sp.And(*links)
+        sides = (node.left, *node.comparators)
+        return chain(node, [self.value(self.build(side)) for side in sides])
 
     def _call(self, node: ast.Call) -> sp.Expr:
         assert isinstance(node.func, ast.Name)

@@ -17,7 +17,7 @@ from .. import registry
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..parsing.hints import did_you_mean
-from ..trace.logic import LOGICAL_UFUNCS
+from ..trace.logic import JoinsConditions
 from . import families, numpy_handlers
 from .numpy_handlers import clip, reduction, reshape, where
 from .oprow import Spelling
@@ -170,30 +170,15 @@ def value_of(array: TracedArray) -> Elem:
     return array._value
 
 
-class TensorCondition(TracedArray):
+class TensorCondition(JoinsConditions, TracedArray):
     """A traced comparison of arrays, or comparisons joined by ``&``, ``|``, ``~`` or
     ``np.logical_and`` / ``np.logical_or`` / ``np.logical_not`` (with constant boolean arrays
     too): only the condition of ``np.where`` / ``sd.math.where``."""
 
     __slots__ = ()
 
-    def __and__(self, other: object) -> TensorCondition:
-        return self._tracer.join_conditions(sp.And, self, other)
-
-    def __or__(self, other: object) -> TensorCondition:
-        return self._tracer.join_conditions(sp.Or, self, other)
-
-    def __invert__(self) -> TensorCondition:
-        return self._tracer.join_conditions(sp.Not, self)
-
-    __rand__ = __and__
-    __ror__ = __or__
-
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        join = LOGICAL_UFUNCS.get(ufunc)
-        if join is None or method != "__call__" or kwargs:
-            return super().__array_ufunc__(ufunc, method, *inputs, **kwargs)
-        return self._tracer.join_conditions(join, *inputs)
+    def _join(self, join: Callable[..., sp.Basic], *conditions: object) -> TensorCondition:
+        return self._tracer.join_conditions(join, *conditions)
 
 
 def _elementwise(name: str, build: Callable[..., sp.Basic], reflected: bool = False

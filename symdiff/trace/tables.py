@@ -82,6 +82,10 @@ SCIPY_FORMS: dict[str, Callable[..., sp.Basic]] = {
 }
 
 
+#: The rows traced from ``scipy.special`` ufuncs, by name (their ``scipy`` names).
+SCIPY_ROWS = registry.traced_scipy()
+
+
 def ufunc_builder(ufunc: np.ufunc) -> Callable[..., sp.Basic] | None:
     """The SymPy builder of a ufunc called on traced values: one of :data:`UFUNCS`, or a
     ``scipy.special`` ufunc (a row's ``scipy`` name or one of :data:`SCIPY_FORMS`), recognised
@@ -94,7 +98,7 @@ def ufunc_builder(ufunc: np.ufunc) -> Callable[..., sp.Basic] | None:
     name = getattr(ufunc, "__name__", None)
     if special is None or not isinstance(name, str) or getattr(special, name, None) is not ufunc:
         return None
-    row = registry.traced_scipy().get(name)
+    row = SCIPY_ROWS.get(name)
     return registry.build_fn(row) if row is not None else SCIPY_FORMS.get(name)
 
 

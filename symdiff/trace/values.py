@@ -22,7 +22,7 @@ import sympy as sp
 
 from ..errors import UnsupportedError
 from ..parsing import parse
-from .logic import LOGICAL_UFUNCS
+from .logic import JoinsConditions
 from .refusals import (
     CONDITION_ONLY,
     NO_NUMBER,
@@ -242,7 +242,7 @@ def _in_condition(symbol: str) -> Callable[..., NoReturn]:
     return refuse(f"{unsupported_operator(symbol)}; {CONDITION_ONLY}")
 
 
-class Condition(Symbolic):
+class Condition(JoinsConditions, Symbolic):
     """A traced comparison (``x > 0``), or comparisons joined by ``&``, ``|``, ``~`` or
     ``np.logical_and`` / ``np.logical_or`` / ``np.logical_not``: only usable as the condition
     of ``where(cond, a, b)``.
@@ -251,23 +251,8 @@ class Condition(Symbolic):
 
     __slots__ = ()
 
-    def __and__(self, other: object) -> Condition:
-        return Condition(sp.And(self.expr, _condition(other)))
-
-    def __or__(self, other: object) -> Condition:
-        return Condition(sp.Or(self.expr, _condition(other)))
-
-    def __invert__(self) -> Condition:
-        return Condition(sp.Not(self.expr))
-
-    __rand__ = __and__
-    __ror__ = __or__
-
-    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        join = LOGICAL_UFUNCS.get(ufunc)
-        if join is None or method != "__call__" or kwargs:
-            return super().__array_ufunc__(ufunc, method, *inputs, **kwargs)
-        return Condition(join(*map(_condition, inputs)))
+    def _join(self, join: Callable[..., sp.Basic], *conditions: object) -> Condition:
+        return Condition(join(*map(_condition, conditions)))
 
     __add__ = __sub__ = __mul__ = __truediv__ = __pow__ = refuse(CONDITION_ONLY)
     __radd__ = __rsub__ = __rmul__ = __rtruediv__ = __rpow__ = refuse(CONDITION_ONLY)
@@ -327,10 +312,10 @@ def _np_row(function: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``function`` (a NumPy function, not a ufunc) of a traced value as the row ``name`` of its
     first argument; its other parameters may only have their defaults (``np.round(x, 0)``)."""
     signature = inspect.signature(function)
+    first, *others = signature.parameters.values()
 
     def handler(*args: Any, **kwargs: Any) -> Any:
         bound = signature.bind(*args, **kwargs)
-        first, *others = signature.parameters.values()
         for parameter in others:
             value = bound.arguments.get(parameter.name, parameter.default)
             if value is not parameter.default and not (

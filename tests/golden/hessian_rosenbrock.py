@@ -112,13 +112,10 @@ def _at_point(formulas, inputs):
     if type(result) is not tuple:
         return _np.asarray(result, dtype=_np.float64)
     value, partials = result[0], result[-1]
-    if (len(result) == 2 and type(partials) is tuple and type(value) is not tuple
-            and tuple not in map(type, partials)):  # value_and_grad's (value, partials)
-        values = _np.array((value, *partials), dtype=_np.float64)
-        views = iter(_np.nditer(values, order="C", op_flags=["readwrite"]))
-        return next(views), tuple(views)
-    flat = result
-    if tuple in map(type, result):
+    pair = (len(result) == 2 and type(partials) is tuple and type(value) is not tuple
+            and tuple not in map(type, partials))  # value_and_grad's (value, partials)
+    flat = (value, *partials) if pair else result
+    if not pair and tuple in map(type, result):
         flat, stack = [], [result]  # the leaves, depth first (a loop: no reference cycle)
         while stack:
             item = stack.pop()
@@ -127,9 +124,11 @@ def _at_point(formulas, inputs):
             else:
                 flat.append(item)
     values = _np.array(flat, dtype=_np.float64)
-    views = map(values.__getitem__, zip(range(len(flat)), (...,) * len(flat), strict=True))
+    views = iter(_np.nditer(values, flags=["zerosize_ok"], order="C", op_flags=["readwrite"]))
     if flat is result:
         return tuple(views)
+    if pair:
+        return next(views), tuple(views)
 
     def rebuild(tree, again):  # (given itself: no reference cycle, see _in_blocks)
         return tuple([again(t, again) if type(t) is tuple else next(views) for t in tree])

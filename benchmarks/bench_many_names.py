@@ -19,7 +19,11 @@ Columns, per problem and n:
   ``x jax``: over ``jax.jit(jax.grad(f))`` on that vector, the result converted with
   ``np.asarray`` (goal < 1 at n = 100 and 1000; "-" when JAX is not installed);
   ``f64``: the same point given as NumPy float64 scalars (``g(*x)`` of a float64 array),
-  over hand-written; ``0-d``: given as 0-d float64 arrays, over hand-written.
+  over hand-written; ``0-d``: given as 0-d float64 arrays, over hand-written;
+- ``obj us``: ``sd.objective(text, wrt=names).jac(x)``, the vector in and out as SciPy calls
+  it (two points in turn, so that its last-point memo never answers); ``x jax``: over
+  ``jax.jit(jax.grad(f))`` at the same two points; ``vg jax``: ``obj.value_and_grad`` (for
+  ``minimize(..., jac=True)``) over ``jax.jit(jax.value_and_grad(f))``.
 
 Then ``value_and_grad`` against ``grad`` (goal: at most 1.1x grad plus the value's last
 operation): for the n-name problems at one point and on 64-point arrays, and for the tensor
@@ -194,7 +198,9 @@ def build_seconds(make: Callable[[], object], builds: int) -> tuple[float, objec
     return statistics.median(times), made
 
 
-def _jax_grad(problem: str):
+def _jax_grad(problem: str, with_value: bool = False):
+    """``jax.jit(jax.grad(f))`` of the problem's value on a vector, its result converted with
+    ``np.asarray`` (with ``with_value``: ``jax.value_and_grad``, the value a float)."""
     try:
         import jax
         import jax.numpy as jnp
@@ -203,8 +209,27 @@ def _jax_grad(problem: str):
         return None
     jax.config.update("jax_enable_x64", True)
     value = VALUES[problem]
+    if with_value:
+        both = jax.jit(jax.value_and_grad(lambda v: value(jnp, v)))
+
+        def value_and_grad(x):
+            v, g = both(x)
+            return float(v), np.asarray(g)
+
+        return value_and_grad
     grad = jax.jit(jax.grad(lambda v: value(jnp, v)))
     return lambda x: np.asarray(grad(x))
+
+
+class _Alternate:
+    """``fn`` at two points in turn (an objective keeps its last point: each call computes)."""
+
+    def __init__(self, fn, first, second):
+        self.fn, self.points, self.turn = fn, (first, second), 0
+
+    def __call__(self):
+        self.turn ^= 1
+        return self.fn(self.points[self.turn])
 
 
 _SKIPPED: set[str] = set()
@@ -251,7 +276,21 @@ def one_problem(problem: str, n: int, options) -> dict[str, float]:
     if jax_grad is not None:
         np.testing.assert_allclose(jax_grad(x), hand(x), rtol=1e-9, atol=1e-9)
         peers["jax"] = lambda: jax_grad(x)
+    obj = sd.objective(text, wrt=names)  # x0, x1, ... in order: the vector is x itself
+    other = rng.uniform(low, high, size=n)
+    np.testing.assert_allclose(obj.jac(x), reference, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(obj.value_and_grad(other)[1], hand(other), rtol=1e-9, atol=1e-9)
+    peers["obj jac"] = _Alternate(obj.jac, x, other)
+    peers["obj vg"] = _Alternate(obj.value_and_grad, x, other)
+    if jax_grad is not None:
+        peers["jax alt"] = _Alternate(jax_grad, x, other)
+        jax_both = _jax_grad(problem, with_value=True)
+        peers["jax vg"] = _Alternate(jax_both, x, other)
     point = round_times(peers, options.repeat)
+
+    def jax_ratio(mine: str, theirs: str) -> float:
+        return point[mine] / point[theirs] if theirs in point else float("nan")
+
     row = {
         "build": build,
         "g/f": batch_times["g"] / batch_times["f"],
@@ -262,10 +301,14 @@ def one_problem(problem: str, n: int, options) -> dict[str, float]:
         "f64": point["f64"] / point["hand"],
         "jax us": point.get("jax", float("nan")),
         "hand us": point["hand"],
+        "obj us": point["obj jac"],
+        "obj x jax": jax_ratio("obj jac", "jax alt"),
+        "obj vg x jax": jax_ratio("obj vg", "jax vg"),
     }
     print(f"{problem:11} {n:>5} {row['build']:8.2f} {row['g/f']:6.2f} "
           f"{row['point'] * 1e6:10.1f} {row['hand us'] * 1e6:8.1f} {_fmt(row['jax us'] * 1e6)} "
-          f"{row['x hand']:7.2f} {_fmt(row['x jax'])} {row['f64']:6.2f} {row['0-d']:6.2f}",
+          f"{row['x hand']:7.2f} {_fmt(row['x jax'])} {row['f64']:6.2f} {row['0-d']:6.2f} "
+          f"{row['obj us'] * 1e6:7.1f} {_fmt(row['obj x jax'])} {_fmt(row['obj vg x jax'])}",
           flush=True)
     return row
 
@@ -365,7 +408,8 @@ def main() -> None:
           f"({options.clock} clock); "
           f"symdiff {sd.__file__}")
     print(f"{'problem':11} {'n':>5} {'build s':>8} {'g/f':>6} {'point us':>10} {'hand us':>8} "
-          f"{'jax us':>6} {'x hand':>7} {'x jax':>6} {'f64':>6} {'0-d':>6}")
+          f"{'jax us':>6} {'x hand':>7} {'x jax':>6} {'f64':>6} {'0-d':>6} {'obj us':>7} "
+          f"{'x jax':>6} {'vg jax':>6}")
     for problem in problems:
         for n in sizes:
             if problem == "quadratic" and n != min(max(sizes), 100):

@@ -1,6 +1,6 @@
 """The public builders: ``derive``, ``compile``, ``grad``, ``value_and_grad``, ``jacobian``,
-``hessian``, ``check_grad`` and ``objective``. Every builder hands its call to the one build
-pipeline (:mod:`symdiff.pipeline`):
+``hessian``, ``hvp`` and ``check_grad`` (``objective`` is :mod:`symdiff.objective`). Every
+builder hands its call to the one build pipeline (:mod:`symdiff.pipeline`):
 
 request index -> parse -> memo -> disk cache -> build (differentiate by the rule table,
 simplify, emit) -> CompiledFunction (with its recipe)
@@ -16,8 +16,6 @@ import numpy as np
 
 from . import pipeline, request_index
 from .cache import open_store
-from .chunks import is_dask
-from .codegen.naming import DIRECTION
 from .compiled import CompiledFunction
 from .errors import SymdiffError
 from .layer import Call
@@ -307,130 +305,6 @@ def check_grad(
         scale = np.maximum(1.0, np.maximum(np.abs(analytic), np.abs(numeric)))
         worst = max(worst, float(np.nanmax(np.abs(analytic - numeric) / scale)))
     return worst
-
-
-class Objective:
-    """A scalar function of a vector, shaped for ``scipy.optimize.minimize``.
-
-    ``fun(x)`` returns a float, ``jac(x)`` an array ``(n,)``, ``hess(x)`` an array ``(n, n)``,
-    ``hessp(x, p)`` the product ``hess(x) @ p``, ``value_and_grad(x)`` both (for ``jac=True``).
-    Other variables of the expression are fixed by ``params``.
-
-    The vector is either ``n`` scalar variables (``wrt=["x", "y"]``, in that order; for a
-    Python function, a parameter with a default need not be in ``params``) or, with
-    ``shapes=``, one vector variable of the tensor layer (``wrt="x"``,
-    ``shapes={"x": ("n",)}``), which scales to thousands of components without a name per
-    component.
-
-    ``backend`` is the generated code's (see the builders); by default ``"array_api"`` when a
-    value in ``params`` is a Dask array (the gradient is then a lazy reduction over its chunks,
-    run on the Dask scheduler or cluster, and computed on each call: ``fun``/``jac`` still
-    return a float and a NumPy array), else ``"numpy"``.
-    """
-
-    def __init__(
-        self,
-        expr: Expression,
-        wrt: str | Sequence[str],
-        params: Mapping[str, Any] | None = None,
-        shapes: Mapping[str, Any] | None = None,
-        backend: str | None = None,
-    ):
-        names = [wrt] if isinstance(wrt, str) else list(wrt)
-        self._vector = shapes is not None
-        if self._vector:
-            declared = shapes.get(names[0]) if len(names) == 1 else None
-            if declared is None or len(tuple(declared)) != 1:
-                raise SymdiffError(
-                    "objective with shapes= needs wrt to be one vector variable declared with "
-                    f"one dimension, e.g. shapes={{'x': ('n',)}}; got wrt={wrt!r}"
-                )
-        self._shapes = shapes
-        if backend is None:
-            lazy = any(is_dask(v) for v in (params or {}).values())
-            backend = "array_api" if lazy else "numpy"
-        self._backend = backend
-        target: str | list[str] = names[0] if self._vector else names
-        self._value_and_grad = value_and_grad(expr, target, shapes=shapes, backend=backend)
-        self.wrt = (names[0],) if self._vector else tuple(self._value_and_grad.wrt)
-        self.params = dict(params or {})
-        signature = self._value_and_grad.__signature__.parameters
-        defaulted = {a for a, p in signature.items() if p.default is not p.empty}
-        unknown = sorted(
-            set(self._value_and_grad.args) - set(self.wrt) - set(self.params) - defaulted
-        )
-        if unknown:
-            raise SymdiffError(f"objective: give values for {', '.join(unknown)} in params=")
-        self._expr = expr
-        self._hessian: CompiledFunction | None = None
-        self._hvp: CompiledFunction | None = None
-
-    def _kwargs(self, x: Any) -> dict[str, Any]:
-        """Every argument by name: ``x`` for the wrt variables, then ``params`` (then, in the
-        call, the function's defaults)."""
-        x = np.asarray(x, dtype=float).reshape(-1)
-        if self._vector:
-            return {**self.params, self.wrt[0]: x}
-        if x.shape != (len(self.wrt),):
-            raise SymdiffError(f"expected a vector of {len(self.wrt)} values, got shape {x.shape}")
-        return {**self.params, **dict(zip(self.wrt, x, strict=True))}
-
-    def value_and_grad(self, x: Any) -> tuple[float, np.ndarray]:
-        """``(f(x), grad f(x))`` for ``minimize(..., jac=True)``."""
-        value, grads = self._value_and_grad.call_by_name(self._kwargs(x))
-        if is_dask(value):  # one pass over the chunks for both
-            import dask
-
-            value, grads = dask.compute(value, grads)
-        if self._vector:
-            return float(value), np.array(grads, dtype=float)
-        return float(value), np.array([float(g) for g in grads])
-
-    def fun(self, x: Any) -> float:
-        """The value at ``x``."""
-        return self.value_and_grad(x)[0]
-
-    def jac(self, x: Any) -> np.ndarray:
-        """The gradient at ``x``, shape ``(n,)``."""
-        return self.value_and_grad(x)[1]
-
-    def hess(self, x: Any) -> np.ndarray:
-        """The Hessian at ``x``, shape ``(n, n)``."""
-        if self._hessian is None:
-            target = self.wrt[0] if self._vector else list(self.wrt)
-            self._hessian = hessian(self._expr, target, shapes=self._shapes,
-                                    backend=self._backend)
-        kwargs = self._kwargs(x)
-        n = kwargs[self.wrt[0]].size if self._vector else len(self.wrt)
-        return np.asarray(self._hessian.call_by_name(kwargs), dtype=float).reshape(n, -1)
-
-    def hessp(self, x: Any, p: Any) -> np.ndarray:
-        """The Hessian at ``x`` times the vector ``p``, without forming the Hessian."""
-        direction = np.asarray(p, dtype=float).reshape(-1)
-        if self._hvp is None:
-            target = self.wrt[0] if self._vector else list(self.wrt)
-            self._hvp = hvp(self._expr, target, shapes=self._shapes, backend=self._backend)
-        if not self._vector:
-            direction = direction.reshape(len(self.wrt))
-        product = self._hvp.call_by_name({**self._kwargs(x), DIRECTION: direction})
-        return np.asarray(product, dtype=float)
-
-
-def objective(
-    expr: Expression,
-    wrt: str | Sequence[str],
-    params: Mapping[str, Any] | None = None,
-    *,
-    shapes: Mapping[str, Any] | None = None,
-    backend: str | None = None,
-) -> Objective:
-    """A SciPy-ready objective: ``minimize(obj.fun, x0, jac=obj.jac, hess=obj.hess)``.
-
-    ``wrt`` lists scalar variables, or with ``shapes=`` names one vector variable
-    (``objective("sum((x[1:] - x[:-1]**2)**2)", "x", shapes={"x": ("n",)})``). Data in
-    ``params`` may be Dask arrays (see :class:`Objective`'s ``backend``).
-    """
-    return Objective(expr, wrt, params, shapes, backend)
 
 
 # -- cache -----------------------------------------------------------------------------------------

@@ -1,0 +1,63 @@
+"""The packed point path of a loaded module as a vector entry: inputs in, every output out,
+each as one float64 vector.
+
+A generated function with a packed point path (:mod:`symdiff.codegen.pack`) computes all of its
+outputs into one vector, then hands each back as a 0-d array, as the public contract says. A
+caller that wants the vector itself (:class:`symdiff.objective.Objective`, whose ``jac``
+returns one) would pay for the 0-d arrays and then for gathering them again: with 1,000 names,
+ten times the packed function's own cost. :func:`vector_entry` finds the packed function and
+its register's layout in the module, read from the public function's own call of
+``_at_packed`` (the generated source is the single statement of both), so that the caller
+fills the register itself and reads the outputs' vector.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .pack import PACKED, PACKED_HELPER
+
+
+@dataclass(frozen=True)
+class VectorEntry:
+    """The packed function of a module and its register: ``order`` names the inputs (the
+    generated function's parameters, code names) in the order of the register's first
+    elements, ``size`` is the register's length. Calling it with a register returns the
+    vector of every output, depth first (``value_and_grad``: the value, then the partials)."""
+
+    packed: Callable[[np.ndarray], np.ndarray]
+    order: tuple[str, ...]
+    size: int
+
+    def register(self) -> np.ndarray:
+        """A register of zeros, to fill the inputs into (its first ``len(order)`` elements)."""
+        return np.zeros(self.size)
+
+    def __call__(self, register: np.ndarray) -> np.ndarray:
+        """Every output at the point in ``register`` (which the call overwrites)."""
+        return self.packed(register)
+
+
+def vector_entry(function: Callable[..., Any], source: str, name: str) -> VectorEntry | None:
+    """The vector entry of the generated ``function`` (loaded from ``source``, its public
+    function ``name``; a wrapper of it, such as the one renaming keywords, is unwrapped), or
+    None when it has no packed point path."""
+    generated = inspect.unwrap(function)
+    packed = getattr(generated, "__globals__", {}).get(PACKED)
+    if packed is None:
+        return None
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            for call in ast.walk(node):
+                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                        and call.func.id == PACKED_HELPER):
+                    _, inputs, size, _ = call.args
+                    order = tuple(n.id for n in inputs.elts)  # type: ignore[attr-defined]
+                    return VectorEntry(packed, order, size.value)  # type: ignore[attr-defined]
+    return None

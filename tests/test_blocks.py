@@ -40,7 +40,7 @@ def _assert_same(a, b):
 
 
 @pytest.mark.parametrize("text", EXPRESSIONS)
-@pytest.mark.parametrize("n", [32767, 32768, 40001, 100000])
+@pytest.mark.parametrize("n", [32767, 32768, 40001, 100000, 300001])
 def test_blocked_gradient_is_bitwise_the_one_pass_gradient(text, n):
     rng = np.random.default_rng(n)
     x, y = rng.normal(size=n), rng.normal(size=n)
@@ -89,7 +89,10 @@ def test_hvp_direction_is_blocked_with_the_variables():
     np.testing.assert_array_equal(out, ref)
 
 
-def test_in_blocks_covers_every_row_once_with_cache_sized_blocks():
+@pytest.mark.parametrize("rows, block", [(10000, 16384), (40000, 65536)])
+def test_in_blocks_covers_every_row_once_with_cache_sized_blocks(rows, block):
+    """Blocks of 16384 elements, and of 65536 from 262144 elements on (fewer Python calls and,
+    on threads, GIL handovers per element; still several blocks per thread)."""
     seen = []
 
     def formulas(a, b, shape, dtype, into):
@@ -98,12 +101,12 @@ def test_in_blocks_covers_every_row_once_with_cache_sized_blocks():
         assert b.shape == (1, 7)  # broadcast along the blocked axis: never cut
         return a * b, (np.stack([a + b, a - b]),)
 
-    a = np.arange(70000.0).reshape(10000, 7)
+    a = np.arange(rows * 7.0).reshape(rows, 7)
     b = np.ones((1, 7))
-    out, (pair,) = _in_blocks(formulas, [a, b], (10000, 7), np.float64)
+    out, (pair,) = _in_blocks(formulas, [a, b], (rows, 7), np.float64)
     assert len(seen) > 4 and all(s[1:] == (7,) for s in seen)
-    assert sum(s[0] for s in seen) == 10000
-    assert max(s[0] for s in seen) * 7 <= 16384
+    assert sum(s[0] for s in seen) == rows
+    assert max(s[0] for s in seen) == block // 7
     np.testing.assert_array_equal(out, a * b)
     np.testing.assert_array_equal(pair, np.stack([a + b, a - b]))
 
@@ -201,7 +204,7 @@ def test_the_block_loop_makes_few_python_calls_per_block():
     def formulas(a, b, shape, dtype, into):
         return (a + b,) if into is None else (np.add(a, b, out=into[0]),)
 
-    a, b = np.ones(61 * 16384 + 100), np.ones(1)
+    a, b = np.ones(61 * 65536 + 100), np.ones(1)
     calls = []
 
     def profile(frame, event, arg):

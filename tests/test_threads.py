@@ -190,7 +190,9 @@ def test_one_thread_starts_no_thread_and_the_workers_are_kept(count_threads, mon
     g(x, 2.0, threads=3)  # the same two again
     g(x, 2.0, threads=2)
     assert len(count_threads) == 2
-    g(np.linspace(0, 1, 524288), 2.0)  # the default: at most 8 threads, so 5 more
+    g(np.linspace(0, 1, 524288), 2.0)  # the default from here: 8 blocks, the first on this
+    assert len(count_threads) == 6  # thread, then up to 7 threads for the other 7: 4 more
+    g(np.linspace(0, 1, 2**20), 2.0)  # 16 blocks: at most 8 threads, so one more
     assert len(count_threads) == 7
 
 

@@ -200,34 +200,38 @@ def _float_dtype(names, *arrays):
 
 
 def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa: B006
-    """``formulas(*inputs, shape, dtype, into)``, computed in blocks of about 16384 elements,
-    on up to ``threads`` threads.
+    """``formulas(*inputs, shape, dtype, into)``, computed in blocks of about 16384 elements
+    (65536 from 262144 elements on), on up to ``threads`` threads.
 
     Long arrays are cut along the first axis of the broadcast ``shape``: each block's
-    temporaries stay in the CPU's L2 cache (128 kB per float64 array) and their memory is
+    temporaries stay in the CPU's caches (128 or 512 kB per float64 array) and their memory is
     reused, and the Python work per block stays small next to the block's; this beats full-length
     temporaries that each make a pass over main memory. Every element goes through the same
     operations either way, so the results are the same. Short arrays (under 32768 elements or
-    4 rows) are computed in one go. ``formulas`` returns an array or nested tuples of arrays,
-    each of shape ``leading axes + block shape``; the full arrays are allocated after the first
-    block, with its dtypes. ``into`` is None for the first block (and an unblocked call); for
-    the others it is the tuple of the full arrays' slices for the block, one per returned
-    array in depth-first order, which ``formulas`` may compute its results into (NumPy's
-    ``out=``): a returned array that is its slice is not copied again. The blocks' views of the
-    inputs and of the full arrays are made up front, as rows of views cut along a new first axis
-    (a reshape of the blocked axis: no copy), and the loop iterates over them: per block, the
-    Python work is the call of ``formulas`` and a test per output (slicing every argument per
-    block cost more than the formulas of the cheapest gradients). At a single point
-    (``shape == ()``) the inputs are passed as NumPy scalars, whose arithmetic costs a fraction
-    of that of 0-d arrays (the scalar power function may round the last bit differently from
-    the array loop's).
+    4 rows) are computed in one go. The larger blocks of long arrays make a quarter of the
+    Python calls and, on threads, of the GIL handovers (one per NumPy call of a block): with
+    blocks of 16384, cheap gradients over 1e6 points ran no quicker on two threads than on one
+    (``benchmarks/bench_threads.py``: geometric mean 0.68x hand-written NumPy on two threads
+    and 0.91x on one, against 0.59x and 0.88x with 65536, and 0.66x and 0.87x with 131072).
+    ``formulas`` returns an array or nested tuples of arrays, each of shape ``leading axes +
+    block shape``; the full arrays are allocated after the first block, with its dtypes.
+    ``into`` is None for the first block (and an unblocked call); for the others it is the tuple
+    of the full arrays' slices for the block, one per returned array in depth-first order, which
+    ``formulas`` may compute its results into (NumPy's ``out=``): a returned array that is its
+    slice is not copied again. The blocks' views of the inputs and of the full arrays are made
+    up front, as rows of views cut along a new first axis (a reshape of the blocked axis: no
+    copy), and the loop iterates over them: per block, the Python work is the call of
+    ``formulas`` and a test per output (slicing every argument per block cost more than the
+    formulas of the cheapest gradients). At a single point (``shape == ()``) the inputs are
+    passed as NumPy scalars, whose arithmetic costs a fraction of that of 0-d arrays (the
+    scalar power function may round the last bit differently from the array loop's).
 
     Threads: NumPy's loops release the GIL, so blocks after the first run on ``threads``
     threads (this one included), each taking the next block until none is left. ``None`` means
-    ``min(os.cpu_count(), 8)`` for arrays of 524288 elements or more (32 blocks; on 2 idle
-    cores two threads broke even at 131072) and one thread below. The
-    blocks and each one's operations are the same whatever the number of threads, so the
-    results are the same bit for bit. The other threads are worker threads kept from call to
+    ``min(os.cpu_count(), 8)`` for arrays of 524288 elements or more (8 blocks; on 2 idle
+    cores two threads were 14% quicker than one at 262144, 25% at 524288) and one thread
+    below. The blocks and each one's operations are the same whatever the number of threads,
+    so the results are the same bit for bit. The other threads are worker threads kept from call to
     call (``_pool``: starting and joining a thread cost 0.1-0.2 ms, waking a waiting worker
     0.03 ms; a cheap gradient's 1e6 points take 2-3 ms): daemon threads, which end after 2 s
     without work and never keep the interpreter from exiting; a process forked from this one
@@ -246,7 +250,7 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
         row_size *= size
     if rows < 4 or rows * row_size < 32768:
         return formulas(*inputs, shape, dtype, None)
-    step = max(1, 16384 // max(row_size, 1))
+    step = max(1, (65536 if rows * row_size >= 262144 else 16384) // max(row_size, 1))
     count = rows // step  # whole blocks; the rows after them (fewer than step) are the tail
     whole = count * step
     tail = shape[1:]

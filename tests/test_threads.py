@@ -92,6 +92,27 @@ def test_hessians_jacobians_and_hvps_on_threads_are_bitwise_one_thread(dtype):
         _same(one, _pieces(fn, dict(zip(keys, args, strict=True))))
 
 
+@pytest.mark.parametrize("shape, rows_per_piece", [((600_001,), None), ((301, 1000), 20),
+                                                   ((5, 70_000), 1)])
+def test_long_arrays_on_threads_are_bitwise_one_thread(shape, rows_per_piece):
+    """Blocks of 65536 elements (from 262144 on) and a threaded call's short lead block, in
+    rows of one element or of many: the numbers of one thread and of unblocked pieces."""
+    rng = np.random.default_rng(7)
+    x, y = rng.normal(size=(2, *shape))
+    g = sd.value_and_grad("sin(x)*exp(y)/(1 + x**2) + where(x > y, x**3, sigmoid(y))")
+    one = g(x, y, threads=1)
+    for threads in (2, 3):
+        _same(g(x, y, threads=threads), one)
+    if rows_per_piece is None:
+        pieces = _pieces(g, {"x": x, "y": y})
+    else:
+        parts = [g(x[i : i + rows_per_piece], y[i : i + rows_per_piece])
+                 for i in range(0, shape[0], rows_per_piece)]
+        pieces = (np.concatenate([p[0] for p in parts]),
+                  _join_rows([p[1] for p in parts]))
+    _same(one, pieces)
+
+
 def test_outputs_are_fresh_arrays_never_each_other_nor_an_input():
     # d/dx and d/dy of x*y + x + y share nothing but are easily the same temporary; d/dz of
     # z is the input itself
@@ -190,9 +211,7 @@ def test_one_thread_starts_no_thread_and_the_workers_are_kept(count_threads, mon
     g(x, 2.0, threads=3)  # the same two again
     g(x, 2.0, threads=2)
     assert len(count_threads) == 2
-    g(np.linspace(0, 1, 524288), 2.0)  # the default from here: 8 blocks, the first on this
-    assert len(count_threads) == 6  # thread, then up to 7 threads for the other 7: 4 more
-    g(np.linspace(0, 1, 2**20), 2.0)  # 16 blocks: at most 8 threads, so one more
+    g(np.linspace(0, 1, 524288), 2.0)  # the default: at most 8 threads, so 5 more
     assert len(count_threads) == 7
 
 

@@ -161,14 +161,16 @@ class Objective:
             import dask
 
             value, grads = dask.compute(value, grads)
-        if np.ndim(value) != 0:
+        if np.size(value) != 1:
             shapes = {a: np.shape(v) for a, v in self.params.items() if np.ndim(v)}
             raise SymdiffError(
                 f"objective: the value must be one number, but it has shape {np.shape(value)} "
                 f"(params {shapes} broadcast with the vector); give scalar params, or reduce the "
                 "expression (for example with sum(...) and shapes=)")
         if self._vector:
-            return float(value), np.array(grads, dtype=float)
+            return float(np.reshape(value, ())), np.array(grads, dtype=float)
+        if np.ndim(value):  # params of one element each, such as shape (1,)
+            return float(np.reshape(value, ())), np.array([np.reshape(g, ()) for g in grads])
         return float(value), np.fromiter(grads, float, len(grads))
 
     def fun(self, x: Any) -> float:

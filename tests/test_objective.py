@@ -110,6 +110,11 @@ def test_objective_refuses_a_vector_of_the_wrong_length_and_array_params():
     spread = sd.objective("a*x**2", wrt=["x"], params={"a": np.array([1.0, 2.0])})
     with pytest.raises(sd.SymdiffError, match=r"one number.*shape \(2,\)"):
         spread.fun([1.0])
+    one = sd.objective("a*x**2 + y", wrt=["x", "y"], params={"a": np.array([3.0])})  # (1,)
+    value, grads = one.value_and_grad([2.0, 5.0])
+    assert value == 17.0 and type(value) is float
+    np.testing.assert_array_equal(grads, [12.0, 1.0])
+    assert grads.shape == (2,) and grads.dtype == np.float64
 
 
 def test_objective_pickles_with_its_packed_path():

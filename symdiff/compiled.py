@@ -6,6 +6,7 @@ import functools
 import hashlib
 import inspect
 import operator
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -177,6 +178,27 @@ class CompiledFunction:
         clone._sign()
         return clone
 
+    def with_origin(self, function: Callable[..., Any]) -> CompiledFunction:
+        """The same generated function remembering, weakly, the Python function it was traced
+        from (:meth:`traced_from`); ``self`` where that function takes no weak reference."""
+        try:
+            ref = (weakref.WeakMethod(function) if inspect.ismethod(function)
+                   else weakref.ref(function))
+        except TypeError:  # a builtin or another object without weak references
+            return self
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._origin = ref
+        clone._sign()
+        return clone
+
+    def traced_from(self) -> Callable[..., Any] | None:
+        """The Python function this function was traced from, while it is alive (never kept
+        alive by this function, nor pickled): ``explain()`` traces it again where the text of
+        the traced expression does not parse (``np.linalg.qr`` prints as ``qr_Q(A)``)."""
+        ref = self.__dict__.get("_origin")
+        return None if ref is None else ref()
+
     # -- threads -----------------------------------------------------------------------------------
     @property
     def threads(self) -> int | None:
@@ -315,7 +337,7 @@ class CompiledFunction:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         for transient in ("_fn", "_run", "_call", "__doc__", "__signature__", "recorded",
-                          "numpy_twin", "_unchunked"):
+                          "numpy_twin", "_unchunked", "_origin"):
             state.pop(transient, None)
         twin = self.__dict__.get("numpy_twin")
         if twin is not None:  # the NumPy module its Dask chunks run, built now if not yet

@@ -65,11 +65,19 @@ def compiled(call: Call) -> CompiledFunction:
                 call, options=dataclasses.replace(call.options, backend="numpy"))
             found.numpy_twin = functools.cache(  # type: ignore[attr-defined]
                 lambda: compiled(twin))
-        return found
+        return _traced(found, call)
     layer = LAYERS[call.layer]()
     with collector_paused():
         function = compile_request(layer, layer.request(call))
     request_index.remember(raw, function)
+    return _traced(function, call)
+
+
+def _traced(function: CompiledFunction, call: Call) -> CompiledFunction:
+    """A traced tensor function, remembering (weakly) the Python function it was traced from,
+    for ``explain()``: the text of a traced expression does not always parse again."""
+    if call.layer == "tensor" and callable(call.exprs):
+        return function.with_origin(call.exprs)
     return function
 
 

@@ -123,6 +123,41 @@ def test_a_traced_function_explains_from_its_header():
     assert "[matmul] z1 = X @ w" in text and "_w_bar = " in text
 
 
+def _qr_loss(A):
+    q, r = np.linalg.qr(A)
+    return np.sum(r**2) + np.sum(q[:, 0])
+
+
+@pytest.mark.parametrize("cache", [False, True])
+def test_a_traced_decomposition_explains_by_tracing_the_function_again(cache):
+    """The text of a traced QR (``qr_Q(A)``) does not parse; the function it was traced from
+    is traced again instead, while it is alive. Neither kept alive nor pickled."""
+    import gc
+    import weakref
+
+    g = sd.grad(_qr_loss, wrt="A", shapes={"A": (4, 3)}, cache=cache)
+    text = g.explain()
+    assert "[QR orthonormal factor]" in text and "[QR triangular factor]" in text
+    assert "_A_bar = " in text
+    again = pickle.loads(pickle.dumps(g))
+    assert again.traced_from() is None
+    with pytest.raises(sd.SymdiffError, match="pass expr="):
+        again.explain()
+    assert again.explain(expr=_qr_loss).splitlines()[1:] == text.splitlines()[1:]
+
+    def local(A):
+        return np.sum(np.linalg.qr(A)[1] ** 2)
+
+    h = sd.grad(local, wrt="A", shapes={"A": (4, 3)}, cache=False)
+    assert "[QR triangular factor]" in h.explain()
+    alive = weakref.ref(local)
+    del local
+    gc.collect()
+    assert alive() is None and h.traced_from() is None  # not kept alive by the function
+    with pytest.raises(sd.SymdiffError, match="pass expr="):
+        h.explain()
+
+
 def test_a_function_without_a_recipe_takes_shapes_and_expr():
     """A function made by hand from a source (no recipe) is not read back from its docstring
     or header: ``shapes=`` and ``expr=`` say what it is."""

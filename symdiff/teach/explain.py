@@ -273,7 +273,8 @@ def _explain_tensor(
                 f"  {formula}" + ("" if shape is None else f"   (shape {_format_shape(shape)})")
             )
         return "\n".join(lines)
-    source_expr = expr if expr is not None else _tensor_origin(function)
+    source_expr = expr if expr is not None else (function.traced_from()
+                                                 or _tensor_origin(function))
     names = [function.wrt] if isinstance(function.wrt, str) else list(function.wrt or ())
     recipe = getattr(function, "recipe", None)
     if recipe is not None and recipe.mode == "forward":

@@ -170,6 +170,12 @@ def _assign_one(x):
     return np.sum(y * x)
 
 
+def _sort_in_place(x):
+    y = x * 2.0
+    y.sort()
+    return np.sum(y[:2])
+
+
 @pytest.mark.parametrize(("fn", "shape", "message"), [
     (lambda x: sum(x), ("n",), r"first dimension of fixed size; here it is n, so len\(\) is "
                                "unknown"),
@@ -189,6 +195,8 @@ def _assign_one(x):
     (lambda x: np.sum(np.add.accumulate(x, axis=None)), (2, 2), "axis=None needs a 1-d array"),
     (lambda x: np.sum(np.round(x, 2, out=np.zeros(4))), (4,), "out="),
     (lambda x: np.sum(np.nextafter.outer(x, x)), (4,), "'np.nextafter.outer' is not supported"),
+    (_sort_in_place, (4,), r"x\.sort\(\) changes the array in place.*x = np\.sort\(x, axis\)"),
+    (lambda x: x.fill(0.0), (4,), r"x\.fill\(\) changes the array in place.*np\.full_like"),
 ])
 def test_refusals_are_clear(fn, shape, message):
     with pytest.raises(sd.UnsupportedError, match=message) as error:

@@ -313,6 +313,10 @@ class TracedTensor(TracedArray):
         :data:`FUNCTION_METHODS` (``x.clip(0, 1)``)."""
         spelling = families.METHOD_SPELLINGS.get(name)
         function = FUNCTION_METHODS.get(name)
+        if name in IN_PLACE_METHODS:
+            raise UnsupportedError(
+                f"x.{name}() changes the array in place, which tracing cannot follow (a traced "
+                f"array is a value, never changed): write {IN_PLACE_METHODS[name]} instead")
         if name.startswith("_") or (spelling is None and function is None):
             known = frozenset(families.METHOD_SPELLINGS) | frozenset(FUNCTION_METHODS) | {
                 n for n in dir(type(self)) if not n.startswith("_")}
@@ -333,6 +337,15 @@ class TracedTensor(TracedArray):
         """Zeros of the array's shape (``np.imag``)."""
         return np.imag(self)  # type: ignore[no-any-return]
 
+
+#: ndarray methods that change the array in place, with what to write instead.
+IN_PLACE_METHODS: dict[str, str] = {
+    "sort": "x = np.sort(x, axis)",
+    "partition": "x = np.partition(x, kth, axis)",
+    "fill": "x = np.full_like(x, value)",
+    "resize": "x = x.reshape(shape)",
+    "put": "x = np.where(mask, values, x)",
+}
 
 #: ndarray methods that are a NumPy function of the array (``x.clip(0, 1)`` is
 #: ``np.clip(x, 0, 1)``, ``x.round(2)`` is ``np.round(x, 2)``), traced by that function's handler.

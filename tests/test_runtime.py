@@ -489,6 +489,7 @@ def _call_examples():
         "_at_point": ((_reciprocal_point, (4.0,)), (0.25, (4.0, (0.25,)), 1.0)),
         "_at_packed": ((_reciprocal_packed, (4.0, np.float64(2.0)), 4, (0, 2)),
                        (0.25, (4.0, 0.5))),
+        "_zero_d": ((np.array([1.5, -2.0, 3.0]),), (1.5, -2.0, 3.0)),
         "_sinpi": ((x,), _sinpi(x)),
         "_cody_erf": ((x,), _cody_erf(x)),
         "_erf": ((x,), _erf(x)),
@@ -859,3 +860,18 @@ def test_at_point_runs_on_floats_and_falls_back_to_numpy_scalars_where_python_ra
     assert value == np.inf and on_floats == 0.0
     single = _at_point(lambda a, shape, dtype, into: a * 2.0, (1.5,))
     assert type(single) is np.ndarray and single.shape == () and single == 3.0
+
+
+@pytest.mark.parametrize("count", [1, 2, 7, 100, 101, 1000])
+def test_zero_d_views_are_each_element_as_a_0d_array(count):
+    """The outputs of a point: one 0-d float64 array per element, in order, views of the
+    vector (an itemgetter up to 100 elements, an nditer beyond)."""
+    from symdiff.codegen.helpers import _zero_d
+
+    values = np.arange(count, dtype=np.float64) * 1.5 - 3.0
+    views = _zero_d(values)
+    assert type(views) is tuple and len(views) == count
+    assert all(type(v) is np.ndarray and v.shape == () and v.dtype == np.float64 for v in views)
+    assert [float(v) for v in views] == values.tolist()
+    assert all(np.shares_memory(v, values) for v in views)
+    assert _zero_d(np.zeros(0)) == ()

@@ -124,7 +124,7 @@ def _at_point(formulas, inputs):
             else:
                 flat.append(item)
     values = _np.array(flat, dtype=_np.float64)
-    views = iter(_np.nditer(values, flags=["zerosize_ok"], order="C", op_flags=["readwrite"]))
+    views = iter(_zero_d(values))
     if flat is result:
         return tuple(views)
     if pair:
@@ -413,3 +413,22 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
     if errors:
         raise errors[0]
     return result
+
+
+def _zero_d(values, _takers={}):  # noqa: B006
+    """Each element of the float64 vector ``values`` as a 0-d array (a view of it), in a tuple:
+    the outputs of a point. Up to 100 elements, one ``operator.itemgetter`` of the keys
+    ``(i, ...)`` makes them in one C call (kept per length in ``_takers``; 0.2 us for 2 outputs
+    against 1.6 us for an ``nditer``, the same at 100); beyond, one ``nditer`` (quicker for
+    1,000: 54 us against 67)."""
+    count = len(values)
+    if count > 100 or not count:
+        return tuple(_np.nditer(values, flags=["zerosize_ok"], order="C", op_flags=["readwrite"]))
+    take = _takers.get(count)
+    if take is None:
+        import operator as _operator
+
+        # (one key more than the elements: a tuple even for one element; the extra is dropped)
+        keys = [(i, ...) for i in range(count)]
+        take = _takers[count] = _operator.itemgetter(*keys, (0, ...))
+    return take(values)[:count]

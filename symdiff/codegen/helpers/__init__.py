@@ -20,7 +20,7 @@ generated module's own names, not private to this package):
 * :mod:`~symdiff.codegen.helpers.arguments`: the argument checks (``_as_arrays``,
   ``_common_shape``, ``_float_dtype``, ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
 * :mod:`~symdiff.codegen.helpers.blocks`: the block loop ``_in_blocks``, the point path
-  ``_at_point`` (with ``_at_packed``) and ``_as_output``;
+  ``_at_point`` (with ``_at_packed`` and ``_zero_d``) and ``_as_output``;
 * :mod:`~symdiff.codegen.helpers.standard`: the ``_xp_`` helpers of ``backend="array_api"``
   modules (standard functions only, on the namespace of the arguments).
 
@@ -43,7 +43,8 @@ imports and its helpers):
   ``contextvars`` inside its body (as ``_os``, ``_threading``, ``_queue``, ``_contextvars``)
   where it uses threads (a call without them imports nothing more), and keeps its worker
   threads in a default argument (``_pool``, as ``_xp_namespace`` keeps its cache in
-  ``_known``). Coefficient tables live inside
+  ``_known``); and ``_zero_d``, which imports ``operator`` (as ``_operator``) the first time
+  it meets a number of outputs, and keeps its getters in ``_takers``. Coefficient tables live inside
   the function body as tuples; there are no other module-level constants.
 * It is vectorised: work is done by NumPy on whole arrays (masks and ``_np.where``); Python
   loops only run over coefficients or a bounded number of recurrence steps, never over elements.
@@ -87,7 +88,7 @@ from .arguments import (
     _float_arrays,
     _float_dtype,
 )
-from .blocks import _as_output, _at_packed, _at_point, _in_blocks
+from .blocks import _as_output, _at_packed, _at_point, _in_blocks, _zero_d
 from .derivatives import (
     _argmax_share,
     _gram,
@@ -144,6 +145,7 @@ __all__ = [
     "_xp_in_blocks",
     "_xp_namespace",
     "_xp_vector",
+    "_zero_d",
     "helper_source",
 ]
 
@@ -152,8 +154,9 @@ __all__ = [
 HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_as_arrays": (),
     "_as_output": (),
-    "_at_packed": (),
-    "_at_point": (),
+    "_at_packed": ("_zero_d",),
+    "_at_point": ("_zero_d",),
+    "_zero_d": (),
     "_check_shapes": (),
     "_common_shape": (),
     "_in_blocks": (),

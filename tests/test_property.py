@@ -103,15 +103,22 @@ def _heaviside(value, at_zero=0.5):
 def _mp_value(expression, point):
     """``expression`` at ``point`` through mpmath at 30 digits, or at 120 where 30 divide by
     zero: a constant such as ``log(erfc(3 + 6*tanh(3))**2 + 1)`` (about 1e-73) is 0 at 30
-    digits. Undefined at 120 digits too: no reference at this point (the example is dropped)."""
+    digits. Undefined at 120 digits too: no reference at this point (the example is dropped).
+    A complex value whose imaginary part is a rounding residue (SymPy differentiates ``abs``
+    through ``re`` and ``im``) is its real part; one with a real imaginary part is dropped."""
     for digits in (30, 120):
         with mpmath.workdps(digits):
             fn = sp.lambdify((X, Y, Z), expression,
                              modules=[{"Heaviside": _heaviside}, "mpmath"])
             try:
-                return float(fn(*(mpmath.mpf(v) for v in point)))
+                value = fn(*(mpmath.mpf(v) for v in point))
             except ZeroDivisionError:
                 continue
+            if isinstance(value, mpmath.mpc):  # SymPy's derivative of abs goes through re/im
+                if abs(value.imag) > mpmath.mpf(10) ** (8 - digits) * max(1, abs(value.real)):
+                    break  # complex in earnest: no real reference here
+                value = value.real  # a rounding residue of an imaginary part that cancels
+            return float(value)
     assume(False)
     raise AssertionError("unreachable")
 

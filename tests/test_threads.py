@@ -356,3 +356,30 @@ def test_a_saved_module_runs_on_threads_standalone(tmp_path):
     value, grads = g(**arrays, threads=1)
     for ours, theirs in zip([value, *grads], [saved[f"arr_{i}"] for i in range(5)], strict=True):
         assert np.array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("n", [1, 1000, 40_001, 600_001])
+def test_hessian_and_jacobian_entries_that_are_zero_stay_zero(n):
+    """Entries that are 0 are never written: the arrays start as zeros, at a point, unblocked,
+    in blocks and on threads (the full arrays of the blocks too)."""
+    import sympy as sp
+
+    text = "x**2*y + z**3 + sin(w)"  # zero cross terms: (x, z), (x, w), (y, y), (y, z), ...
+    names = ["w", "x", "y", "z"]
+    rng = np.random.default_rng(n)
+    values = {k: rng.uniform(-1, 1, n) for k in names}
+    h = sd.hessian(text, wrt=names)
+    j = sd.jacobian(["x*y", "z**2", "sin(w) + x"], wrt=names)
+    symbols = sp.symbols(names)
+    expr = sp.sympify(text)
+    for fn, exprs in ((h, None), (j, ["x*y", "z**2", "sin(w) + x"])):
+        rows = ([[sp.diff(expr, a, b) for b in symbols] for a in symbols] if exprs is None
+                else [[sp.diff(sp.sympify(e), b) for b in symbols] for e in exprs])
+        reference = np.array([[sp.lambdify(symbols, entry, "numpy")(*values.values())
+                               * np.ones(n) for entry in row] for row in rows])
+        one = fn(**values, threads=1)
+        np.testing.assert_allclose(one, reference, rtol=1e-12, atol=1e-12)
+        assert (one[reference == 0] == 0).all()
+        _same(fn(**values, threads=2), one)
+        point = fn(**{k: float(v[0]) for k, v in values.items()})
+        np.testing.assert_allclose(point, reference[..., 0], rtol=1e-12, atol=1e-12)

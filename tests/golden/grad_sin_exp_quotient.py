@@ -306,7 +306,10 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
     else:
         block = formulas(*(p[0] for p in parts), (step, *tail), dtype, None)
     found = leaves(block)
-    full = [_np.empty(b.shape[: b.ndim - len(shape)] + shape, dtype=b.dtype) for b in found]
+    # (an array with leading axes, a Jacobian's or a Hessian's, starts as zeros: its formulas
+    # write only its entries that are not 0)
+    full = [(_np.zeros if b.ndim > len(shape) else _np.empty)(
+        b.shape[: b.ndim - len(shape)] + shape, dtype=b.dtype) for b in found]
     fresh = iter(full)
 
     # The full arrays in the nesting of the formulas' tuples. The recursive helpers here get

@@ -25,7 +25,7 @@ def hessian_f(x, y, *, threads=None):
 
 def _formulas(x, y, _shape, _dtype, _into):
     """The formulas of hessian_f, on arrays of one broadcast shape (or a block of them)."""
-    _out = _np.empty((2, 2) + _shape, dtype=_dtype) if _into is None else _into[0]
+    _out = _np.zeros((2, 2) + _shape, dtype=_dtype) if _into is None else _into[0]
     _t0 = 1200*x**2 - 400*y
     if _into is None:
         _out[0, 0] = _t0 + 2
@@ -291,7 +291,10 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
     else:
         block = formulas(*(p[0] for p in parts), (step, *tail), dtype, None)
     found = leaves(block)
-    full = [_np.empty(b.shape[: b.ndim - len(shape)] + shape, dtype=b.dtype) for b in found]
+    # (an array with leading axes, a Jacobian's or a Hessian's, starts as zeros: its formulas
+    # write only its entries that are not 0)
+    full = [(_np.zeros if b.ndim > len(shape) else _np.empty)(
+        b.shape[: b.ndim - len(shape)] + shape, dtype=b.dtype) for b in found]
     fresh = iter(full)
 
     # The full arrays in the nesting of the formulas' tuples. The recursive helpers here get

@@ -167,16 +167,21 @@ class CompiledFunction:
         self._call = (self._run if _plain(signature)
                       else _binder(self._run, signature, self._fn, keyword))
 
+    def _clone(self, **attributes: Any) -> CompiledFunction:
+        """A copy of this function (its module not loaded again) with ``attributes`` set, and
+        what a call runs made again for them."""
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone.__dict__.update(attributes)
+        clone._sign()
+        return clone
+
     def with_signature(self, signature: inspect.Signature | None) -> CompiledFunction:
         """The same generated function (not loaded again) seen through another signature
         (``self`` if it is the same)."""
         if signature == self.__signature__ or (signature is None and self._signature is None):
             return self
-        clone = object.__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone._signature = signature
-        clone._sign()
-        return clone
+        return self._clone(_signature=signature)
 
     def with_origin(self, function: Callable[..., Any]) -> CompiledFunction:
         """The same generated function remembering, weakly, the Python function it was traced
@@ -186,11 +191,7 @@ class CompiledFunction:
                    else weakref.ref(function))
         except TypeError:  # a builtin or another object without weak references
             return self
-        clone = object.__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone._origin = ref
-        clone._sign()
-        return clone
+        return self._clone(_origin=ref)
 
     def traced_from(self) -> Callable[..., Any] | None:
         """The Python function this function was traced from, while it is alive (never kept
@@ -222,11 +223,7 @@ class CompiledFunction:
             raise SymdiffError(f"threads must be a positive int or None, not {threads!r}")
         if threads == self.threads:
             return self
-        clone = object.__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone._threads = threads
-        clone._sign()
-        return clone
+        return self._clone(_threads=threads)
 
     # -- bound constants ---------------------------------------------------------------------------
     @property
@@ -246,11 +243,7 @@ class CompiledFunction:
         constants = tuple(constants)
         if not constants and not self._constants:
             return self
-        clone = object.__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone._constants = constants
-        clone._sign()
-        return clone
+        return self._clone(_constants=constants)
 
     def bind(self, **values: Any) -> CompiledFunction:
         """This function with other values of its bound constants, by name

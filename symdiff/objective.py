@@ -81,15 +81,15 @@ class Objective:
         self._expr = expr
         self._hessian: CompiledFunction | None = None
         self._hvp: CompiledFunction | None = None
-        self._entry = None if self._vector or backend != "numpy" else self._packed_entry()
+        self._entry = self._packed_entry()
         self._layout: _Layout | None = None
         self._last: tuple[bytes, dict[str, Any], float, np.ndarray] | None = None
 
     def _packed_entry(self) -> VectorEntry | None:
-        """The packed point path of the value_and_grad module, where it has one and its
-        parameters are plain (no bound constants)."""
+        """The packed point path of the value_and_grad module, where it has one: scalar names,
+        the NumPy backend, and plain parameters (no bound constants)."""
         compiled = self._value_and_grad
-        if compiled.constants:
+        if self._vector or self._backend != "numpy" or compiled.constants:
             return None
         return vector_entry(compiled._unchunked, compiled.source, compiled.name)
 
@@ -100,8 +100,7 @@ class Objective:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state, _layout=None, _last=None)
-        self._entry = (None if self._vector or self._backend != "numpy"
-                       else self._packed_entry())
+        self._entry = self._packed_entry()
 
     def _current_layout(self) -> _Layout:
         """The arguments for the current ``params`` (laid out again when they change)."""
@@ -111,15 +110,21 @@ class Objective:
                                              self._entry)
         return made
 
+    def _point(self, x: Any) -> np.ndarray:
+        """``x`` as a float vector, of one value per wrt name over scalar names."""
+        point = np.asarray(x, dtype=float).reshape(-1)
+        if not self._vector and point.shape != (len(self.wrt),):
+            raise SymdiffError(
+                f"expected a vector of {len(self.wrt)} values, got shape {point.shape}")
+        return point
+
     def _kwargs(self, x: Any) -> dict[str, Any]:
         """Every argument by name: ``x`` for the wrt variables, then ``params`` (then, in the
         call, the function's defaults)."""
-        x = np.asarray(x, dtype=float).reshape(-1)
+        point = self._point(x)
         if self._vector:
-            return {**self.params, self.wrt[0]: x}
-        if x.shape != (len(self.wrt),):
-            raise SymdiffError(f"expected a vector of {len(self.wrt)} values, got shape {x.shape}")
-        return {**self.params, **dict(zip(self.wrt, x, strict=True))}
+            return {**self.params, self.wrt[0]: point}
+        return {**self.params, **dict(zip(self.wrt, point, strict=True))}
 
     def value_and_grad(self, x: Any) -> tuple[float, np.ndarray]:
         """``(f(x), grad f(x))`` for ``minimize(..., jac=True)``."""
@@ -129,8 +134,8 @@ class Objective:
     def _evaluate(self, x: Any) -> tuple[float, np.ndarray]:
         """The value and the gradient at ``x``, computed once for ``fun`` and ``jac`` at the
         same point (and the same ``params``)."""
-        point = np.array(x, dtype=float).reshape(-1)  # a copy: the caller may change x
-        key = point.tobytes()  # the same bits (quicker than array_equal; -0.0 is not 0.0)
+        point = self._point(x)
+        key = point.tobytes()  # a copy of the bits (the caller may change x; -0.0 is not 0.0)
         last = self._last
         if last is not None and last[0] == key and _same(last[1], self.params):
             return last[2], last[3]
@@ -142,9 +147,6 @@ class Objective:
         """The value and the gradient at ``point``: through the packed register where there
         is one, else by a call of the value_and_grad function."""
         layout = self._current_layout()
-        if not self._vector and point.shape != (len(self.wrt),):
-            raise SymdiffError(
-                f"expected a vector of {len(self.wrt)} values, got shape {point.shape}")
         if layout.register is not None:
             register = layout.register.copy()
             register[layout.slots] = point
@@ -238,17 +240,19 @@ class _Layout:
            entry: VectorEntry | None) -> _Layout:
         parameters = compiled.__signature__.parameters
         arguments = [params[a] if a in params else parameters[a].default for a in compiled.args]
-        positions = tuple(compiled.args.index(name) for name in wrt)
+        where = {name: i for i, name in enumerate(compiled.args)}
+        positions = tuple(where[name] for name in wrt)
+        fixed = sorted(set(range(len(arguments))) - set(positions))
         register = slots = None
-        scalars = all(isinstance(v, _SCALARS) and not isinstance(v, bool | np.bool_)
-                      for i, v in enumerate(arguments) if i not in positions)
+        scalars = all(isinstance(arguments[i], _SCALARS)
+                      and not isinstance(arguments[i], bool | np.bool_) for i in fixed)
         if entry is not None and scalars:
             renamed = code_names(compiled.args)
-            slot = [entry.order.index(renamed.get(a, a)) for a in compiled.args]
+            place = {name: i for i, name in enumerate(entry.order)}
+            slot = [place[renamed.get(a, a)] for a in compiled.args]
             register = entry.register()
-            for i, value in enumerate(arguments):
-                if i not in positions:
-                    register[slot[i]] = float(value)
+            for i in fixed:
+                register[slot[i]] = float(arguments[i])
             slots = np.array([slot[i] for i in positions], dtype=np.intp)
             if np.array_equal(slots, np.arange(slots[0], slots[0] + len(slots))):
                 slots = slice(int(slots[0]), int(slots[0]) + len(slots))  # x0, x1, ...: a run

@@ -251,19 +251,19 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
     row_size = 1
     for size in shape[1:]:
         row_size *= size
-    if rows < 4 or rows * row_size < 32768:
+    total = rows * row_size
+    if rows < 4 or total < 32768:
         return formulas(*inputs, shape, dtype, None)
-    step = max(1, (65536 if rows * row_size >= 262144 else 16384) // max(row_size, 1))
+    step = max(1, (65536 if total >= 262144 else 16384) // max(row_size, 1))
     if threads is None:
         import os as _os
 
-        threads = min(_os.cpu_count() or 1, 8) if rows * row_size >= 524288 else 1
-    # On threads, the first block (computed alone, before the others are handed out: its
-    # arrays give the full arrays' dtypes) is a short lead of about 1024 elements.
-    lead = min(step, max(1, 1024 // max(row_size, 1))) if threads > 1 else 0
-    count = (rows - lead) // step  # whole blocks after the lead; then the tail
-    whole = count * step
-    end = lead + whole  # the tail's first row
+        threads = min(_os.cpu_count() or 1, 8) if total >= 524288 else 1
+    # The first block is computed alone (its arrays give the full arrays' dtypes): a whole
+    # block on one thread, a short lead of about 1024 elements before the others are handed out.
+    lead = min(step, max(1, 1024 // max(row_size, 1))) if threads > 1 else step
+    count = (rows - lead) // step  # whole blocks after the first; then the tail
+    end = lead + count * step  # the tail's first row
     tail = shape[1:]
 
     def split(array, axis):  # the whole blocks of array's rows axis, along a new first axis
@@ -275,6 +275,12 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
     cut = [a.ndim == len(shape) and a.shape[0] == rows for a in inputs]
     parts = [split(a, 0) if c else (a,) * count for a, c in zip(inputs, cut, strict=True)]
 
+    def inputs_at(where):  # the inputs' rows ``where`` (views; an input not cut: itself)
+        return tuple([a[where] if c else a for a, c in zip(inputs, cut, strict=True)])
+
+    def rows_of(array, where):  # a full array's rows ``where`` (after its leading axes)
+        return array[(slice(None),) * (array.ndim - len(shape)) + (where,)]
+
     def leaves(tree):  # the arrays of nested tuples, depth first (a loop: see rebuild)
         found, stack = [], [tree]
         while stack:
@@ -285,11 +291,7 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
                 found.append(item)
         return found
 
-    if lead:
-        first = [a[:lead] if c else a for a, c in zip(inputs, cut, strict=True)]
-        block = formulas(*first, (lead, *tail), dtype, None)
-    else:
-        block = formulas(*(p[0] for p in parts), (step, *tail), dtype, None)
+    block = formulas(*inputs_at(slice(0, lead)), (lead, *tail), dtype, None)
     found = leaves(block)
     # (an array with leading axes, a Jacobian's or a Hessian's, starts as zeros: its formulas
     # write only its entries that are not 0)
@@ -306,18 +308,13 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
         return tuple([again(t, again) for t in tree]) if isinstance(tree, tuple) else next(fresh)
 
     result = rebuild(block, rebuild)
+    for f, b in zip(full, found, strict=True):
+        rows_of(f, slice(0, lead))[...] = b
     outs = [split(f, f.ndim - len(shape)) for f in full]
-    for f, out, b in zip(full, outs, found, strict=True):
-        if lead:
-            f[(slice(None),) * (f.ndim - len(shape)) + (slice(0, lead),)] = b
-        else:
-            out[0] = b
     flat = type(block) is tuple and tuple not in map(type, block)
     single = type(block) is not tuple
     # every whole block after the first: (its inputs, its slices of the full arrays)
     blocks = zip(zip(*parts, strict=True), zip(*outs, strict=True), strict=True)
-    if not lead:
-        next(blocks)
 
     def store(part, into, size=(step, *tail)):  # one block, into its slices (copied if not)
         got = formulas(*part, size, dtype, into)
@@ -332,11 +329,9 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, _pool=[]):  # noqa:
     def last():  # the tail after the whole blocks, with slices of the inputs and full arrays
         if end < rows:
             where = slice(end, rows)
-            part = tuple([a[where] if c else a for a, c in zip(inputs, cut, strict=True)])
-            into = tuple([f[(slice(None),) * (f.ndim - len(shape)) + (where,)] for f in full])
-            store(part, into, (rows - end, *tail))
+            store(inputs_at(where), tuple([rows_of(f, where) for f in full]), (rows - end, *tail))
 
-    threads = min(threads, count - (not lead) + (end < rows))  # no more than blocks left
+    threads = min(threads, count + (end < rows))  # no more than blocks left
     if threads <= 1:
         for part, into in blocks:
             store(part, into)
@@ -425,13 +420,13 @@ def _zero_d(values, _takers={}):  # noqa: B006
     against 1.6 us for an ``nditer``, the same at 100); beyond, one ``nditer`` (quicker for
     1,000: 54 us against 67)."""
     count = len(values)
+    if count == 1:  # (an itemgetter of one key returns the item, not a tuple)
+        return (values[0, ...],)
     if count > 100 or not count:
         return tuple(_np.nditer(values, flags=["zerosize_ok"], order="C", op_flags=["readwrite"]))
     take = _takers.get(count)
     if take is None:
         import operator as _operator
 
-        # (one key more than the elements: a tuple even for one element; the extra is dropped)
-        keys = [(i, ...) for i in range(count)]
-        take = _takers[count] = _operator.itemgetter(*keys, (0, ...))
-    return take(values)[:count]
+        take = _takers[count] = _operator.itemgetter(*[(i, ...) for i in range(count)])
+    return take(values)

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .checks import check_row
+
 
 class _Lazy:
     """A module imported on first attribute access; each attribute then cached."""
@@ -114,6 +116,9 @@ class Fn:
     reference: Callable[..., Any] | None = None  # in SymPy primitives, for sympy.diff in tests
     domain: Domain | None = None
     doc: str = ""  # docstring of symdiff.math.<name>
+
+    def __post_init__(self) -> None:
+        check_row(self, frozenset(_HEAD_MODULES))
 
 
 def unary(derivative: Callable[[Any], Any]) -> Partials:

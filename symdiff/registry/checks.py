@@ -75,8 +75,11 @@ def _problem(row: Any, head_modules: frozenset[str]) -> tuple[str, str] | None:
         return "partials", "a row without a node of its own (head '') is derived as what it builds"
     if sum(map(bool, (row.helper, row.template, row.method))) > 1:
         return "helper", "a row prints in one way: helper=, template= or method=, not several"
-    if not (row.ufunc or row.helper or row.template):
-        return "ufunc", "a row needs a way to print: ufunc=, helper= or template="
+    if row.head and not (row.ufunc or row.helper or row.template):
+        return "ufunc", "a row with a node needs a way to print: ufunc=, helper= or template="
+    if not row.head and row.names and not row.identity:
+        return "identity", "a row without a node of its own says what it is derived as, for the "
+        "function table ('as the power `x**(1/2)`')"
     if row.method is not None and (row.method not in METHODS or not row.ufunc):
         return "method", f"must be one of {sorted(METHODS)}, with ufunc= set"
     if row.template is not None:

@@ -203,7 +203,7 @@ def markdown() -> str:
         call = f"`{row.names[0]}({row.params})`"
         aliases = " ".join([*(f"`{name}`" for name in row.names[1:]),
                             *(f"`scipy.special.{name}`" for name in row.scipy)])
-        identity = f"`{row.identity}`" if row.identity else "as the power `x**(1/2)`"
+        identity = f"`{row.identity}`" if row.head else row.identity  # sugar: what it builds
         cells = (call, aliases, row.doc, identity)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"

@@ -29,6 +29,7 @@ class _Lazy:
 sp = _Lazy("sympy")
 np = _Lazy("numpy")
 F = _Lazy("symdiff.functions")
+H = _Lazy("symdiff.codegen.helpers")  # the runtime helpers, for a row's numeric=
 CF = _Lazy("sympy.codegen.cfunctions")
 errors = _Lazy("symdiff.errors")
 #: Where a row's ``head`` is looked up: ``"sin"`` in SymPy, ``"CF:log1p"`` in

@@ -25,8 +25,8 @@ PAGES = [p for p in PAGES if "_build" not in p.parts]
 
 
 def _run_commands(example) -> None:
-    """Run each ``symdiff ...`` line of a bash block, which must succeed (other lines, such as
-    ``pip install``, are for the reader to run)."""
+    """Run each ``symdiff ...`` line of a bash block in the current (temporary) directory; each
+    must succeed (other lines, such as ``pip install``, are for the reader to run)."""
     for line in example.parsed.splitlines():
         command = line.split("  #")[0].strip()
         if not command or command.startswith("#"):
@@ -35,7 +35,7 @@ def _run_commands(example) -> None:
         if words[0] != "symdiff":
             continue
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        done = subprocess.run([sys.executable, "-m", "symdiff", *words[1:]], cwd=ROOT, env=env,
+        done = subprocess.run([sys.executable, "-m", "symdiff", *words[1:]], env=env,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, f"{line!r} failed:\n{done.stderr}"
 

@@ -144,6 +144,11 @@ ROWS: tuple[Fn, ...] = (
     Fn(("atan", "arctan"), "atan", ufunc="arctan", standard="atan", passes=6,
        rule=ITRIG, identity="d/du atan(u) = 1/(1 + u^2)", partials=unary(lambda u: 1 / (1 + u**2)),
        domain=on((-3, 12)), doc="Inverse tangent (``np.arctan`` on numbers)."),
+    Fn(("acot",), "acot", template="_np.arctan(1.0/{0})", numeric=lambda x: np.arctan(1.0 / x),
+       rule=ITRIG, identity="d/du acot(u) = -1/(1 + u^2)",
+       partials=unary(lambda u: -1 / (1 + u**2)), domain=on((0.4, 4)),
+       doc="Inverse cotangent ``atan(1/x)``, in ``(-pi/2, pi/2]`` (``np.arctan(1/x)`` on "
+           "numbers)."),
     Fn(("atan2", "arctan2"), "atan2", params="y, x", ufunc="arctan2", standard="atan2", passes=9,
        rule=ITRIG, identity="d atan2(y, x) = (x dy - y dx)/(x^2 + y^2)", partials=_atan2_partials,
        domain=on((1, 10), (-3, 3)),

@@ -23,6 +23,8 @@ import symdiff as sd
 from symdiff import nn
 from symdiff.tensor import families
 
+from .tensor_cases import central_gradient
+
 
 @dataclass(frozen=True)
 class Case:
@@ -234,17 +236,6 @@ def _point(case: Case, seed: int = 7) -> dict[str, np.ndarray]:
     return {name: rng.uniform(lo, hi, shape) for name, shape in case.shapes.items()}
 
 
-def _central(f, point, name, h=1e-6):
-    x = point[name]
-    out = np.zeros_like(x)
-    for index in np.ndindex(x.shape):
-        up, down = x.copy(), x.copy()
-        up[index] += h
-        down[index] -= h
-        out[index] = (f(**{**point, name: up}) - f(**{**point, name: down})) / (2 * h)
-    return out
-
-
 @pytest.mark.parametrize("key", sorted(CASES))
 def test_spelling_value_gradient_and_hessian(key):
     case = CASES[key]
@@ -255,14 +246,14 @@ def test_spelling_value_gradient_and_hessian(key):
     value, grads = f(**point)
     assert float(value) == pytest.approx(float(loss(**point)), rel=1e-10, abs=1e-12)
     for name, grad in zip(names, grads, strict=True):
-        np.testing.assert_allclose(grad, _central(loss, point, name), rtol=1e-5, atol=1e-7,
+        np.testing.assert_allclose(grad, central_gradient(loss, point, name), rtol=1e-5, atol=1e-7,
                                    err_msg=f"{key}: d/d{name}")
     if case.hessian:
         first = names[0]
         g = sd.grad(loss, wrt=first, shapes=case.shapes)
         H = np.asarray(sd.hessian(loss, wrt=first, shapes=case.shapes)(**point))
         n = point[first].size
-        columns = [_central(lambda i=i, **p: np.ravel(g(**p))[i], point, first).ravel()
+        columns = [central_gradient(lambda i=i, **p: np.ravel(g(**p))[i], point, first).ravel()
                    for i in range(n)]
         np.testing.assert_allclose(H.reshape(n, n), np.array(columns), rtol=1e-4, atol=1e-6,
                                    err_msg=f"{key}: Hessian")

@@ -7,7 +7,7 @@ Build it strictly, as the test suite does (tests/test_docs_site.py)::
 
 project = "symdiff"
 author = "symdiff developers"
-copyright = "symdiff developers"  # noqa: A001 (Sphinx reads this name)
+copyright = "symdiff developers"
 
 extensions = ["myst_parser"]
 source_suffix = {".md": "markdown"}

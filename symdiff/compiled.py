@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .chunks import chunked
 from .codegen.load import load_function
 from .codegen.naming import code_names, rename_keywords
-from .constants import Bound, rebound
+from .constants import Bound, drawing, rebound, refuse_folded
 from .errors import SymdiffError
 from .recipe import Recipe
 from .source_html import compiled_html
@@ -151,8 +151,9 @@ class CompiledFunction:
             generated = generated.replace(parameters=[
                 p for p in generated.parameters.values() if p.name not in names])
             if tuple(c.name for c in self._constants) == names:
-                values = {c.name: c.value for c in self._constants}
-                self._run = functools.partial(fn, **values)
+                values = {c.name: c.value for c in self._constants if c.draw is None}
+                self._run = (functools.partial(fn, **values) if len(values) == len(names)
+                             else drawing(fn, values, self._constants))
             else:
                 self._run = _unbound(self.name, names)
         signature = self._signature
@@ -231,28 +232,35 @@ class CompiledFunction:
         """The bound constants a call passes, by the name :meth:`bind` takes (the traced
         function's Python name for the array, else ``_c0``, ...): read-only arrays (for a large
         index array or mask, the flat int64 positions it selects; an array used both as an index
-        and as values shows its values)."""
+        and as values shows its values), and the generators of random draws (drawn from again at
+        every call: :mod:`symdiff.trace.draws`)."""
         shown: dict[str, Any] = {}
         for c in sorted(self._constants, key=lambda c: c.kind != "array"):
             shown.setdefault(c.label, c.value)
         return shown
 
-    def with_constants(self, constants: Sequence[Bound]) -> CompiledFunction:
+    def with_constants(self, constants: Sequence[Bound],
+                       folded: Sequence[tuple[str, str]] = ()) -> CompiledFunction:
         """The same generated function (not loaded again) passing ``constants`` (``self`` if
-        there are none and it needs none)."""
-        constants = tuple(constants)
-        if not constants and not self._constants:
+        there are none and it needs none); ``folded`` names the arrays the traced function
+        read whose numbers its code holds, with why (:meth:`bind` refuses them)."""
+        constants, folded = tuple(constants), tuple(folded)
+        if not constants and not self._constants and folded == self.__dict__.get("_folded", ()):
             return self
-        return self._clone(_constants=constants)
+        return self._clone(_constants=constants, _folded=folded)
 
     def bind(self, **values: Any) -> CompiledFunction:
         """This function with other values of its bound constants, by name
         (``g.bind(X=new_X)``; :attr:`constants` lists the names): each of the shape and dtype
         it was traced with (a ``ShapeError`` otherwise; booleans and integers are converted to
         float64 as when traced). The values are captured (copied) now; ``self`` is unchanged.
-        Only the constants named change: an array NumPy computed from one when the function was
-        traced (``-y``) keeps its traced value (trace again), and rebinding an array while a view
-        of it (``X[:, 0]``) is a constant too is a ``TypeError`` unless both are given."""
+        What the traced function computed from a named array (``np.sum(X)``, ``X[:, 0]``,
+        ``-y``) is computed from the new one (:mod:`symdiff.tensor.closed`); an array whose
+        numbers the compiled function holds instead (used where symdiff needed its values when
+        traced, or any array of a function traced without ``shapes=``) is refused with an
+        :class:`~symdiff.errors.UnsupportedError` saying why: build the function again. For a
+        random draw, ``g.bind(rs=other)`` draws from another generator of the same kind."""
+        refuse_folded(self.name, self.__dict__.get("_folded", ()), values)
         by_name: dict[str, list[Bound]] = {}  # an array can be a constant and an index
         for c in self._constants:
             by_name.setdefault(c.label, []).append(c)
@@ -322,7 +330,8 @@ class CompiledFunction:
     def save(self, path: str | Path) -> Path:
         """Write :attr:`source` to ``path`` as a standalone module; returns the path. (Its
         function takes a traced function's bound constants as trailing parameters ``_c0, ...``:
-        pass :attr:`constants`' values, in order.)"""
+        pass :attr:`constants`' values, in order, and for a random draw an array drawn as its
+        docstring says.)"""
         path = Path(path)
         path.write_text(self.source, encoding="utf-8")
         return path
@@ -348,7 +357,8 @@ class CompiledFunction:
         self.__dict__.setdefault("recorded", None)  # derived again by explain(), if asked
         self.__dict__.setdefault("_constants", ())
         for constant in self._constants:  # unpickled arrays are writable again
-            constant.value.setflags(write=False)
+            if constant.draw is None:
+                constant.value.setflags(write=False)
         self._bind()
 
     # -- display -----------------------------------------------------------------------------------

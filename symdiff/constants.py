@@ -21,6 +21,11 @@ The policy, shared by the tracer and :meth:`CompiledFunction.bind`:
   few dozen entries is a bound constant of its own kind: the flat int64 positions it selects
   (:func:`captured_index`), rebound from a new index array of the same shape (its entries in
   range) or a new mask of the same shape selecting as many entries (:func:`rebound`).
+* a random draw the function makes (``rs.standard_normal(n)``, :mod:`symdiff.trace.draws`) is a
+  bound value of kind ``"draw"``: its ``value`` is the generator (a ``RandomState`` or
+  ``Generator``, never copied) and its :class:`Draw` the call; the compiled function makes the
+  call again at every call, in the traced order, and passes the result as the parameter
+  (:func:`drawing`); ``g.bind(rs=other)`` draws from another generator.
 
 Standard library at import (NumPy is imported when an array is converted): a compiled function
 loaded from the disk cache uses this without SymPy.
@@ -28,10 +33,25 @@ loaded from the disk cache uses this without SymPy.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import ShapeError, UnsupportedError
+
+
+@dataclass(frozen=True, eq=False)
+class Draw:
+    """A random draw made at every call: ``generator.method(*args, **kwargs)`` (the generator
+    is the :class:`Bound`'s value), giving an array of ``shape`` and ``dtype``; ``text`` is the
+    call as the traced function wrote it (``rs.normal(0.0, 2.0, size=3)``)."""
+
+    method: str
+    args: tuple[Any, ...]
+    kwargs: tuple[tuple[str, Any], ...]
+    shape: tuple[int, ...]
+    dtype: str
+    text: str
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,23 +66,31 @@ class Bound:
     #: The names of arrays this one was a view of when traced (``X[:, 0]`` of ``X``): a
     #: :meth:`CompiledFunction.bind` of those must rebind this one too.
     sources: tuple[str, ...] = ()
-    #: ``"array"`` (a float array), ``"index"`` (int64 positions from an int index array) or
-    #: ``"mask"`` (int64 positions, ``np.flatnonzero`` of a boolean mask).
+    #: ``"array"`` (a float array), ``"index"`` (int64 positions from an int index array),
+    #: ``"mask"`` (int64 positions, ``np.flatnonzero`` of a boolean mask) or ``"draw"`` (a
+    #: random draw made at every call; ``value`` is the generator).
     kind: str = "array"
     #: For an index: the shape of the user's index array or mask (``value`` is flat), and the
     #: size of the axis it indexes (0 when it is a named dimension, unknown until called).
     given_shape: tuple[int, ...] = ()
     axis_size: int = 0
+    #: For a draw: the call made at every call.
+    draw: Draw | None = None
 
     @property
     def shape(self) -> tuple[int, ...]:
         """The constant's shape (fixed ints)."""
-        return tuple(self.value.shape)
+        return self.draw.shape if self.draw is not None else tuple(self.value.shape)
 
     @property
     def dtype(self) -> str:
         """The captured dtype's name (``float64``, ``float32``)."""
-        return str(self.value.dtype)
+        return self.draw.dtype if self.draw is not None else str(self.value.dtype)
+
+    @property
+    def is_index(self) -> bool:
+        """Whether the parameter holds int64 positions (an index or a mask)."""
+        return self.kind in ("index", "mask")
 
 
 def captured(value: Any, label: str) -> Any:
@@ -127,6 +155,9 @@ def rebound(bound: Bound, value: Any) -> Bound:
     of the same shape and dtype, else a ``ShapeError`` (the generated module is specialised to
     them). An index constant takes a new index array (or mask) like the one it was traced
     with."""
+    if bound.draw is not None:
+        return Bound(bound.name, bound.label, _generator(bound, value), bound.sources,
+                     bound.kind, draw=bound.draw)
     if bound.kind != "array":
         return Bound(bound.name, bound.label, captured_index(_positions(bound, value)),
                      bound.sources, bound.kind, bound.given_shape, bound.axis_size)
@@ -140,4 +171,68 @@ def rebound(bound: Bound, value: Any) -> Bound:
     return Bound(bound.name, bound.label, array, bound.sources)
 
 
-__all__ = ["Bound", "captured", "captured_index", "rebound"]
+def refuse_folded(function: str, folded: Sequence[tuple[str, str]], names: Iterable[str]
+                  ) -> None:
+    """:meth:`CompiledFunction.bind` of ``names``: an UnsupportedError if one of them is an
+    array whose numbers the compiled code holds (``folded``: label and why)."""
+    why = dict(folded)
+    for name in names:
+        if name in why:
+            raise UnsupportedError(
+                f"{function}.bind(): the compiled function holds numbers computed from {name} "
+                f"when it was traced ({why[name]}), so it cannot be rebound; build the function "
+                f"again with the new {name}")
+
+
+def _generator(bound: Bound, value: Any) -> Any:
+    """A generator to draw ``bound``'s call from instead of its own: one of the same kind."""
+    import numpy as np
+
+    kind = type(bound.value)
+    if not isinstance(value, np.random.RandomState | np.random.Generator) or not isinstance(
+            value, kind):
+        raise TypeError(f"bind: {bound.label} is the generator of the draw {bound.draw.text} "
+                        f"(a {kind.__name__}); got {type(value).__name__}")
+    return value
+
+
+def arguments(constants: Sequence[Bound], fresh: bool = True) -> dict[str, Any]:
+    """The generated function's arguments for ``constants``, by parameter name: the arrays,
+    and a new draw for each draw, in order (from a copy of its generator unless ``fresh``, which
+    leaves the user's generator as it is: for displays)."""
+    import copy
+
+    import numpy as np
+
+    values: dict[str, Any] = {}
+    for c in constants:
+        if c.draw is None:
+            values[c.name] = c.value
+        else:
+            generator = c.value if fresh else copy.deepcopy(c.value)
+            method = getattr(generator, c.draw.method)
+            values[c.name] = np.asarray(method(*c.draw.args, **dict(c.draw.kwargs)))
+    return values
+
+
+def drawing(fn: Callable[..., Any], values: Mapping[str, Any],
+            constants: Sequence[Bound]) -> Callable[..., Any]:
+    """``fn`` (a generated function) with the bound ``values`` given, and the draws of
+    ``constants`` made afresh at every call, in their order, before ``fn`` runs: as the
+    traced function drew them."""
+    import numpy as np
+
+    asarray = np.asarray
+    draws = [(c.name, getattr(c.value, c.draw.method), c.draw.args, dict(c.draw.kwargs))
+             for c in constants if c.draw is not None]
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        for name, method, given, keywords in draws:
+            kwargs[name] = asarray(method(*given, **keywords))
+        return fn(*args, **kwargs, **values)
+
+    return call
+
+
+__all__ = ["Bound", "Draw", "arguments", "captured", "captured_index", "drawing", "rebound",
+           "refuse_folded"]

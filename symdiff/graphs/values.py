@@ -17,6 +17,7 @@ import numpy as np
 
 from ..codegen import naming
 from ..codegen.load import load_function
+from ..constants import arguments
 from ..recipe import function_name
 from ..tensor.emit import Program
 from ..tensor.ir import Node
@@ -44,10 +45,10 @@ def evaluate(request: TensorRequest, nodes: Sequence[Node], at: Mapping[str, Any
         mode="value",
         needs={d: n for d, n in request.builder.needs.items() if d in bound},
         cse=False,  # quicker to build; equal to grad's up to the order of a rounding
-        indices=tuple(c.name for c in constants if c.kind != "array"),
+        indices=tuple(c.name for c in constants if c.is_index),
     )
     function = load_function(emit_module(program), program.name, "<symdiff graph values>")
-    values = function(**{p: at[p] for p in params}, **{c.name: c.value for c in constants})
+    values = function(**{p: at[p] for p in params}, **arguments(constants, fresh=False))
     return [np.asarray(v, dtype=float) for v in values]
 
 

@@ -32,7 +32,7 @@ from .ir import Node, serialize, variables
 from .ops import Builder
 from .parse import TENSOR_FUNCTIONS, parse_tensor
 from .shapes import Shape, format_shape, parse_shapes
-from .trace import trace_tensor
+from .tracing import trace_tensor
 
 
 @dataclass
@@ -53,6 +53,9 @@ class TensorRequest:
     #: The bound constants its traces met (:mod:`symdiff.constants`): parameters of the
     #: generated function after ``params``, passed by the compiled function.
     constants: tuple[Bound, ...] = ()
+    #: The named arrays whose numbers the generated code holds, with why
+    #: (:mod:`symdiff.tensor.closed`): ``bind`` refuses to rebind them.
+    folded: tuple[tuple[str, str], ...] = ()
 
     @property
     def call_signature(self) -> inspect.Signature | None:
@@ -90,7 +93,8 @@ class TensorRequest:
         parts = [__version__, "tensor", self.kind, json.dumps(identity), str(self.many),
                  json.dumps(list(self.wrt)), str(self.single), self.options.code_key()]
         parts += [f"{p}:{format_shape(self.shapes[p])}" for p in self.params]
-        parts += [f"{c.name}={c.label}:{c.shape}:{c.dtype}" for c in self.constants]
+        parts += [f"{c.name}={c.label}:{c.shape}:{c.dtype}"
+                  + ("" if c.draw is None else ":draw:" + c.draw.text) for c in self.constants]
         parts += [f"{d}>={n}" for d, n in sorted(self.builder.needs.items(), key=str)]
         if self.signature is not None:
             parts.append("signature" + signature_text(self.signature))
@@ -162,7 +166,7 @@ def request_for(kind: str, exprs: object, wrt: object, options: Options,
     names = tuple(signature.parameters) if signature is not None else tuple(found)
     params = _parameters(kind, names, wrt_names, ordered=signature is not None)
     return TensorRequest(kind, texts, many, wrt_names, single, options, parsed_shapes, b, roots,
-                         params, signature, tuple(captures.items))
+                         params, signature, tuple(captures.items), tuple(captures.folded.items()))
 
 
 def _parameters(kind: str, names, wrt: Sequence[str], ordered: bool = False) -> tuple[str, ...]:

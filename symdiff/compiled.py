@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .chunks import chunked
 from .codegen.load import load_function
 from .codegen.naming import code_names, rename_keywords
-from .constants import Bound, drawing, rebound, refuse_folded
+from .constants import Bound, drawing, rebound, refreshed, refuse_folded
 from .errors import SymdiffError
 from .recipe import Recipe
 from .source_html import compiled_html
@@ -98,7 +98,7 @@ class CompiledFunction:
         """The generated function's parameters that are bound constants (after :attr:`args`)."""
         if self.recipe is not None:
             return self.recipe.constants
-        return tuple(c.name for c in self._constants)
+        return tuple(c.name for c in self._constants if c.passed)
 
     def _bind(self) -> None:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:16]
@@ -150,8 +150,9 @@ class CompiledFunction:
         if names:
             generated = generated.replace(parameters=[
                 p for p in generated.parameters.values() if p.name not in names])
-            if tuple(c.name for c in self._constants) == names:
-                values = {c.name: c.value for c in self._constants if c.draw is None}
+            if tuple(c.name for c in self._constants if c.passed) == names:
+                values = {c.name: c.value for c in self._constants
+                          if c.passed and c.draw is None}
                 self._run = (functools.partial(fn, **values) if len(values) == len(names)
                              else drawing(fn, values, self._constants))
             else:
@@ -281,13 +282,15 @@ class CompiledFunction:
         given = {c.name: v for k, v in values.items() for c in by_name[k]}
         rebound_labels = {c.label for k in values for c in by_name[k]}
         stale = [c.label for c in self._constants if c.name not in given
-                 and rebound_labels.intersection(c.sources)]
+                 and c.prelude is None and rebound_labels.intersection(c.sources)]
         if stale:
             raise TypeError(f"{self.name}.bind(): the constant(s) {', '.join(stale)} were views "
                             "of an array being rebound when traced; rebind them too, or trace "
                             "the function again")
-        return self.with_constants(
-            [rebound(c, given[c.name]) if c.name in given else c for c in self._constants])
+        constants = [rebound(c, given[c.name]) if c.name in given else c
+                     for c in self._constants]
+        return self.with_constants(refreshed(constants, given),
+                                   self.__dict__.get("_folded", ()))
 
     def positional_arguments(self, values: Mapping[str, Any]) -> list[Any]:
         """The generated function's positional arguments from ``values`` by name (other names
@@ -329,9 +332,9 @@ class CompiledFunction:
     # -- persistence -------------------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
         """Write :attr:`source` to ``path`` as a standalone module; returns the path. (Its
-        function takes a traced function's bound constants as trailing parameters ``_c0, ...``:
-        pass :attr:`constants`' values, in order, and for a random draw an array drawn as its
-        docstring says.)"""
+        function takes a traced function's bound constants as trailing parameters ``_c0, ...``,
+        which its docstring lists: pass the arrays :attr:`constants` shows by those names (or
+        labels), and for a random draw an array drawn as the docstring says.)"""
         path = Path(path)
         path.write_text(self.source, encoding="utf-8")
         return path

@@ -21,6 +21,10 @@ The policy, shared by the tracer and :meth:`CompiledFunction.bind`:
   few dozen entries is a bound constant of its own kind: the flat int64 positions it selects
   (:func:`captured_index`), rebound from a new index array of the same shape (its entries in
   range) or a new mask of the same shape selecting as many entries (:func:`rebound`).
+* a value computed from bound arrays alone (``np.sum(X)``, ``(X - X.mean(0)) / X.std(0)``) is
+  a bound constant of kind ``"derived"``: computed once by a generated NumPy function, its
+  :class:`Prelude`, when traced and again when :meth:`CompiledFunction.bind` rebinds an array it
+  reads (:func:`refreshed`), never at every call;
 * a random draw the function makes (``rs.standard_normal(n)``, :mod:`symdiff.trace.draws`) is a
   bound value of kind ``"draw"``: its ``value`` is the generator (a ``RandomState`` or
   ``Generator``, never copied) and its :class:`Draw` the call; the compiled function makes the
@@ -34,7 +38,7 @@ loaded from the disk cache uses this without SymPy.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import ShapeError, UnsupportedError
@@ -52,6 +56,32 @@ class Draw:
     shape: tuple[int, ...]
     dtype: str
     text: str
+
+
+class Prelude:
+    """A generated NumPy function (``source``, its function ``name``) computing the derived
+    bound constants of a traced function from the bound arrays ``inputs`` (by parameter name):
+    a tuple, one value per derived constant. Loaded (and verified) when first run; pickled as
+    its source."""
+
+    def __init__(self, source: str, name: str, inputs: tuple[str, ...]):
+        self.source = source
+        self.name = name
+        self.inputs = inputs
+
+    def run(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
+        """The derived values for the bound arrays ``values`` (by parameter name)."""
+        function = _PRELUDES.get(self.source)
+        if function is None:
+            from .codegen.load import load_function
+
+            function = _PRELUDES[self.source] = load_function(self.source, self.name,
+                                                              f"<symdiff {self.name} prelude>")
+        return tuple(function(**{name: values[name] for name in self.inputs}))
+
+
+#: The loaded prelude functions, by source.
+_PRELUDES: dict[str, Callable[..., Any]] = {}
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,6 +106,13 @@ class Bound:
     axis_size: int = 0
     #: For a draw: the call made at every call.
     draw: Draw | None = None
+    #: For a derived constant (kind ``"derived"``): the prelude computing it, and which of its
+    #: outputs it is; ``sources`` are the labels of the arrays it is computed from.
+    prelude: Prelude | None = None
+    output: int = 0
+    #: Whether the generated function takes it (an array only derived constants are computed
+    #: from is not passed, only kept for ``bind``).
+    passed: bool = True
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -155,12 +192,13 @@ def rebound(bound: Bound, value: Any) -> Bound:
     of the same shape and dtype, else a ``ShapeError`` (the generated module is specialised to
     them). An index constant takes a new index array (or mask) like the one it was traced
     with."""
+    if bound.prelude is not None:
+        raise TypeError(f"bind: {bound.name} is computed from {', '.join(bound.sources)} when "
+                        "bound; rebind those instead")
     if bound.draw is not None:
-        return Bound(bound.name, bound.label, _generator(bound, value), bound.sources,
-                     bound.kind, draw=bound.draw)
+        return replace(bound, value=_generator(bound, value))
     if bound.kind != "array":
-        return Bound(bound.name, bound.label, captured_index(_positions(bound, value)),
-                     bound.sources, bound.kind, bound.given_shape, bound.axis_size)
+        return replace(bound, value=captured_index(_positions(bound, value)))
     array = captured(value, bound.label)
     if array.shape != bound.value.shape or array.dtype != bound.value.dtype:
         raise ShapeError(
@@ -168,7 +206,33 @@ def rebound(bound: Bound, value: Any) -> Bound:
             f"{bound.dtype}; got shape {array.shape} and dtype {array.dtype} (trace the "
             "function again for another shape or dtype)"
         )
-    return Bound(bound.name, bound.label, array, bound.sources)
+    return replace(bound, value=array)
+
+
+def refreshed(constants: Sequence[Bound], changed: Iterable[str]) -> tuple[Bound, ...]:
+    """``constants`` after :meth:`CompiledFunction.bind` gave new values to the parameters
+    ``changed``: each derived constant computed from one of them computed again."""
+    changed = set(changed)
+    values = {c.name: c.value for c in constants}
+    runs: dict[int, tuple[Any, ...]] = {}
+    out = []
+    for c in constants:
+        prelude = c.prelude
+        if prelude is not None and changed.intersection(prelude.inputs):
+            if id(prelude) not in runs:
+                runs[id(prelude)] = prelude.run(values)
+            value = _read_only(runs[id(prelude)][c.output])
+            c = replace(c, value=value)
+        out.append(c)
+    return tuple(out)
+
+
+def _read_only(value: Any) -> Any:
+    import numpy as np
+
+    array = np.array(value)
+    array.setflags(write=False)
+    return array
 
 
 def refuse_folded(function: str, folded: Sequence[tuple[str, str]], names: Iterable[str]
@@ -206,6 +270,8 @@ def arguments(constants: Sequence[Bound], fresh: bool = True) -> dict[str, Any]:
 
     values: dict[str, Any] = {}
     for c in constants:
+        if not c.passed:
+            continue
         if c.draw is None:
             values[c.name] = c.value
         else:
@@ -234,5 +300,5 @@ def drawing(fn: Callable[..., Any], values: Mapping[str, Any],
     return call
 
 
-__all__ = ["Bound", "Draw", "arguments", "captured", "captured_index", "drawing", "rebound",
-           "refuse_folded"]
+__all__ = ["Bound", "Draw", "Prelude", "arguments", "captured", "captured_index", "drawing",
+           "rebound", "refreshed", "refuse_folded"]

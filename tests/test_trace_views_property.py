@@ -102,11 +102,15 @@ def programs(draw) -> str:
 @settings(max_examples=30, deadline=None)
 @given(programs(), st.sampled_from(["reverse", "forward", "auto"]), st.integers(0, 2**16))
 def test_views_of_views_match_central_differences(source, mode, seed):
+    _check(source, mode, np.random.default_rng(seed).uniform(-1.0, 1.0, size=N))
+
+
+def _check(source: str, mode: str, w: np.ndarray) -> None:
+    """The gradient of the random program ``source`` at ``w`` against central differences."""
     namespace: dict = {"np": np}
     exec(source, namespace)  # the test's own random program
     f = namespace["f"]
-    w = np.random.default_rng(seed).uniform(-1.0, 1.0, size=N)
-    got = sd.grad(f, wrt="w", shapes={"w": (N,)}, mode=mode, cache=False)(w)
+    got = sd.grad(f, wrt="w", shapes={"w": w.shape}, mode=mode, cache=False)(w)
     assert np.allclose(got, central(f, w), rtol=1e-5, atol=1e-6), source
 
 
@@ -172,12 +176,7 @@ def gp_programs(draw) -> str:
 @settings(max_examples=20, deadline=None)
 @given(gp_programs(), st.sampled_from(["reverse", "auto"]), st.integers(0, 2**16))
 def test_gaussian_process_patterns_in_reverse_mode(source, mode, seed):
-    namespace: dict = {"np": np}
-    exec(source, namespace)  # the test's own random program
-    f = namespace["f"]
-    w = np.random.default_rng(seed).uniform(-0.5, 0.5, size=L)
-    got = sd.grad(f, wrt="w", shapes={"w": (L,)}, mode=mode, cache=False)(w)
-    assert np.allclose(got, central(f, w), rtol=1e-5, atol=1e-6), source
+    _check(source, mode, np.random.default_rng(seed).uniform(-0.5, 0.5, size=L))
 
 
 # -- the deep Gaussian process and the GPLVM, written as their users write them ------------------

@@ -31,7 +31,7 @@ def evaluate(request: TensorRequest, nodes: Sequence[Node], at: Mapping[str, Any
     """The value of each of ``nodes`` (of ``request``'s builder) with the variables set to
     ``at`` (one array per parameter of the request; shapes checked by the generated code, a
     :class:`~symdiff.errors.ShapeError` naming the argument otherwise)."""
-    params, constants, shapes = request.params, request.constants, request.shapes
+    params, constants, shapes = request.params, request.passed, request.shapes
     outputs = [(naming.output_entry((i,)), node) for i, node in enumerate(nodes)]
     bound = {d for p in params for d in dims_of(shapes[p])}
     program = Program(

@@ -101,7 +101,7 @@ def _build(request: TensorRequest) -> Built:
     argument_text = ", ".join(f"{p} {format_shape(shapes[p])}" for p in params)
     recipe = replace(request.recipe, mode=plan.mode,
                      outputs=tuple(name for name, _ in plan.outputs))
-    constants = request.constants
+    constants = request.passed
     program = Program(
         name=recipe.name,
         title=plan.title,
@@ -134,8 +134,9 @@ def _constants_doc(constants: Sequence[Bound]) -> list[str]:
     draws = [c for c in constants if c.draw is not None]
     lines = []
     if arrays:
-        items = ", ".join(f"{c.name} {format_shape(c.shape)} {c.dtype}"
-                          + ("" if c.label == c.name else f" ({c.label})") for c in arrays)
+        items = ", ".join(f"{c.name} {format_shape(c.shape)} {c.dtype}" + (
+            f" (computed from {', '.join(c.sources)} when bound)" if c.prelude is not None
+            else "" if c.label == c.name else f" ({c.label})") for c in arrays)
         lines.append(f"Bound constants (captured when traced, passed by the compiled function; "
                      f"g.bind(name=array) rebinds): {items}.")
     if draws:

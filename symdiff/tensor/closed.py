@@ -1,22 +1,29 @@
-"""The NumPy arrays a traced function reads by name (closed over, or globals), seen as traced
-constants: what the function computes from them stays an expression in them.
+"""The NumPy arrays a traced function reads by name (closed over, or globals), seen so that
+what the function computes from them is recomputed when :meth:`CompiledFunction.bind` rebinds
+them, or refused by ``bind`` when it cannot be.
 
 ``lambda r: np.sum(x) / np.sum(r + x)`` with ``x`` closed over: were ``x`` a plain array while
 tracing, NumPy would compute ``np.sum(x)`` at once and the compiled function would hold that
 number, so ``g.bind(x=new_x)`` would mix the new ``x`` with the old sum. While the function is
-traced (:func:`symdiff.trace.environment.rewired`), each such array (real numbers, ``ndim >=
-1``) is a :class:`ClosedArray`: a traced array standing for the bound constant (made when first
-used, :meth:`~symdiff.tensor.captures.Captures.node`), so ``np.sum(x)``, ``x.mean()``, ``x @
-x``, ``np.linalg.norm(x)`` are expressions in it and :meth:`CompiledFunction.bind` recomputes
-them. Its shape, ``len`` and dtype are its own (numbers, as before); as an index (``w[idx]``,
-``w[mask]``), a condition of ``np.where`` or a sampler's argument it is the array itself.
+traced (:func:`symdiff.trace.environment.rewired`):
 
-Where its values are needed as numbers (``np.asarray(x)``, ``float(x)``, an argument a NumPy
-function takes as a constant), they are the array's, and :class:`ClosedArrays` notes the array
-as *folded*: the compiled function holds numbers computed from it, so ``bind`` refuses to
-rebind it (:meth:`CompiledFunction.bind`). A function that cannot be traced with its arrays
-symbolic (an operation symdiff does not trace, Python control flow on their values) is traced
-again with them as plain arrays, every one folded (:func:`symdiff.tensor.tracing.trace_tensor`).
+* an array of real numbers (``ndim >= 1``) is a :class:`ClosedArray`, a traced array standing
+  for its bound constant (made when first used,
+  :meth:`~symdiff.tensor.captures.Captures.node`): ``np.sum(x)``, ``x.mean()``, ``x @ x``,
+  ``np.linalg.norm(x)`` are expressions in it (what is computed from such arrays alone is then
+  computed once per binding: :mod:`symdiff.tensor.derived`). Its shape, ``len`` and dtype are
+  numbers, as before; as a sampler's argument or where NumPy needs its numbers
+  (``np.asarray(x)``, ``float(x)``, an argument a NumPy function takes as a constant) it is the
+  array, noted *folded*: the compiled function holds numbers computed from it, so ``bind``
+  refuses to rebind it;
+* an array of ints or booleans (an index, a mask, labels, counts) is a :class:`NamedArray`: the
+  array itself, which indexes, selects and meets traced values as before (a bound constant
+  ``bind`` rebinds) and notes itself folded when NumPy computes with it alone
+  (``np.sum(counts)``, ``labels % 2``) or a short index of it is written into the code.
+
+A function that cannot be traced with its arrays of real numbers symbolic (an operation symdiff
+does not trace, Python control flow on their values) is traced again with them as plain arrays,
+every one folded (:func:`symdiff.tensor.tracing.trace_tensor`).
 """
 
 from __future__ import annotations

@@ -27,6 +27,7 @@ from ..recipe import KINDS, Recipe, function_name, shapes_of
 from ..request import is_function
 from ..trace import DIRECTION, call_signature, combine_signatures, signature_text, traced_name
 from .captures import Captures
+from .derived import hoist
 from .formula import text
 from .ir import Node, serialize, variables
 from .ops import Builder
@@ -58,6 +59,11 @@ class TensorRequest:
     folded: tuple[tuple[str, str], ...] = ()
 
     @property
+    def passed(self) -> tuple[Bound, ...]:
+        """The bound constants the generated function takes (after ``params``)."""
+        return tuple(c for c in self.constants if c.passed)
+
+    @property
     def call_signature(self) -> inspect.Signature | None:
         """The compiled function's signature: the traced function's (with ``_v`` last for a
         Hessian-vector product), or None for the generated function's own."""
@@ -75,8 +81,8 @@ class TensorRequest:
         shapes."""
         exprs = tuple(t if isinstance(t, str) else text(r)
                       for t, r in zip(self.texts, self.roots, strict=True))
-        constants = tuple(c.name for c in self.constants)
-        shapes = {**self.shapes, **{c.name: c.shape for c in self.constants}}
+        constants = tuple(c.name for c in self.passed)
+        shapes = {**self.shapes, **{c.name: c.shape for c in self.passed}}
         return Recipe(kind=self.kind, exprs=exprs, args=self.params, wrt=self.wrt,
                       single=self.single, shapes=shapes_of(shapes, self.params + constants),
                       options=replace(self.options, cache=True), constants=constants)
@@ -94,7 +100,9 @@ class TensorRequest:
                  json.dumps(list(self.wrt)), str(self.single), self.options.code_key()]
         parts += [f"{p}:{format_shape(self.shapes[p])}" for p in self.params]
         parts += [f"{c.name}={c.label}:{c.shape}:{c.dtype}"
-                  + ("" if c.draw is None else ":draw:" + c.draw.text) for c in self.constants]
+                  + ("" if c.draw is None else ":draw:" + c.draw.text)
+                  + ("" if c.prelude is None else ":derived:" + ",".join(c.sources))
+                  + ("" if c.passed else ":kept") for c in self.constants]
         parts += [f"{d}>={n}" for d, n in sorted(self.builder.needs.items(), key=str)]
         if self.signature is not None:
             parts.append("signature" + signature_text(self.signature))
@@ -146,6 +154,8 @@ def request_for(kind: str, exprs: object, wrt: object, options: Options,
             roots.append(parse_tensor(item, parsed_shapes, b))
     signature = combine_signatures(signatures, functions) if signatures else None
     label = traced_name(functions, len(items) == 1) if functions else ""
+    if captures.items:  # what is computed from bound arrays alone: once per binding
+        roots = hoist(b, roots, captures)
     found = variables(roots)
     if signature is not None:
         check_parameters(signature, found, label)

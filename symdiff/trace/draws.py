@@ -324,12 +324,13 @@ def watched(fn: Callable[..., Any], on_draw: Callable[[Call], Any],
         found = watch.replace(value, label)
         return found if found is not None or also is None else also(value, label)
 
-    function = rewired(fn, replace, watch.notice).function
+    found = rewired(fn, replace, watch.notice)
     watch.start()
     try:
-        yield function
+        yield found.function
     finally:
         recorder.close()
+        found.write_back()
     watch.check()
 
 

@@ -18,7 +18,7 @@ symdiff (NumPy's modules are seen through, for ``np.random``). Standard library 
 from __future__ import annotations
 
 import functools
-import sys
+import sysconfig
 import types
 import warnings
 from collections.abc import Callable
@@ -30,8 +30,11 @@ from typing import Any
 Replace = Callable[[Any, str], Any]
 
 #: Top-level packages whose functions are never walked into (their code reads no user values).
-_LIBRARIES = frozenset({"numpy", "scipy", "sympy", "symdiff", "mpmath"}) | frozenset(
-    sys.stdlib_module_names)
+_LIBRARIES = frozenset({"numpy", "scipy", "sympy", "symdiff", "mpmath"})
+#: Where the standard library's code lives (its installed packages excepted).
+_STANDARD = tuple({sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib")})
+
+_ABSENT = object()
 
 #: The most functions and module attributes one walk looks at.
 WALK_LIMIT = 2000
@@ -52,6 +55,27 @@ class Rewired:
 
     function: Callable[..., Any]
     replaced: list[Replaced] = field(default_factory=list)
+    #: The copies of module globals the copied functions use: (the module's, the copy, the
+    #: copy as made).
+    scopes: list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]] = field(
+        default_factory=list)
+    #: The ids of the copies made (never written back).
+    copies: frozenset[int] = frozenset()
+
+    def write_back(self) -> None:
+        """After the call: the globals the copied functions assigned (``global n; n += 1``)
+        or deleted, assigned or deleted in their modules too (never a value of symdiff's own,
+        such as a traced array computed from a replaced one)."""
+        for original, copy, made in self.scopes:
+            for name, value in copy.items():
+                if made.get(name, _ABSENT) is not value and not self._ours(value):
+                    original[name] = value
+            for name in made.keys() - copy.keys():
+                original.pop(name, None)
+
+    def _ours(self, value: Any) -> bool:
+        module = str(getattr(type(value), "__module__", ""))
+        return module.partition(".")[0] == "symdiff" or id(value) in self.copies
 
 
 class ModuleView(types.ModuleType):
@@ -73,9 +97,12 @@ class ModuleView(types.ModuleType):
         return dir(self.__dict__["_symdiff_module"])
 
 
-def _library(module_name: object) -> bool:
-    top = str(module_name or "").partition(".")[0]
-    return top in _LIBRARIES
+def _library(fn: types.FunctionType) -> bool:
+    """Whether ``fn`` is NumPy's, SciPy's, SymPy's, symdiff's or the standard library's."""
+    if str(getattr(fn, "__module__", None) or "").partition(".")[0] in _LIBRARIES:
+        return True
+    filename = fn.__code__.co_filename
+    return filename.startswith(_STANDARD) and "-packages" not in filename
 
 
 def _code_names(code: types.CodeType | None) -> set[str]:
@@ -166,7 +193,7 @@ class _Walk:
         key = id(fn)
         if key in self.functions or self.visits > WALK_LIMIT:
             return
-        if _library(getattr(fn, "__module__", None)):
+        if _library(fn):
             return
         self.visits += 1
         self.functions[key] = fn
@@ -238,6 +265,7 @@ class _Copier:
         self.walk = walk
         self.clones: dict[int, Any] = {}
         self.scopes: dict[int, dict[str, Any]] = {}  # id of a module's globals -> their copy
+        self.originals: dict[int, dict[str, Any]] = {}  # and -> the module's globals
         self.cells: dict[int, types.CellType] = {}  # id of a cell -> the cell copies read
 
     def changes(self, value: Any) -> bool:
@@ -278,6 +306,7 @@ class _Copier:
         scope = self.scopes.get(id(fn.__globals__))
         if scope is None:
             scope = self.scopes[id(fn.__globals__)] = dict(fn.__globals__)
+            self.originals[id(fn.__globals__)] = fn.__globals__
         closure = list(fn.__closure__ or ())
         for kind, where, _ in changed:
             if kind == "cell":
@@ -312,7 +341,10 @@ def rewired(fn: Callable[..., Any], replace: Replace,
                 if walk.decided.get(id(v)) is not None]
     if not replaced:
         return Rewired(fn)
-    return Rewired(_Copier(walk).read(fn), replaced)
+    copier = _Copier(walk)
+    function = copier.read(fn)
+    scopes = [(copier.originals[key], scope, dict(scope)) for key, scope in copier.scopes.items()]
+    return Rewired(function, replaced, scopes, frozenset(map(id, copier.clones.values())))
 
 
 __all__ = ["ModuleView", "Replace", "Replaced", "Rewired", "rewired"]

@@ -35,7 +35,11 @@ A NumPy array the function closes over or builds (``X`` in ``np.sum((X @ w - y) 
 ``np.eye(3)``, a mask ``np.arange(5) > 2``) becomes a *bound constant* when it meets a traced
 value: a parameter ``_c0, _c1, ...`` of the generated module that the compiled function passes
 (:mod:`symdiff.constants`, :mod:`symdiff.tensor.captures`); a constant boolean array is also a
-condition of ``np.where``. Scalars (numbers, 0-d arrays) stay literals.
+condition of ``np.where``. Scalars (numbers, 0-d arrays) stay literals. The arrays it reads by
+name are traced constants from the start, so that what it computes from them is too
+(:mod:`symdiff.tensor.closed`); its random draws are drawn again at every call
+(:meth:`Tracer.draw`, :mod:`symdiff.trace.draws`); :func:`symdiff.tensor.tracing.trace_tensor`
+runs the trace.
 
 Anything else is an :class:`~symdiff.errors.UnsupportedError` naming it: Python ``if`` on a
 traced value (use ``np.where``), ``float(x)``, iteration over a named first dimension, lists

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .chunks import chunked
 from .codegen.load import load_function
 from .codegen.naming import code_names, rename_keywords
-from .constants import Bound, drawing, rebound, refreshed, refuse_folded
+from .constants import Bound, drawing, rebinding
 from .errors import SymdiffError
 from .recipe import Recipe
 from .source_html import compiled_html
@@ -261,36 +261,8 @@ class CompiledFunction:
         traced, or any array of a function traced without ``shapes=``) is refused with an
         :class:`~symdiff.errors.UnsupportedError` saying why: build the function again. For a
         random draw, ``g.bind(rs=other)`` draws from another generator of the same kind."""
-        refuse_folded(self.name, self.__dict__.get("_folded", ()), values)
-        by_name: dict[str, list[Bound]] = {}  # an array can be a constant and an index
-        for c in self._constants:
-            by_name.setdefault(c.label, []).append(c)
-            if c.name != c.label:
-                by_name.setdefault(c.name, []).append(c)
-        unknown = sorted(set(values) - set(by_name))
-        parts = [c for c in self._constants if set(unknown) & set(c.sources)]
-        if parts:
-            raise TypeError(
-                f"{self.name}.bind(): {', '.join(unknown)} entered the bound constant(s) "
-                f"{', '.join(c.name for c in parts)} only through a computation when traced (an "
-                "index combining several arrays, or a view); rebind those by name or trace "
-                "the function again")
-        if unknown:
-            known = ", ".join(dict.fromkeys(c.label for c in self._constants)) or "none"
-            raise TypeError(f"{self.name}.bind() got unknown constant(s) {', '.join(unknown)}; "
-                            f"its bound constants are: {known}")
-        given = {c.name: v for k, v in values.items() for c in by_name[k]}
-        rebound_labels = {c.label for k in values for c in by_name[k]}
-        stale = [c.label for c in self._constants if c.name not in given
-                 and c.prelude is None and rebound_labels.intersection(c.sources)]
-        if stale:
-            raise TypeError(f"{self.name}.bind(): the constant(s) {', '.join(stale)} were views "
-                            "of an array being rebound when traced; rebind them too, or trace "
-                            "the function again")
-        constants = [rebound(c, given[c.name]) if c.name in given else c
-                     for c in self._constants]
-        return self.with_constants(refreshed(constants, given),
-                                   self.__dict__.get("_folded", ()))
+        folded = self.__dict__.get("_folded", ())
+        return self.with_constants(rebinding(self.name, self._constants, folded, values), folded)
 
     def positional_arguments(self, values: Mapping[str, Any]) -> list[Any]:
         """The generated function's positional arguments from ``values`` by name (other names

@@ -209,6 +209,43 @@ def rebound(bound: Bound, value: Any) -> Bound:
     return replace(bound, value=array)
 
 
+def rebinding(function: str, constants: Sequence[Bound], folded: Sequence[tuple[str, str]],
+              values: Mapping[str, Any]) -> tuple[Bound, ...]:
+    """``constants`` with new ``values`` by name (:meth:`CompiledFunction.bind` of the
+    function named ``function``): each rebound (:func:`rebound`), the derived constants computed
+    from them computed again (:func:`refreshed`). Refused: an array ``folded`` names
+    (:func:`refuse_folded`), an unknown name, and an array some other constant is a view of
+    unless both are given (``TypeError``)."""
+    refuse_folded(function, folded, values)
+    by_name: dict[str, list[Bound]] = {}  # an array can be a constant and an index
+    for c in constants:
+        by_name.setdefault(c.label, []).append(c)
+        if c.name != c.label:
+            by_name.setdefault(c.name, []).append(c)
+    unknown = sorted(set(values) - set(by_name))
+    parts = [c for c in constants if set(unknown) & set(c.sources)]
+    if parts:
+        raise TypeError(
+            f"{function}.bind(): {', '.join(unknown)} entered the bound constant(s) "
+            f"{', '.join(c.name for c in parts)} only through a computation when traced (an "
+            "index combining several arrays, or a view); rebind those by name or trace "
+            "the function again")
+    if unknown:
+        known = ", ".join(dict.fromkeys(c.label for c in constants)) or "none"
+        raise TypeError(f"{function}.bind() got unknown constant(s) {', '.join(unknown)}; "
+                        f"its bound constants are: {known}")
+    given = {c.name: v for k, v in values.items() for c in by_name[k]}
+    rebound_labels = {c.label for k in values for c in by_name[k]}
+    stale = [c.label for c in constants if c.name not in given
+             and c.prelude is None and rebound_labels.intersection(c.sources)]
+    if stale:
+        raise TypeError(f"{function}.bind(): the constant(s) {', '.join(stale)} were views "
+                        "of an array being rebound when traced; rebind them too, or trace "
+                        "the function again")
+    changed = [rebound(c, given[c.name]) if c.name in given else c for c in constants]
+    return refreshed(changed, given)
+
+
 def refreshed(constants: Sequence[Bound], changed: Iterable[str]) -> tuple[Bound, ...]:
     """``constants`` after :meth:`CompiledFunction.bind` gave new values to the parameters
     ``changed``: each derived constant computed from one of them computed again."""
@@ -301,4 +338,4 @@ def drawing(fn: Callable[..., Any], values: Mapping[str, Any],
 
 
 __all__ = ["Bound", "Draw", "Prelude", "arguments", "captured", "captured_index", "drawing",
-           "rebound", "refreshed", "refuse_folded"]
+           "rebinding", "rebound", "refreshed", "refuse_folded"]

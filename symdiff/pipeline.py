@@ -105,19 +105,20 @@ def compile_request(layer: Layer, request: Request) -> CompiledFunction:
     or built now (and stored), as ``cache=True`` allows."""
     signature = request.call_signature
     constants = getattr(request, "constants", ())  # a traced function's bound constants
+    folded = getattr(request, "folded", ())  # and the named arrays folded into its code
     if not request.options.cache:
-        function = function_of(layer.build(request), None, signature).with_constants(constants)
-        return _with_twin(function, layer, request)
+        function = function_of(layer.build(request), None, signature)
+        return _with_twin(function.with_constants(constants, folded), layer, request)
     key = request.key()
     if key in _MEMO:  # the key holds the signature; annotations may still differ
-        return _MEMO[key].with_signature(signature).with_constants(constants)
+        return _MEMO[key].with_signature(signature).with_constants(constants, folded)
     disk_key = request_index.module_key(key)
     function = request_index.load_module(disk_key, request.recipe, layer.exprs(request), signature)
     if function is None:
         function = function_of(layer.build(request), disk_key, signature)
         request_index.store_module(function)
     _MEMO[key] = _with_twin(function, layer, request)
-    return function.with_constants(constants)
+    return function.with_constants(constants, folded)
 
 
 def _with_twin(function: CompiledFunction, layer: Layer, request: Request) -> CompiledFunction:

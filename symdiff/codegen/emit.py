@@ -18,7 +18,7 @@ from . import naming
 from .exps import cheapest_program
 from .forms import cheaper_program
 from .into import blocked_statement, fresh_names, slot, statement, when_blocked
-from .pack import packed_path
+from .pack import HVP_PLAIN_COST, packed_path
 from .point import floats_suffice, point_path
 from .printer import CodePrinter
 from .spec import ModuleSpec, names_tuple, render_module
@@ -205,6 +205,9 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
             packed = packed_path(program, assignments, reduced, printer, 1 if floats else 4)
             point = packed[0] if packed else point_path(block_inputs, printer) if floats else []
             prelude = [*point, *prelude]
+        elif indexed:  # a Hessian-vector product: at a point, otherwise on NumPy scalars
+            packed = packed_path(program, assignments, reduced, printer, HVP_PLAIN_COST)
+            prelude = [*(packed[0] if packed else ()), *prelude]
     spec = ModuleSpec.of(
         program,
         helpers=printer.helpers,

@@ -352,9 +352,11 @@ def _at_packed(packed, inputs, size, nest):
     order). Each output comes
     back as a 0-d float64 array (a view of that vector, made by one ``nditer``), nested as
     ``nest`` says: ``0`` one output, a positive int k a tuple of the next k outputs, a tuple of
-    those a tuple of them."""
+    those a tuple of them; ``None``: the vector itself (a Hessian-vector product's array)."""
     register = _np.fromiter(inputs, _np.float64, len(inputs))
     register.resize(size, refcheck=False)  # in place: nothing else refers to it yet
+    if nest is None:
+        return packed(register)
     views = iter(_zero_d(packed(register)))
     if nest == 0:
         return next(views)

@@ -203,9 +203,8 @@ def build_seconds(make: Callable[[], object], builds: int) -> tuple[float, objec
     return statistics.median(times), made
 
 
-def _jax_grad(problem: str, with_value: bool = False):
-    """``jax.jit(jax.grad(f))`` of the problem's value on a vector, its result converted with
-    ``np.asarray`` (with ``with_value``: ``jax.value_and_grad``, the value a float)."""
+def _jax():
+    """``(jax, jax.numpy)`` in float64, or None (said once) without JAX."""
     try:
         import jax
         import jax.numpy as jnp
@@ -213,6 +212,15 @@ def _jax_grad(problem: str, with_value: bool = False):
         _skipped("jax", f"JAX is not installed here ({error})")
         return None
     jax.config.update("jax_enable_x64", True)
+    return jax, jnp
+
+
+def _jax_grad(problem: str, with_value: bool = False):
+    """``jax.jit(jax.grad(f))`` of the problem's value on a vector, its result converted with
+    ``np.asarray`` (with ``with_value``: ``jax.value_and_grad``, the value a float)."""
+    if (found := _jax()) is None:
+        return None
+    jax, jnp = found
     value = VALUES[problem]
     if with_value:
         both = jax.jit(jax.value_and_grad(lambda v: value(jnp, v)))
@@ -321,13 +329,9 @@ def one_problem(problem: str, n: int, options) -> dict[str, float]:
 def _jax_hvp(problem: str):
     """``jax.jit`` of the forward-over-reverse Hessian-vector product of the problem's value on
     a vector, its result converted with ``np.asarray``; None without JAX."""
-    try:
-        import jax
-        import jax.numpy as jnp
-    except ImportError as error:
-        _skipped("jax", f"JAX is not installed here ({error})")
+    if (found := _jax()) is None:
         return None
-    jax.config.update("jax_enable_x64", True)
+    jax, jnp = found
     value = VALUES[problem]
     grad = jax.grad(lambda v: value(jnp, v))
     hvp = jax.jit(lambda x, p: jax.jvp(grad, (x,), (p,))[1])

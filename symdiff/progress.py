@@ -78,7 +78,7 @@ class _Stage:
         self.inner: dict[str, _Stage] = {}
 
     def text(self) -> str:
-        """``derive 2.31 s (2 outputs, mode reverse; simplify 1.90 s in 2 calls)``."""
+        """``derive 2.31 s (2 outputs; mode forward; simplify 1.90 s in 2 calls)``."""
         details = [(f"{v:,} {k[:-1] if v == 1 and k.endswith('s') else k}"
                     if isinstance(v, int) else f"{k} {v}") for k, v in self.counts.items()]
         details += [f"{s.name} {s.seconds:.2f} s" + (f" in {s.calls:,} calls" if s.calls > 1
@@ -98,6 +98,7 @@ class _Build:
         self.start = time.perf_counter()
         self.lock = threading.Lock()
         self.announced = False
+        self.over = False  # the build has ended: too late to announce it
         self.done: list[_Stage] = []  # top-level stages ended, in order
         self.reported = 0  # how many of them have been reported
         self.running: list[tuple[_Stage, float]] = []  # the stages entered, outermost first
@@ -116,7 +117,7 @@ class _Build:
     def announce(self) -> None:
         """The first report (from the watcher thread): the stages so far, the one running."""
         with self.lock:
-            if self.announced:
+            if self.announced or self.over:
                 return
             self.announced = True
             self.reported = len(self.done)
@@ -169,6 +170,7 @@ class _Build:
         """The build is over: stop the watcher; report the end if the build was announced."""
         self.timer.cancel()
         with self.lock:
+            self.over = True
             if not self.announced:
                 return
             lines = self._pending()

@@ -150,7 +150,7 @@ def grad(
     ``mode="reverse"`` emits a forward sweep and one backward sweep of adjoints (cost within a
     small factor of the function's, however many variables); ``"auto"`` picks by size.
     ``threads`` (every builder) is the number of threads elementwise work on long arrays runs
-    on (None: up to 8, one per core; the results are the same bit for bit whatever the
+    on (None: one per free core, up to 8; the results are the same bit for bit whatever the
     number; see :meth:`~symdiff.compiled.CompiledFunction.with_threads`); a call can also pass
     ``threads=``.
     """

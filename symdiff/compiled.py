@@ -206,7 +206,7 @@ class CompiledFunction:
     @property
     def threads(self) -> int | None:
         """The number of threads a call runs elementwise work on long arrays with (None: the
-        default, up to 8, one per core; see :meth:`with_threads`)."""
+        default, one per core other processes leave free, up to 8; see :meth:`with_threads`)."""
         return self.__dict__.get("_threads")
 
     def with_threads(self, threads: int | None) -> CompiledFunction:
@@ -214,8 +214,9 @@ class CompiledFunction:
 
         Elementwise functions compute long arrays in cache-sized blocks; with several threads
         the blocks are shared among them (NumPy's loops release the GIL). The results are the
-        same bit for bit whatever the number. ``None`` is the default: up to 8 threads, one per
-        core, for arrays of 524,288 elements or more, one thread below. A single
+        same bit for bit whatever the number. ``None`` is the default: one thread per core that
+        other processes leave free (up to 8; looked at every quarter of a second), for arrays
+        of 524,288 elements or more, one thread below. A single
         call can also say it: ``g(x, y, threads=2)`` (``_threads=`` when a variable is named
         ``threads``). Tensor functions use NumPy's own (BLAS) threads and ignore this.
         """

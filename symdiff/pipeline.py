@@ -10,7 +10,8 @@ store -> build.
    request, and :func:`compile_request` takes over: the request's key finds the function in
    memory (:data:`_MEMO`), or its module entry on disk (:func:`symdiff.request_index.load_module`),
    or
-   else the layer derives and emits it now and the module is stored;
+   else the layer derives and emits it now and the module is stored (a build that runs long
+   reports its stages: :mod:`symdiff.progress`);
 3. the function is indexed under the raw call, so the next process finds it in step 1.
 
 A traced function's bound constants (:mod:`symdiff.constants`) are not part of any key, of the
@@ -30,7 +31,7 @@ import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import request_index
+from . import progress, request_index
 from .compiled import CompiledFunction
 from .layer import Built, Call, Layer, Request
 
@@ -67,8 +68,12 @@ def compiled(call: Call) -> CompiledFunction:
                 lambda: compiled(twin))
         return _traced(found, call)
     layer = LAYERS[call.layer]()
-    with collector_paused():
-        function = compile_request(layer, layer.request(call))
+    title = progress.describe(call.kind, call.exprs, call.wrt)
+    with collector_paused(), progress.build(title):  # reported if it runs long
+        with progress.stage("parse") as counts:
+            request = layer.request(call)
+            counts["names"] = len(getattr(request, "params", ()))
+        function = compile_request(layer, request)
     request_index.remember(raw, function)
     return _traced(function, call)
 

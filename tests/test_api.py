@@ -195,7 +195,7 @@ def test_generated_source_imports_only_numpy_and_runs_standalone(tmp_path):
         for alias in node.names
     } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     # the block loop runs its threads with the standard library's (imported where it does)
-    assert imported <= {"numpy", "math", "os", "threading", "queue", "contextvars"}
+    assert imported <= {"numpy", "math", "os", "time", "threading", "queue", "contextvars"}
     path = g.save(tmp_path / "grad_f.py")
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); import grad_f; "

@@ -13,16 +13,17 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
+from .. import progress
 from ..simplify import stable_forms, zero_power_logs
 from . import naming
 from .exps import cheapest_program
 from .forms import cheaper_program
 from .into import blocked_statement, fresh_names, slot, statement, when_blocked
-from .pack import packed_path
-from .point import floats_suffice, point_path
+from .pack import HVP_PLAIN_COST
+from .point import floats_suffice, packed_path, point_path
 from .printer import CodePrinter
 from .spec import ModuleSpec, names_tuple, render_module
-from .standard import check_helpers, printer_for, standard_code
+from .standard import check_helpers, inline_constants, printer_for, standard_code
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,11 @@ def _standard_prelude(params: Sequence[str], vector: Sequence[str],
 
 def emit_source(program: Program, *, cse: bool = True, backend: str = "numpy") -> str:
     """The full text of the generated module for ``program`` (:func:`module_spec`, rendered)."""
-    return render_module(module_spec(program, cse=cse, backend=backend))
+    spec = module_spec(program, cse=cse, backend=backend)
+    with progress.stage("print") as counts:
+        source = render_module(spec)
+        counts["lines"] = source.count("\n")
+    return source
 
 
 def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -> ModuleSpec:
@@ -153,16 +158,29 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     array is already cut into chunks, a GPU array wants whole passes).
     """
     printer = printer_for(backend)
-    standard = backend == "array_api"
     if program.assignments is not None:
         assignments, reduced = list(program.assignments), list(program.outputs)
         if cse:
-            assignments, reduced = cheaper_program(assignments, reduced)
+            with progress.stage("CSE") as counts:
+                assignments, reduced = cheaper_program(assignments, reduced)
+                counts["temporaries"] = len(assignments)
     else:
-        outputs = [zero_power_logs(stable_forms(sp.sympify(e))) for e in program.outputs]
-        assignments, reduced = cheapest_program(outputs, cse)
+        with progress.stage("stable forms"):
+            outputs = [zero_power_logs(stable_forms(sp.sympify(e))) for e in program.outputs]
+        with progress.stage("CSE") as counts:
+            assignments, reduced = cheapest_program(outputs, cse)
+            counts["temporaries"] = len(assignments)
+    with progress.stage("print"):
+        return _printed_spec(program, printer, backend, assignments, reduced)
+
+
+def _printed_spec(program: Program, printer: CodePrinter, backend: str,
+                  assignments: list[tuple[sp.Symbol, sp.Expr]], reduced: list[sp.Expr]
+                  ) -> ModuleSpec:
+    """The module spec of ``program`` from its program after CSE: every statement printed."""
+    standard = backend == "array_api"
     if standard:  # a shared constant (``_t1 = tanh(3)``) folds into its users' literals
-        assignments, reduced = _inline_constants(assignments, reduced)
+        assignments, reduced = inline_constants(assignments, reduced)
     printed_assignments = [(str(name), printer.doprint(value)) for name, value in assignments]
     block_inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
     # ``wrt=["x"]`` (not ``"x"``): one component, still on the first axis of ``_v`` and the result
@@ -205,6 +223,9 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
             packed = packed_path(program, assignments, reduced, printer, 1 if floats else 4)
             point = packed[0] if packed else point_path(block_inputs, printer) if floats else []
             prelude = [*point, *prelude]
+        elif indexed:  # a Hessian-vector product: at a point, otherwise on NumPy scalars
+            packed = packed_path(program, assignments, reduced, printer, HVP_PLAIN_COST)
+            prelude = [*(packed[0] if packed else ()), *prelude]
     spec = ModuleSpec.of(
         program,
         helpers=printer.helpers,
@@ -387,25 +408,6 @@ def _interleave(
         if k in dead_after:
             lines.append("del " + ", ".join(sorted(dead_after[k])))
     return lines + tail
-
-
-def _inline_constants(
-    assignments: Sequence[tuple[sp.Symbol, sp.Expr]], outputs: Sequence[sp.Expr]
-) -> tuple[list[tuple[sp.Symbol, sp.Expr]], list[sp.Expr]]:
-    """Temporaries whose value is a number, substituted into the expressions that read them:
-    the Array API backend prints each constant subexpression as one float literal, since the
-    standard's functions take arrays, not Python numbers (``tanh(_t1)`` of ``_t1 = 3.0``)."""
-    constants: dict[sp.Symbol, sp.Expr] = {}
-    kept: list[tuple[sp.Symbol, sp.Expr]] = []
-    for name, value in assignments:
-        value = value.xreplace(constants) if constants else value
-        if value.is_number:
-            constants[name] = value
-        else:
-            kept.append((name, value))
-    if not constants:
-        return kept, list(outputs)
-    return kept, [sp.sympify(e).xreplace(constants) for e in outputs]
 
 
 def _stacked(result: ArrayResult, names: dict[tuple[int, ...], str],

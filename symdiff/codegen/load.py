@@ -24,6 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import progress
 from ..errors import ArgumentError, ShapeError
 from ..verify import check_module
 
@@ -42,11 +43,13 @@ def load_function(source: str, name: str, filename: str) -> Callable[..., Any]:
     else under ``filename``, and the source is registered with :mod:`linecache` under that
     name, so that tracebacks and ``inspect.getsource`` show the generated lines.
     """
-    tree = check_module(source)
-    filename = source_file(source, name) or filename
-    code = compile(tree, filename, "exec")  # the tree just checked, not a second parse
-    namespace: dict[str, Any] = {"__name__": "symdiff.generated", "__file__": filename}
-    exec(code, namespace)  # our own rendered module, never user text
+    with progress.stage("verify"):
+        tree = check_module(source)
+    with progress.stage("compile"):
+        filename = source_file(source, name) or filename
+        code = compile(tree, filename, "exec")  # the tree just checked, not a second parse
+        namespace: dict[str, Any] = {"__name__": "symdiff.generated", "__file__": filename}
+        exec(code, namespace)  # our own rendered module, never user text
     for constant, error in _ERRORS.items():  # the module binds built-ins, for a saved copy
         if constant in namespace:
             namespace[constant] = error

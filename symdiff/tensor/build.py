@@ -31,6 +31,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from .. import progress
 from ..codegen import naming
 from ..constants import Bound
 from ..errors import ShapeError, UnsupportedError
@@ -95,7 +96,9 @@ def _plan(request: TensorRequest) -> _Plan:
 
 def _build(request: TensorRequest) -> Built:
     """Derive and emit (no caching): the module, its recipe and the formulas it computes."""
-    plan = _plan(request)
+    with progress.stage("derive") as counts:
+        plan = _plan(request)
+        counts["outputs"] = len(plan.outputs)
     b, shapes, params = request.builder, request.shapes, request.params
     bound = {d for p in params for d in dims_of(shapes[p])}
     argument_text = ", ".join(f"{p} {format_shape(shapes[p])}" for p in params)
@@ -124,7 +127,10 @@ def _build(request: TensorRequest) -> Built:
         indices=tuple(c.name for c in constants if c.is_index),
         backend=request.options.backend,
     )
-    return Built(emit_module(program), recipe, _exprs(plan))
+    with progress.stage("print") as counts:  # (the tensor layer's CSE included)
+        source = emit_module(program)
+        counts["lines"] = source.count("\n")
+    return Built(source, recipe, _exprs(plan))
 
 
 def _constants_doc(constants: Sequence[Bound]) -> list[str]:

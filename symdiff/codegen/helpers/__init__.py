@@ -43,9 +43,11 @@ imports and its helpers):
   ``contextvars`` inside its body (as ``_os``, ``_threading``, ``_queue``, ``_contextvars``)
   where it uses threads (a call without them imports nothing more), and keeps its worker
   threads in a default argument (``_pool``, as ``_xp_namespace`` keeps its cache in
-  ``_known``); and ``_zero_d``, which imports ``operator`` (as ``_operator``) the first time
-  it meets a number of outputs, and keeps its getters in ``_takers``. Coefficient tables live inside
-  the function body as tuples; there are no other module-level constants.
+  ``_known``); ``_free_threads``, which imports ``time`` and ``os`` (as ``_time``, ``_os``)
+  and keeps its last look at the cores in ``_seen``; and ``_zero_d``, which imports
+  ``operator`` (as ``_operator``) the first time it meets a number of outputs, and keeps its
+  getters in ``_takers``. Coefficient tables live inside the function body as tuples; there
+  are no other module-level constants.
 * It is vectorised: work is done by NumPy on whole arrays (masks and ``_np.where``); Python
   loops only run over coefficients or a bounded number of recurrence steps, never over elements.
 * The special functions keep a float input's dtype (float32 in, float32 out; the arithmetic
@@ -88,7 +90,7 @@ from .arguments import (
     _float_arrays,
     _float_dtype,
 )
-from .blocks import _as_output, _at_packed, _at_point, _in_blocks, _zero_d
+from .blocks import _as_output, _at_packed, _at_point, _free_threads, _in_blocks, _zero_d
 from .derivatives import (
     _argmax_share,
     _gram,
@@ -126,6 +128,7 @@ __all__ = [
     "_erfc",
     "_float_arrays",
     "_float_dtype",
+    "_free_threads",
     "_gamma",
     "_gram",
     "_hypot_share",
@@ -159,7 +162,8 @@ HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
     "_zero_d": (),
     "_check_shapes": (),
     "_common_shape": (),
-    "_in_blocks": (),
+    "_in_blocks": ("_free_threads",),
+    "_free_threads": (),
     "_as_vector": ("_as_arrays",),
     "_float_arrays": ("_as_arrays", "_float_dtype"),
     "_float_dtype": (),

@@ -191,7 +191,7 @@ def test_latex_states_each_identity_with_its_parts_named():
 def test_x_to_the_x_is_a_named_general_power_step_with_base_and_exponent():
     d = sd.derive("x**x", wrt="x")
     text = str(d).splitlines()
-    assert text[1].startswith("1. [general power] d/dx [x**x] = x**x*(log(x) + 1)")
+    assert text[1].startswith("1. [general power] d/dx [x**x] = x**x*(ln(x) + 1)")
     assert "(f^g)' = (e^(g ln(f)))' = f^g (g' ln(f) + g f'/f)" in text[1]
     assert "with f = x (base), g = x (exponent)" in text[1]
     assert text[2].startswith("  base f': [variable] d/dx [x] = 1")

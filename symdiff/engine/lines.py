@@ -23,8 +23,9 @@ from typing import Any
 import sympy as sp
 
 from ..errors import SymdiffError
-from .identities import Identity, display_name, identity_of
-from .inputtext import input_text
+from .assembly import assembly, shown_result
+from .identities import Identity, display_name, identity_of, latex_math
+from .inputtext import teaching_text
 from .texnames import d_by, tex
 
 
@@ -50,6 +51,17 @@ TRIVIAL_RULES = frozenset({"constant", "variable"})
 
 #: Names tried, in order, for the inner function of the chain rule (one not in the expression).
 INNER_NAMES = ("u", "v", "w", "t", "s")
+
+#: The orders of the lines of a rule: the rule's line first, then its parts and the line that
+#: puts them together ("result-first", the default: the answer, then why, as a tree folds),
+#: or the parts, the assembly and then the rule's line ("bottom-up", as worked on paper).
+ORDERS = ("result-first", "bottom-up")
+
+#: What a ``simplify`` step says when it has no note of its own.
+EXPLANATIONS_SIMPLIFY = "simplify the result"
+
+#: What the LaTeX view says beside an assembly line.
+ASSEMBLED = "put together"
 
 
 def inner_names(count: int, taken: Collection[str]) -> list[str]:
@@ -102,7 +114,9 @@ class Line:
     ``kind`` is ``"derivative"`` (``d/d{var} [lhs] = rhs``; ``partial`` when ``var`` is one of
     several inner functions, held apart from the others), ``"definition"`` (``lhs = rhs``: an
     inner function's name and what it stands for), ``"equality"`` (``lhs = rhs``: a simplify
-    step on its own) or ``"other"`` (a step of another kind, such as a tensor step, printed by
+    step on its own), ``"assembly"`` (``role = lhs = rhs``: a chain, product or quotient
+    rule's identity, ``role``, with its parts put in, ``lhs``, and the result; one side when
+    both print alike) or ``"other"`` (a step of another kind, such as a tensor step, printed by
     its own ``text()``). ``label`` is the number of a top-level step (empty below: the nesting
     is shown by ``depth``); ``role`` and ``role_latex`` say which part of the parent step's
     identity a sub-step computes (``f'``, ``u'``, ``base f'``; empty when none); ``why`` is the
@@ -128,16 +142,22 @@ class Line:
     def text(self) -> str:
         """The equality in plain text, without number, rule or explanation."""
         if self.kind == "derivative":
-            return f"d/d{self.var} [{input_text(self.lhs)}] = {input_text(self.rhs)}"
+            return f"d/d{self.var} [{teaching_text(self.lhs)}] = {teaching_text(self.rhs)}"
         if self.kind in ("definition", "equality"):
-            return f"{input_text(self.lhs)} = {input_text(self.rhs)}"
+            return f"{teaching_text(self.lhs)} = {teaching_text(self.rhs)}"
+        if self.kind == "assembly":
+            parts, result = teaching_text(self.lhs), teaching_text(self.rhs)
+            return parts if parts == result else f"{parts} = {result}"
         return self.step.text()
 
     def head(self) -> str:
         """What the text and HTML views print before the equality: ``1. [quotient] `` for a
-        top-level step, ``f': [trigonometric] `` for a sub-step, nothing for a definition."""
+        top-level step, ``f': [trigonometric] `` for a sub-step, the identity's right-hand side
+        for an assembly line (``f' g + f g' = ``), nothing for a definition."""
         if self.kind == "definition":
             return ""
+        if self.kind == "assembly":
+            return f"{self.role} = "
         if self.label:
             return f"{self.label}. [{self.rule}] "
         return (f"{self.role}: " if self.role else "") + f"[{self.rule}] "
@@ -150,11 +170,20 @@ class Line:
             return f"{tex(self.lhs)} &= {tex(self.rhs)} && " + annotation(
                 "inner function", self.depth
             )
+        if self.kind == "assembly":
+            parts, result = tex(self.lhs), tex(self.rhs)
+            shown = parts if parts == result else f"{parts} = {result}"
+            return f"{self.role_latex} &= {shown} && " + annotation(ASSEMBLED, self.depth)
         lhs = tex(self.lhs)
         if self.kind == "derivative":
             lhs = rf"{d_by(self.var, self.partial)}\left[{lhs}\right]"
         identity = self.identity.latex if self.identity is not None else ""
-        note = rule_annotation(self.depth, display_name(self.rule), self.role_latex, identity)
+        name = display_name(self.rule)
+        if self.rule == "simplify" and self.why != EXPLANATIONS_SIMPLIFY:
+            # what the simplification did, in words; a definition it used, in math
+            words, _, formula = self.why.partition(": ")
+            name, identity = f"{name}, {words}", latex_math(formula) if formula else ""
+        note = rule_annotation(self.depth, name, self.role_latex, identity)
         return f"{lhs} &= {tex(self.rhs)} && {note}"
 
 
@@ -167,7 +196,8 @@ def single_line(
     kind = "equality" if step.rule == "simplify" else "derivative"
     identity = identity_of(step, defines)
     why = identity.text if identity is not None else step.explanation()
-    return Line(label, depth, kind, step.rule, why, step.expr, step.result, step.var, partial,
+    result = step.result if step.rule == "simplify" else shown_result(step)
+    return Line(label, depth, kind, step.rule, why, step.expr, result, step.var, partial,
                 step, role[0], role[1], identity)
 
 
@@ -210,43 +240,104 @@ def avoiding(step: Any, names: Collection[str]) -> Any:
     return replace(step, defines=defines, substeps=(*outer, *step.inner))
 
 
-def derivation_lines(steps: Sequence[Any], verbose: str = "all") -> list[Line]:
+class _InnerNames:
+    """The names a derivation shows for its chain rules' inner functions: one name per inner
+    expression, and never one name for two expressions or for a variable of the derivation
+    (sibling chains are ``u`` and ``v``, not ``u`` twice)."""
+
+    def __init__(self, taken: Collection[str]) -> None:
+        self.taken = set(taken)
+        self.named: dict[tuple[sp.Expr, ...], tuple[sp.Symbol, ...]] = {}
+
+    def shown(self, step: Any) -> tuple[tuple[tuple[sp.Symbol, sp.Expr], ...], tuple[Any, ...]]:
+        """A chain step's definitions and outer steps in the names shown (the same inner
+        expressions, in the same order, keep their names)."""
+        exprs = tuple(expr for _, expr in step.defines)
+        if exprs not in self.named:
+            fresh = inner_names(len(exprs), self.taken)
+            self.named[exprs] = tuple(sp.Symbol(name, **old.assumptions0)
+                                      for (old, _), name in zip(step.defines, fresh, strict=True))
+            self.taken.update(fresh)
+            self.taken.add(fresh[0].split("_")[0] if len(fresh) > 1 else fresh[0])
+        names = {old: new for (old, _), new in zip(step.defines, self.named[exprs], strict=True)}
+        defines = tuple((names[old], expr) for old, expr in step.defines)
+        if all(old == new for old, new in names.items()):
+            return defines, step.outer
+        return defines, tuple(_renamed(outer, names) for outer in step.outer)
+
+
+def check_order(order: str) -> str:
+    if order not in ORDERS:
+        raise SymdiffError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
+    return order
+
+
+def _variables(steps: Sequence[Any]) -> set[str]:
+    """The names of the variables the steps differentiate and in."""
+    names: set[str] = set()
+    for step in steps:
+        expr, var = getattr(step, "expr", None), getattr(step, "var", None)
+        if isinstance(expr, sp.Basic):
+            names |= {s.name for s in expr.free_symbols if isinstance(s, sp.Symbol)}
+        if isinstance(var, sp.Symbol):
+            names.add(var.name)
+    return names
+
+
+def derivation_lines(
+    steps: Sequence[Any], verbose: str = "all", order: str = "result-first"
+) -> list[Line]:
     """Every shown line of a list of step trees, depth first; top-level steps numbered ``1``,
     ``2``, sub-steps labelled with their role in the parent's identity (``f'``, ``u'``).
 
     A chain step is followed by one definition line per inner function (``u = x**2``), then the
     outer derivative in ``u`` (``d/du [exp(u)] = exp(u)``, role ``f'(u)``), then the inner
-    derivative(s) (role ``u'``). ``verbose="key"`` hides the leaf ``constant`` / ``variable``
-    sub-steps. A top-level ``simplify`` step repeats the left-hand side of the step above it:
-    ``d/dx [f] = simplified``; on its own it reads ``raw = simplified``.
+    derivative(s) (role ``u'``), then the assembly line that puts them together with ``u``
+    put back (``f'(u) u' = exp(x**2)*(2*x) = 2*x*exp(x**2)``); a product and a quotient rule
+    end with theirs too (:func:`~symdiff.engine.assembly.assembly`). Each inner expression has
+    one name in the whole derivation, and no name stands for two (:class:`_InnerNames`).
+    ``verbose="key"`` hides the leaf ``constant`` / ``variable`` sub-steps. ``order``
+    (:data:`ORDERS`) puts a rule's own line before its parts (``"result-first"``) or after its
+    assembly line (``"bottom-up"``). A top-level ``simplify`` step repeats the left-hand side
+    of the step above it: ``d/dx [f] = simplified``; on its own it reads ``raw = simplified``.
     """
     is_shown = shown(verbose)
+    bottom_up = check_order(order) == "bottom-up"
+    names = _InnerNames(_variables(steps))
     lines: list[Line] = []
 
-    def visit(step: Any, label: str, depth: int, used: frozenset[str], partial: bool,
-              role: tuple[str, str]) -> None:
+    def visit(step: Any, label: str, depth: int, partial: bool, role: tuple[str, str]) -> None:
         subs: list[Any] = list(step.substeps)
         outer_count = 0
         roles: tuple[tuple[str, str], ...] = ()
+        first = len(lines)
+        defines: Any = ()
         if is_rule_step(step):
-            defines, outer = (_names_for(step, used) if step.defines else ((), ()))
+            defines, outer = names.shown(step) if step.defines else ((), ())
             line = single_line(step, label, depth, partial, role, defines)
             lines.append(line)
+            for symbol, expr in defines:
+                lines.append(Line("", depth + 1, "definition", "inner function",
+                                  "inner function", symbol, expr))
             if defines:
-                used = used | {symbol.name for symbol, _ in defines}
-                for symbol, expr in defines:
-                    lines.append(Line("", depth + 1, "definition", "inner function",
-                                      "inner function", symbol, expr))
                 subs[: len(outer)] = outer
                 outer_count = len(outer) if len(outer) > 1 else 0
             if line.identity is not None and len(line.identity.roles) == len(subs):
                 roles = line.identity.roles
         else:
-            lines.append(Line(label, depth, "other", step.rule, step.explanation(), step=step,
-                              role=role[0], role_latex=role[1]))
+            line = Line(label, depth, "other", step.rule, step.explanation(), step=step,
+                        role=role[0], role_latex=role[1])
+            lines.append(line)
         for i, sub in enumerate(subs):
             if is_shown(sub):
-                visit(sub, "", depth + 1, used, i < outer_count, roles[i] if roles else ("", ""))
+                visit(sub, "", depth + 1, i < outer_count, roles[i] if roles else ("", ""))
+        assembled = assembly(step, defines) if is_rule_step(step) else None
+        if assembled is not None:
+            lines.append(Line("", depth + 1, "assembly", "assembly", "", assembled.parts,
+                              line.rhs, step.var, step=step, role=assembled.pattern,
+                              role_latex=assembled.pattern_latex))
+        if bottom_up and len(lines) > first + 1:
+            lines.append(lines.pop(first))
 
     previous: Any = None
     for number, step in enumerate(steps, 1):
@@ -254,35 +345,36 @@ def derivation_lines(steps: Sequence[Any], verbose: str = "all") -> list[Line]:
             lines.append(Line(str(number), 0, "derivative", "simplify", step.explanation(),
                               previous.expr, step.result, previous.var, step=step))
             continue
-        visit(step, str(number), 0, frozenset(), False, ("", ""))
+        visit(step, str(number), 0, False, ("", ""))
         previous = step if is_rule_step(step) else None
     return lines
 
 
-def render_text(steps: Sequence[Any], verbose: str = "all") -> str:
+def render_text(steps: Sequence[Any], verbose: str = "all", order: str = "result-first") -> str:
     """An indented tree, one line each: numbered top-level steps, sub-steps two spaces further
     in with their role (``f': [trigonometric] ...``), the rule, the equality and the identity
     with its parts named, and the definition of each inner function of the chain rule
     (``u = sin(x)``)."""
     rows = []
-    for line in derivation_lines(steps, verbose):
+    for line in derivation_lines(steps, verbose, order):
         why = f"   ({line.why})" if line.why else ""
         rows.append(f"{'  ' * line.depth}{line.head()}{line.text()}{why}")
     return "\n".join(rows)
 
 
-def latex_rows(steps: Sequence[Any], verbose: str = "all") -> list[str]:
+def latex_rows(steps: Sequence[Any], verbose: str = "all", order: str = "result-first"
+               ) -> list[str]:
     r"""The rows of the ``aligned`` block: the lines of :func:`derivation_lines`, in LaTeX."""
-    return [line.latex() for line in derivation_lines(steps, verbose)]
+    return [line.latex() for line in derivation_lines(steps, verbose, order)]
 
 
-def render_latex(steps: Sequence[Any], verbose: str = "all") -> str:
+def render_latex(steps: Sequence[Any], verbose: str = "all", order: str = "result-first") -> str:
     r"""Every step as a row of one KaTeX-safe ``aligned`` block inside ``$$ ... $$``.
 
     Only ``aligned`` (no ``align``), ``\frac``, ``\left[ \right]``, ``\quad``, ``\colon``,
     ``\mathrm`` and ``\text{...}`` with escaped content are added to SymPy's own LaTeX.
     """
-    rows = latex_rows(steps, verbose)
+    rows = latex_rows(steps, verbose, order)
     return "$$\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}$$"
 
 

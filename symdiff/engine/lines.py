@@ -1,7 +1,9 @@
 """The lines every view of a derivation prints: text, LaTeX and HTML read one :class:`Line` list.
 
 :func:`derivation_lines` turns step trees into lines (a chain step's inner functions named,
-renamed where an enclosing chain uses the name), each with the identity its rule applies, parts
+one name per inner expression: :mod:`symdiff.engine.innernames`; a chain, product or quotient
+rule's parts put together in an assembly line: :mod:`symdiff.engine.assembly`), each with the
+identity its rule applies, parts
 named (:mod:`symdiff.engine.identities`), and each sub-step labelled with the part of its
 parent's identity it computes (``f'``, ``g'``, ``f'(u)``, ``u'``, ``base f'``): only the
 top-level steps are numbered, the nesting is the tree itself. :func:`render_text` prints an
@@ -15,9 +17,8 @@ inner functions), any other step prints itself (``text()``, ``latex()``).
 from __future__ import annotations
 
 import html
-import itertools
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import sympy as sp
@@ -25,6 +26,7 @@ import sympy as sp
 from ..errors import SymdiffError
 from .assembly import assembly, shown_result
 from .identities import Identity, display_name, identity_of, latex_math
+from .innernames import InnerNames
 from .inputtext import teaching_text
 from .texnames import d_by, tex
 
@@ -49,9 +51,6 @@ VERBOSE_LEVELS = ("all", "key")
 #: Leaf rules hidden at ``verbose="key"``: a student knows d/dx c = 0 and d/dx x = 1.
 TRIVIAL_RULES = frozenset({"constant", "variable"})
 
-#: Names tried, in order, for the inner function of the chain rule (one not in the expression).
-INNER_NAMES = ("u", "v", "w", "t", "s")
-
 #: The orders of the lines of a rule: the rule's line first, then its parts and the line that
 #: puts them together ("result-first", the default: the answer, then why, as a tree folds),
 #: or the parts, the assembly and then the rule's line ("bottom-up", as worked on paper).
@@ -62,18 +61,6 @@ EXPLANATIONS_SIMPLIFY = "simplify the result"
 
 #: What the LaTeX view says beside an assembly line.
 ASSEMBLED = "put together"
-
-
-def inner_names(count: int, taken: Collection[str]) -> list[str]:
-    """Names for ``count`` inner functions, none in ``taken``: ``u`` for one, else ``u_1, ...``
-    (the next of :data:`INNER_NAMES` when those are taken)."""
-    taken = set(taken)
-    fallback = (f"u{i}" for i in itertools.count(1))
-    for base in itertools.chain(INNER_NAMES, fallback):
-        names = [base] if count == 1 else [f"{base}_{i}" for i in range(1, count + 1)]
-        if base not in taken and not taken.intersection(names):
-            return names
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def check_verbose(verbose: str) -> str:
@@ -201,71 +188,6 @@ def single_line(
                 step, role[0], role[1], identity)
 
 
-def _renamed(step: Any, names: Mapping[sp.Symbol, sp.Symbol]) -> Any:
-    """An outer step of a chain with its inner-function names changed."""
-    return replace(
-        step,
-        expr=step.expr.xreplace(names),
-        result=step.result.xreplace(names),
-        var=names.get(step.var, step.var),
-    )
-
-
-def _names_for(step: Any, used: frozenset[str]) -> tuple[tuple[tuple[sp.Symbol, sp.Expr], ...],
-                                                          tuple[Any, ...]]:
-    """A chain step's definitions and outer steps, renamed if an enclosing chain already uses a
-    name (a chain inside a chain names its inner function ``v``, not ``u`` again) or if the
-    expression has a variable of that name (tensor steps rename their placeholders late)."""
-    taken = {s.name for s in step.expr.free_symbols} | used
-    if not any(symbol.name in taken for symbol, _ in step.defines):
-        return step.defines, step.outer
-    new = inner_names(len(step.defines), taken)
-    names = {
-        old: sp.Symbol(name, **old.assumptions0)
-        for (old, _), name in zip(step.defines, new, strict=True)
-    }
-    defines = tuple((names[symbol], expr) for symbol, expr in step.defines)
-    return defines, tuple(_renamed(outer, names) for outer in step.outer)
-
-
-def avoiding(step: Any, names: Collection[str]) -> Any:
-    """The step tree with every chain rule's inner functions renamed away from ``names``: the
-    names a derivation shows outside these steps (a tensor derivation's variables and values),
-    which the steps themselves cannot know."""
-    subs = tuple(avoiding(sub, names) for sub in step.substeps)
-    step = replace(step, substeps=subs) if subs != step.substeps else step
-    if not any(symbol.name in names for symbol, _ in step.defines):
-        return step
-    defines, outer = _names_for(step, frozenset(names))
-    return replace(step, defines=defines, substeps=(*outer, *step.inner))
-
-
-class _InnerNames:
-    """The names a derivation shows for its chain rules' inner functions: one name per inner
-    expression, and never one name for two expressions or for a variable of the derivation
-    (sibling chains are ``u`` and ``v``, not ``u`` twice)."""
-
-    def __init__(self, taken: Collection[str]) -> None:
-        self.taken = set(taken)
-        self.named: dict[tuple[sp.Expr, ...], tuple[sp.Symbol, ...]] = {}
-
-    def shown(self, step: Any) -> tuple[tuple[tuple[sp.Symbol, sp.Expr], ...], tuple[Any, ...]]:
-        """A chain step's definitions and outer steps in the names shown (the same inner
-        expressions, in the same order, keep their names)."""
-        exprs = tuple(expr for _, expr in step.defines)
-        if exprs not in self.named:
-            fresh = inner_names(len(exprs), self.taken)
-            self.named[exprs] = tuple(sp.Symbol(name, **old.assumptions0)
-                                      for (old, _), name in zip(step.defines, fresh, strict=True))
-            self.taken.update(fresh)
-            self.taken.add(fresh[0].split("_")[0] if len(fresh) > 1 else fresh[0])
-        names = {old: new for (old, _), new in zip(step.defines, self.named[exprs], strict=True)}
-        defines = tuple((names[old], expr) for old, expr in step.defines)
-        if all(old == new for old, new in names.items()):
-            return defines, step.outer
-        return defines, tuple(_renamed(outer, names) for outer in step.outer)
-
-
 def check_order(order: str) -> str:
     if order not in ORDERS:
         raise SymdiffError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
@@ -295,7 +217,8 @@ def derivation_lines(
     derivative(s) (role ``u'``), then the assembly line that puts them together with ``u``
     put back (``f'(u) u' = exp(x**2)*(2*x) = 2*x*exp(x**2)``); a product and a quotient rule
     end with theirs too (:func:`~symdiff.engine.assembly.assembly`). Each inner expression has
-    one name in the whole derivation, and no name stands for two (:class:`_InnerNames`).
+    one name in the whole derivation, and no name stands for two
+    (:class:`~symdiff.engine.innernames.InnerNames`).
     ``verbose="key"`` hides the leaf ``constant`` / ``variable`` sub-steps. ``order``
     (:data:`ORDERS`) puts a rule's own line before its parts (``"result-first"``) or after its
     assembly line (``"bottom-up"``). A top-level ``simplify`` step repeats the left-hand side
@@ -303,7 +226,7 @@ def derivation_lines(
     """
     is_shown = shown(verbose)
     bottom_up = check_order(order) == "bottom-up"
-    names = _InnerNames(_variables(steps))
+    names = InnerNames(_variables(steps))
     lines: list[Line] = []
 
     def visit(step: Any, label: str, depth: int, partial: bool, role: tuple[str, str]) -> None:

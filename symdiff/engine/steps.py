@@ -40,19 +40,17 @@ from dataclasses import dataclass, field, replace
 import sympy as sp
 
 from .identities import identity_of
+from .innernames import INNER_NAMES, avoiding, inner_names
 from .inputtext import teaching_text
 from .lines import (
-    INNER_NAMES,
     ORDERS,
     TRIVIAL_RULES,
     VERBOSE_LEVELS,
     Line,
-    avoiding,
     bundle,
     check_order,
     check_verbose,
     derivation_lines,
-    inner_names,
     latex_rows,
     render_html,
     render_latex,

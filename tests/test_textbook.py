@@ -208,3 +208,33 @@ def test_a_large_result_is_not_expanded():
     text = "(a + b + c + d + u + v)**60"
     d = sd.derive(text, wrt="a")
     assert d.result == 60 * sp.Add(*sp.symbols("a b c d u v", real=True)) ** 59
+
+
+# -- text that fits: the CLI and explain() break lines at spaces --------------------------------
+def test_cli_derive_takes_key_bottom_up_and_width(capsys):
+    from symdiff.cli import main
+
+    text = "sin(x)**2*cos(3*x)"
+    assert main(["derive", text, "--wrt", "x", "--key", "--width", "60"]) == 0
+    out = capsys.readouterr().out
+    d = sd.derive(text, wrt="x", verbose="key")
+    assert out == d.text(width=60) + "\n"
+    assert "[variable]" not in out and "[variable]" in str(sd.derive(text, wrt="x"))
+    rows = out.splitlines()
+    assert max(map(len, rows)) <= 60 and len(rows) > len(d.text().splitlines())
+    # whole words: joining the pieces of each broken line gives the line back
+    assert " ".join(rows).split() == d.text().split()
+    assert main(["derive", text, "--wrt", "x", "--bottom-up"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[-1].startswith("1. [product]")
+    # not a terminal: whole lines (a pipe or a file)
+    assert main(["derive", text, "--wrt", "x"]) == 0
+    assert capsys.readouterr().out == str(sd.derive(text, wrt="x")) + "\n"
+
+
+def test_explain_breaks_long_lines_at_spaces():
+    g = sd.grad("sin(x)**2*cos(3*x)*exp(-x**2/2)", wrt="x", cache=False)
+    whole, broken = g.explain(width=None), g.explain()
+    assert max(map(len, whole.splitlines())) > 100
+    assert all(len(r) <= 100 or " " not in r.strip() for r in broken.splitlines())
+    assert " ".join(broken.split()) == " ".join(whole.split())

@@ -69,6 +69,36 @@ def over(expr: sp.Expr) -> sp.Expr:
     return expr
 
 
+class Grouped(Written):
+    """A fraction standing as a factor before others, bracketed in text (``(1/x)*x``, not the
+    ``1/x*x`` a reader may misread); LaTeX's ``\\frac`` needs no brackets."""
+
+    def value(self, args: list[sp.Expr]) -> sp.Expr:
+        return args[0]
+
+    def _sympystr(self, printer) -> str:
+        return f"({printer._print(self.args[0])})"
+
+    def _latex(self, printer) -> str:
+        return printer._print(self.args[0])
+
+
+def _factors(*factors: sp.Expr) -> Product:
+    """The product of ``factors`` in their order, unevaluated, each fraction but the last
+    bracketed (:class:`Grouped`)."""
+    shown = [over(f) for f in factors]
+    return Product(*(Grouped(f) if i < len(shown) - 1 and _fraction(f) else f
+                     for i, f in enumerate(shown)))
+
+
+def _fraction(expr: sp.Expr) -> bool:
+    if isinstance(expr, Quotient):
+        return True
+    if isinstance(expr, Written) or expr.is_Number:
+        return False
+    return sp.fraction(expr, exact=True)[1] != 1
+
+
 def _in_order(terms: Sequence[sp.Expr], result: sp.Expr) -> sp.Expr:
     """The sum of ``terms`` in their order (:func:`_signed`), or SymPy's ``result`` when
     SymPy's sum combines them (``2*x + 1`` for ``(x + 1) + x``, ``0`` for ``a - a``): the
@@ -147,7 +177,7 @@ def assembly(step: Any, defines: Sequence[tuple[sp.Symbol, sp.Expr]] = ()) -> As
         shown = list(defines) or list(step.defines)
         back = {symbol: _value(expr) for symbol, expr in step.defines}
         terms = [
-            Product(over(outer.result.xreplace(back)), over(shown_result(inner)))
+            _factors(outer.result.xreplace(back), shown_result(inner))
             for outer, inner in zip(step.outer, step.inner, strict=True)
         ]
         if len(terms) == 1:
@@ -159,7 +189,7 @@ def assembly(step: Any, defines: Sequence[tuple[sp.Symbol, sp.Expr]] = ()) -> As
         subs = step.substeps
         letters = _letters(len(subs))
         factors = [_value(s.expr) for s in subs]
-        terms = [Product(*factors[:i], shown_result(s), *factors[i + 1:])
+        terms = [_factors(*factors[:i], shown_result(s), *factors[i + 1:])
                  for i, s in enumerate(subs)]
         pattern = " + ".join(
             " ".join(m + "'" if j == i else m for j, m in enumerate(letters))
@@ -170,7 +200,7 @@ def assembly(step: Any, defines: Sequence[tuple[sp.Symbol, sp.Expr]] = ()) -> As
     if parts is not None:
         f, g, _, _ = parts
         top, bottom = (shown_result(s) for s in step.substeps)
-        numerator = SignedSum.of([1, -1], [Product(top, g), Product(f, bottom)])
+        numerator = SignedSum.of([1, -1], [_factors(top, g), _factors(f, bottom)])
         return Assembly("(f' g - f g')/g^2", r"\frac{f' g - f g'}{g^{2}}",
                         Quotient(numerator, Power(g, sp.Integer(2))))
     if step.rule == "quotient" and len(step.substeps) == 2:  # f = 1

@@ -17,6 +17,7 @@ inner functions), any other step prints itself (``text()``, ``latex()``).
 from __future__ import annotations
 
 import html
+import textwrap
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -283,6 +284,20 @@ def render_text(steps: Sequence[Any], verbose: str = "all", order: str = "result
         why = f"   ({line.why})" if line.why else ""
         rows.append(f"{'  ' * line.depth}{line.head()}{line.text()}{why}")
     return "\n".join(rows)
+
+
+def wrapped(text: str, width: int | None) -> str:
+    """``text`` with every line longer than ``width`` broken at spaces (never inside a word or
+    an expression written without spaces); a continued line is indented four spaces further
+    than its first. ``None`` (or 0) leaves the text as it is."""
+    if not width:
+        return text
+    out = []
+    for line in text.splitlines():
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        out += textwrap.wrap(line, width, subsequent_indent=indent + "    ", drop_whitespace=True,
+                             break_long_words=False, break_on_hyphens=False) or [line]
+    return "\n".join(out)
 
 
 def latex_rows(steps: Sequence[Any], verbose: str = "all", order: str = "result-first"

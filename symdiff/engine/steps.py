@@ -56,6 +56,7 @@ from .lines import (
     render_latex,
     render_text,
     single_line,
+    wrapped,
 )
 from .local import IDENTITIES
 
@@ -220,11 +221,15 @@ class Derivation:
         ``order`` one of :data:`ORDERS`, default :attr:`order`)."""
         return derivation_lines(self.steps, verbose or self.verbose, order or self.order)
 
-    def text(self, verbose: str | None = None, order: str | None = None) -> str:
+    def text(
+        self, verbose: str | None = None, order: str | None = None, width: int | None = None
+    ) -> str:
         """The header line and the numbered steps (``verbose`` defaults to :attr:`verbose`,
-        ``order`` to :attr:`order`)."""
-        return self.header() + "\n" + render_text(self.steps, verbose or self.verbose,
+        ``order`` to :attr:`order`); with ``width``, lines longer than that are broken at
+        spaces (:func:`~symdiff.engine.lines.wrapped`)."""
+        text = self.header() + "\n" + render_text(self.steps, verbose or self.verbose,
                                                   order or self.order)
+        return wrapped(text, width)
 
     def latex(self, verbose: str | None = None, order: str | None = None) -> str:
         """The ``$$\\begin{aligned} ... \\end{aligned}$$`` block at a verbose level."""

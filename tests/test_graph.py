@@ -53,7 +53,7 @@ def test_seed_svg_is_xml_with_forward_and_backward_numbers():
     value, grads = reference(SEED, SEED_AT)
     assert f"v={num(value)}" in texts
     for name, grad in grads.items():
-        assert f"g={num(grad)}" in texts, name
+        assert f"adjoint={num(grad)}" in texts, name
     for name, v in SEED_AT.items():
         assert f"v={v}" in texts
         assert name in texts

@@ -55,12 +55,12 @@ Defines = Sequence[tuple[sp.Symbol, sp.Expr]]
 #: What the views call each rule (its rule name plus "rule", unless given here).
 DISPLAY_NAMES = {
     "simplify": "simplify",
-    "general power": "general power rule, by logarithmic differentiation",
+    "general power": "logarithmic differentiation",
 }
 
 
 def display_name(rule: str) -> str:
-    """``quotient rule``, ``general power rule, by logarithmic differentiation``, ``simplify``."""
+    """``quotient rule``, ``logarithmic differentiation``, ``simplify``."""
     return DISPLAY_NAMES.get(rule, rule + " rule")
 
 
@@ -264,6 +264,18 @@ def _function(step: Any, defines: Defines) -> Identity | None:
     return Identity(_NATURAL_LOG.sub("ln(", text), latex)
 
 
+#: Words that LaTeX writes as its own function names (``\\sin``, ``\\ln``).
+_LATEX_FUNCTIONS = frozenset({"sin", "cos", "tan", "sec", "csc", "cot", "sinh", "cosh", "tanh",
+                              "arcsin", "arccos", "arctan", "ln", "log", "exp", "max", "min"})
+
+
+def _math_word(match: re.Match[str]) -> str:
+    word = match.group(0)
+    if word in _LATEX_FUNCTIONS:
+        return "\\" + word + "{}"
+    return r"\mathrm{" + word.replace("_", r"\_") + "}"
+
+
 def latex_math(text: str) -> str:
     """A row's identity (or remark) written in plain text as LaTeX in math mode: ``^2`` and
     ``^(n - 1)`` as superscripts, words of several letters upright (``\\mathrm{atan2}``,
@@ -271,8 +283,7 @@ def latex_math(text: str) -> str:
     text = text.replace("\\", "").replace("{", "(").replace("}", ")")
     text = re.sub(r"\^\(([^()]*)\)", r"^{\1}", text)
     text = re.sub(r"\^(-?\w+)", r"^{\1}", text)
-    text = re.sub(r"[A-Za-z_][A-Za-z0-9_]+",
-                  lambda m: r"\mathrm{" + m.group(0).replace("_", r"\_") + "}", text)
+    text = re.sub(r"[A-Za-z_][A-Za-z0-9_]+", _math_word, text)
     for char in "$&#%":
         text = text.replace(char, "\\" + char)
     return text.replace(" ", r"\ ")

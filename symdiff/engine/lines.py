@@ -89,10 +89,17 @@ def annotation(text: str, depth: int) -> str:
 
 def rule_annotation(depth: int, name: str, role: str = "", identity: str = "") -> str:
     r"""The last column of a step's row: indentation, the part of the parent's identity it
-    computes (``f'\colon``), ``\text{(quotient rule)}``, then the identity with its parts named."""
+    computes (``f'\colon``), ``\text{(quotient rule)}``; then, each on a row of its own in the
+    same column (so that a derivation stays as narrow as a page), the identity and the naming
+    of its parts (``\text{with } f = ...``)."""
     head = rf" {role}\colon\ " if role else ""  # the space ends \quad before a letter
-    tail = rf"\quad {identity}" if identity else ""
-    return r"\quad" * depth + head + rf"\text{{({_latex_text(name)})}}" + tail
+    rows = [r"\quad" * depth + head + rf"\text{{({_latex_text(name)})}}"]
+    if identity:
+        equality, joint, parts = identity.partition(r" \text{ with } ")
+        rows.append(r"\quad" * (depth + 1) + " " + equality.strip())
+        if joint:
+            rows.append(r"\quad" * (depth + 1) + r" \text{with } " + parts.strip())
+    return " \\\\\n&&& ".join(rows)  # the next rows in the same (fourth) column
 
 
 @dataclass(frozen=True)
@@ -151,17 +158,18 @@ class Line:
         return (f"{self.role}: " if self.role else "") + f"[{self.rule}] "
 
     def latex(self) -> str:
-        """One row of an ``aligned`` block: ``lhs &= rhs && (rule) identity``."""
+        """One row of an ``aligned`` block: ``lhs &= rhs && (rule)``, then the identity on rows
+        of its own in the last column (:func:`rule_annotation`)."""
         if self.kind == "other":
             return self.step.latex()
         if self.kind == "definition":
             return f"{tex(self.lhs)} &= {tex(self.rhs)} && " + annotation(
                 "inner function", self.depth
             )
-        if self.kind == "assembly":
+        if self.kind == "assembly":  # the result on a row of its own: as narrow as a page
             parts, result = tex(self.lhs), tex(self.rhs)
-            shown = parts if parts == result else f"{parts} = {result}"
-            return f"{self.role_latex} &= {shown} && " + annotation(ASSEMBLED, self.depth)
+            row = f"{self.role_latex} &= {parts} && " + annotation(ASSEMBLED, self.depth)
+            return row if parts == result else f"{row} \\\\\n&= {result} &&"
         lhs = tex(self.lhs)
         if self.kind == "derivative":
             lhs = rf"{d_by(self.var, self.partial)}\left[{lhs}\right]"
@@ -170,7 +178,8 @@ class Line:
         if self.rule == "simplify" and self.why != EXPLANATIONS_SIMPLIFY:
             # what the simplification did, in words; a definition it used, in math
             words, _, formula = self.why.partition(": ")
-            name, identity = f"{name}, {words}", latex_math(formula) if formula else ""
+            identity = rf"\text{{{_latex_text(words)}}}" + (
+                rf"\quad {latex_math(formula)}" if formula else "")
         note = rule_annotation(self.depth, name, self.role_latex, identity)
         return f"{lhs} &= {tex(self.rhs)} && {note}"
 

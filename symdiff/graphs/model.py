@@ -101,6 +101,11 @@ class Graph:
     def _repr_svg_(self) -> str:
         return self.to_svg()
 
+    def _repr_html_(self) -> str:
+        """The SVG picture inline: a notebook shows HTML before SVG (which it would put in an
+        ``<img>`` at its natural width), so the picture's ``max-width: 100%`` fits the cell."""
+        return self.to_svg()
+
     def _require_values(self) -> None:
         if self.value is None:
             raise SymdiffError("the graph has no values; build it with at={...}")

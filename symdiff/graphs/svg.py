@@ -44,8 +44,9 @@ def draw(nodes: Sequence[GraphNode], graph_edges: Sequence[Edge], root: str) -> 
     the nodes, the other labels and the other edges where there is room. An edge over several
     rows passes each row between in a gap ordered with that row's nodes, straight up through
     the row's height, so no edge crosses a node; a constant sits just under its lowest parent.
-    The ``viewBox`` is the content's extent and the width 100% of the page (at most the
-    natural width): a notebook cell scales the picture down to fit, never clips it.
+    The ``viewBox`` is the content's extent, drawn at its natural size but at most 100% of the
+    page's width (``max-width``, height in proportion): a notebook cell scales the picture
+    down to fit, never clips it.
     """
     layer: dict[str, int] = {}
     for n in nodes:  # children come first

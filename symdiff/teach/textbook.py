@@ -95,13 +95,13 @@ def _trig_note(before: sp.Expr, after: sp.Expr) -> str:
             if after.has(func) and (func is not sp.tan or not before.has(sp.tan))]
     if before.has(sp.tan) and after.has(sp.sec) and not before.has(sp.cos):
         used = ["1 + tan^2 = sec^2"]
-    return "named as in a textbook: " + ", ".join(used)
+    return "textbook names: " + ", ".join(used)
 
 
 
-QUOTIENT_NOTE = "one fraction, the numerator expanded and collected"
-CANCEL_NOTE = "one fraction, the numerator expanded and common factors cancelled"
-FACTOR_NOTE = "the common factor pulled out"
+QUOTIENT_NOTE = "numerator expanded and collected"
+CANCEL_NOTE = "numerator expanded, common factors cancelled"
+FACTOR_NOTE = "common factor pulled out"
 SIMPLIFY_NOTE = "simplified"
 
 

@@ -336,9 +336,11 @@ def _html_content(line: Line) -> str:
     parts = []
     if line.label:
         parts.append(f'<span class="symdiff-label">{html.escape(line.label)}.</span> ')
-    if line.role and line.kind != "definition":
+    if line.kind == "assembly":  # the identity's right-hand side, then its parts put in
+        parts.append(f'<span class="symdiff-role">{html.escape(line.head())}</span>')
+    elif line.role and line.kind != "definition":
         parts.append(f'<span class="symdiff-role">{html.escape(line.role)}:</span> ')
-    if line.kind != "definition":
+    if line.kind not in ("definition", "assembly"):
         parts.append(f'<span class="symdiff-rule">[{html.escape(line.rule)}]</span> ')
     parts.append(f"<code>{html.escape(line.text())}</code>")
     if line.why:

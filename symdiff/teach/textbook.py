@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
+from sympy.polys.polyerrors import BasePolynomialError
 
 from ..engine.assembly import over, shown_result
 from ..engine.inputtext import teaching_text
@@ -149,7 +150,8 @@ def _guarded(make: Callable[[sp.Expr, sp.Symbol], tuple[str, sp.Expr] | None], r
     """``make(raw, var)``, or None where SymPy gives up on a form (it then is no candidate)."""
     try:
         return make(raw, var)
-    except (ValueError, TypeError, ArithmeticError, RecursionError, sp.PolynomialError):
+    except (ValueError, TypeError, ArithmeticError, RecursionError, NotImplementedError,
+            BasePolynomialError):
         return None
 
 

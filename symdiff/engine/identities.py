@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
+from sympy.printing.latex import accepted_latex_functions
 from sympy.printing.precedence import PRECEDENCE, precedence
 
 from ..parsing.written import Written, canonical
@@ -246,7 +247,8 @@ def _function(step: Any, defines: Defines) -> Identity | None:
         a = teaching_text(base) if bare else f"({teaching_text(base)})"
         text = f"d/d{name} {a}^{name} = {a}^{name} ln({teaching_text(base)})"
         return Identity(text, rf"{d_by(var)} {tex(power)} = {tex(derivative)}")
-    rule = rule_for(expr.func) if isinstance(expr, sp.Function) else None
+    structural = expr.is_Atom or isinstance(expr, sp.Add | sp.Mul | sp.Pow | sp.Piecewise)
+    rule = None if structural else rule_for(expr.func)
     if rule is None or not rule.identity:
         return None
     identity, remark = _remark(rule.identity)
@@ -264,14 +266,11 @@ def _function(step: Any, defines: Defines) -> Identity | None:
     return Identity(_NATURAL_LOG.sub("ln(", text), latex)
 
 
-#: Words that LaTeX writes as its own function names (``\\sin``, ``\\ln``).
-_LATEX_FUNCTIONS = frozenset({"sin", "cos", "tan", "sec", "csc", "cot", "sinh", "cosh", "tanh",
-                              "arcsin", "arccos", "arctan", "ln", "log", "exp", "max", "min"})
-
-
 def _math_word(match: re.Match[str]) -> str:
+    """A word in math mode: one of LaTeX's own function names (``\\sin``, ``\\ln``) as that
+    command, another upright."""
     word = match.group(0)
-    if word in _LATEX_FUNCTIONS:
+    if word in accepted_latex_functions or word in ("max", "min"):
         return "\\" + word + "{}"
     return r"\mathrm{" + word.replace("_", r"\_") + "}"
 

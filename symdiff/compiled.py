@@ -359,12 +359,13 @@ class CompiledFunction:
         return explain.origin(self)
 
     def explain(
-        self, expr: Any = None, verbose: str = "key", shapes: Mapping[str, Any] | None = None
+        self, expr: Any = None, verbose: str = "key", shapes: Mapping[str, Any] | None = None,
+        width: int | None = explain.EXPLAIN_WIDTH,
     ) -> str:
         """Pair each generated output line with the rule tree of the derivative it computes
         (see :func:`symdiff.teach.explain.explain`, which documents every kind, scalar and
-        tensor)."""
-        return explain.explain(self, expr, verbose, shapes)
+        tensor); lines longer than ``width`` are broken at spaces (``None``: whole lines)."""
+        return explain.explain(self, expr, verbose, shapes, width)
 
 
 def _threads_keyword(signature: inspect.Signature) -> str | None:

@@ -163,6 +163,19 @@ def _args_derive(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
     parser.add_argument("--no-simplify", action="store_true", help="keep the result as derived")
+    parser.add_argument(
+        "--key", action="store_true",
+        help="only the key steps (hide d/dx c = 0 and d/dx x = 1, as verbose='key')",
+    )
+    parser.add_argument(
+        "--bottom-up", action="store_true",
+        help="each rule's parts before its own line (default: the rule's line first)",
+    )
+    parser.add_argument(
+        "--width", type=int, metavar="N", default=None,
+        help="break text lines longer than N at spaces (default: the terminal's width when "
+        "printing to a terminal, else never; 0: never)",
+    )
     _add_shapes(parser)
 
 

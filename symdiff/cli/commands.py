@@ -88,6 +88,16 @@ def _cmd_derive(args: argparse.Namespace) -> int:
     derivation = sd.derive(
         args.expr, wrt=args.wrt, simplify=not args.no_simplify, **shapes_keyword(args)
     )
+    if args.html is not None:
+        page = derivation.to_html_page()
+        try:
+            with open(args.html, "w", encoding="utf-8") as out:
+                out.write(page)
+        except OSError as exc:
+            note(f"error: cannot write {args.html}: {exc.strerror or exc}")
+            return EXIT_USAGE
+        note(f"wrote {args.html}")
+        return EXIT_OK
     emit(derivation._repr_latex_() if args.latex else str(derivation))
     return EXIT_OK
 

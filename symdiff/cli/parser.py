@@ -28,6 +28,7 @@ examples:
   symdiff grad "sin(x)*exp(y)/(1 + x**2)"        gradient wrt every variable
   symdiff grad "sin(x)*y" --wrt x,y -o grad_f.py  save the module
   symdiff derive "sin(x)/x" --wrt x               the quotient rule, step by step
+  symdiff derive "x**2*sin(x)" --html out.html    one page to open offline, print or project
   symdiff hessian "100*(y - x**2)**2 + (1 - x)**2" --wrt x,y
   symdiff grad "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
   symdiff cache info
@@ -81,6 +82,8 @@ examples:
   symdiff derive "exp(-x**2)" --latex     aligned equations for LaTeX / Jupyter
   symdiff derive "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
                                           the matrix-calculus steps of the backward walk
+  symdiff derive "x**2*sin(x)" --html out.html
+                                          one self-contained page: steps, plot, graph
 """,
     "cache": """\
 examples:
@@ -163,6 +166,11 @@ def _args_derive(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
     parser.add_argument("--no-simplify", action="store_true", help="keep the result as derived")
+    parser.add_argument(
+        "--html", metavar="FILE",
+        help="write one self-contained HTML page (steps with hints, plot, graph; no network "
+        "needed to read it) to FILE instead of printing",
+    )
     _add_shapes(parser)
 
 

@@ -102,6 +102,16 @@ def _cmd_derive(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_serve(args: argparse.Namespace) -> int:
+    """``symdiff serve``: the classroom page, until Ctrl-C."""
+    from ..serve import Settings, serve
+
+    settings = Settings(budget=args.budget, **({} if args.workers is None else
+                                               {"workers": args.workers}))
+    serve(args.host, args.port, settings)
+    return EXIT_OK
+
+
 def _cache_dir() -> int:
     """``symdiff cache dir``: where generated modules are stored."""
     import symdiff as sd
@@ -166,5 +176,6 @@ HANDLERS: dict[str, Handler] = {
     "jacobian": _cmd_jacobian,
     "compile": _cmd_compile,
     "derive": _cmd_derive,
+    "serve": _cmd_serve,
     "cache": _cmd_cache,
 }

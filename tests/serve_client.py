@@ -22,9 +22,12 @@ def request(url: str, method: str, path: str, body: bytes | None = None,
         connection.close()
 
 
-def post(url: str, task: str, data: dict[str, Any], timeout: float = 120
+def post(url: str, task: str, data: dict[str, Any], timeout: float = 120, client: str = ""
          ) -> tuple[int, dict[str, Any]]:
-    """``(status, JSON body)`` of a task."""
-    status, _, body = request(url, "POST", f"/api/{task}", json.dumps(data).encode(),
-                              {"Content-Type": "application/json"}, timeout)
+    """``(status, JSON body)`` of a task, asked by ``client`` (a name, as the page sends)."""
+    headers = {"Content-Type": "application/json"}
+    if client:
+        headers["X-Classroom-Client"] = client
+    status, _, body = request(url, "POST", f"/api/{task}", json.dumps(data).encode(), headers,
+                              timeout)
     return status, json.loads(body)

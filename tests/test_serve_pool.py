@@ -182,3 +182,30 @@ def test_a_pool_starts_by_spawn_where_the_forkserver_cannot(tmp_path):
                           timeout=300, cwd=ROOT, env={**os.environ, "TMPDIR": str(deep),
                                                       "PYTHONPATH": str(ROOT)})
     assert done.stdout.strip() == "spawn ('ok', {'a': 1})", done.stderr
+
+
+# -- fair shares -----------------------------------------------------------------------------
+def test_a_free_worker_goes_first_to_the_clients_that_are_not_heavy():
+    from symdiff.serve.fair import FairQueue, Timeout
+
+    queue = FairQueue()
+    queue.charge("heavy", 30.0)
+    queue.charge("light", 1.0)  # not heavy: first come, first served with "new"
+    order = []
+
+    def take(client):
+        order.append((client, queue.get(client, wait=10)))
+
+    takers = [threading.Thread(target=take, args=(c,)) for c in ("heavy", "light", "new")]
+    for taker in takers:
+        taker.start()
+        time.sleep(0.1)  # heavy asks first
+    for item in ("w1", "w2", "w3"):
+        queue.put(item)
+        time.sleep(0.2)
+    for taker in takers:
+        taker.join()
+    assert [client for client, _ in order] == ["light", "new", "heavy"]
+    assert 25 < queue.usage("heavy") < 30  # decaying
+    with pytest.raises(Timeout):
+        queue.get("anyone", wait=0.1)

@@ -9,8 +9,9 @@ Two independent judges decide, and neither is trusted alone:
 - **symbols**: SymPy must simplify their difference to 0 (:data:`SIMPLIFICATIONS`).
 
 The answer is *equivalent* when both agree that it is; *not equivalent* when a point shows a
-difference (and simplification agrees that the difference is not 0). When the judges disagree
-(equal at every point, but simplification cannot show it), the verdict says so:
+difference and SymPy's ``simplify`` does not make the difference 0 (if it does, the message
+says so: the two are then defined differently, as at a branch cut). When the numbers agree but
+simplification cannot show that the difference is 0, the verdict says so:
 ``"probably equivalent"``.
 
 *Simplest form*: an answer with arithmetic left to do (``x*1``, ``+ 0``, ``x**1``, ``2*3``, like
@@ -164,8 +165,9 @@ def check(answer_text: str, expected: sp.Expr, references: Sequence[sp.Expr] = (
     written, parsed = parse_as_written(answer_text)
     written, parsed = _same_names(written, expected), _same_names(parsed, expected)
     compared, differs = compare_numbers(parsed, expected)
-    zero = simplifies_to_zero(parsed - expected)
+    difference = parsed - expected
     if differs is not None:
+        zero = difference == 0 or sp.simplify(difference) == 0
         point, got, wanted = differs
         at = {s.name: float(v) for s, v in point.items()}
         where = ", ".join(f"{name} = {value:g}" for name, value in at.items())
@@ -174,7 +176,7 @@ def check(answer_text: str, expected: sp.Expr, references: Sequence[sp.Expr] = (
         return Verdict("different", f"Not equivalent: at {where or 'every point'} your answer "
                        f"is {_number(got)} and the derivative is {_number(wanted)}{note}.",
                        at, (got, wanted))
-    if not zero:
+    if not simplifies_to_zero(difference):
         return Verdict("probably equivalent", f"Your answer and the derivative are equal at "
                        f"{compared} random points to {DIGITS} digits, but simplification could "
                        "not show that they are equal everywhere.")

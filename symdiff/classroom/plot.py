@@ -43,7 +43,7 @@ def sample(expr: sp.Expr, var: str, fixed: Mapping[str, float], xs: np.ndarray) 
         value = complex(sp.N(expr))
         constant = value.real if value.imag == 0 else math.nan
         return np.full(xs.shape, constant)
-    function = sd.compile(expr)
+    function = sd.compile(expr, simplify=False)  # as it is: a derivative comes simplified
     arguments = {name: xs if name == var else float(fixed[name]) for name in names}
     with np.errstate(all="ignore"):
         values = function(**arguments)

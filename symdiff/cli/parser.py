@@ -204,7 +204,8 @@ def _args_serve(parser: argparse.ArgumentParser) -> None:
         "for every network the computer is on, such as a classroom's)",
     )
     parser.add_argument("--workers", type=_bounded(int, 1, 64), default=None,
-                        help="worker processes for derivations (default: one per core, 2 to 4)")
+                        help="worker processes for derivations (default: one more than the "
+                        "cores, 2 to 8)")
     parser.add_argument("--budget", type=_bounded(float, 0.5, 600), default=10.0,
                         help="seconds one request may compute before it is stopped "
                         "(default: 10)")

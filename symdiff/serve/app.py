@@ -36,11 +36,13 @@ PRELOAD = ("symdiff.serve.preload",)
 
 @dataclass(frozen=True)
 class Settings:
-    """How the application runs: ``workers`` main worker processes, each task at most
-    ``budget`` seconds, a request waiting at most ``wait`` seconds for a free worker, a worker
-    using at most ``memory_mb`` more memory than it starts with (Linux)."""
+    """How the application runs: ``workers`` main worker processes (by default one more than
+    the machine has cores, from 2 to 8: a student whose inputs run out of time holds one while
+    the others keep every core), each task at most ``budget`` seconds, a request waiting at
+    most ``wait`` seconds for a free worker, a worker using at most ``memory_mb`` more memory
+    than it starts with (Linux)."""
 
-    workers: int = max(2, min(4, os.cpu_count() or 2))
+    workers: int = max(2, min(8, (os.cpu_count() or 1) + 1))
     budget: float = 10.0
     wait: float = 30.0
     memory_mb: int | None = 2048
@@ -61,30 +63,32 @@ class Classroom:
     """The application behind the HTTP server: :meth:`answer` a task's request."""
 
     def __init__(self, settings: Settings | None = None) -> None:
-        from .tasks import handle
+        from .tasks import handle, warm
 
         self.settings = settings or Settings()
         self.results = Results(self.settings.cache_entries, self.settings.cache_bytes)
         memory = self.settings.memory_mb
-        self.quick = WorkerPool(1, handle, PRELOAD, memory)
-        self.main = WorkerPool(self.settings.workers, handle, PRELOAD, memory)
+        self.quick = WorkerPool(1, handle, PRELOAD, memory, warm)
+        self.main = WorkerPool(self.settings.workers, handle, PRELOAD, memory, warm)
 
     def close(self) -> None:
         self.quick.close()
         self.main.close()
 
-    def answer(self, task: str, raw: dict[str, Any]) -> Answer:
+    def answer(self, task: str, raw: dict[str, Any], client: str = "") -> Answer:
         """The answer to ``task`` with the request body ``raw`` (checked here, raising
-        :class:`~.fields.BadRequest`), from the store when it was answered before."""
+        :class:`~.fields.BadRequest`), from the store when it was answered before; ``client``
+        says who asks (workers are shared fairly between clients)."""
         request = fields.checked(task, raw)
         return self.results.answer(fields.key(task, request),
-                                   lambda: self._compute(task, request))
+                                   lambda: self._compute(task, request, client))
 
-    def _compute(self, task: str, request: dict[str, Any]) -> tuple[Answer, bool]:
+    def _compute(self, task: str, request: dict[str, Any], client: str
+                 ) -> tuple[Answer, bool]:
         pool = self.quick if task in QUICK_TASKS else self.main
         budget = self.settings.budget
         try:
-            status, value = pool.run(task, request, budget, self.settings.wait)
+            status, value = pool.run(task, request, budget, self.settings.wait, client)
         except Busy:
             return failure(503, "every worker is busy; try again in a moment", "busy"), False
         except OutOfTime:

@@ -160,9 +160,17 @@ class Handler(BaseHTTPRequestHandler):
             return self._refuse(HTTPStatus.BAD_REQUEST, str(error))
         self._run(task, body)
 
+    def _client(self) -> str:
+        """Who asks: the name the page gives itself (random, per open page), else the
+        address."""
+        name = self.headers.get("X-Classroom-Client", "")
+        if 8 <= len(name) <= 64 and name.isascii() and name.isalnum():
+            return name
+        return str(self.client_address[0])
+
     def _run(self, task: str, body: dict[str, Any]) -> None:
         try:
-            answer = self.server.classroom.answer(task, body)
+            answer = self.server.classroom.answer(task, body, self._client())
         except fields.BadRequest as error:
             return self._refuse(HTTPStatus.BAD_REQUEST, str(error))
         if answer.status >= 500:

@@ -10,6 +10,9 @@ const RULES = [
 ];
 
 const $ = (id) => document.getElementById(id);
+// A random name for this open page: the server shares its workers fairly between pages.
+const CLIENT = Array.from(crypto.getRandomValues(new Uint8Array(12)),
+  (byte) => byte.toString(16).padStart(2, "0")).join("");
 const state = { expr: null, wrt: null, reveals: [], shown: 0, variables: [], previewed: null };
 
 function element(tag, attributes = {}, text = null) {
@@ -29,7 +32,8 @@ async function ask(task, body) {
   let response;
   try {
     response = await fetch(`/api/${task}`, {
-      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+      method: "POST", body: JSON.stringify(body),
+      headers: { "Content-Type": "application/json", "X-Classroom-Client": CLIENT },
     });
   } catch (error) {
     return { ok: false, error: "the server does not answer; is symdiff serve still running?" };

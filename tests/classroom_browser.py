@@ -12,6 +12,7 @@ from __future__ import annotations
 import pathlib
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -126,14 +127,12 @@ def screenshots(folder: pathlib.Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     with browser() as chromium:
         page = chromium.new_page(viewport={"width": 1000, "height": 900})
-        offline = derive_html(folder.parent.parent / "build-classroom-page.html")
-        try:
+        with tempfile.TemporaryDirectory() as work:
+            offline = derive_html(pathlib.Path(work) / "out.html")
             page.context.set_offline(True)
             page.goto(offline.as_uri())
             page.screenshot(path=str(folder / "classroom-html-page.png"), full_page=True)
             page.context.set_offline(False)
-        finally:
-            offline.unlink()
         with classroom_server(workers=2) as (url, _):
             page.goto(url)
             type_into(page, "expr", "sin(x)**2*cos(3*x)")
@@ -144,7 +143,7 @@ def screenshots(folder: pathlib.Path) -> None:
                 page.keyboard.press("Enter")
             page.wait_for_selector("#plot svg", timeout=120_000)
             page.wait_for_selector("#graph svg", timeout=120_000)
-            type_into(page, "answer", "2*sin(x)*cos(x)*cos(3*x) - 3*sin(x)*sin(x)*sin(3*x)")
+            type_into(page, "answer", "2*sin(x)*cos(x)*cos(3*x) - 3*sin(x)*sin(x)*sin(3*x) + 0")
             page.keyboard.press("Enter")
             page.wait_for_selector("#verdict .verdict", timeout=120_000)
             page.locator("#expr-card").screenshot(path=str(folder / "classroom-expression.png"))

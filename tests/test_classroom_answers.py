@@ -42,6 +42,8 @@ def test_a_right_answer_is_equivalent(derivative, answer):
      "-3*sin(x)**2*sin(3*x) + 2*sin(x)*cos(x)*cos(3*x)"),
     ("2*sin(x)**1*cos(x)*cos(3*x)*1 - 3*sin(x)**2*sin(3*x)",
      "-3*sin(x)**2*sin(3*x) + 2*sin(x)*cos(x)*cos(3*x)"),
+    ("2*sin(x)*cos(x)*cos(3*x) - 3*sin(x)*sin(x)*sin(3*x)",
+     "-3*sin(x)**2*sin(3*x) + 2*sin(x)*cos(x)*cos(3*x)"),
 ])
 def test_arithmetic_left_to_do_is_not_simplest(derivative, answer, simpler):
     verdict = _verdict(derivative, answer)
@@ -107,7 +109,8 @@ def test_the_inner_functions_name_is_a_variable_of_its_line():
 
 
 @pytest.mark.parametrize(("text", "more"), [("x*1", True), ("x + 0", True), ("x**1", True),
-                                            ("2*3*x", True), ("x/2", False), ("-x", False),
+                                            ("2*3*x", True), ("x*x", True), ("x + x", True),
+                                            ("x/2", False), ("-x", False), ("2*x*y", False),
                                             ("1/x", False), ("x - y", False), ("-3*x", False),
                                             ("e^x", False), ("0.5*x", False)])
 def test_arithmetic_left_is_more_operations_as_written(text, more):

@@ -64,15 +64,19 @@ class Verdict:
 
 def operations(expr: sp.Basic) -> int:
     """How many operations an expression writes, as written: each ``+ - * /``, power,
-    function and minus sign (a negative number or fraction counts one)."""
+    function and minus sign (a negative number or fraction counts one); in a sum or product as
+    written, a term or factor that repeats an earlier one counts one more (``x*x`` is
+    ``x**2``, ``x + x`` is ``2*x``)."""
     if isinstance(expr, w.Literal):
         return 0
-    if isinstance(expr, w.SignedSum):
-        return len(expr.terms) - 1 + sum(operations(t) for t in expr.terms)
+    if isinstance(expr, w.SignedSum | w.Product):
+        parts = expr.terms if isinstance(expr, w.SignedSum) else expr.args
+        repeats = len(parts) - len(set(parts))
+        return len(parts) - 1 + repeats + sum(operations(p) for p in parts)
     if isinstance(expr, w.Called):
         return 1 + sum(operations(a) for a in expr.operands)
-    if isinstance(expr, w.Written):  # Product, Quotient, Negation, Power, BaseLog
-        own = len(expr.args) - 1 if isinstance(expr, w.Product) else 1
+    if isinstance(expr, w.Written):  # Quotient, Negation, Power, BaseLog
+        own = 1
         return own + sum(operations(a) for a in expr.args)
     if expr.is_Number:
         return int(expr.is_negative) + int(not expr.is_Integer and expr.is_Rational)
@@ -173,20 +177,20 @@ def check(answer_text: str, expected: sp.Expr, references: Sequence[sp.Expr] = (
         where = ", ".join(f"{name} = {value:g}" for name, value in at.items())
         note = "" if not zero else (" (simplification says they are equal: look at where "
                                     "each is defined)")
-        return Verdict("different", f"Not equivalent: at {where or 'every point'} your answer "
-                       f"is {_number(got)} and the derivative is {_number(wanted)}{note}.",
+        return Verdict("different", f"At {where or 'every point'} your answer is "
+                       f"{_number(got)} and the derivative is {_number(wanted)}{note}.",
                        at, (got, wanted))
     if not simplifies_to_zero(difference):
         return Verdict("probably equivalent", f"Your answer and the derivative are equal at "
                        f"{compared} random points to {DIGITS} digits, but simplification could "
                        "not show that they are equal everywhere.")
     if operations(written) > operations(parsed):
-        return Verdict("unsimplified", "Equivalent, but not in simplest form: there is "
-                       "arithmetic left to do.", simpler=parsed)
+        return Verdict("unsimplified", "It equals the derivative, but there is arithmetic "
+                       "left to do.", simpler=parsed)
     forms = [expected, *references]
     shortest = min(forms, key=sp.count_ops)
     if sp.count_ops(parsed) > max(sp.count_ops(f) for f in forms):
-        return Verdict("unsimplified", "Equivalent, but not in simplest form: it can be "
-                       "written with fewer operations.", simpler=shortest)
-    how = f"simplification shows it, and it agrees at {compared} random points"
-    return Verdict("equivalent", f"Right: your answer is the derivative ({how}).")
+        return Verdict("unsimplified", "It equals the derivative, but it can be written with "
+                       "fewer operations.", simpler=shortest)
+    return Verdict("equivalent", "Your answer equals the derivative: simplification shows it, "
+                   f"and the two agree at {compared} random points.")

@@ -154,6 +154,10 @@ def test_another_site_cannot_use_the_server(url):
                    {**kind, "Origin": "http://evil.example"})[0] == 403
     assert request(url, "POST", "/api/preview", body,
                    {**kind, "Origin": f"http://127.0.0.1:{port}"})[0] == 200
+    assert request(url, "POST", "/api/preview", body, {**kind, "Sec-Fetch-Site": "cross-site"}
+                   )[0] == 403
+    assert request(url, "GET", "/worksheet", headers={"Sec-Fetch-Site": "cross-site"})[0] == 403
+    assert request(url, "GET", "/worksheet?count=1", headers={"Sec-Fetch-Site": "none"})[0] == 200
 
 
 def test_identical_requests_are_answered_once(served):

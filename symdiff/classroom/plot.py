@@ -127,6 +127,15 @@ def _paths(xs: np.ndarray, values: np.ndarray, to_x, to_y, low: float, high: flo
     return ["M" + " L".join(points) for points in paths if len(points) > 1]
 
 
+def _grid_line(line: tuple[float, float, float, float], label: tuple[float, float],
+               anchor: str, value: float) -> list[str]:
+    """A grid line across the plot and its value beside the axis."""
+    x1, y1, x2, y2 = line
+    return [f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" stroke="#e9ecef"/>',
+            f'<text x="{label[0]:.1f}" y="{label[1]:.1f}" text-anchor="{anchor}" '
+            f'fill="#343a40">{html.escape(number(value))}</text>']
+
+
 def draw(xs: np.ndarray, curves: Sequence[Curve], var: str, title: str, uid: str = "plot"
          ) -> str:
     """The SVG of ``curves`` over ``xs`` (horizontal axis ``var``), with axes, a grid, tick
@@ -154,16 +163,10 @@ def draw(xs: np.ndarray, curves: Sequence[Curve], var: str, title: str, uid: str
     ]
     for tick in nice_ticks(a, b):
         x = to_x(tick)
-        out.append(f'<line x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{TOP + inner_h}" '
-                   'stroke="#e9ecef"/>')
-        out.append(f'<text x="{x:.1f}" y="{TOP + inner_h + 16}" text-anchor="middle" '
-                   f'fill="#343a40">{html.escape(number(tick))}</text>')
+        out += _grid_line((x, TOP, x, TOP + inner_h), (x, TOP + inner_h + 16), "middle", tick)
     for tick in nice_ticks(low, high):
         y = to_y(tick)
-        out.append(f'<line x1="{LEFT}" y1="{y:.1f}" x2="{LEFT + inner_w}" y2="{y:.1f}" '
-                   'stroke="#e9ecef"/>')
-        out.append(f'<text x="{LEFT - 6}" y="{y + 4:.1f}" text-anchor="end" '
-                   f'fill="#343a40">{html.escape(number(tick))}</text>')
+        out += _grid_line((LEFT, y, LEFT + inner_w, y), (LEFT - 6, y + 4), "end", tick)
     if a < 0 < b:
         out.append(f'<line x1="{to_x(0):.1f}" y1="{TOP}" x2="{to_x(0):.1f}" '
                    f'y2="{TOP + inner_h}" stroke="#495057"/>')

@@ -97,9 +97,14 @@ class Handler(BaseHTTPRequestHandler):
         return name.strip("[]") in LOOPBACK
 
     def _origin_ok(self) -> bool:
+        """Whether a request that computes comes from the page itself (or from no page: a
+        script, a test, an address typed in): a browser says where a request comes from."""
+        site = self.headers.get("Sec-Fetch-Site")
+        if site is not None and site not in ("same-origin", "none"):
+            return False
         origin = self.headers.get("Origin")
         if origin is None:
-            return True  # not sent by a page: a script or a test
+            return True
         return urlsplit(origin).netloc.lower() == (self.headers.get("Host") or "").lower()
 
     # -- methods ---------------------------------------------------------------------------
@@ -114,6 +119,8 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(Answer(200, "text/css; charset=utf-8",
                                      static_file("classroom.css")))
         if url.path == "/worksheet":
+            if not self._origin_ok():
+                return self._refuse(HTTPStatus.FORBIDDEN, "open the worksheet from the page")
             return self._worksheet(url.query)
         return self._refuse(HTTPStatus.NOT_FOUND, "no such page")
 

@@ -50,8 +50,15 @@ def _times(coefficient: int, body: str) -> str:
     return body if coefficient == 1 else f"{coefficient}*{body}"
 
 
-def _function(draw: random.Random, names: Sequence[str] = ("sin", "cos", "exp")) -> str:
-    return draw.choice(list(names))
+#: The functions exercises are made of: a first calculus course's, not every function symdiff
+#: knows (a new function of the registry is no new exercise).
+SYLLABUS = ("sin", "cos", "tan", "exp", "log")
+WAVES = ("sin", "cos")
+
+
+def _function(draw: random.Random, but: Sequence[str] = ("tan", "log")) -> str:
+    """A function of the syllabus, but not one of ``but``."""
+    return draw.choice([name for name in SYLLABUS if name not in but])
 
 
 def _two(draw: random.Random, low: int, high: int) -> tuple[int, int]:
@@ -83,13 +90,13 @@ def _power(draw: random.Random, level: int) -> str:
 
 def _product(draw: random.Random, level: int) -> str:
     n, k = _c(draw, 2, 5), _c(draw, 2, 5)
-    f, g = _function(draw), _function(draw, ("sin", "cos", "exp", "log"))
+    f, g = _function(draw), _function(draw, but=("tan",))
     trig = "cos" if f == "sin" else "sin"
     if level == 1:
         return draw.choice([f"x**{n}*{g}(x)", f"x*{f}(x)", f"{_c(draw)}*x*{g}(x)"])
     if level == 2:
         return draw.choice([f"({_c(draw)}*x**{n} + {_c(draw)})*{f}({k}*x)",
-                            f"exp({k}*x)*{_function(draw, ('sin', 'cos'))}(x)",
+                            f"exp({k}*x)*{draw.choice(WAVES)}(x)",
                             f"x**{n}*log(x)"])
     return draw.choice([f"x**{n}*{f}(x)*{trig}(x)",
                         f"x*exp(-{k}*x)*{trig}({n}*x)",
@@ -105,7 +112,7 @@ def _quotient(draw: random.Random, level: int) -> str:
         return draw.choice([f"({a}*x + {b})/({_c(draw)}*x**2 + {_c(draw)})",
                             f"{f}(x)/(x**2 + {a})", f"x**{n}/exp(x)"])
     return draw.choice([f"{f}({n}*x)/(x**2 + {a}*x + {a * a})",
-                        f"(x**2 - {a})/({_function(draw, ('sin', 'cos'))}(x) + {b})",
+                        f"(x**2 - {a})/({draw.choice(WAVES)}(x) + {b})",
                         f"log(x)/(x**{n} + {a})"])
 
 
@@ -117,7 +124,7 @@ def _chain(draw: random.Random, level: int) -> str:
     if level == 2:
         return draw.choice([f"{f}({a}*x**2 + {b})", f"sqrt({a}*x**2 + {b})",
                             f"({a}*x**2 - {b})**{n}", f"log({a}*x**2 + {b})"])
-    g = _function(draw, ("sin", "cos"))
+    g = draw.choice(WAVES)
     return draw.choice([f"{g}(x**{n})**{_c(draw, 2, 4)}", f"exp({g}({k}*x))",
                         f"sqrt(1 + {g}(x)**2)", f"log(1 + exp({k}*x))**{_c(draw, 2, 3)}"])
 
@@ -137,7 +144,7 @@ def _exp_log(draw: random.Random, level: int) -> str:
 def _trig(draw: random.Random, level: int) -> str:
     k = _c(draw, 2, 6)
     if level == 1:
-        return draw.choice([f"{_function(draw, ('sin', 'cos', 'tan'))}({k}*x)", "asin(x)",
+        return draw.choice([f"{_function(draw, but=('exp', 'log'))}({k}*x)", "asin(x)",
                             f"atan({k}*x)", "tan(x)"])
     if level == 2:
         return draw.choice(["x*atan(x)", f"tan(x)**{k}", f"acos(x/{k})",
@@ -162,7 +169,7 @@ def _combination(draw: random.Random, level: int) -> str:
 
 def _two_functions(draw: random.Random) -> tuple[str, str]:
     """Two different ones of sin, cos and tan."""
-    names = ["sin", "cos", "tan"]
+    names = [name for name in SYLLABUS if name not in ("exp", "log")]
     first = draw.choice(names)
     return first, draw.choice([name for name in names if name != first])
 

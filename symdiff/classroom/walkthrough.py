@@ -93,8 +93,9 @@ def hint(line: Any, partial: frozenset[str] = frozenset()) -> tuple[str, str]:
         return (f"<b>{html.escape(line.rule)}</b>: {html.escape(line.why)}",
                 f"{line.rule}: {line.why}")
     rule = display_name(line.rule)
-    if line.rule == "simplify":
-        return (f"<b>Simplify</b>: {html.escape(line.why)}.", f"Simplify: {line.why}.")
+    if line.rule == "simplify":  # its note says what, unless it is the plain one
+        why = "" if line.why == "simplify the result" else f": {line.why}"
+        return (f"<b>Simplify</b> the result{html.escape(why)}.", f"Simplify the result{why}.")
     variables = [line.var] if line.var is not None else []
     target = mathml.math(mathml.derivative_of(line.lhs, variables, _partial(line, partial)))
     parts_html, parts_text = _parts_html(line)

@@ -19,6 +19,7 @@ import sympy as sp
 from ..errors import SymdiffError
 from . import mathml
 from .figures import default_point, graph_figure, plot_svg, point_text
+from .plot import number
 from .walkthrough import walkthrough
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -95,7 +96,7 @@ def derivation_page(derivation: Any, at: Mapping[str, float] | None = None,
         "reveals": _reveals(derivation.lines(), partial),
         "plot": markup(plot_svg(derivation.expr, derivation.result, f"f' = df/d{var}", var,
                                 point, interval, "page-plot")),
-        "interval": interval,
+        "interval": [number(v) for v in interval],
         "graph": markup(graph["svg"]),
         "point": graph["point"],
         "gradient": graph["gradient"],

@@ -33,6 +33,7 @@ from typing import Any
 from . import request_index
 from .compiled import CompiledFunction
 from .layer import Built, Call, Layer, Request
+from .sparse.function import function_class
 
 
 def _scalar_layer() -> Layer:
@@ -136,8 +137,8 @@ def _with_twin(function: CompiledFunction, layer: Layer, request: Request) -> Co
 def function_of(built: Built, key: str | None, signature: inspect.Signature | None
                 ) -> CompiledFunction:
     """Load what a layer built as a :class:`CompiledFunction` (cached under ``key``)."""
-    return CompiledFunction.of(built.source, built.recipe, built.exprs, key=key,
-                               signature=signature, recorded=built.recorded)
+    return function_class(built.recipe).of(built.source, built.recipe, built.exprs, key=key,
+                                           signature=signature, recorded=built.recorded)
 
 
 def call_exprs(call: Call) -> list[Any]:

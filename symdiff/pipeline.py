@@ -48,8 +48,23 @@ def _tensor_layer() -> Layer:
     return LAYER
 
 
+def _sparse_scalar_layer() -> Layer:
+    from .sparse.scalar_build import LAYER
+
+    return LAYER
+
+
+def _sparse_tensor_layer() -> Layer:
+    from .sparse.tensor_build import LAYER
+
+    return LAYER
+
+
 #: The layer of each kind of call (:attr:`symdiff.layer.Call.layer`), imported when first used.
-LAYERS: dict[str, Callable[[], Layer]] = {"scalar": _scalar_layer, "tensor": _tensor_layer}
+LAYERS: dict[str, Callable[[], Layer]] = {
+    "scalar": _scalar_layer, "tensor": _tensor_layer,
+    "sparse scalar": _sparse_scalar_layer, "sparse tensor": _sparse_tensor_layer,
+}
 
 _MEMO: dict[str, CompiledFunction] = {}
 
@@ -77,7 +92,7 @@ def compiled(call: Call) -> CompiledFunction:
 def _traced(function: CompiledFunction, call: Call) -> CompiledFunction:
     """A traced tensor function, remembering (weakly) the Python function it was traced from,
     for ``explain()``: the text of a traced expression does not always parse again."""
-    if call.layer == "tensor" and callable(call.exprs):
+    if call.shapes is not None and callable(call.exprs):
         return function.with_origin(call.exprs)
     return function
 

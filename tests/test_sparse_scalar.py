@@ -202,7 +202,7 @@ _TERMS = ["{a}*{b}", "sin({a})", "exp({a}*{b})", "({a} - {b})**2", "{a}**3", "{a
           "log(1 + {a}**2)*{b}", "cos({a} + {b})"]
 
 
-@settings(max_examples=25)
+@settings(max_examples=15)
 @given(st.lists(st.tuples(st.sampled_from(_TERMS), st.integers(0, 5), st.integers(0, 5)),
                 min_size=1, max_size=6),
        st.integers(0, 2**32 - 1))

@@ -60,6 +60,9 @@ class Layout:
     starts: np.ndarray | None
     indptr: np.ndarray | None
     indices: np.ndarray | None
+    #: ``(first value, end, first place, step)`` of runs of values that go to evenly spaced
+    #: places (a band's diagonals in CSR order), when few: copied by slices, not gathered.
+    runs: tuple[tuple[int, int, int, int], ...] | None = None
 
     @property
     def nnz(self) -> int:
@@ -97,7 +100,38 @@ def layout(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int], format: s
     for array in (rows_out, cols_out, take, starts, indptr, indices):
         if array is not None:
             array.setflags(write=False)
-    return Layout(format, shape, rows_out, cols_out, take, starts, indptr, indices)
+    runs = _runs(take) if take is not None and starts is None and not lower else None
+    return Layout(format, shape, rows_out, cols_out, take, starts, indptr, indices, runs)
+
+
+#: At most this many runs of evenly spaced places are copied by slices (else gathered).
+MAX_RUNS = 32
+
+
+def _runs(take: np.ndarray) -> tuple[tuple[int, int, int, int], ...] | None:
+    """The values (all of them, each placed once) as runs of consecutive values that go to
+    evenly spaced places, when there are at most :data:`MAX_RUNS` of them."""
+    count = len(take)
+    places = np.empty_like(take)
+    places[take] = np.arange(count)
+    steps = np.diff(places)
+    runs = []
+    first = 0
+    while first < count:
+        if len(runs) == MAX_RUNS:
+            return None
+        step = int(steps[first]) if first < count - 1 else 1
+        changes = np.flatnonzero(steps[first:] != step) if first < count - 1 else ()
+        end = first + int(changes[0]) + 1 if len(changes) else count
+        runs.append((first, end, int(places[first]), step))
+        first = end
+    return tuple(runs)
+
+
+def _placed(place: int, count: int, step: int) -> slice:
+    """The slice of ``count`` places from ``place`` in steps of ``step`` (either sign)."""
+    stop = place + step * count
+    return slice(place, stop if stop >= 0 else None, step)
 
 
 def data(layout: Layout, values: np.ndarray) -> np.ndarray:
@@ -108,6 +142,11 @@ def data(layout: Layout, values: np.ndarray) -> np.ndarray:
             f"scalar names, arrays of the declared shapes), not with arrays that broadcast "
             f"to the shape {values.shape[1:]}"
         )
+    if layout.runs is not None:
+        placed = np.empty(len(values), dtype=values.dtype)
+        for first, end, place, step in layout.runs:
+            placed[_placed(place, end - first, step)] = values[first:end]
+        return placed
     gathered = values if layout.take is None else values[layout.take]  # (values: a new array)
     return gathered if layout.starts is None else np.add.reduceat(gathered, layout.starts)
 

@@ -1,10 +1,11 @@
 """The scalar layer's sparse build: the nonzeros of :mod:`symdiff.sparse.scalar`, emitted as an
 elementwise module whose function returns the vector of their values, plus its ``_pattern``.
-Called by :mod:`symdiff.build` for ``sparse=True``."""
+The build pipeline's layer for scalar calls with ``sparse=True`` (:data:`LAYER`)."""
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import replace
 
 import sympy as sp
@@ -12,8 +13,8 @@ import sympy as sp
 from ..codegen.emit import ArrayResult, Program, module_spec
 from ..codegen.printer import brief_text
 from ..codegen.spec import render_module
-from ..layer import Built
-from ..request import Request, restored
+from ..layer import Built, Call
+from ..request import Request, make_request, restored
 from .pattern import PATTERN
 from .scalar import ENTRIES, Entries
 
@@ -72,3 +73,24 @@ def build(request: Request) -> Built:
     spec = replace(spec, functions=(*spec.functions, found.pattern().function(recipe.name)),
                    helpers=tuple(sorted({*spec.helpers, "_affine_grid"})))
     return Built(render_module(spec), recipe, functools.partial(sparse_exprs, request))
+
+
+class SparseScalarLayer:
+    """Scalar expressions with ``sparse=True``, as the build pipeline sees them
+    (:class:`symdiff.layer.Layer`)."""
+
+    def request(self, call: Call) -> Request:
+        """Parse and validate a builder call, as the scalar layer does."""
+        return make_request(call.kind, call.exprs, call.wrt, call.options)
+
+    def build(self, request: Request) -> Built:
+        """Derive the nonzeros of ``request`` and emit their module."""
+        return build(request)
+
+    def exprs(self, request: Request) -> Callable[[], list[sp.Expr]]:
+        """The values' expressions, derived when first called."""
+        return functools.partial(sparse_exprs, request)
+
+
+#: The sparse scalar layer (see :data:`symdiff.pipeline.LAYERS`).
+LAYER = SparseScalarLayer()

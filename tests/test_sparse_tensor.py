@@ -186,6 +186,14 @@ def test_benchmark_problems_at_n_100(problem):
     _check(kind, expr, shapes, wrt, sizes, points=3)
 
 
+def test_outputs_of_different_shapes_are_laid_end_to_end():
+    listed = sd.jacobian(["x[2:] - 2*x[1:-1] + x[:-2]", "0.1*(x**3 - y)"], wrt="x",
+                         shapes={"x": ("n",), "y": ("n",)}, sparse=True)
+    joined = sd.jacobian(LEAST_SQUARES, wrt="x", shapes={"x": (9,), "y": (9,)}, sparse=True)
+    x, y = np.linspace(-1, 1, 9), np.ones(9)
+    np.testing.assert_array_equal(listed(x, y).toarray(), joined(x, y).toarray())
+
+
 def test_brusselator_pattern_is_the_five_point_stencil_and_the_coupling():
     _kind, expr, shapes, wrt, _sizes = BENCHMARK_PROBLEMS["brusselator"]
     J = sd.jacobian(expr, wrt=wrt, shapes=shapes, sparse=True)
@@ -273,3 +281,23 @@ def _tensor_problems(draw):
 def test_random_tensor_expressions(problem, seed):
     kind, expr, shapes, wrt, sizes = problem
     _check(kind, expr, shapes, wrt, sizes, points=4, seed=seed)
+
+
+def test_explain_shows_the_pattern_and_the_values():
+    H = sd.hessian(ROSENBROCK, wrt="x", shapes={"x": ("n",)}, sparse=True)
+    text = H.explain()
+    assert "def _pattern(_n_dim):" in text and "row i + 1, column i for i < n - 1" in text
+    assert "block 0: row i, column i + 1 for i < n - 1: -400*x[:-1]" in text
+    scalar = sd.hessian("x*y + sin(y)", wrt=["x", "y"], sparse=True)
+    lines = scalar.explain().splitlines()
+    assert "  [1, 1] = -sin(y)" in lines and "  [1, 0] = 1" in lines
+
+
+def test_pattern_svg_is_a_spy_plot():
+    H = sd.hessian(ROSENBROCK, wrt="x", shapes={"x": ("n",)}, sparse=True)
+    small = H.pattern_svg(n=6)
+    assert small.startswith("<svg") and small.rstrip().endswith("</svg>")
+    assert small.count("<rect") == 1 + 16  # the frame and one cell per entry
+    assert "6 x 6, 16 entries" in small
+    large = H.pattern_svg(n=10_000)
+    assert large.count("<rect") <= 1 + 3 * 120  # binned: the three diagonals' cells

@@ -18,7 +18,7 @@ from ..compiled import CompiledFunction
 from ..errors import SymdiffError
 from ..recipe import Recipe
 from ..verify.allowed import PATTERN
-from . import assemble
+from . import assemble, picture
 
 #: How many layouts (sets of sizes) a function keeps.
 KEPT_LAYOUTS = 4
@@ -103,6 +103,36 @@ class SparseFunction(CompiledFunction):
         """The matrix's shape for these sizes of the named dimensions."""
         self.pattern_for(**sizes)
         return self._layout(tuple(_size(sizes[d], d) for d in self.dims)).shape
+
+    def pattern_svg(self, pixels: int = 240, **sizes: int) -> str:
+        """A spy plot of the pattern as SVG text (binned beyond 120 rows or columns), for the
+        sizes of the named dimensions given (``H.pattern_svg(n=100)``); in a notebook,
+        ``IPython.display.SVG(H.pattern_svg(n=100))``."""
+        rows, cols = self.pattern_for(**sizes)
+        shape = self._layout(tuple(_size(sizes[d], d) for d in self.dims)).shape
+        return picture.spy_svg(rows, cols, shape, pixels, f"{self.name}: sparse {self.kind}")
+
+    def explain(self, expr: Any = None, verbose: str = "key",
+                shapes: Mapping[str, Any] | None = None) -> str:
+        """The pattern's construction (the module's ``_pattern``, each block's rows and
+        columns) and the values the module computes, block by block (scalar names: entry by
+        entry, with their row and column)."""
+        wrt = self.wrt if isinstance(self.wrt, str) else ", ".join(self.wrt or ())
+        header = f"{self.signature}: sparse {self.kind} with respect to {wrt}"
+        pattern = picture.function_text(self.source, PATTERN)
+        report = self.recorded
+        if report is not None and hasattr(report, "blocks"):
+            values = [f"block {k}: {line}" for k, line in enumerate(report.blocks)]
+            values += [f"kept dense: {op}: {why}" for op, why in report.dense]
+        elif self.dims:
+            values = [f"block {k}: {formula}" for k, formula in enumerate(self.exprs)]
+        else:  # scalar names: one value per entry, the first ones of the pattern's order
+            rows, cols, _ = self._pattern_function()()
+            values = [f"[{r}, {c}] = {e}" for r, c, e in zip(rows, cols, self.exprs,
+                                                            strict=False)]
+            if self.kind == "hessian":
+                values.append("(the upper triangle repeats the lower one)")
+        return picture.explanation(header, pattern, values)
 
     def _pattern_function(self) -> Callable[..., Any]:
         return inspect.unwrap(self._unchunked).__globals__[PATTERN]

@@ -24,6 +24,7 @@ import sympy as sp
 
 from ..codegen import naming
 from ..codegen.printer import CodePrinter
+from ..codegen.spec import safe_comment
 from ..verify.allowed import PATTERN
 
 Size = int | sp.Expr
@@ -39,12 +40,15 @@ class Block:
     col0: Size
     col_steps: tuple[Size, ...]
 
-    def size(self) -> Size:
-        """The number of values (a negative count counts as none)."""
-        total: Size = 1
-        for count in self.counts:
-            total = total * (sp.Max(count, 0) if isinstance(count, sp.Expr) else max(count, 0))
-        return total
+    def place(self) -> str:
+        """Where the block's values go, in words: ``rows i + 1, columns i for i < n - 1``."""
+        letters = "ijklpqrs"
+        grid = [sp.Symbol(letters[k % len(letters)]) for k in range(len(self.counts))]
+        row = self.row0 + sum((s * g for s, g in zip(self.row_steps, grid, strict=True)), 0)
+        col = self.col0 + sum((s * g for s, g in zip(self.col_steps, grid, strict=True)), 0)
+        ranges = ", ".join(f"{g} < {sp.sstr(c)}" for g, c in zip(grid, self.counts, strict=True))
+        where = f"row {sp.sstr(row)}, column {sp.sstr(col)}"
+        return where + (f" for {ranges}" if ranges else "")
 
 
 @dataclass(frozen=True)
@@ -55,32 +59,46 @@ class Pattern:
     blocks: tuple[Block, ...]
     shape: tuple[Size, Size]
     dims: tuple[str, ...] = ()
+    #: Parts kept dense (``"cumsum: the structure of its derivative is not analysed"``).
+    dense: tuple[str, ...] = ()
 
     def function(self, described: str) -> str:
         """The text of ``_pattern(<dims>)``, returning ``(rows, cols, shape)`` of the values
-        that ``described`` (the public function's name) returns."""
+        that ``described`` (the public function's name) returns; each block's line says where
+        its values go (when there are at most :data:`LABELLED` blocks)."""
         params = ", ".join(naming.dimension(d) for d in self.dims)
         rows = [_grid(b.row0, b.row_steps, b.counts) for b in self.blocks]
         cols = [_grid(b.col0, b.col_steps, b.counts) for b in self.blocks]
+        labels = ([safe_comment(b.place(), 90) for b in self.blocks]
+                  if len(self.blocks) <= LABELLED else [""] * len(self.blocks))
         lines = [
             f"def {PATTERN}({params}):",
             f'    """Where the values {described} returns go, block by block: their rows and',
             "    columns (each block a grid of values in C order, its rows and columns affine in",
             "    the grid index), and the shape of the matrix. These are the structural nonzeros,",
             '    the same at every point; an entry reached twice is the sum of its values."""',
-            *_concatenated("_rows", rows),
-            *_concatenated("_cols", cols),
+            *(f"    # kept dense (every entry it reaches): {safe_comment(note, 120)}"
+              for note in self.dense),
+            *_concatenated("_rows", rows, labels),
+            *_concatenated("_cols", cols, [""] * len(cols)),
             f"    return _rows, _cols, {_tuple(self.shape)}",
         ]
         return "\n".join(lines)
 
 
-def _concatenated(target: str, parts: Sequence[str]) -> list[str]:
+#: Up to this many blocks, the pattern function says where each block's values go.
+LABELLED = 40
+
+
+def _concatenated(target: str, parts: Sequence[str], labels: Sequence[str]) -> list[str]:
     if not parts:
         return [f"    {target} = _affine_grid(0, (1,), (0,))"]
     if len(parts) == 1:
-        return [f"    {target} = {parts[0]}"]
-    return [f"    {target} = _np.concatenate((", *(f"        {p}," for p in parts), "    ))"]
+        return [f"    {target} = {parts[0]}" + (f"  # {labels[0]}" if labels[0] else "")]
+    width = max(len(p) for p in parts) + 1
+    lines = [f"        {(p + ',').ljust(width)}" + (f"  # {label}" if label else "")
+             for p, label in zip(parts, labels, strict=True)]
+    return [f"    {target} = _np.concatenate((", *(line.rstrip() for line in lines), "    ))"]
 
 
 def _grid(offset: Size, steps: Sequence[Size], counts: Sequence[Size]) -> str:

@@ -88,7 +88,7 @@ class Structure:
             rule = self.rules.get(node.op)
             try:
                 if rule is None:
-                    raise NotStructured("its derivative's structure is not analysed")
+                    raise NotStructured("the structure of its derivative is not analysed")
                 found = [collapse(self.b, t) for t in rule(self, node)]
                 found = merged(self.b, found, self.sizes)
             except NotStructured as why:

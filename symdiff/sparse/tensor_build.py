@@ -149,8 +149,9 @@ def _values(b: Builder, blocks: Sequence[tuple[Block, Node]]) -> Node:
 def build(request: TensorRequest) -> Built:
     """Analyse ``request`` and emit its values kernel and ``_pattern`` (no caching)."""
     found = analyse(request)
-    if found.dense:
-        parts = "; ".join(f"{op}: {why}" for op, why in dict.fromkeys(found.dense))
+    notes = tuple(f"{op}: {why}" for op, why in dict.fromkeys(found.dense))
+    if notes:
+        parts = "; ".join(notes)
         warnings.warn(DenseFallbackWarning(
             f"sparse {request.kind}: part of it is kept dense ({parts}); the pattern holds "
             "every entry those parts reach"), stacklevel=6)
@@ -168,24 +169,14 @@ def build(request: TensorRequest) -> Built:
         f"the values of the {what} structural nonzeros, a vector; _pattern({', '.join(dims)}) "
         f"gives their rows and columns in the {rows} x {cols} matrix (entries reached twice "
         "add up)")
-    pattern = Pattern(tuple(block for block, _ in found.blocks), found.shape, dims)
+    pattern = Pattern(tuple(block for block, _ in found.blocks), found.shape, dims, notes)
     spec = module_spec(program)
     spec = replace(spec, functions=(*spec.functions, pattern.function(recipe.name)),
                    helpers=tuple(sorted({*spec.helpers, "_affine_grid"})))
-    report = Report(tuple(_place(block) + f": {TensorFormula.of(node)}"
+    report = Report(tuple(block.place() + f": {TensorFormula.of(node)}"
                           for block, node in found.blocks), tuple(found.dense))
     return Built(render_module(spec), recipe,
                  [TensorFormula.of(node) for _, node in found.blocks], report)
-
-
-def _place(block: Block) -> str:
-    """Where a block's values go, in words: ``rows 1 + i, columns i for i < n - 1``."""
-    letters = "ijklmnpq"
-    grid = [sp.Symbol(letters[k % len(letters)]) for k in range(len(block.counts))]
-    row = block.row0 + sum((s * g for s, g in zip(block.row_steps, grid, strict=True)), ZERO)
-    col = block.col0 + sum((s * g for s, g in zip(block.col_steps, grid, strict=True)), ZERO)
-    ranges = ", ".join(f"{g} < {sp.sstr(c)}" for g, c in zip(grid, block.counts, strict=True))
-    return f"rows {sp.sstr(row)}, columns {sp.sstr(col)}" + (f" for {ranges}" if ranges else "")
 
 
 def sparse_exprs(kind, roots, many, wrt, single, options, shapes, params,

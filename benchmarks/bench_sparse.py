@@ -15,8 +15,9 @@ Problems (each also a test at n = 100, ``tests/test_sparse_tensor.py``):
 Columns:
 
 - ``build s``: ``sd.hessian/jacobian(..., sparse=True, cache=False)`` with a named dimension
-  (the same function for every n: built once per problem); ``int s``: built with n written
-  into ``shapes=`` as a number, at that n (the work does not depend on it);
+  (the same function for every n), in CPU seconds in a fresh process (imports excluded, SymPy's
+  caches cold); ``int s``: the same with n written into ``shapes=`` as a number, at that n
+  (the work does not depend on it);
 - ``first ms``: the first call at that n (it lays the pattern out once per size);
 - ``f ms``: the function itself (``sd.compile``: the objective for a Hessian, the residuals for
   a Jacobian); ``H/f``: the sparse Hessian or Jacobian over it (a scipy.sparse CSR array);
@@ -41,6 +42,7 @@ import argparse
 import gc
 import importlib.util
 import math
+import subprocess
 import sys
 import time
 import tracemalloc
@@ -276,11 +278,34 @@ def _jax_peers(problem: Problem, args: dict[str, Any], n: int, dense_limit: int
     return dense, sparse, detect
 
 
+def cold_build(name: str, n: int | None) -> float:
+    """CPU seconds of building problem ``name`` in a fresh process (``n``: sizes as numbers)."""
+    script = (f"import sys; sys.argv = ['bench_sparse', '--build-only', {name!r}, "
+              f"'{n or 0}']; import runpy; runpy.run_path({__file__!r}, run_name='__main__')")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=True)
+    return float(done.stdout.split()[-1])
+
+
+def _build_only(name: str, n: int) -> None:
+    problem = PROBLEMS[name]
+    shapes = None
+    if n:
+        dims, _ = problem.arguments(n, np.random.default_rng(0))
+        shapes = {k: tuple(dims.get(d, d) for d in v) for k, v in problem.shapes.items()}
+    import sympy  # noqa: F401  (imports are not the build)
+
+    import symdiff.sparse.tensor_build  # noqa: F401
+
+    start = time.process_time()
+    problem.build(shapes)
+    print(time.process_time() - start)
+
+
 def run_problem(name: str, sizes: list[int], repeat: int, dense_limit: int) -> list[dict]:
     problem = PROBLEMS[name]
-    start = time.process_time()
     built = problem.build()
-    build = time.process_time() - start
+    build = cold_build(name, None)
     exprs = problem.expr if isinstance(problem.expr, list) else [problem.expr]
     parts = [sd.compile(e, shapes=problem.shapes) for e in exprs]
 
@@ -290,11 +315,8 @@ def run_problem(name: str, sizes: list[int], repeat: int, dense_limit: int) -> l
     rows = []
     rng = np.random.default_rng(0)
     for n in sizes:
-        dims, args = problem.arguments(n, rng)
-        fixed = {k: tuple(dims.get(d, d) for d in v) for k, v in problem.shapes.items()}
-        start = time.process_time()
-        problem.build(fixed)
-        int_build = time.process_time() - start
+        _, args = problem.arguments(n, rng)
+        int_build = cold_build(name, n)
         start = time.perf_counter()
         ours = built(**args)
         first = time.perf_counter() - start
@@ -365,7 +387,11 @@ def main() -> None:
     parser.add_argument("--dense-limit", type=int, default=10_000)
     parser.add_argument("--minimize", action="store_true")
     parser.add_argument("--minimize-n", type=int, default=100_000)
+    parser.add_argument("--build-only", nargs=2, help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.build_only:
+        _build_only(options.build_only[0], int(options.build_only[1]))
+        return
     sizes = [1000, 10000] if options.quick else [int(s) for s in options.sizes.split(",")]
     print(HEADER)
     print("|" + "---|" * (HEADER.count("|") - 1))

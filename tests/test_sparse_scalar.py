@@ -121,13 +121,22 @@ def test_formats_values_and_lower_triangle(format):
     assert H.with_format("csr")(**point).format == "csr"
 
 
-def test_matrix_index_arrays_are_its_own():
+def test_results_share_read_only_index_arrays():
     H = sd.hessian("x*y + y**2*z", wrt=["x", "y", "z"], sparse=True)
     first = H(1.0, 2.0, 3.0)
-    first.indices[:] = 0  # changing one result in place leaves the next alone
-    first.data[:] = 0
+    assert first.has_canonical_format and not first.indices.flags.writeable
+    with pytest.raises(ValueError):
+        first.indices[:] = 0  # the pattern is every call's: it cannot be changed in place
+    first.data[:] = 0  # the values are this call's own
+    own = first.copy()
+    own.eliminate_zeros()
+    assert own.nnz == 0
     np.testing.assert_allclose(H(1.0, 2.0, 3.0).toarray(),
                                [[0, 1, 0], [1, 6, 4], [0, 4, 0]])
+    square = (H(1.0, 2.0, 3.0) @ H(1.0, 2.0, 3.0)).toarray()
+    for fmt in ("csc", "coo"):
+        again = H.with_format(fmt)(1.0, 2.0, 3.0)
+        np.testing.assert_allclose((again @ again).toarray(), square)
 
 
 def test_standalone_module_gives_values_and_pattern(tmp_path):

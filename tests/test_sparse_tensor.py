@@ -222,6 +222,8 @@ def test_pattern_needs_the_sizes_of_named_dimensions():
         H.pattern  # noqa: B018
     with pytest.raises(SymdiffError, match="missing n"):
         H.pattern_for()
+    H(np.ones(7))  # then: the pattern at the sizes of the last call
+    assert len(H.pattern[0]) == 3 * 7 - 2
     fixed = sd.hessian(ROSENBROCK, wrt="x", shapes={"x": (6,)}, sparse=True)
     rows, _cols = fixed.pattern
     assert len(rows) == 16

@@ -152,13 +152,19 @@ def data(layout: Layout, values: np.ndarray) -> np.ndarray:
 
 
 def matrix(layout: Layout, values: np.ndarray) -> Any:
-    """The ``scipy.sparse`` array of one call's values (its index arrays its own copies, so
-    that changing it in place leaves the next call's alone)."""
+    """The ``scipy.sparse`` array of one call's values. Its index arrays are the layout's own,
+    shared by every call and read-only (the pattern is the same at every call): operations
+    that read them work, one that would change them in place (``eliminate_zeros``) raises;
+    ``.copy()`` gives a matrix of one's own. Its entries are sorted and unique (canonical)."""
     sps = scipy_sparse()
     entries = data(layout, values)
     if layout.format == "coo":
-        return sps.coo_array((entries, (layout.rows.copy(), layout.cols.copy())),
-                             shape=layout.shape)
-    made = sps.csr_array if layout.format == "csr" else sps.csc_array
-    return made((entries, layout.indices.copy(), layout.indptr.copy()),  # type: ignore[union-attr]
-                shape=layout.shape)
+        made = sps.coo_array((entries, (layout.rows, layout.cols)), shape=layout.shape,
+                             copy=False)
+        made.has_canonical_format = True
+        return made
+    kind = sps.csr_array if layout.format == "csr" else sps.csc_array
+    made = kind((entries, layout.indices, layout.indptr), shape=layout.shape, copy=False)
+    made.has_sorted_indices = True
+    made.has_canonical_format = True
+    return made

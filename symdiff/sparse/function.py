@@ -75,14 +75,19 @@ class SparseFunction(CompiledFunction):
     @property
     def pattern(self) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, cols)`` of the entries (int arrays, in the order of the matrix's data),
-        without calling the function. With named dimensions, use :meth:`pattern_for`."""
-        if self.dims:
+        without calling the function. With named dimensions, the pattern at the sizes of the
+        last call (:meth:`pattern_for` gives it at any sizes)."""
+        if not self.dims:
+            return self.pattern_for()
+        last = self.__dict__.get("_last_sizes")
+        if last is None:
             names = ", ".join(f"{d}=..." for d in self.dims)
             raise SymdiffError(
-                f"the pattern of {self.name} depends on the size of {', '.join(self.dims)}: "
-                f"use {self.name}.pattern_for({names})"
+                f"the pattern of {self.name} depends on the size of {', '.join(self.dims)}, "
+                f"and it has not been called yet: use {self.name}.pattern_for({names})"
             )
-        return self.pattern_for()
+        found = self._layout(last)
+        return found.rows.copy(), found.cols.copy()
 
     def pattern_for(self, **sizes: int) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, cols)`` of the entries for these sizes of the named dimensions
@@ -162,7 +167,9 @@ class SparseFunction(CompiledFunction):
             bound = self.__signature__.bind(*args, **kwargs)
             bound.apply_defaults()
             args = tuple(bound.arguments[a] for a in self.args)
-        return tuple(np.shape(args[position])[axis] for position, axis in sources)
+        sizes = tuple(np.shape(args[position])[axis] for position, axis in sources)
+        self.__dict__["_last_sizes"] = sizes
+        return sizes
 
     # -- variants ---------------------------------------------------------------------------------
     @property

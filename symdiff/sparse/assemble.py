@@ -81,7 +81,8 @@ def layout(rows: np.ndarray, cols: np.ndarray, shape: tuple[int, int], format: s
         kept = rows >= cols
         rows, cols, positions = rows[kept], cols[kept], positions[kept]
     major, minor = (cols, rows) if format == "csc" else (rows, cols)
-    order = np.lexsort((minor, major))
+    width = max(shape[0] if format == "csc" else shape[1], 1)
+    order = np.argsort(major * width + minor, kind="stable")  # by major, then minor
     major, minor, positions = major[order], minor[order], positions[order]
     repeated = (major[1:] == major[:-1]) & (minor[1:] == minor[:-1])
     starts = None

@@ -171,11 +171,26 @@ def test_chained_rosenbrock_hessian_is_three_vectors():
     np.testing.assert_allclose(got.toarray(), want, rtol=1e-13)
 
 
+def _laplacian(w):
+    return (np.roll(w, 1, axis=0) + np.roll(w, -1, axis=0) + np.roll(w, 1, axis=1)
+            + np.roll(w, -1, axis=1) - 4 * w)
+
+
+def _brusselator(y, alpha):
+    """The 2-D Brusselator as benchmarks/bench_sparse.py traces it: y[0] = u, y[1] = v."""
+    u, v = y[0], y[1]
+    du = 1 + u**2 * v - 4.4 * u + alpha * _laplacian(u)
+    dv = 3.4 * u - u**2 * v + alpha * _laplacian(v)
+    return np.stack([du, dv])
+
+
 BENCHMARK_PROBLEMS = {
     "rosenbrock": ("hessian", ROSENBROCK, {"x": ("n",)}, "x", {"n": 100}),
     "bratu": ("hessian", BRATU, {"u": ("m", "m"), "c": ()}, "u", {"m": 10}),
     "brusselator": ("jacobian", BRUSSELATOR, {"u": ("m", "m"), "v": ("m", "m"), "a": ()},
-                    ["u", "v"], {"m": 10}),
+                    ["u", "v"], {"m": 7}),
+    "traced brusselator": ("jacobian", _brusselator, {"y": (2, "m", "m"), "alpha": ()}, "y",
+                           {"m": 7}),
     "least squares": ("jacobian", LEAST_SQUARES, {"x": (100,), "y": (100,)}, "x", {}),
 }
 

@@ -33,7 +33,7 @@ def _map(s: Structure, node: Node) -> Terms:
         factor = coefficient if not coefficient.free_symbols else natural(
             s.b.map(coefficient, node.args))
         arg = node.args[i]
-        terms = s.broadcastrows_of(s.terms(arg), rows_of(arg), rows_of(node))
+        terms = s.broadcast_rows(s.terms(arg), rows_of(arg), rows_of(node))
         out += s.scaled(terms, factor, node.ndim - 1)
     rest = expr.xreplace({p: 0 for p in placeholders})
     if rest != 0:
@@ -65,18 +65,18 @@ def _scatter(s: Structure, node: Node) -> Terms:
                 begin = size(slice(start, stop, step).indices(int(extent))[0])
             else:
                 begin = ZERO if start is None else size(start if start >= 0 else extent + start)
-            terms = s.movedrows_of(terms, axis - len(inserted), begin, step or 1)
-    return s.insertedrows_of(terms, inserted) if inserted else terms
+            terms = s.moved_rows(terms, axis - len(inserted), begin, step or 1)
+    return s.inserted_rows(terms, inserted) if inserted else terms
 
 
 def _expand(s: Structure, node: Node) -> Terms:
     (axes,) = node.attrs
-    return s.insertedrows_of(s.terms(node.args[0]), [(a, ZERO) for a in axes])
+    return s.inserted_rows(s.terms(node.args[0]), [(a, ZERO) for a in axes])
 
 
 def _broadcast(s: Structure, node: Node) -> Terms:
     (arg,) = node.args
-    return s.broadcastrows_of(s.terms(arg), rows_of(arg), rows_of(node))
+    return s.broadcast_rows(s.terms(arg), rows_of(arg), rows_of(node))
 
 
 def _transpose(s: Structure, node: Node) -> Terms:
@@ -101,9 +101,9 @@ def _reduction(s: Structure, node: Node) -> Terms:
     (arg,) = node.args
     if node.op not in ("sum", "mean") or arg.ndim - 1 in axes:
         raise NotStructured(f"a {node.op} of tangents")
-    terms = s.droppedrows_of(s.terms(arg), axes)
+    terms = s.dropped_rows(s.terms(arg), axes)
     if keepdims:
-        terms = s.insertedrows_of(terms, [(a, ZERO) for a in axes])
+        terms = s.inserted_rows(terms, [(a, ZERO) for a in axes])
     if node.op == "mean":
         count = sp.Mul(*(size(arg.shape[a]) for a in axes))
         terms = s.scaled(terms, 1 / count, node.ndim - 1)
@@ -120,13 +120,13 @@ def _matmul(s: Structure, node: Node) -> Terms:
     terms = s.terms(t)
     if m.ndim == 1:  # a factor along the contracted row axis (and a column axis of size 1)
         factor = s.b.expand(m, (1,))
-        return s.droppedrows_of(s.scaled(terms, factor, len(rows)), [len(rows) - 1])
+        return s.dropped_rows(s.scaled(terms, factor, len(rows)), [len(rows) - 1])
     # rows (..., k) -> (..., 1, k) -> broadcast (..., m, k), times M (..., m, k), sum over k
-    spread = s.insertedrows_of(terms, [(len(rows) - 1, ZERO)])
+    spread = s.inserted_rows(terms, [(len(rows) - 1, ZERO)])
     target = (*_batch(m.shape[:-2], rows[:-1]), m.shape[-2], rows[-1])
-    spread = s.broadcastrows_of(spread, (*rows[:-1], 1, rows[-1]), target)
+    spread = s.broadcast_rows(spread, (*rows[:-1], 1, rows[-1]), target)
     factor = s.b.expand(m, (m.ndim,))
-    return s.droppedrows_of(s.scaled(spread, factor, len(target)), [len(target) - 1])
+    return s.dropped_rows(s.scaled(spread, factor, len(target)), [len(target) - 1])
 
 
 def _batch(a: Shape, b: Shape) -> Shape:
@@ -141,7 +141,7 @@ def _concatenate(s: Structure, node: Node) -> Terms:
     out: Terms = []
     offset = ZERO
     for arg in node.args:
-        out += s.movedrows_of(s.terms(arg), axis, offset)
+        out += s.moved_rows(s.terms(arg), axis, offset)
         offset = size(offset + arg.shape[axis])
     return out
 
@@ -150,7 +150,7 @@ def _stacked(s: Structure, node: Node) -> Terms:
     axis = node.attrs[0] if node.attrs else 0
     out: Terms = []
     for i, arg in enumerate(node.args):
-        out += s.insertedrows_of(s.terms(arg), [(axis, size(i))])
+        out += s.inserted_rows(s.terms(arg), [(axis, size(i))])
     return out
 
 
@@ -158,7 +158,7 @@ def _flip(s: Structure, node: Node) -> Terms:
     (axes,) = node.attrs
     terms = s.terms(node.args[0])
     for axis in axes:
-        terms = s.movedrows_of(terms, axis, size(node.shape[axis] - 1), -ONE)
+        terms = s.moved_rows(terms, axis, size(node.shape[axis] - 1), -ONE)
     return terms
 
 
@@ -174,7 +174,7 @@ def _roll(s: Structure, node: Node) -> Terms:
             single = term.single(axis)
             if single is None:
                 moved = s.sizes.decide(term.row0[axis] + shift, extent, "a roll")
-                out += s.movedrows_of([term], axis, shift - (extent if moved else 0))
+                out += s.moved_rows([term], axis, shift - (extent if moved else 0))
                 continue
             local, step = single
             row = term.row0[axis]
@@ -193,9 +193,9 @@ def _roll(s: Structure, node: Node) -> Terms:
             first = s.sizes.minimum(count, s.sizes.maximum(cut, ZERO, "a roll"), "a roll")
             # (a piece that may be empty at some sizes is kept: its count is then 0)
             if s.sizes.at_least(first, ONE) is not False:
-                out += s.movedrows_of([restrict(s.b, term, local, ZERO, first)], axis, moves[0])
+                out += s.moved_rows([restrict(s.b, term, local, ZERO, first)], axis, moves[0])
             if s.sizes.at_least(count, first + 1) is not False:
-                out += s.movedrows_of([restrict(s.b, term, local, first, count)], axis, moves[1])
+                out += s.moved_rows([restrict(s.b, term, local, first, count)], axis, moves[1])
         terms = out
     return terms
 
@@ -203,7 +203,7 @@ def _roll(s: Structure, node: Node) -> Terms:
 def _repeat(s: Structure, node: Node) -> Terms:
     repeats, axis = node.attrs
     out = []
-    for term in s.movedrows_of(s.terms(node.args[0]), axis, ZERO, size(repeats)):
+    for term in s.moved_rows(s.terms(node.args[0]), axis, ZERO, size(repeats)):
         term = new_local(s.b, term, size(repeats))
         steps = list(term.row_steps)
         steps[axis] = (*steps[axis][:-1], ONE)

@@ -4,7 +4,7 @@
 Forward mode with a seed (:func:`symdiff.tensor.walk.forward`) builds the tangent of every
 node as tensor operations on the seed: slices and scatters of it, elementwise factors times it,
 sums, products with constant matrices. :class:`Structure` reads those operations back, one rule
-per op (:data:`RULES`), and keeps the seed's structure through them: the tangent of
+per op (:data:`symdiff.sparse.rules.RULES`), and keeps the seed's structure through them: the tangent of
 ``x[1:] - x[:-1]`` is two diagonals, the Hessian of the chained Rosenbrock function three. The
 values of the terms are nodes of the same builder that do not involve the seed, so the emitted
 code computes the diagonals (or blocks) as vectors, never the ``R + (D,)`` tangent.
@@ -127,7 +127,7 @@ class Structure:
         return replace(term, counts=counts)
 
     # -- shared moves ------------------------------------------------------------------------------
-    def broadcastrows_of(self, terms: Terms, rows: Shape, target: Shape) -> Terms:
+    def broadcast_rows(self, terms: Terms, rows: Shape, target: Shape) -> Terms:
         """Terms over rows ``rows`` broadcast (NumPy's rules) to rows ``target``."""
         lead = len(target) - len(rows)
         out = []
@@ -253,7 +253,7 @@ class Structure:
                        col0=size(term.col0 + term.col_steps[lq] * shift))
         return [fix(self.b, term, lq, ZERO)]
 
-    def movedrows_of(self, terms: Terms, axis: int, offset: Size, scale: Size = ONE) -> Terms:
+    def moved_rows(self, terms: Terms, axis: int, offset: Size, scale: Size = ONE) -> Terms:
         """Terms with the index of row ``axis`` mapped to ``offset + scale * index``."""
         out = []
         for t in terms:
@@ -264,7 +264,7 @@ class Structure:
             out.append(replace(t, row0=tuple(row0), row_steps=tuple(steps)))
         return out
 
-    def insertedrows_of(self, terms: Terms, positions: Sequence[tuple[int, Size]]) -> Terms:
+    def inserted_rows(self, terms: Terms, positions: Sequence[tuple[int, Size]]) -> Terms:
         """Terms with constant row axes inserted (``(position in the result, index)``)."""
         out = []
         for t in terms:
@@ -275,7 +275,7 @@ class Structure:
             out.append(replace(t, row0=tuple(row0), row_steps=tuple(steps)))
         return out
 
-    def droppedrows_of(self, terms: Terms, axes: Sequence[int]) -> Terms:
+    def dropped_rows(self, terms: Terms, axes: Sequence[int]) -> Terms:
         """Terms with row ``axes`` removed (summed over: their entries share rows)."""
         return [replace(t, row0=tuple(a for k, a in enumerate(t.row0) if k not in axes),
                         row_steps=tuple(s for k, s in enumerate(t.row_steps) if k not in axes))

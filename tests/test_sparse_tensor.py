@@ -65,7 +65,12 @@ def _check(kind, expr, shapes, wrt, sizes, points=4, seed=0, extras=None):
     assert not (union & ~pattern).any(), "a nonzero outside the pattern"
     extra = pattern & ~union
     justified = extras(union) if extras is not None else np.zeros_like(extra)
-    assert not (extra & ~justified).any(), f"{extra.sum()} unexplained entries"
+    # an entry two blocks reach is structural even where their values cancel
+    # (x[1:-1] - 0.5*flip(x)[1:-1] - 0.5*x[1:-1] at the middle of an odd length)
+    raw_rows, raw_cols, _ = sparse._pattern_function()(*(sizes[d] for d in sparse.dims))
+    reached = np.zeros(union.shape, dtype=np.int64)
+    np.add.at(reached, (raw_rows, raw_cols), 1)
+    assert not (extra & ~justified & (reached < 2)).any(), f"{extra.sum()} unexplained entries"
     return sparse
 
 
@@ -231,7 +236,7 @@ def test_module_runs_on_its_own(tmp_path):
 
 
 def test_pattern_needs_the_sizes_of_named_dimensions():
-    H = sd.hessian(ROSENBROCK, wrt="x", shapes={"x": ("n",)}, sparse=True)
+    H = sd.hessian(ROSENBROCK, wrt="x", shapes={"x": ("n",)}, sparse=True, cache=False)
     assert H.dims == ("n",)
     with pytest.raises(SymdiffError, match=r"pattern_for\(n=\.\.\.\)"):
         H.pattern  # noqa: B018
@@ -304,7 +309,7 @@ def test_explain_shows_the_pattern_and_the_values():
     H = sd.hessian(ROSENBROCK, wrt="x", shapes={"x": ("n",)}, sparse=True)
     text = H.explain()
     assert "def _pattern(_n_dim):" in text and "row i + 1, column i for i < n - 1" in text
-    assert "block 0: row i, column i + 1 for i < n - 1: -400*x[:-1]" in text
+    assert "  block 0: -400*x[:-1]" in text.splitlines()
     scalar = sd.hessian("x*y + sin(y)", wrt=["x", "y"], sparse=True)
     lines = scalar.explain().splitlines()
     assert "  [1, 1] = -sin(y)" in lines and "  [1, 0] = 1" in lines

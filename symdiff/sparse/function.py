@@ -125,11 +125,7 @@ class SparseFunction(CompiledFunction):
         wrt = self.wrt if isinstance(self.wrt, str) else ", ".join(self.wrt or ())
         header = f"{self.signature}: sparse {self.kind} with respect to {wrt}"
         pattern = picture.function_text(self.source, PATTERN)
-        report = self.recorded
-        if report is not None and hasattr(report, "blocks"):
-            values = [f"block {k}: {line}" for k, line in enumerate(report.blocks)]
-            values += [f"kept dense: {op}: {why}" for op, why in report.dense]
-        elif self.dims:
+        if self.recipe is not None and self.recipe.tensor:
             values = [f"block {k}: {formula}" for k, formula in enumerate(self.exprs)]
         else:  # scalar names: one value per entry, the first ones of the pattern's order
             rows, cols, _ = self._pattern_function()()

@@ -6,7 +6,7 @@ number times a sum is the sum of its scaled terms). Each piece is differentiated
 its own variables only, by the rule table (:func:`symdiff.engine.forward.differentiate`), so the
 work grows with the number of nonzeros, not with the square of the number of names. Pieces that
 differ only in their variables (the terms of a sum written by a loop) are differentiated once:
-each piece is written in placeholders ``_p0, _p1, ...`` (its variables in ``wrt`` order), its
+each piece is written in placeholders ``_a0, _a1, ...`` (its variables in ``wrt`` order), its
 derivatives are kept by that form, and named back for every piece of that form.
 
 An entry is a structural nonzero when its derivative is not identically zero: kept whatever its
@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..codegen import naming
 from ..engine.forward import differentiate
 from ..simplify import simplify_for_people
 from .pattern import Block, Pattern
@@ -59,7 +60,8 @@ def pieces(expr: sp.Expr) -> list[sp.Expr]:
 
 
 def _placeholder(k: int) -> sp.Symbol:
-    return sp.Symbol(f"_p{k}", real=True)
+    """The ``k``-th variable of a piece's form (the placeholders of tensor maps: ``_a0``)."""
+    return sp.Symbol(naming.argument(k), real=True)
 
 
 class _Forms:

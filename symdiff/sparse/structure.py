@@ -3,9 +3,9 @@
 
 Forward mode with a seed (:func:`symdiff.tensor.walk.forward`) builds the tangent of every
 node as tensor operations on the seed: slices and scatters of it, elementwise factors times it,
-sums, products with constant matrices. :class:`Structure` reads those operations back, one rule
-per op (:data:`symdiff.sparse.rules.RULES`), and keeps the seed's structure through them: the tangent of
-``x[1:] - x[:-1]`` is two diagonals, the Hessian of the chained Rosenbrock function three. The
+sums, products with constant matrices. :class:`Structure` reads those operations back, one
+rule per op (:data:`symdiff.sparse.rules.RULES`), and keeps the seed's structure through them:
+the tangent of ``x[1:] - x[:-1]`` is two diagonals, the Rosenbrock Hessian three. The
 values of the terms are nodes of the same builder that do not involve the seed, so the emitted
 code computes the diagonals (or blocks) as vectors, never the ``R + (D,)`` tangent.
 

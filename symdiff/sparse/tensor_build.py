@@ -50,10 +50,9 @@ class DenseFallbackWarning(UserWarning):
 
 @dataclass(frozen=True)
 class Report:
-    """What the structural analysis found: the formula and place of each block of values, and
-    each operation that kept a part dense (``(op, reason)``)."""
+    """What the structural analysis kept dense: ``(op, reason)`` for each part (a fresh
+    build's ``CompiledFunction.recorded``; the module's ``_pattern`` says it in a comment)."""
 
-    blocks: tuple[str, ...]
     dense: tuple[tuple[str, str], ...]
 
 
@@ -173,8 +172,7 @@ def build(request: TensorRequest) -> Built:
     spec = module_spec(program)
     spec = replace(spec, functions=(*spec.functions, pattern.function(recipe.name)),
                    helpers=tuple(sorted({*spec.helpers, "_affine_grid"})))
-    report = Report(tuple(block.place() + f": {TensorFormula.of(node)}"
-                          for block, node in found.blocks), tuple(found.dense))
+    report = Report(tuple(dict.fromkeys(found.dense)))
     return Built(render_module(spec), recipe,
                  [TensorFormula.of(node) for _, node in found.blocks], report)
 

@@ -27,7 +27,8 @@ Columns:
   ``x out``: over the bytes of the result (data, indices, indptr);
 - ``jax``: dense ``jax.jit(jax.hessian)`` (``jacfwd``) over symdiff, where the dense matrix
   fits (n <= 10^4); ``asdex``: ``jax.jit(asdex.hessian/jacobian(...))`` (sparsity detected
-  from the jaxpr and coloured) over symdiff, and its detection and colouring (``asdex s``).
+  from the jaxpr and coloured) over symdiff, and its detection and colouring (``asdex s``),
+  up to ``--asdex-limit`` unknowns (10^5: at 10^6 its detection takes minutes and gigabytes).
   "-" where not installed or not run.
 
 Times are medians of ``--repeat`` interleaved rounds (the machine is shared). Run with
@@ -249,8 +250,8 @@ def _out_bytes(matrix: Any) -> int:
     return sum(a.nbytes for a in (matrix.data, matrix.indices, matrix.indptr))
 
 
-def _jax_peers(problem: Problem, args: dict[str, Any], n: int, dense_limit: int
-               ) -> tuple[Callable | None, Callable | None, float | None]:
+def _jax_peers(problem: Problem, args: dict[str, Any], n: int, dense_limit: int,
+               asdex_limit: int) -> tuple[Callable | None, Callable | None, float | None]:
     """Dense ``jax.hessian``/``jacfwd`` (jitted, where it fits) and asdex (jitted; with its
     detection and colouring time)."""
     if problem.jax_function is None or importlib.util.find_spec("jax") is None:
@@ -266,7 +267,7 @@ def _jax_peers(problem: Problem, args: dict[str, Any], n: int, dense_limit: int
         compiled = jax.jit(maker(fn))
         dense = lambda: compiled(flat).block_until_ready()  # noqa: E731
     sparse = detect = None
-    if importlib.util.find_spec("asdex") is not None:
+    if importlib.util.find_spec("asdex") is not None and n <= asdex_limit:
         import asdex
 
         start = time.perf_counter()
@@ -302,7 +303,8 @@ def _build_only(name: str, n: int) -> None:
     print(time.process_time() - start)
 
 
-def run_problem(name: str, sizes: list[int], repeat: int, dense_limit: int) -> list[dict]:
+def run_problem(name: str, sizes: list[int], repeat: int, dense_limit: int,
+                asdex_limit: int) -> list[dict]:
     problem = PROBLEMS[name]
     built = problem.build()
     build = cold_build(name, None)
@@ -326,7 +328,7 @@ def run_problem(name: str, sizes: list[int], repeat: int, dense_limit: int) -> l
         assert error < 1e-10, f"{name} at n={n}: off by {error}"
         peers = [("f", lambda a=args: function(**a)), ("ours", lambda a=args: built(**a)),
                  ("hand", lambda a=args, c=constant: problem.hand(a, c))]
-        dense, asdex_fn, detect = _jax_peers(problem, args, n, dense_limit)
+        dense, asdex_fn, detect = _jax_peers(problem, args, n, dense_limit, asdex_limit)
         if dense is not None:
             peers.append(("jax", dense))
         if asdex_fn is not None:
@@ -385,6 +387,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--dense-limit", type=int, default=10_000)
+    parser.add_argument("--asdex-limit", type=int, default=100_000)
     parser.add_argument("--minimize", action="store_true")
     parser.add_argument("--minimize-n", type=int, default=100_000)
     parser.add_argument("--build-only", nargs=2, help=argparse.SUPPRESS)
@@ -396,7 +399,7 @@ def main() -> None:
     print(HEADER)
     print("|" + "---|" * (HEADER.count("|") - 1))
     for name in options.problems.split(","):
-        run_problem(name, sizes, options.repeat, options.dense_limit)
+        run_problem(name, sizes, options.repeat, options.dense_limit, options.asdex_limit)
     if options.minimize:
         minimize_rosenbrock(options.minimize_n)
     load = Path("/proc/loadavg")

@@ -228,10 +228,6 @@ def _phase(name: str, request: Request):
 
 def _build(request: Request) -> Built:
     """Derive and emit (no caching): the module, its recipe and the expressions it computes."""
-    if request.options.sparse:  # the structural nonzeros only
-        from .sparse.scalar_build import build
-
-        return build(request)
     if log.isEnabledFor(logging.DEBUG):
         ops = sum(int(sp.count_ops(e)) for e in request.exprs)
         log.debug("building %s: %d operations, %d wrt", request.kind, ops, len(request.wrt))
@@ -278,10 +274,6 @@ class ScalarLayer:
     def exprs(self, request: Request) -> Callable[[], list[sp.Expr]]:
         """The closed-form expressions of ``request`` (:func:`forward_exprs`), derived when
         first called."""
-        if request.options.sparse:
-            from .sparse.scalar_build import sparse_exprs
-
-            return functools.partial(sparse_exprs, request)
         return functools.partial(forward_exprs, request)
 
 

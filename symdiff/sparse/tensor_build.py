@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 import sympy as sp
 
 from ..codegen.spec import render_module
+from ..errors import ShapeError
 from ..layer import Built, Call
 from ..tensor.build import copied, program_for
 from ..tensor.formula import TensorFormula
@@ -108,11 +109,8 @@ def analyse(request: TensorRequest) -> _Found:
     if request.kind == "hessian":
         (root,) = request.roots
         if root.shape != ():
-            raise_shape = format_shape(root.shape)
-            from ..errors import ShapeError
-
             raise ShapeError(f"hessian needs a scalar expression, but this one has shape "
-                             f"{raise_shape}; sum it, or use jacobian")
+                             f"{format_shape(root.shape)}; sum it, or use jacobian")
         outputs = backward(b, root, variables, simplify)
     else:
         outputs = list(request.roots)

@@ -34,7 +34,9 @@ Columns:
 Times are medians of ``--repeat`` interleaved rounds (the machine is shared). Run with
 ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_sparse.py``
 (``--quick``: n = 10^3 and 10^4 only; ``--problems``, ``--sizes`` select;
-``--minimize``: trust-constr on the chained Rosenbrock function at ``--minimize-n``).
+``--minimize``: trust-constr on the chained Rosenbrock function at ``--minimize-n``;
+``--ivp``: the Brusselator under ``solve_ivp(method="BDF")``, sparse against dense at
+m = 24, sparse alone at m = 200, 80,000 unknowns).
 """
 
 from __future__ import annotations
@@ -380,6 +382,43 @@ def minimize_rosenbrock(n: int) -> None:
           f"f = {res.fun:.1e}")
 
 
+def integrate_brusselator(small: int, large: int, until: float) -> None:
+    """``solve_ivp(method="BDF")`` on the 2-D Brusselator with the sparse Jacobian: against
+    the dense Jacobian at an m x m grid of ``small``, alone at ``large`` (where the dense
+    Jacobian would not fit in memory)."""
+    from scipy.integrate import solve_ivp
+
+    shapes = {"y": (2, "m", "m"), "alpha": ()}
+    f = sd.compile(brusselator, shapes=shapes)
+    sparse = sd.jacobian(brusselator, wrt="y", shapes=shapes, sparse=True)
+    dense = sd.jacobian(brusselator, wrt="y", shapes=shapes)
+    for m in (small, large):
+        _, args = _brusselator_args(2 * m * m, np.random.default_rng(0))
+        alpha, y0 = args["alpha"], args["y"].reshape(-1)
+
+        def rhs(t, y, m=m, alpha=alpha):
+            return f(y.reshape(2, m, m), alpha).reshape(-1)
+
+        jacobians = {"sparse": lambda t, y, m=m, alpha=alpha: sparse(y.reshape(2, m, m), alpha)}
+        if m == small:
+            jacobians["dense"] = lambda t, y, m=m, alpha=alpha: dense(
+                y.reshape(2, m, m), alpha).reshape(2 * m * m, -1)
+        finals = {}
+        for name, jac in jacobians.items():
+            start = time.perf_counter()
+            sol = solve_ivp(rhs, (0, until), y0, method="BDF", jac=jac, rtol=1e-6, atol=1e-8)
+            seconds = time.perf_counter() - start
+            finals[name] = sol.y[:, -1]
+            print(f"Brusselator m = {m} ({2 * m * m:,} unknowns), BDF to t = {until} with the "
+                  f"{name} Jacobian: {seconds:.2f} s, {sol.nfev} f, {sol.njev} Jacobians, "
+                  f"{sol.nlu} LU, status {sol.status}", flush=True)
+        if "dense" in finals:
+            gap = np.abs(finals["sparse"] - finals["dense"]).max()
+            print(f"  sparse and dense runs differ by at most {gap:.1e}")
+        else:
+            print(f"  (a dense Jacobian would take {(2 * m * m) ** 2 * 8 / 2**30:,.0f} GiB)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", default=",".join(PROBLEMS))
@@ -390,6 +429,7 @@ def main() -> None:
     parser.add_argument("--asdex-limit", type=int, default=100_000)
     parser.add_argument("--minimize", action="store_true")
     parser.add_argument("--minimize-n", type=int, default=100_000)
+    parser.add_argument("--ivp", action="store_true", help="the Brusselator under BDF")
     parser.add_argument("--build-only", nargs=2, help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.build_only:
@@ -398,10 +438,12 @@ def main() -> None:
     sizes = [1000, 10000] if options.quick else [int(s) for s in options.sizes.split(",")]
     print(HEADER)
     print("|" + "---|" * (HEADER.count("|") - 1))
-    for name in options.problems.split(","):
+    for name in filter(None, options.problems.split(",")):
         run_problem(name, sizes, options.repeat, options.dense_limit, options.asdex_limit)
     if options.minimize:
         minimize_rosenbrock(options.minimize_n)
+    if options.ivp:
+        integrate_brusselator(24, 200, 2.0)
     load = Path("/proc/loadavg")
     print(f"medians of {options.repeat} rounds"
           + (f"; load average {load.read_text().split()[0]}" if load.exists() else ""))

@@ -11,6 +11,7 @@ rest of symdiff need only NumPy.
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,21 +112,26 @@ MAX_RUNS = 32
 
 def _runs(take: np.ndarray) -> tuple[tuple[int, int, int, int], ...] | None:
     """The values (all of them, each placed once) as runs of consecutive values that go to
-    evenly spaced places, when there are at most :data:`MAX_RUNS` of them."""
+    evenly spaced places, when there are at most :data:`MAX_RUNS` of them (one pass over the
+    places, then a step per run)."""
     count = len(take)
     places = np.empty_like(take)
     places[take] = np.arange(count)
     steps = np.diff(places)
+    changes = (np.flatnonzero(steps[1:] != steps[:-1]) + 1).tolist()  # where a step differs
     runs = []
     first = 0
     while first < count:
         if len(runs) == MAX_RUNS:
             return None
-        step = int(steps[first]) if first < count - 1 else 1
-        changes = np.flatnonzero(steps[first:] != step) if first < count - 1 else ()
-        end = first + int(changes[0]) + 1 if len(changes) else count
-        runs.append((first, end, int(places[first]), step))
-        first = end
+        if first == count - 1:
+            runs.append((first, count, int(places[first]), 1))
+            break
+        # this run's step is steps[first]; it holds values up to the first change after it
+        later = bisect.bisect_right(changes, first)
+        last = changes[later] if later < len(changes) else count - 1
+        runs.append((first, last + 1, int(places[first]), int(steps[first])))
+        first = last + 1
     return tuple(runs)
 
 

@@ -114,19 +114,18 @@ def _summed(found: dict[Entry, list[sp.Expr]]) -> dict[Entry, sp.Expr]:
 
 
 def jacobian_entries(exprs: Sequence[sp.Expr], wrt: Sequence[str], simplify: bool) -> Entries:
-    """The nonzeros of the Jacobian of ``exprs`` (rows) by ``wrt`` (columns), row by row."""
+    """The nonzeros of the Jacobian of ``exprs`` (rows) by ``wrt`` (columns), diagonal by
+    diagonal (``(col - row, row)`` order, so that bands are runs)."""
     forms = _Forms(wrt, simplify)
-    entries: list[Entry] = []
-    values: list[sp.Expr] = []
+    found: dict[Entry, list[sp.Expr]] = {}
     for i, expr in enumerate(exprs):
-        found: dict[Entry, list[sp.Expr]] = {}
         for piece in pieces(expr):
             for (j,), d in forms.derivatives(piece, 1).items():
                 found.setdefault((i, j), []).append(d)
-        for entry, value in sorted(_summed(found).items()):
-            entries.append(entry)
-            values.append(value)
-    return Entries(tuple(entries), tuple(values), (len(exprs), len(wrt)))
+    ordered = sorted(_summed(found).items(), key=lambda item: (item[0][1] - item[0][0],
+                                                                item[0][0]))
+    return Entries(tuple(e for e, _ in ordered), tuple(v for _, v in ordered),
+                   (len(exprs), len(wrt)))
 
 
 def hessian_entries(expr: sp.Expr, wrt: Sequence[str], simplify: bool) -> Entries:
@@ -145,7 +144,8 @@ def hessian_entries(expr: sp.Expr, wrt: Sequence[str], simplify: bool) -> Entrie
 
 def runs(placed: Sequence[Entry]) -> list[Block]:
     """``placed`` (row, col) pairs, in order, as blocks of evenly spaced entries: the longest run
-    from each position whose rows and columns advance by the same steps."""
+    from each position whose rows and columns advance by the same steps, each by at most 1
+    (a diagonal, part of a row or of a column)."""
     blocks: list[Block] = []
     k = 0
     while k < len(placed):
@@ -154,8 +154,8 @@ def runs(placed: Sequence[Entry]) -> list[Block]:
         length = 1
         if k + 1 < len(placed):
             step = (placed[k + 1][0] - row, placed[k + 1][1] - col)
-            length = 2
-            while k + length < len(placed) and (
+            length = 2 if max(abs(step[0]), abs(step[1])) == 1 else 1
+            while length > 1 and k + length < len(placed) and (
                 placed[k + length][0] - placed[k + length - 1][0],
                 placed[k + length][1] - placed[k + length - 1][1],
             ) == step:

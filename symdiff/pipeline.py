@@ -34,6 +34,7 @@ from typing import Any
 from . import progress, request_index
 from .compiled import CompiledFunction
 from .layer import Built, Call, Layer, Request
+from .sparse.function import function_class
 
 
 def _scalar_layer() -> Layer:
@@ -48,8 +49,23 @@ def _tensor_layer() -> Layer:
     return LAYER
 
 
+def _sparse_scalar_layer() -> Layer:
+    from .sparse.scalar_build import LAYER
+
+    return LAYER
+
+
+def _sparse_tensor_layer() -> Layer:
+    from .sparse.tensor_build import LAYER
+
+    return LAYER
+
+
 #: The layer of each kind of call (:attr:`symdiff.layer.Call.layer`), imported when first used.
-LAYERS: dict[str, Callable[[], Layer]] = {"scalar": _scalar_layer, "tensor": _tensor_layer}
+LAYERS: dict[str, Callable[[], Layer]] = {
+    "scalar": _scalar_layer, "tensor": _tensor_layer,
+    "sparse scalar": _sparse_scalar_layer, "sparse tensor": _sparse_tensor_layer,
+}
 
 _MEMO: dict[str, CompiledFunction] = {}
 
@@ -81,7 +97,7 @@ def compiled(call: Call) -> CompiledFunction:
 def _traced(function: CompiledFunction, call: Call) -> CompiledFunction:
     """A traced tensor function, remembering (weakly) the Python function it was traced from,
     for ``explain()``: the text of a traced expression does not always parse again."""
-    if call.layer == "tensor" and callable(call.exprs):
+    if call.shapes is not None and callable(call.exprs):
         return function.with_origin(call.exprs)
     return function
 
@@ -142,8 +158,8 @@ def _with_twin(function: CompiledFunction, layer: Layer, request: Request) -> Co
 def function_of(built: Built, key: str | None, signature: inspect.Signature | None
                 ) -> CompiledFunction:
     """Load what a layer built as a :class:`CompiledFunction` (cached under ``key``)."""
-    return CompiledFunction.of(built.source, built.recipe, built.exprs, key=key,
-                               signature=signature, recorded=built.recorded)
+    return function_class(built.recipe).of(built.source, built.recipe, built.exprs, key=key,
+                                           signature=signature, recorded=built.recorded)
 
 
 def call_exprs(call: Call) -> list[Any]:

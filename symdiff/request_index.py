@@ -35,6 +35,7 @@ from .cache import cache_key, open_store, pack_module, unpack_module
 from .compiled import CompiledFunction
 from .options import Options
 from .recipe import Recipe
+from .sparse.function import function_class
 
 log = logging.getLogger(__name__)
 _PACKAGE = Path(__file__).resolve().parent
@@ -158,7 +159,7 @@ def load_module(
         log.debug("cache entry %s is not %s; rebuilding", key, expected)
         return None
     try:
-        return CompiledFunction.of(source, recipe, exprs, key=key, signature=signature)
+        return function_class(recipe).of(source, recipe, exprs, key=key, signature=signature)
     except Exception:  # a verified entry that still fails to load is rebuilt, not raised
         log.debug("cache entry %s failed to load; rebuilding", key, exc_info=True)
         return None

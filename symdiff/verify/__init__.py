@@ -33,6 +33,7 @@ from .allowed import (
     OPERATOR_UFUNCS,
     PACKED,
     PARAM_METHODS,
+    PATTERN,
     REDUCING_UFUNCS,
     STANDARD_IMPORT,
     STANDARD_NAMES,
@@ -98,6 +99,7 @@ def check_module(source: str) -> ast.Module:
     functions = []
     formulas = []
     packed = []
+    patterns = []
     constants: set[str] = set()
     imports: set[tuple[str, str | None]] = set()
     for node in tree.body:
@@ -111,6 +113,8 @@ def check_module(source: str) -> ast.Module:
             formulas.append(node)
         elif isinstance(node, ast.FunctionDef) and node.name == PACKED:
             packed.append(node)
+        elif isinstance(node, ast.FunctionDef) and node.name == PATTERN:
+            patterns.append(node)
         elif isinstance(node, ast.FunctionDef):
             if trusted_helpers().get(node.name) != ast.dump(node):
                 raise refuse(node, f"helper {node.name!r} is not symdiff's own")
@@ -122,10 +126,10 @@ def check_module(source: str) -> ast.Module:
             constants.add(name)
         else:
             raise refuse(node, f"unexpected {type(node).__name__} at module level")
-    if len(functions) != 1 or len(formulas) > 1 or len(packed) > 1:
+    if len(functions) != 1 or len(formulas) > 1 or len(packed) > 1 or len(patterns) > 1:
         raise VerificationError(
-            f"generated code must define exactly one function (and at most one {FORMULAS} "
-            f"and one {PACKED})"
+            f"generated code must define exactly one function (and at most one {FORMULAS}, "
+            f"one {PACKED} and one {PATTERN})"
         )
     if constants and not packed:
         raise VerificationError("packed constants without a packed function")
@@ -138,11 +142,15 @@ def check_module(source: str) -> ast.Module:
     for node in formulas:
         check_function(node, set(trusted_helpers()), tensor, internal_params=True,
                        standard=standard)
+    for node in patterns:
+        if standard:
+            raise refuse(node, f"{PATTERN} only in NumPy modules")
+        check_function(node, set(trusted_helpers()), tensor, internal_params=True)
     for node in packed:
         if standard or tensor:
             raise refuse(node, f"{PACKED} only in elementwise NumPy modules")
         check_packed_function(node, set(trusted_helpers()), constants)
-    check_defined(source, {node.name for node in (*functions, *formulas, *packed)},
+    check_defined(source, {node.name for node in (*functions, *formulas, *packed, *patterns)},
                   module_names(tree))
     return tree
 

@@ -20,6 +20,9 @@ FUNCTION_NAMES = frozenset(
 #: through the ``_in_blocks`` helper (``_xp_in_blocks`` in an Array API module, whose formulas
 #: take the namespace ``_xp`` last). Its parameters are generated names too.
 FORMULAS = "_formulas"
+#: The function of sparse Jacobians and Hessians that returns where their values go (rows,
+#: columns and shape: :mod:`symdiff.sparse.pattern`). Its parameters are dimension sizes.
+PATTERN = "_pattern"
 #: The runtime helper an elementwise function's point path returns (the one ``if`` of a scalar
 #: function: ``if x.__class__ is float ...: return _at_point(_formulas, (x, ...))``).
 POINT_HELPER = "_at_point"

@@ -21,6 +21,8 @@ generated module's own names, not private to this package):
   ``_common_shape``, ``_float_dtype``, ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
 * :mod:`~symdiff.codegen.helpers.blocks`: the block loop ``_in_blocks``, the point path
   ``_at_point`` (with ``_at_packed`` and ``_zero_d``) and ``_as_output``;
+* :mod:`~symdiff.codegen.helpers.sparse`: ``_affine_grid``, the rows and columns of a block of
+  a sparse Jacobian's or Hessian's structural nonzeros;
 * :mod:`~symdiff.codegen.helpers.standard`: the ``_xp_`` helpers of ``backend="array_api"``
   modules (standard functions only, on the namespace of the arguments).
 
@@ -103,6 +105,7 @@ from .derivatives import (
 )
 from .erf import _cody_erf, _erf, _erfc
 from .gamma import _gamma, _loggamma, _polygamma, _sinpi
+from .sparse import _affine_grid
 from .standard import (
     _xp_as_output,
     _xp_common_shape,
@@ -115,6 +118,7 @@ from .standard import (
 
 __all__ = [
     "HELPER_DEPENDENCIES",
+    "_affine_grid",
     "_argmax_share",
     "_as_arrays",
     "_as_output",
@@ -155,6 +159,7 @@ __all__ = [
 #: Every helper -> the helpers it calls: those of the argument checks, the block loop and
 #: ``_prod_others``, then those of the functions (the registry rows' ``helper``/``helper_deps``).
 HELPER_DEPENDENCIES: dict[str, tuple[str, ...]] = {
+    "_affine_grid": (),
     "_as_arrays": (),
     "_as_output": (),
     "_at_packed": ("_zero_d",),

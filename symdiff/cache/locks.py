@@ -1,0 +1,213 @@
+"""Inter-process locks on files: :class:`FileLock` (a bounded wait, never a stall: a holder
+that stopped making progress is given up on), and the writer's lock on a temporary file that
+tells a live writer from a dead one (:func:`hold_new`, :func:`remove_if_unlocked`).
+
+On POSIX these are ``flock`` locks, which the kernel drops when their process dies, so no lock
+outlives its holder. ``fcntl`` is imported on first use: only a process that writes to the
+cache takes a lock. Elsewhere the ``filelock`` package provides :class:`FileLock`, and a temp
+file is taken for dead once it is :data:`STALE_TEMP_SECONDS` old.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import stat
+import threading
+import time
+from typing import Any
+
+HEARTBEAT_SECONDS = 1.0
+"""A holder that asked for a heartbeat touches its lock file this often."""
+STALE_TEMP_SECONDS = 600.0
+"""Where files cannot be locked: a temp file this old was left by a writer that died."""
+
+_OPEN_FLAGS = (
+    os.O_RDWR
+    | os.O_CREAT
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_PROBE_FLAGS = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NONBLOCK", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+)
+_POSIX = os.name == "posix"
+
+
+def _try_flock(fd: int) -> bool:
+    """Take an exclusive ``flock`` on ``fd`` without waiting; whether it was taken."""
+    import fcntl  # deferred: only writers lock
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            return False
+        raise
+    return True
+
+
+def _same_file(fd: int, path: str) -> bool:
+    """Whether open ``fd`` is still the file at ``path`` (not removed or replaced meanwhile)."""
+    try:
+        here, there = os.fstat(fd), os.stat(path, follow_symlinks=False)
+    except OSError:
+        return False
+    return (here.st_ino, here.st_dev) == (there.st_ino, there.st_dev)
+
+
+def hold_new(fd: int) -> bool:
+    """Lock a temp file just created (``fd``) for as long as it stays open; False if a scan
+    locked it first (it will remove it: the caller starts again with another file)."""
+    return _try_flock(fd) if _POSIX else True
+
+
+def remove_if_unlocked(path: str | os.PathLike) -> bool:
+    """Remove temp file ``path`` if no writer holds it (its writer died, or it is not a temp
+    file of a writer at all); True if removed. Never raises, never blocks."""
+    path = os.fspath(path)
+    if not _POSIX:
+        try:
+            if time.time() - os.stat(path, follow_symlinks=False).st_mtime < STALE_TEMP_SECONDS:
+                return False
+            os.unlink(path)
+        except OSError:
+            return False
+        return True
+    try:
+        fd = os.open(path, _PROBE_FLAGS)
+    except OSError as exc:
+        if exc.errno != errno.ELOOP:
+            return False
+        with contextlib.suppress(OSError):  # a symlink: nobody's temp file
+            os.unlink(path)
+            return True
+        return False
+    try:
+        if not _try_flock(fd) or not _same_file(fd, path):
+            return False
+        os.unlink(path)  # while holding the lock: its writer is gone
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+class FileLock:
+    """An exclusive lock on the file ``path`` shared by every process (and thread: each
+    :meth:`acquire` opens the file anew).
+
+    ``remove``: the holder deletes the file when it releases it (a lock per cache key leaves
+    no file behind); a waiter that gets the lock of a file removed meanwhile tries again on
+    the new one. ``heartbeat``: while held, the file's mtime is touched every
+    :data:`HEARTBEAT_SECONDS` by a thread, so that waiters can tell a holder that still works
+    from one that is stopped or hung (:meth:`acquire`'s ``stuck``).
+    """
+
+    def __init__(self, path: str | os.PathLike, *, remove: bool = False,
+                 heartbeat: bool = False):
+        self.path = os.fspath(path)
+        self.remove = remove
+        self.heartbeat = heartbeat
+        self._fd: int | None = None
+        self._other: Any = None  # the ``filelock`` lock where there is no flock
+        self._stop: threading.Event | None = None
+
+    def acquire(self, timeout: float, stuck: float | None = None) -> bool:
+        """Take the lock, waiting at most ``timeout`` seconds, or less once the holder's
+        heartbeat is older than ``stuck`` seconds; whether it was taken. Raises OSError only
+        if the lock file cannot be made (not a regular file, no permission)."""
+        if not _POSIX:
+            return self._acquire_elsewhere(timeout)
+        deadline = time.monotonic() + timeout
+        delay = 0.002
+        while True:
+            fd = os.open(self.path, _OPEN_FLAGS, 0o600)
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise OSError(errno.EINVAL, f"{self.path} is not a regular file")
+                got = _try_flock(fd)
+                if got and _same_file(fd, self.path):
+                    self._fd, fd = fd, None
+                    self._start_heartbeat()
+                    return True
+            finally:
+                if fd is not None:
+                    os.close(fd)
+            if got:
+                continue  # its holder removed it on release: lock the new file
+            now = time.monotonic()
+            if now >= deadline or (stuck is not None and self._holder_stuck(stuck)):
+                return False
+            time.sleep(min(delay, deadline - now))
+            delay = min(delay * 2, 0.05)
+
+    def release(self) -> None:
+        """Let go of the lock (removing its file first if ``remove``)."""
+        if self._stop is not None:
+            self._stop.set()
+            self._stop = None
+        if self._other is not None:
+            self._other.release()
+            self._other = None
+            return
+        fd, self._fd = self._fd, None
+        if fd is None:
+            return
+        try:
+            if self.remove:
+                with contextlib.suppress(OSError):
+                    os.unlink(self.path)
+        finally:
+            os.close(fd)
+
+    @contextlib.contextmanager
+    def held(self, timeout: float, stuck: float | None = None):
+        """``with lock.held(t) as got:``: the lock for the block if ``got``; the block runs
+        in any case (without the lock when it could not be had)."""
+        got = self.acquire(timeout, stuck)
+        try:
+            yield got
+        finally:
+            if got:
+                self.release()
+
+    def _holder_stuck(self, stuck: float) -> bool:
+        """Whether the file's mtime (the holder's heartbeat) is older than ``stuck`` seconds."""
+        try:
+            age = time.time() - os.stat(self.path, follow_symlinks=False).st_mtime
+        except OSError:
+            return False
+        return age > stuck
+
+    def _start_heartbeat(self) -> None:
+        if not self.heartbeat:
+            return
+        with contextlib.suppress(OSError):
+            os.utime(self.path)
+        stop = self._stop = threading.Event()
+        path = self.path
+
+        def beat() -> None:
+            while not stop.wait(HEARTBEAT_SECONDS):
+                with contextlib.suppress(OSError):
+                    os.utime(path)
+
+        threading.Thread(target=beat, name="symdiff-cache-heartbeat", daemon=True).start()
+
+    def _acquire_elsewhere(self, timeout: float) -> bool:
+        import filelock  # deferred: only writers lock
+
+        lock = filelock.FileLock(self.path, timeout=timeout, mode=0o600)
+        try:
+            lock.acquire()
+        except filelock.Timeout:
+            return False
+        self._other = lock
+        return True

@@ -204,26 +204,24 @@ class DiskStore:
         :data:`STUCK_SECONDS`. Yields whether the lock is held; the block runs in any case."""
         check_key(namespace, key)
         lock = None
-        if self._unsafe is None:
-            path = self._entry(namespace, key)
-            try:
-                make_dirs(self.path, path.parent)
-                candidate = FileLock(path.parent / f"{usage.LOCK_PREFIX}{key}", remove=True,
-                                     heartbeat=True)
-                if candidate.acquire(BUILD_WAIT_SECONDS, stuck=STUCK_SECONDS):
-                    lock = candidate
-                else:
-                    log.debug("symdiff cache: %s/%s: its builder is busy or stuck; building "
-                              "here too", namespace, key)
-            except UnsafePath as exc:
-                self._go_unsafe(exc)
-            except OSError as exc:
-                log.debug("symdiff cache: no build lock for %s/%s: %s", namespace, key, exc)
         try:
-            yield lock is not None
+            if self._unsafe is None:
+                path = self._entry(namespace, key)
+                try:
+                    make_dirs(self.path, path.parent)
+                    lock = FileLock(path.parent / f"{usage.LOCK_PREFIX}{key}", remove=True,
+                                    heartbeat=True)
+                    if not lock.acquire(BUILD_WAIT_SECONDS, stuck=STUCK_SECONDS):
+                        log.debug("symdiff cache: %s/%s: its builder is busy or stuck; "
+                                  "building here too", namespace, key)
+                except UnsafePath as exc:
+                    self._go_unsafe(exc)
+                except OSError as exc:
+                    log.debug("symdiff cache: no build lock for %s/%s: %s", namespace, key, exc)
+            yield lock is not None and lock.held
         finally:
             if lock is not None:
-                lock.release()
+                lock.release()  # (nothing if it was not taken)
 
     # the cap --------------------------------------------------------------------------------------
     def _count(self, delta: int) -> None:

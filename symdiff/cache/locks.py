@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
 import stat
 import threading
 import time
+import weakref
 from typing import Any
 
 HEARTBEAT_SECONDS = 1.0
@@ -108,6 +110,10 @@ class FileLock:
     the new one. ``heartbeat``: while held, the file's mtime is touched every
     :data:`HEARTBEAT_SECONDS` by a thread, so that waiters can tell a holder that still works
     from one that is stopped or hung (:meth:`acquire`'s ``stuck``).
+
+    The lock lives in a file object: whatever interrupts its holder (Ctrl-C between two
+    statements), the lock is released once that object is dropped, never kept by a lost
+    descriptor.
     """
 
     def __init__(self, path: str | os.PathLike, *, remove: bool = False,
@@ -115,9 +121,14 @@ class FileLock:
         self.path = os.fspath(path)
         self.remove = remove
         self.heartbeat = heartbeat
-        self._fd: int | None = None
+        self._file: io.FileIO | None = None
         self._other: Any = None  # the ``filelock`` lock where there is no flock
         self._stop: threading.Event | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether this object holds the lock now."""
+        return self._file is not None or self._other is not None
 
     def acquire(self, timeout: float, stuck: float | None = None) -> bool:
         """Take the lock, waiting at most ``timeout`` seconds, or less once the holder's
@@ -128,18 +139,17 @@ class FileLock:
         deadline = time.monotonic() + timeout
         delay = 0.002
         while True:
-            fd = os.open(self.path, _OPEN_FLAGS, 0o600)
-            try:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    raise OSError(errno.EINVAL, f"{self.path} is not a regular file")
-                got = _try_flock(fd)
-                if got and _same_file(fd, self.path):
-                    self._fd, fd = fd, None
-                    self._start_heartbeat()
-                    return True
-            finally:
-                if fd is not None:
-                    os.close(fd)
+            handle = io.FileIO(os.open(self.path, _OPEN_FLAGS, 0o600), "r")  # closed if lost
+            fd = handle.fileno()
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                handle.close()
+                raise OSError(errno.EINVAL, f"{self.path} is not a regular file")
+            got = _try_flock(fd)
+            if got and _same_file(fd, self.path):
+                self._file = handle
+                self._start_heartbeat()
+                return True
+            handle.close()
             if got:
                 continue  # its holder removed it on release: lock the new file
             now = time.monotonic()
@@ -149,7 +159,7 @@ class FileLock:
             delay = min(delay * 2, 0.05)
 
     def release(self) -> None:
-        """Let go of the lock (removing its file first if ``remove``)."""
+        """Let go of the lock (removing its file first if ``remove``); nothing if not held."""
         if self._stop is not None:
             self._stop.set()
             self._stop = None
@@ -157,26 +167,15 @@ class FileLock:
             self._other.release()
             self._other = None
             return
-        fd, self._fd = self._fd, None
-        if fd is None:
+        handle, self._file = self._file, None
+        if handle is None:
             return
         try:
             if self.remove:
                 with contextlib.suppress(OSError):
                     os.unlink(self.path)
         finally:
-            os.close(fd)
-
-    @contextlib.contextmanager
-    def held(self, timeout: float, stuck: float | None = None):
-        """``with lock.held(t) as got:``: the lock for the block if ``got``; the block runs
-        in any case (without the lock when it could not be had)."""
-        got = self.acquire(timeout, stuck)
-        try:
-            yield got
-        finally:
-            if got:
-                self.release()
+            handle.close()
 
     def _holder_stuck(self, stuck: float) -> bool:
         """Whether the file's mtime (the holder's heartbeat) is older than ``stuck`` seconds."""
@@ -192,10 +191,14 @@ class FileLock:
         with contextlib.suppress(OSError):
             os.utime(self.path)
         stop = self._stop = threading.Event()
-        path = self.path
+        path, lock = self.path, weakref.ref(self)
 
-        def beat() -> None:
+        def beat() -> None:  # ends with the lock, even one dropped without a release
             while not stop.wait(HEARTBEAT_SECONDS):
+                holder = lock()
+                if holder is None or holder._file is None:
+                    return
+                del holder
                 with contextlib.suppress(OSError):
                     os.utime(path)
 

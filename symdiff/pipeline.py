@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import request_index
+from .cache import LRU
 from .compiled import CompiledFunction
 from .layer import Built, Call, Layer, Request
 
@@ -50,7 +51,8 @@ def _tensor_layer() -> Layer:
 #: The layer of each kind of call (:attr:`symdiff.layer.Call.layer`), imported when first used.
 LAYERS: dict[str, Callable[[], Layer]] = {"scalar": _scalar_layer, "tensor": _tensor_layer}
 
-_MEMO: dict[str, CompiledFunction] = {}
+#: The functions of the most recently used requests (:data:`symdiff.cache.MEMO_SIZE`).
+_MEMO: LRU[str, CompiledFunction] = LRU()
 
 
 def compiled(call: Call) -> CompiledFunction:
@@ -121,8 +123,9 @@ def compile_request(layer: Layer, request: Request) -> CompiledFunction:
         function = function_of(layer.build(request), None, signature).with_constants(constants)
         return _with_twin(function, layer, request)
     key = request.key()
-    if key in _MEMO:  # the key holds the signature; annotations may still differ
-        return _MEMO[key].with_signature(signature).with_constants(constants)
+    found = _MEMO.get(key)
+    if found is not None:  # the key holds the signature; annotations may still differ
+        return found.with_signature(signature).with_constants(constants)
     disk_key = request_index.module_key(key)
     exprs = layer.exprs(request)
     function = request_index.load_module(disk_key, request.recipe, exprs, signature)
@@ -132,7 +135,7 @@ def compile_request(layer: Layer, request: Request) -> CompiledFunction:
             if function is None:  # (not built by another process meanwhile)
                 function = function_of(layer.build(request), disk_key, signature)
                 request_index.store_module(function)
-    _MEMO[key] = _with_twin(function, layer, request)
+    _MEMO.put(key, _with_twin(function, layer, request))
     return function.with_constants(constants)
 
 

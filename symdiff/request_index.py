@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .cache import cache_key, is_key, open_store, pack_module, unpack_module
+from .cache import LRU, cache_key, is_key, open_store, pack_module, unpack_module
 from .compiled import CompiledFunction
 from .options import Options
 from .recipe import Recipe
@@ -44,7 +44,8 @@ _PACKAGE = Path(__file__).resolve().parent
 #: The version of the index record's layout (``{"format", "module", "recipe"}``).
 INDEX_FORMAT = 2
 
-_RAW_MEMO: dict[str, CompiledFunction] = {}
+#: The functions of the most recently used raw requests (:data:`symdiff.cache.MEMO_SIZE`).
+_RAW_MEMO: LRU[str, CompiledFunction] = LRU()
 
 Exprs = Callable[[], list[Any]]
 
@@ -180,8 +181,9 @@ def lookup(key: str | None, exprs: Exprs) -> CompiledFunction | None:
     None; ``exprs`` computes its ``.exprs`` on first access."""
     if key is None:
         return None
-    if key in _RAW_MEMO:
-        return _RAW_MEMO[key]
+    found = _RAW_MEMO.get(key)
+    if found is not None:
+        return found
     text = open_store().get("index", key)
     if text is None:
         return None
@@ -197,7 +199,7 @@ def lookup(key: str | None, exprs: Exprs) -> CompiledFunction | None:
         return None
     compiled = load_module(module, recipe, exprs)
     if compiled is not None:
-        _RAW_MEMO[key] = compiled
+        _RAW_MEMO.put(key, compiled)
     return compiled
 
 
@@ -206,7 +208,7 @@ def remember(key: str | None, compiled: CompiledFunction) -> None:
     without a key or for a function not cached on disk."""
     if key is None or compiled.key is None or compiled.recipe is None:
         return
-    _RAW_MEMO[key] = compiled
+    _RAW_MEMO.put(key, compiled)
     record = {"format": INDEX_FORMAT, "module": compiled.key, "recipe": compiled.recipe.to_json()}
     open_store().put("index", key, json.dumps(record, sort_keys=True))
 

@@ -30,12 +30,13 @@ Modules
 -------
 ``protocol`` (:class:`Store`, :class:`SymdiffCacheWarning`, ``MB``, :data:`DEFAULT_MAX_MB`) and
 ``entries`` (:func:`cache_key`, the header format and its MAC) <- ``memory``
-(:class:`MemoryStore`); ``modules`` (:func:`pack_module`, :func:`unpack_module`: a module entry
-is its source plus the JSON record of what it is); ``locks`` (inter-process file locks) <-
-``files`` (safety checks, bounded reads, atomic writes) <- ``secret`` (the MAC's key) and
-``usage`` (the layout walk, the shared byte count, scans and eviction) <- ``disk``
-(:class:`DiskStore`, and ``LOCK_WAIT_SECONDS``, ``BUILD_WAIT_SECONDS``, ``STUCK_SECONDS``: patch
-those on ``symdiff.cache.disk``) <- this package (:func:`open_store`, :func:`reset_store`), which
+(:class:`MemoryStore`); ``lru`` (:class:`LRU`, the bounded memo of compiled functions);
+``modules`` (:func:`pack_module`, :func:`unpack_module`: a module entry is its source plus the
+JSON record of what it is); ``locks`` (inter-process file locks) <- ``files`` (safety checks,
+bounded reads, atomic writes) <- ``secret`` (the MAC's key) and ``usage`` (the layout walk, the
+shared byte count, scans and eviction) <- ``disk`` (:class:`DiskStore`, and
+``LOCK_WAIT_SECONDS``, ``BUILD_WAIT_SECONDS``, ``STUCK_SECONDS``: patch those on
+``symdiff.cache.disk``) <- this package (:func:`open_store`, :func:`reset_store`), which
 re-exports the public names.
 """
 
@@ -50,6 +51,8 @@ from .disk import DiskStore as DiskStore
 from .entries import FORMAT_VERSION as FORMAT_VERSION
 from .entries import cache_key as cache_key
 from .entries import is_key as is_key
+from .lru import LRU as LRU
+from .lru import MEMO_SIZE as MEMO_SIZE
 from .memory import MemoryStore as MemoryStore
 from .modules import pack_module as pack_module
 from .modules import unpack_module as unpack_module
@@ -61,6 +64,8 @@ from .protocol import SymdiffCacheWarning as SymdiffCacheWarning
 __all__ = [
     "DEFAULT_MAX_MB",
     "FORMAT_VERSION",
+    "LRU",
+    "MEMO_SIZE",
     "DiskStore",
     "MemoryStore",
     "Store",

@@ -76,7 +76,7 @@ def _signed(namespace: str, key: str, length: int) -> bytes:
     return f"# symdiff-cache v{FORMAT_VERSION} {namespace}/{key} bytes={length}".encode("ascii")
 
 
-def _mac(secret: bytes, signed: bytes, body: bytes) -> bytes:
+def _mac(secret: bytes, signed: bytes, body: bytes | memoryview) -> bytes:
     mac = hmac.new(secret, signed, "sha256")
     mac.update(b"\n")
     mac.update(body)
@@ -104,9 +104,9 @@ def decode_entry(data: bytes, namespace: str, key: str, secret: bytes) -> str:
         raise ValueError(f"format version {int(version)}, expected {FORMAT_VERSION}")
     if (space.decode("ascii"), name.decode("ascii")) != (namespace, key):
         raise ValueError(f"written for {space.decode()}/{name.decode()}, not for this key")
-    body = data[newline + 1 :]
+    body = memoryview(data)[newline + 1 :]  # (no copy of a large body)
     if len(body) != int(length):
         raise ValueError(f"body is {len(body)} bytes, header says {int(length)}")
     if not hmac.compare_digest(_mac(secret, _signed(namespace, key, len(body)), body), mac):
         raise ValueError("MAC mismatch: edited, or written with another secret")
-    return body.decode("utf-8")  # UnicodeDecodeError is a ValueError
+    return str(body, "utf-8")  # UnicodeDecodeError is a ValueError

@@ -156,7 +156,7 @@ def write_atomic(path: Path, data: bytes) -> None:
 
     The temp file is locked by its writer until it is in place (:func:`locks.hold_new`), so
     that a scan can tell the temp file of a writer that died (unlocked) from one still being
-    written (:func:`remove_if_dead`).
+    written (:func:`locks.remove_if_unlocked`).
     """
     for attempt in range(2):
         fd, tmp = new_temp(path.parent, ".part")
@@ -181,21 +181,16 @@ def write_atomic(path: Path, data: bytes) -> None:
     raise OSError(errno.EAGAIN, f"could not write {path}: its temporary files kept vanishing")
 
 
-def remove_if_dead(path: str | Path) -> bool:
-    """Remove the temp file ``path`` if its writer is gone (it holds no lock on it); True if
-    it was removed. Where files cannot be locked, a temp file is taken for dead once it is
-    :data:`locks.STALE_TEMP_SECONDS` old."""
-    return locks.remove_if_unlocked(path)
-
-
-def make_dirs(base: Path, target: Path) -> None:
-    """Create ``target`` and its missing parents down from ``base`` with mode 0o700, and
-    check every directory from ``base`` down to ``target`` (:func:`check_dir`)."""
+def make_dirs(base: Path, target: Path, *, check: bool = True) -> None:
+    """Create ``target`` and its missing parents down from ``base`` with mode 0o700; with
+    ``check``, every directory from the first existing one down to ``target`` must pass
+    :func:`check_dir`."""
+    test = check_dir if check else _is_dir
     missing = []
     current = target
     while True:
         try:
-            check_dir(current)
+            test(current)
             break
         except FileNotFoundError:
             missing.append(current)
@@ -206,11 +201,18 @@ def make_dirs(base: Path, target: Path) -> None:
         try:
             os.mkdir(directory, 0o700)
         except FileExistsError:
-            check_dir(directory)  # made by another process meanwhile, or not a directory
+            test(directory)  # made by another process meanwhile, or not a directory
             continue
         os.chmod(directory, 0o700)  # the umask may have removed bits; never add any
-    if not missing and current != target:  # the loop stopped at an existing parent
-        check_dir(target)
+
+
+def _is_dir(path: Path) -> None:
+    """Raise FileNotFoundError if ``path`` is missing, NotADirectoryError if it is no
+    directory."""
+    if not os.path.isdir(path):
+        if os.path.lexists(path):
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory", str(path))
+        raise FileNotFoundError(errno.ENOENT, "no such directory", str(path))
 
 
 def prepare_dir(root: Path, top: Path) -> None:
@@ -219,7 +221,8 @@ def prepare_dir(root: Path, top: Path) -> None:
     Raises OSError whose message is the reason the cache cannot be used.
     """
     try:
-        _make_root(root)
+        make_dirs(Path(root.anchor), root, check=False)  # (the root's parents are not read)
+        check_dir(root)
         make_dirs(root, top)
     except UnsafePath:
         raise
@@ -232,24 +235,6 @@ def prepare_dir(root: Path, top: Path) -> None:
         os.unlink(probe)
     except OSError as exc:
         raise OSError(exc.errno, f"cache directory {top} is not writable: {_why(exc)}") from exc
-
-
-def _make_root(root: Path) -> None:
-    """Create the root (and its missing parents, 0o700) and check the root itself; its
-    parents are not checked: everything read below the root is (see :func:`check_dir`)."""
-    if not os.path.isdir(root):
-        missing = []
-        current = root
-        while not os.path.isdir(current) and current.parent != current:
-            missing.append(current)
-            current = current.parent
-        for directory in reversed(missing):
-            try:
-                os.mkdir(directory, 0o700)
-            except FileExistsError:
-                continue
-            os.chmod(directory, 0o700)
-    check_dir(root)
 
 
 def _why(exc: OSError) -> str:

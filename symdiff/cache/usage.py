@@ -17,7 +17,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .entries import ENTRY_NAME_RE, NAMESPACE_RE
-from .files import TEMP_PREFIX, read_file, remove_if_dead, scan_dir, try_rmdir, try_unlink
+from .files import TEMP_PREFIX, read_file, scan_dir, try_rmdir, try_unlink
+from .locks import remove_if_unlocked
 
 LOCK_PREFIX = ".lock-"
 """A build lock in a shard directory: ``.lock-<key>`` (removed by its holder)."""
@@ -79,7 +80,7 @@ def scan(top: Path, cap: int, pending: int = 0) -> tuple[int, int]:
     total = pending
     for path, kind in walk(top):
         if kind != "entry":
-            if remove_if_dead(path):
+            if remove_if_unlocked(path):
                 removed += kind == "temp"
                 continue
             if kind == "lock":
@@ -125,7 +126,7 @@ def clear(top: Path) -> int:
         if kind == "entry":
             count += try_unlink(path)
         else:
-            remove_if_dead(path)
+            remove_if_unlocked(path)
     try_unlink(top / USAGE_NAME)
     for ns in scan_dir(top):
         if ns.is_dir(follow_symlinks=False) and NAMESPACE_RE.fullmatch(ns.name):

@@ -73,7 +73,7 @@ def check(outputs: list[str], expected: tuple[float, float]) -> int:
     for out in outputs:
         gx, gy, imported = out.split()
         for got, want in zip((float(gx), float(gy)), expected, strict=True):
-            if abs(got - want) > 1e-12 * max(1.0, abs(want)):
+            if abs(got - want) > 1e-10 * max(1.0, abs(want)):
                 raise AssertionError(f"wrong gradient {got} != {want}")
         derived += imported == "True"
     return derived
@@ -88,7 +88,7 @@ def main() -> None:
     alone, together, warm, walls, derived = [], [], [], [], []
     for _ in range(options.repeat):
         for kind in ("alone", "together", "warm"):
-            expr = TEMPLATE.format(k=2 + uuid.uuid4().int % 100_000)
+            expr = TEMPLATE.format(k=2 + uuid.uuid4().int % 1000)
             expected = reference(expr)
             with tempfile.TemporaryDirectory() as cache_dir:
                 if kind == "alone":

@@ -285,3 +285,13 @@ def test_builds_interrupted_at_random_stages_leave_a_consistent_cache(cache_dir)
         assert float(gx) == pytest.approx(float(sp.diff(expr, x).subs(at).evalf(30)), rel=1e-12)
         assert float(gy) == pytest.approx(float(sp.diff(expr, y).subs(at).evalf(30)), rel=1e-12)
     assert np.isfinite(report["span"])
+
+
+def test_a_nested_request_for_a_key_being_built_does_not_wait_on_itself(cache_dir):
+    store = open_store()
+    k = "cd" * 32
+    started = time.monotonic()
+    with store.building("module", k) as outer, store.building("module", k) as inner:
+        assert outer and inner
+    assert time.monotonic() - started < disk_module.STUCK_SECONDS
+    assert leftovers(cache_dir) == []

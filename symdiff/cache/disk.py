@@ -62,6 +62,7 @@ class DiskStore:
         self._uncounted = 0  # bytes written while the lock was busy, counted at the next put
         self._warned = False
         self._unsafe: str | None = None
+        self._held = threading.local()  # the build locks each thread holds
         prepare_dir(self.root, self.path)
         self._secret = load_secret(self.root)
 
@@ -203,6 +204,10 @@ class DiskStore:
         :data:`BUILD_WAIT_SECONDS`, and not at all once the builder's heartbeat is older than
         :data:`STUCK_SECONDS`. Yields whether the lock is held; the block runs in any case."""
         check_key(namespace, key)
+        held = self._held.__dict__.setdefault("keys", set())
+        if (namespace, key) in held:  # this thread builds it already (a nested request)
+            yield True
+            return
         lock = None
         try:
             if self._unsafe is None:
@@ -218,8 +223,12 @@ class DiskStore:
                     self._go_unsafe(exc)
                 except OSError as exc:
                     log.debug("symdiff cache: no build lock for %s/%s: %s", namespace, key, exc)
-            yield lock is not None and lock.held
+            got = lock is not None and lock.held
+            if got:
+                held.add((namespace, key))
+            yield got
         finally:
+            held.discard((namespace, key))
             if lock is not None:
                 lock.release()  # (nothing if it was not taken)
 

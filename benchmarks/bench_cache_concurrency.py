@@ -29,7 +29,7 @@ g = sd.grad(sys.argv[1], wrt=["x", "y"])
 gx, gy = g(0.3, 0.7)
 print(repr(float(gx)), repr(float(gy)), "sympy" in sys.modules)
 """
-TEMPLATE = ("sin({k}*x)*exp(y/{k}) + log(1 + x**2*y**2)/{k} + atan(x*y - {k})*cosh(y/3) "
+TEMPLATE = ("sin(x + {k})*exp(y/{k}) + log(1 + x**2*y**2)/{k} + atan(x*y - {k})*cosh(y/3) "
             "+ erf(x - y)*tanh({k}*y) + sqrt(1 + x**2 + y**4)")
 
 

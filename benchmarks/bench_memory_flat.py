@@ -37,7 +37,7 @@ def rss_mb() -> float:
 
 def build(sd, k: int, cache: bool) -> None:
     """Build (and call once) the k-th new function."""
-    expr = f"sin({k}*x)*y + x**{k % 7 + 2}"
+    expr = f"sin(x + {k})*y + x**{k % 7 + 2}/{k + 1}"
     kind = k % 4
     if kind == 0:
         g = sd.grad(expr, wrt=["x", "y"], cache=cache)

@@ -52,7 +52,7 @@ def new_expression() -> tuple[str, float, float]:
     """An expression no process has built yet, its gradient wrt x at (0.3, 0.7) from
     ``sympy.diff``, and the same wrt y."""
     k = 2 + uuid.uuid4().int % 10_000
-    text = f"sin({k}*x)*exp(y) + log(1 + x**2*y**2)/{k} + atan(x - y)*cosh(y/3)"
+    text = f"sin(x + {k})*exp(y) + log(1 + x**2*y**2)/{k} + atan(x - y)*cosh(y/3)"
     x, y = sp.symbols("x y")
     expr = sp.sympify(text)
     at = {x: sp.Rational(3, 10), y: sp.Rational(7, 10)}

@@ -8,7 +8,7 @@ import threading
 from collections import OrderedDict
 from typing import Generic, TypeVar
 
-MEMO_SIZE = 256
+MEMO_SIZE = 128
 """How many functions each in-process memo keeps (the most recently used)."""
 
 K = TypeVar("K")

@@ -8,11 +8,13 @@ needs it otherwise), else under a name such as ``<symdiff grad_f ...>``, and its
 registered with :mod:`linecache` under that name, so that tracebacks and ``inspect.getsource``
 show the generated lines. The registration lasts as long as a function of the module: when the
 last one is freed, its lines leave linecache, so that a process building thousands of
-functions does not keep every module's text.
+functions does not keep every module's text; under a path it is lazy (the text is split into
+lines only when a traceback asks).
 """
 
 from __future__ import annotations
 
+import functools
 import linecache
 import threading
 import weakref
@@ -64,8 +66,11 @@ def _register(filename: str, source: str, function: Callable[..., Any], later: b
     """Serve ``source`` from linecache under ``filename`` while ``function`` lives."""
     with _mutex:
         _LIVE[filename] = _LIVE.get(filename, 0) + 1
-        linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True),
-                                     filename)
+        if filename.startswith("<"):  # no file: the lines themselves
+            linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True),
+                                         filename)
+        else:  # a path: split into lines only if a traceback asks (``linecache.lazycache``)
+            linecache.cache[filename] = (functools.partial(str, source),)
     if later:
         sources.copy_later(filename)
     finalizer = weakref.finalize(function, _release, filename, later)
@@ -82,8 +87,8 @@ def _release(filename: str, later: bool) -> None:
         else:
             _LIVE.pop(filename, None)
             entry = linecache.cache.get(filename)
-            if entry is not None and len(entry) == 4 and entry[1] is None:
-                del linecache.cache[filename]
+            if entry is not None and (len(entry) == 1 or entry[1] is None):
+                del linecache.cache[filename]  # (ours: lazy, or lines with no mtime)
     if later:
         sources.forget_later(filename)
 

@@ -205,11 +205,11 @@ def _write_needed(error: BaseException | None) -> None:
         while tb is not None:
             path = tb.tb_frame.f_code.co_filename
             if path in _LATER:
-                entry = linecache.cache.get(path)
-                if entry is not None and len(entry) == 4:
+                lines = linecache.getlines(path)
+                if lines:
                     with contextlib.suppress(OSError):
                         if _private_dir(Path(path).parent) and not os.path.exists(path):
-                            _write(Path(path), "".join(entry[2]).encode("utf-8"))
+                            _write(Path(path), "".join(lines).encode("utf-8"))
             tb = tb.tb_next
         error = error.__cause__ or error.__context__
 

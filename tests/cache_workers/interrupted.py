@@ -26,7 +26,7 @@ import symdiff as sd
 def expression(k: int) -> str:
     """A new expression for round ``k`` that takes a noticeable time to build."""
     k = abs(k) + 2
-    return (f"sin({k}*x)*exp(y/{k + 1}) + log(1 + x**2*y**{k % 5 + 2}) "
+    return (f"sin(x + {k})*exp(y/{k + 1}) + log(1 + x**2*y**{k % 5 + 2}) "
             f"+ atan(x*y - {k})/(1 + cosh(x/{k + 3}))")
 
 

@@ -607,6 +607,8 @@ def test_clear_removes_everything(cache_dir):
     assert info["entries"] == 8 and info["bytes"] > 0
     assert store.clear() == 8
     assert store.info()["entries"] == 0 and store.info()["bytes"] == 0
+    top = cache_dir / f"v{FORMAT_VERSION}"
+    assert sorted(p.name for p in top.iterdir()) == [".lock"]  # no empty shard directory left
     assert store.get("module", cache_key("m", "0")) is None
     assert store.clear() == 0
     memory = MemoryStore()

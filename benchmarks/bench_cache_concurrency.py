@@ -2,8 +2,9 @@
 its entry. Total CPU time of N processes against one process that builds alone, and against N
 processes that only load it warm (the floor: N interpreters starting and importing symdiff).
 
-Run: ``python benchmarks/bench_cache_concurrency.py [--processes N] [--repeat R]``. Every round
-uses a fresh cache directory and a new expression (a constant no process has seen). CPU time is
+Run: ``python benchmarks/bench_cache_concurrency.py [--processes N] [--repeat R] [--terms T]``.
+Every round uses a fresh cache directory and a new expression (a constant no process has seen),
+a sum of T terms (the more terms, the longer one build against starting an interpreter). CPU time is
 each process's user + system time (``os.wait4``), summed; each figure is the median of R
 rounds, the rounds of the three kinds interleaved. Every result is checked against
 ``sympy.diff``.
@@ -83,12 +84,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--processes", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--terms", type=int, default=1)
     options = parser.parse_args()
     n = options.processes
     alone, together, warm, walls, derived = [], [], [], [], []
     for _ in range(options.repeat):
         for kind in ("alone", "together", "warm"):
-            expr = TEMPLATE.format(k=2 + uuid.uuid4().int % 1000)
+            base = 2 + uuid.uuid4().int % 1000
+            expr = " + ".join(TEMPLATE.format(k=base + t) for t in range(options.terms))
             expected = reference(expr)
             with tempfile.TemporaryDirectory() as cache_dir:
                 if kind == "alone":

@@ -99,9 +99,9 @@ def build_lock_path(cache_dir: Path, text: str, wrt: str) -> Path:
 
 @posix
 def test_a_stopped_builder_costs_a_short_wait(cache_dir, monkeypatch):
-    """A process that holds the build lock of a request and is then stopped (Ctrl-Z, SIGSTOP)
-    stops its heartbeat; a process asking for the same request builds it itself once the
-    heartbeat is older than ``STUCK_SECONDS``, instead of waiting ``BUILD_WAIT_SECONDS``."""
+    """A process that holds the build lock of a request and is then stopped (Ctrl-Z, SIGSTOP):
+    a process asking for the same request builds it itself once it has seen the holder stopped
+    for ``STUCK_SECONDS``, instead of waiting ``BUILD_WAIT_SECONDS``."""
     text, dx, _ = new_expression()
     lock = build_lock_path(cache_dir, text, "x")
     holder = textwrap.dedent(f"""
@@ -132,8 +132,9 @@ def test_a_stopped_builder_costs_a_short_wait(cache_dir, monkeypatch):
 
 @posix
 def test_a_busy_builder_is_waited_for(cache_dir):
-    """While the holder's heartbeat is fresh, a waiter does not build, however long the build
-    takes; once the holder lets go, the waiter gets the lock (and would find the entry)."""
+    """While the holder is at work (not stopped), a waiter does not build, however long the
+    build takes; once the holder lets go, the waiter gets the lock (and would find the
+    entry)."""
     store = open_store()
     k = "ab" * 32
     waiter = textwrap.dedent(f"""
@@ -148,7 +149,7 @@ def test_a_busy_builder_is_waited_for(cache_dir):
         assert got
         process = subprocess.Popen([sys.executable, "-c", waiter], stdout=subprocess.PIPE,
                                    text=True, env=environment(cache_dir))
-        time.sleep(4.0)  # over its STUCK_SECONDS: the heartbeat keeps the waiter waiting
+        time.sleep(4.0)  # over its STUCK_SECONDS: a holder at work is waited for
         assert process.poll() is None
     out, _ = process.communicate(timeout=120)
     got, waited = out.split()

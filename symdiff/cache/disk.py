@@ -34,7 +34,7 @@ on without it; a clear waits as long, then clears without it."""
 BUILD_WAIT_SECONDS = 300.0
 """How long a process waits for another that builds the same key before it builds itself."""
 STUCK_SECONDS = 5.0
-"""A builder whose lock heartbeat is older than this is stopped or hung: nobody waits on it."""
+"""A builder seen stopped (Ctrl-Z, a debugger) this long is given up on: the waiter builds."""
 
 log = logging.getLogger(__package__)  # "symdiff.cache"
 
@@ -201,8 +201,8 @@ class DiskStore:
     def building(self, namespace: str, key: str) -> Iterator[bool]:
         """Hold the build lock of an entry while the block builds it: one process builds a key
         while the others wait here for it (then find its entry), at most
-        :data:`BUILD_WAIT_SECONDS`, and not at all once the builder's heartbeat is older than
-        :data:`STUCK_SECONDS`. Yields whether the lock is held; the block runs in any case."""
+        :data:`BUILD_WAIT_SECONDS`, and no longer than :data:`STUCK_SECONDS` once the builder
+        is seen stopped. Yields whether the lock is held; the block runs in any case."""
         check_key(namespace, key)
         held = self._held.__dict__.setdefault("keys", set())
         if (namespace, key) in held:  # this thread builds it already (a nested request)
@@ -215,7 +215,7 @@ class DiskStore:
                 try:
                     make_dirs(self.path, path.parent)
                     lock = FileLock(path.parent / f"{usage.LOCK_PREFIX}{key}", remove=True,
-                                    heartbeat=True)
+                                    owner=True)
                     if not lock.acquire(BUILD_WAIT_SECONDS, stuck=STUCK_SECONDS):
                         log.debug("symdiff cache: %s/%s: its builder is busy or stuck; "
                                   "building here too", namespace, key)

@@ -1,6 +1,6 @@
 """Inter-process locks on files: :class:`FileLock` (a bounded wait, never a stall: a holder
-that stopped making progress is given up on), and the writer's lock on a temporary file that
-tells a live writer from a dead one (:func:`hold_new`, :func:`remove_if_unlocked`).
+that is stopped is given up on), and the writer's lock on a temporary file that tells a live
+writer from a dead one (:func:`hold_new`, :func:`remove_if_unlocked`).
 
 On POSIX these are ``flock`` locks, which the kernel drops when their process dies, so no lock
 outlives its holder. ``fcntl`` is imported on first use: only a process that writes to the
@@ -15,13 +15,9 @@ import errno
 import io
 import os
 import stat
-import threading
 import time
-import weakref
 from typing import Any
 
-HEARTBEAT_SECONDS = 1.0
-"""A holder that asked for a heartbeat touches its lock file this often."""
 STALE_TEMP_SECONDS = 600.0
 """Where files cannot be locked: a temp file this old was left by a writer that died."""
 
@@ -107,23 +103,21 @@ class FileLock:
 
     ``remove``: the holder deletes the file when it releases it (a lock per cache key leaves
     no file behind); a waiter that gets the lock of a file removed meanwhile tries again on
-    the new one. ``heartbeat``: while held, the file's mtime is touched every
-    :data:`HEARTBEAT_SECONDS` by a thread, so that waiters can tell a holder that still works
-    from one that is stopped or hung (:meth:`acquire`'s ``stuck``).
+    the new one. ``owner``: the holder writes its process id into the file, so that waiters can
+    tell a holder that is stopped (Ctrl-Z, a debugger: :func:`stopped`) from one at work
+    (:meth:`acquire`'s ``stuck``).
 
     The lock lives in a file object: whatever interrupts its holder (Ctrl-C between two
     statements), the lock is released once that object is dropped, never kept by a lost
     descriptor.
     """
 
-    def __init__(self, path: str | os.PathLike, *, remove: bool = False,
-                 heartbeat: bool = False):
+    def __init__(self, path: str | os.PathLike, *, remove: bool = False, owner: bool = False):
         self.path = os.fspath(path)
         self.remove = remove
-        self.heartbeat = heartbeat
+        self.owner = owner
         self._file: io.FileIO | None = None
         self._other: Any = None  # the ``filelock`` lock where there is no flock
-        self._stop: threading.Event | None = None
 
     @property
     def held(self) -> bool:
@@ -131,15 +125,16 @@ class FileLock:
         return self._file is not None or self._other is not None
 
     def acquire(self, timeout: float, stuck: float | None = None) -> bool:
-        """Take the lock, waiting at most ``timeout`` seconds, or less once the holder's
-        heartbeat is older than ``stuck`` seconds; whether it was taken. Raises OSError only
-        if the lock file cannot be made (not a regular file, no permission)."""
+        """Take the lock, waiting at most ``timeout`` seconds, or less once its holder has been
+        seen stopped for ``stuck`` seconds; whether it was taken. Raises OSError only if the
+        lock file cannot be made (not a regular file, no permission)."""
         if not _POSIX:
             return self._acquire_elsewhere(timeout)
         deadline = time.monotonic() + timeout
         delay = 0.002
+        stopped_since: float | None = None
         while True:
-            handle = io.FileIO(os.open(self.path, _OPEN_FLAGS, 0o600), "r")  # closed if lost
+            handle = io.FileIO(os.open(self.path, _OPEN_FLAGS, 0o600), "r+")  # closed if lost
             fd = handle.fileno()
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 handle.close()
@@ -147,22 +142,29 @@ class FileLock:
             got = _try_flock(fd)
             if got and _same_file(fd, self.path):
                 self._file = handle
-                self._start_heartbeat()
+                if self.owner:
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, 0)
+                        os.write(fd, b"%d\n" % os.getpid())
                 return True
+            holder = _holder(fd) if stuck is not None and not got else None
             handle.close()
             if got:
                 continue  # its holder removed it on release: lock the new file
             now = time.monotonic()
-            if now >= deadline or (stuck is not None and self._holder_stuck(stuck)):
+            if holder is not None and stopped(holder):
+                stopped_since = now if stopped_since is None else stopped_since
+                if now - stopped_since >= stuck:
+                    return False
+            else:
+                stopped_since = None
+            if now >= deadline:
                 return False
             time.sleep(min(delay, deadline - now))
             delay = min(delay * 2, 0.05)
 
     def release(self) -> None:
         """Let go of the lock (removing its file first if ``remove``); nothing if not held."""
-        if self._stop is not None:
-            self._stop.set()
-            self._stop = None
         if self._other is not None:
             self._other.release()
             self._other = None
@@ -177,33 +179,6 @@ class FileLock:
         finally:
             handle.close()
 
-    def _holder_stuck(self, stuck: float) -> bool:
-        """Whether the file's mtime (the holder's heartbeat) is older than ``stuck`` seconds."""
-        try:
-            age = time.time() - os.stat(self.path, follow_symlinks=False).st_mtime
-        except OSError:
-            return False
-        return age > stuck
-
-    def _start_heartbeat(self) -> None:
-        if not self.heartbeat:
-            return
-        with contextlib.suppress(OSError):
-            os.utime(self.path)
-        stop = self._stop = threading.Event()
-        path, lock = self.path, weakref.ref(self)
-
-        def beat() -> None:  # ends with the lock, even one dropped without a release
-            while not stop.wait(HEARTBEAT_SECONDS):
-                holder = lock()
-                if holder is None or holder._file is None:
-                    return
-                del holder
-                with contextlib.suppress(OSError):
-                    os.utime(path)
-
-        threading.Thread(target=beat, name="symdiff-cache-heartbeat", daemon=True).start()
-
     def _acquire_elsewhere(self, timeout: float) -> bool:
         import filelock  # deferred: only writers lock
 
@@ -214,3 +189,23 @@ class FileLock:
             return False
         self._other = lock
         return True
+
+
+def _holder(fd: int) -> int | None:
+    """The process id a holder wrote into the lock file open as ``fd``, if any."""
+    try:
+        text = os.pread(fd, 24, 0)
+        return int(text.decode("ascii").strip()) if text.strip() else None
+    except (OSError, ValueError):
+        return None
+
+
+def stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (by a signal such as Ctrl-Z's, or a debugger), as
+    ``/proc`` says; False where there is no ``/proc`` or no such process."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state in (b"T", b"t")

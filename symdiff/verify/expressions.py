@@ -29,7 +29,7 @@ from .allowed import (
 )
 from .errors import refuse
 from .literals import all_axes, names_tuple, plain_index
-from .sizes import ALLOCATING, check_allocation, check_binop, check_tuple
+from .sizes import ALLOCATING, ALLOCATING_HELPERS, check_allocation, check_binop
 
 
 def _dotted_path(node: ast.Attribute, namespace: str) -> str | None:
@@ -160,10 +160,6 @@ class ExpressionChecker:
         check_binop(node)
         return self.generic_visit(node)
 
-    def visit_Tuple(self, node: ast.Tuple) -> list[ast.AST]:
-        check_tuple(node)
-        return self.generic_visit(node)
-
     def visit_Constant(self, node: ast.Constant) -> list[ast.AST]:
         if self.tensor and type(node.value) is str and (
             PARAM.match(node.value) or node.value == VECTOR or CONSTANT.match(node.value)
@@ -261,6 +257,8 @@ class ExpressionChecker:
         func = node.func
         args = list(node.args)
         if isinstance(func, ast.Name) and func.id in self.helpers:
+            if func.id in ALLOCATING_HELPERS:
+                check_allocation(node, func.id)
             if func.id in NAMING_HELPERS and args and names_tuple(args[0], self.params):
                 args = args[1:]  # the names of parameters, for the helper's messages
             elif (

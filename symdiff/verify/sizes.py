@@ -1,6 +1,6 @@
 """Bounds on the sizes a generated module writes as constants: an array allocated with a
-constant shape (``_np.full((20000,)*3, 1.0)``), a constant shape anywhere (passed to a helper
-that allocates), the register of a packed function. No request makes one larger than
+constant shape (``_np.full((20000,)*3, 1.0)``, or through a helper that allocates the shape it
+is given), the register of a packed function. No request makes one larger than
 :data:`MAX_CONSTANT_ELEMENTS`, so a module that does is refused before it runs, instead of
 raising ``MemoryError`` (or being killed for memory) at call time. Sequences are never
 repeated (``(n,) * 3``) in generated code."""
@@ -18,6 +18,9 @@ MAX_CONSTANT_ELEMENTS = 2**32
 #: sides; ``repeat``: the count).
 ALLOCATING = {"empty": 0, "zeros": 0, "ones": 0, "full": 0, "broadcast_to": 1, "eye": 0,
               "repeat": 1}
+#: The helpers (:mod:`symdiff.codegen.helpers`) that allocate arrays of a shape they are given,
+#: and which argument it is.
+ALLOCATING_HELPERS = {"_as_output": 1, "_in_blocks": 2, "_xp_as_output": 2, "_xp_in_blocks": 2}
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Pow)
 
 
@@ -71,11 +74,6 @@ def check_size(node: ast.AST, elements: int) -> None:
                            "(declare dimensions this large by name)")
 
 
-def check_tuple(node: ast.Tuple | ast.List) -> None:
-    """A tuple (or list) of ints: a shape, bounded."""
-    check_size(node, constant_elements(node))
-
-
 def check_binop(node: ast.BinOp) -> None:
     """No repetition of a sequence (``(20000,) * 3``, ``[0] * n``)."""
     sequences = (ast.Tuple, ast.List)
@@ -85,8 +83,9 @@ def check_binop(node: ast.BinOp) -> None:
 
 
 def check_allocation(node: ast.Call, function: str) -> None:
-    """The shape of an allocating call (``function``, a name of :data:`ALLOCATING`)."""
-    where = ALLOCATING[function]
+    """The shape of an allocating call (``function``, a name of :data:`ALLOCATING` or of
+    :data:`ALLOCATING_HELPERS`)."""
+    where = ALLOCATING.get(function, ALLOCATING_HELPERS.get(function, 0))
     if len(node.args) <= where:
         return
     elements = constant_elements(node.args[where])

@@ -354,7 +354,12 @@ def cache_info() -> dict[str, Any]:
 
 
 def clear_cache() -> int:
-    """Remove every cached module (disk and memory); returns how many entries were removed."""
+    """Remove every cached module (disk and memory) and the copies of generated sources that
+    tracebacks read (:mod:`symdiff.codegen.sources`); returns how many cache entries were
+    removed."""
+    from .codegen import sources
+
     pipeline.clear_memo()
     request_index.forget()
+    sources.clear_copies()
     return open_store().clear()

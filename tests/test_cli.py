@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
+from symdiff.cache import FORMAT_VERSION
 from symdiff.cli import main
 from symdiff.cli.commands import describe_removed
 
@@ -486,7 +487,7 @@ ENTRY_POINT = pathlib.Path(sys.executable).with_name("symdiff")
         (["compile", "x**2 + y"], 0, "def f(x, y, *, threads=None):"),
         (["derive", "sin(x)/x", "--wrt", "x"], 0, "[quotient]"),
         (["derive", "exp(x**2)", "--wrt", "x", "--latex"], 0, "\\begin{aligned}"),
-        (["cache", "dir"], 0, "v1"),
+        (["cache", "dir"], 0, f"v{FORMAT_VERSION}"),
         (["cache", "info"], 0, "entries:"),
         (["cache", "clear"], 0, ""),
         (["grad", "__import__('os')"], 2, ""),

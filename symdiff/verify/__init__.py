@@ -9,9 +9,13 @@ parameters and NumPy calls to temporaries and returns them. :func:`check_module`
 exactly that and refuses anything else (an unexpected statement, name, attribute or call), so
 neither a bug nor a tampered cache entry can run arbitrary code. Standard library only.
 
+Constant shapes are bounded too (``sizes``): no module allocates an array of a constant shape
+beyond ``MAX_CONSTANT_ELEMENTS`` or repeats a sequence (``(20000,) * 3``).
+
 Modules: ``allowed`` (the allow-lists), ``errors`` (:class:`VerificationError`), ``literals``
-(small tests of tree pieces), ``expressions`` (one expression) and ``statements`` (one function's
-parameters and statements); this package checks the module level (:func:`check_module`).
+(small tests of tree pieces), ``sizes`` (bounds on constant shapes), ``expressions`` (one
+expression) and ``statements`` (one function's parameters and statements); this package checks
+the module level (:func:`check_module`).
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from .allowed import (
 )
 from .errors import refuse
 from .literals import all_axes, names_tuple, plain_index
+from .sizes import ALLOCATING, ALLOCATING_HELPERS, check_allocation, check_binop
 
 
 def _dotted_path(node: ast.Attribute, namespace: str) -> str | None:
@@ -155,6 +156,10 @@ class ExpressionChecker:
             return []  # the namespace, passed to the ``_xp_`` helpers
         raise refuse(node, f"unexpected name {name!r}")
 
+    def visit_BinOp(self, node: ast.BinOp) -> list[ast.AST]:
+        check_binop(node)
+        return self.generic_visit(node)
+
     def visit_Constant(self, node: ast.Constant) -> list[ast.AST]:
         if self.tensor and type(node.value) is str and (
             PARAM.match(node.value) or node.value == VECTOR or CONSTANT.match(node.value)
@@ -252,6 +257,8 @@ class ExpressionChecker:
         func = node.func
         args = list(node.args)
         if isinstance(func, ast.Name) and func.id in self.helpers:
+            if func.id in ALLOCATING_HELPERS:
+                check_allocation(node, func.id)
             if func.id in NAMING_HELPERS and args and names_tuple(args[0], self.params):
                 args = args[1:]  # the names of parameters, for the helper's messages
             elif (
@@ -262,6 +269,10 @@ class ExpressionChecker:
                 args = [args[0], *args[2:]]  # ``_xp_float_arrays(_xp, ('x', 'y'), x, y)``
         elif isinstance(func, ast.Attribute) and not self._into_call(node):
             self.visit_Attribute(func, callee=True)
+            owner = func.value
+            if (isinstance(owner, ast.Name) and owner.id in ("_np", "_xp")
+                    and func.attr in ALLOCATING):
+                check_allocation(node, func.attr)
         elif not isinstance(func, ast.Attribute):
             raise refuse(node, "unexpected call")
         for item in node.keywords:

@@ -68,7 +68,7 @@ def compiled(call: Call) -> CompiledFunction:
                 lambda: compiled(twin))
         return _traced(found, call)
     layer = LAYERS[call.layer]()
-    title = progress.describe(call.kind, call.exprs, call.wrt)
+    title = progress.describe(call.kind, getattr(call.exprs, "fn", call.exprs), call.wrt)
     with collector_paused(), progress.build(title):  # reported if it runs long
         with progress.stage("parse") as counts:
             request = layer.request(call)
@@ -83,6 +83,9 @@ def _traced(function: CompiledFunction, call: Call) -> CompiledFunction:
     for ``explain()``: the text of a traced expression does not always parse again."""
     if call.layer == "tensor" and callable(call.exprs):
         return function.with_origin(call.exprs)
+    origin = getattr(call.exprs, "fn", None)  # a function with trees or static arguments
+    if call.layer == "tensor" and callable(origin):
+        return function.with_origin(origin)
     return function
 
 

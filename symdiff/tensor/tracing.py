@@ -17,6 +17,7 @@ import sympy as sp
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..trace import draws
+from ..trace.layout import Layout
 from .captures import Captures
 from .closed import ClosedArrays
 from .ir import Node
@@ -27,7 +28,8 @@ from .traced import TensorCondition, TracedTensor
 
 
 def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Builder,
-                 many: bool = False, captures: Captures | None = None
+                 many: bool = False, captures: Captures | None = None,
+                 layout: Layout | None = None
                  ) -> tuple[list[Node], inspect.Signature, bool]:
     """Run ``fn`` on traced arrays of the declared shapes: the node(s) of what it returns, its
     checked signature (:func:`symdiff.trace.signature`: every parameter is an argument of the
@@ -37,8 +39,11 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
 
     The arrays it reads by name are traced constants (:mod:`symdiff.tensor.closed`); where that
     fails, ``fn`` is traced again with them as plain arrays, each noted folded in
-    ``captures``."""
-    sig = scalar.signature(fn)
+    ``captures``.
+
+    With a ``layout`` (parameter trees, static arguments: :mod:`symdiff.trace.layout`), the
+    generated function's parameters are the layout's and ``fn`` is called with its values."""
+    sig = scalar.signature(fn) if layout is None else layout.signature
     names = tuple(sig.parameters)
     missing = [n for n in names if n not in shapes]
     if missing:
@@ -49,7 +54,7 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
     saved, needs = captures.checkpoint(), dict(builder.needs)
     closed = ClosedArrays(captures.folded)
     try:
-        return _traced(fn, sig, shapes, builder, captures, closed, many)
+        return _traced(fn, sig, shapes, builder, captures, closed, many, layout)
     except Exception as exc:  # traced again below, which raises what it meets
         if not closed.made:
             raise
@@ -58,7 +63,7 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
     builder.needs.clear()
     builder.needs.update(needs)
     plain = ClosedArrays(captures.folded, symbolic=False)
-    result = _traced(fn, sig, shapes, builder, captures, plain, many)
+    result = _traced(fn, sig, shapes, builder, captures, plain, many, layout)
     why = str(first).split("\n")[0]
     why = why if len(why) <= 200 else why[:197] + "..."
     for _, label in closed.made.values():
@@ -68,15 +73,23 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
 
 
 def _traced(fn: Callable[..., Any], sig: inspect.Signature, shapes: dict[str, Shape],
-            builder: Builder, captures: Captures, closed: ClosedArrays | None, many: bool
-            ) -> tuple[list[Node], inspect.Signature, bool]:
+            builder: Builder, captures: Captures, closed: ClosedArrays | None, many: bool,
+            layout: Layout | None = None) -> tuple[list[Node], inspect.Signature, bool]:
     """One trace of ``fn`` (see :func:`trace_tensor`), the arrays it reads by name seen as
     ``closed`` makes them."""
     tracer = Tracer(builder, fn, captures, closed)
-    arguments = [tracer.wrap(builder.var(n, shapes[n])) for n in sig.parameters]
+
+    def make(name: str) -> TracedTensor:
+        return tracer.wrap(builder.var(name, shapes[name]))
+
+    statics = {} if layout is None else dict(layout.statics)
     try:
-        with draws.watched(fn, tracer.draw, tracer.closed.replace) as run:
-            value = scalar.call_with(run, sig, arguments)
+        with draws.watched(fn, tracer.draw, tracer.closed.replace, views=statics) as run:
+            if layout is None:
+                value = scalar.call_with(run, sig, [make(n) for n in sig.parameters])
+            else:
+                value = scalar.call_with(run, layout.function_signature,
+                                         layout.values(make, statics))
     except ShapeError as exc:
         raise ShapeError(f"{exc}{_fixed_sizes_hint(tracer, shapes)}") from None
     except SymdiffError:

@@ -312,11 +312,13 @@ def refuse_draws(call: Call) -> Any:
 
 @contextmanager
 def watched(fn: Callable[..., Any], on_draw: Callable[[Call], Any],
-            also: Replace | None = None) -> Iterator[Callable[..., Any]]:
+            also: Replace | None = None, views: dict[str, Any] | None = None
+            ) -> Iterator[Callable[..., Any]]:
     """``fn`` rewired (:func:`~symdiff.trace.environment.rewired`) to see the generators it
     reaches through views whose draws go to ``on_draw``, and the values ``also`` replaces;
     to be called inside the ``with``. On leaving it without an error, an UnsupportedError if a
-    generator seen drew without a view (:meth:`Watch.check`)."""
+    generator seen drew without a view (:meth:`Watch.check`). ``views`` holds the values of
+    static arguments by name: a generator among them is replaced there by its view."""
     recorder = Recorder(on_draw)
     watch = Watch(recorder)
 
@@ -325,6 +327,9 @@ def watched(fn: Callable[..., Any], on_draw: Callable[[Call], Any],
         return found if found is not None or also is None else also(value, label)
 
     found = rewired(fn, replace, watch.notice)
+    for name, value in (views or {}).items():
+        if isinstance(value, GENERATORS):
+            views[name] = watch.replace(value, name)  # type: ignore[index]
     watch.start()
     try:
         yield found.function

@@ -13,6 +13,7 @@ import sympy as sp
 
 from ..errors import SymdiffError, UnsupportedError
 from .draws import refuse_draws, watched
+from .layout import Layout
 from .refusals import CONDITION_ONLY
 from .signatures import call_with, describe, signature
 from .values import Condition, Symbolic, Traced, operand
@@ -21,17 +22,24 @@ _FOLDED = ("the function was traced without shapes=, so what it computes from th
            "numbers in the compiled function; give shapes= to make it a bound constant")
 
 
-def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Traced],
-          folded: dict[str, str]) -> object:
+def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Any],
+          folded: dict[str, str], statics: dict[str, Any] | None = None) -> object:
     """``fn`` on the traced arguments; a failure that is not symdiff's own becomes an
-    UnsupportedError. The labels of the arrays it reads by name go into ``folded``."""
+    UnsupportedError. The labels of the arrays it reads by name go into ``folded``.
+    ``statics`` are the static arguments among ``arguments`` by name (a generator among them
+    is seen as the ones ``fn`` reads by name are)."""
 
     def note(value: Any, label: str) -> None:
         if isinstance(value, np.ndarray) and value.ndim:
             folded.setdefault(label, _FOLDED)
 
     try:
-        with watched(fn, refuse_draws, note) as run:
+        views = dict(statics or {})
+        with watched(fn, refuse_draws, note, views=views) as run:
+            if views:
+                names = list(sig.parameters)
+                arguments = [views.get(n, a) if n in views else a
+                             for n, a in zip(names, arguments, strict=True)]
             return call_with(run, sig, arguments)
     except SymdiffError:
         raise
@@ -67,18 +75,29 @@ def _result(value: object, fn: object) -> sp.Expr:
 
 
 def trace_function(
-    fn: Callable[..., Any], many: bool = False, folded: dict[str, str] | None = None
+    fn: Callable[..., Any], many: bool = False, folded: dict[str, str] | None = None,
+    layout: Layout | None = None,
 ) -> tuple[tuple[sp.Expr, ...], inspect.Signature]:
     """Run ``fn`` on symbols: the SymPy expression(s) it computes and its checked signature.
 
     With ``many`` (a Jacobian), ``fn`` may return a non-empty tuple or list of scalars, one
     expression each; otherwise (and for a single scalar) the result is one expression. The
     NumPy arrays ``fn`` reads by name (whose numbers the expressions hold) go into ``folded``,
-    by name, with why.
+    by name, with why. With a ``layout`` (static arguments: :mod:`symdiff.trace.layout`),
+    ``fn`` gets its static values and the returned signature is the layout's.
     """
-    sig = signature(fn)
-    arguments = [Traced(sp.Symbol(name, real=True)) for name in sig.parameters]
-    value = _call(fn, sig, arguments, {} if folded is None else folded)
+    folded = {} if folded is None else folded
+    if layout is not None:
+        def make(name: str) -> Traced:
+            return Traced(sp.Symbol(name, real=True))
+
+        statics = layout.statics
+        value = _call(fn, layout.function_signature, layout.values(make), folded, statics)
+        sig = layout.signature
+    else:
+        sig = signature(fn)
+        arguments = [Traced(sp.Symbol(name, real=True)) for name in sig.parameters]
+        value = _call(fn, sig, arguments, folded)
     if many and isinstance(value, tuple | list):
         if not value:
             raise UnsupportedError(f"{describe(fn)} returned an empty {type(value).__name__}")

@@ -38,6 +38,7 @@ from .parsing import check_identifier, check_wrt, check_wrt_occurs
 from .trace.layout import Layout, Part, Structured
 from .trees import TreeDef, is_container, leaf_names, structure
 
+
 class _Unknown:
     """The value of a static argument that is not known until the function is called."""
 

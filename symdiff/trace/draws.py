@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UnsupportedError
+from . import scipy_forms
 from .environment import Replace, rewired
 
 #: The generators a traced function can draw from.
@@ -324,6 +325,8 @@ def watched(fn: Callable[..., Any], on_draw: Callable[[Call], Any],
 
     def replace(value: Any, label: str) -> Any:
         found = watch.replace(value, label)
+        if found is None:
+            found = scipy_forms.replace(value, label)  # SciPy's densities as formulas
         return found if found is not None or also is None else also(value, label)
 
     found = rewired(fn, replace, watch.notice)

@@ -39,6 +39,8 @@ _LAZY = {
     "graph": "graphs",
     "flatten": "trees",
     "unflatten": "trees",
+    "custom_vjp": "custom",
+    "defvjp": "custom",
 }
 #: Names in ``_LAZY`` that are submodules themselves rather than attributes of one.
 _SUBMODULES = frozenset({"math", "nn"})

@@ -102,6 +102,10 @@ def _compiled(
         raise SymdiffError(f"{name} takes one expression, not a {type(exprs).__name__}; {what}")
     if isinstance(exprs, np.ufunc):  # sd.grad(np.sqrt): the ufunc of its inputs
         exprs = _ufunc_function(exprs)
+    if isinstance(exprs, CompiledFunction):  # sd.grad(sd.grad(f)): traced symbolically
+        from . import compose
+
+        exprs = compose.proxy(exprs)
     if _python_function(exprs):
         from . import structured, structured_function
 

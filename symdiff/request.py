@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
-from . import __version__
+from . import __version__, compose
 from .arguments import check_parameters, resolve_wrt
 from .codegen.naming import code_names
 from .engine.inputtext import input_text
@@ -198,7 +198,7 @@ def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Req
         if is_function(item) or isinstance(item, Structured):
             fn, layout = (item.fn, item.layout) if isinstance(item, Structured) else (item, None)
             outputs, sig = trace_function(fn, many=kind == "jacobian", folded=folded,
-                                          layout=layout)
+                                          layout=layout, replace=compose.replace)
             parsed += [stable_forms(parse(e)) for e in outputs]
             signatures.append(sig)
             functions.append(fn)

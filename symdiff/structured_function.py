@@ -88,6 +88,18 @@ class StructuredFunction(CompiledFunction):
         return self._last
 
     def _structured_call(self, *args: Any, **kwargs: Any) -> Any:
+        function, flat = self._flattened(args, kwargs)
+        return restructure(self._plan, function(*flat))
+
+    def _symbolic(self, args: Any, kwargs: Any, inline: Any) -> Any:
+        r"""A call with traced values inside another trace (:mod:`symdiff.compose`): the
+        specialisation's computation ``inline``\ d on the leaves, in the trees' structure."""
+        function, flat = self._flattened(args, kwargs)
+        return restructure(self._plan, inline(function, flat))
+
+    def _flattened(self, args: Any, kwargs: Any) -> tuple[CompiledFunction, list[Any]]:
+        """The specialisation for a call's static values, and its arguments: the trees'
+        leaves, in order."""
         plan = self._plan
         bound = self.__signature__.bind(*args, **kwargs)
         bound.apply_defaults()
@@ -106,8 +118,7 @@ class StructuredFunction(CompiledFunction):
                 flat.append(value)
         if plan.kind == "hvp":
             flat.append(values["_v"])
-        function = self._specialised(statics)
-        return restructure(plan, function(*flat))
+        return self._specialised(statics), flat
 
     if TYPE_CHECKING:
 

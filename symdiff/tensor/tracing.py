@@ -14,10 +14,12 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from .. import compose
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..trace import draws
 from ..trace.layout import Layout
+from ..trace.refusals import NOT_COMPOSED, from_generated_code
 from .captures import Captures
 from .closed import ClosedArrays
 from .ir import Node
@@ -83,16 +85,23 @@ def _traced(fn: Callable[..., Any], sig: inspect.Signature, shapes: dict[str, Sh
         return tracer.wrap(builder.var(name, shapes[name]))
 
     statics = {} if layout is None else dict(layout.statics)
+
+    def replace(value: Any, label: str) -> Any:  # compiled functions, then named arrays
+        found = compose.replace(value, label)
+        return found if found is not None else tracer.closed.replace(value, label)
+
     try:
-        with draws.watched(fn, tracer.draw, tracer.closed.replace, views=statics) as run:
+        with draws.watched(fn, tracer.draw, replace, views=statics) as run:
             if layout is None:
                 value = scalar.call_with(run, sig, [make(n) for n in sig.parameters])
             else:
                 value = scalar.call_with(run, layout.function_signature,
                                          layout.values(make, statics))
-    except ShapeError as exc:
-        raise ShapeError(f"{exc}{_fixed_sizes_hint(tracer, shapes)}") from None
-    except SymdiffError:
+    except SymdiffError as exc:
+        if from_generated_code(exc):
+            raise UnsupportedError(f"{NOT_COMPOSED} (in {tracer.name}: {exc})") from exc
+        if isinstance(exc, ShapeError):
+            raise ShapeError(f"{exc}{_fixed_sizes_hint(tracer, shapes)}") from None
         raise
     except Exception as exc:
         if isinstance(exc.__cause__, UnsupportedError):  # NumPy turned a refusal into its error

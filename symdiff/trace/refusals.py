@@ -94,3 +94,22 @@ def unsupported_numpy(func: Callable[..., Any] | np.ufunc,
         return f"{message}; no numpy.{group} function is supported yet"
     listed = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
     return f"{message}; the numpy.{group} functions supported are: {listed}"
+
+
+#: What a compiled function called on traced values where tracing did not see it raises.
+NOT_COMPOSED = (
+    "a compiled symdiff function was called on traced values, where the traced function "
+    "reaches it other than by name (an attribute, an item of a container, an argument), so "
+    "symdiff could not compose it: call it by a name the function reads (a global or a "
+    "closed-over variable), or give it to the builder itself (sd.grad(g) of a compiled g)")
+
+
+def from_generated_code(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised inside a module symdiff generated (a compiled function called
+    on traced values it could not take)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_globals.get("__name__") == "symdiff.generated":
+            return True
+        tb = tb.tb_next
+    return False

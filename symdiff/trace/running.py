@@ -13,8 +13,9 @@ import sympy as sp
 
 from ..errors import SymdiffError, UnsupportedError
 from .draws import refuse_draws, watched
+from .environment import Replace
 from .layout import Layout
-from .refusals import CONDITION_ONLY
+from .refusals import CONDITION_ONLY, NOT_COMPOSED, from_generated_code
 from .signatures import call_with, describe, signature
 from .values import Condition, Symbolic, Traced, operand
 
@@ -23,15 +24,18 @@ _FOLDED = ("the function was traced without shapes=, so what it computes from th
 
 
 def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Any],
-          folded: dict[str, str], statics: dict[str, Any] | None = None) -> object:
+          folded: dict[str, str], statics: dict[str, Any] | None = None,
+          replace: Replace | None = None) -> object:
     """``fn`` on the traced arguments; a failure that is not symdiff's own becomes an
     UnsupportedError. The labels of the arrays it reads by name go into ``folded``.
     ``statics`` are the static arguments among ``arguments`` by name (a generator among them
-    is seen as the ones ``fn`` reads by name are)."""
+    is seen as the ones ``fn`` reads by name are). ``replace`` gives what ``fn`` reads instead
+    of a value it reaches by name, if anything (:mod:`symdiff.trace.environment`)."""
 
-    def note(value: Any, label: str) -> None:
+    def note(value: Any, label: str) -> Any:
         if isinstance(value, np.ndarray) and value.ndim:
             folded.setdefault(label, _FOLDED)
+        return None if replace is None else replace(value, label)
 
     try:
         views = dict(statics or {})
@@ -41,7 +45,9 @@ def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Any],
                 arguments = [views.get(n, a) if n in views else a
                              for n, a in zip(names, arguments, strict=True)]
             return call_with(run, sig, arguments)
-    except SymdiffError:
+    except SymdiffError as exc:
+        if from_generated_code(exc):
+            raise UnsupportedError(f"{NOT_COMPOSED} (in {describe(fn)}: {exc})") from exc
         raise
     except Exception as exc:
         hint = "; use symdiff.math or NumPy functions on traced values"
@@ -76,7 +82,7 @@ def _result(value: object, fn: object) -> sp.Expr:
 
 def trace_function(
     fn: Callable[..., Any], many: bool = False, folded: dict[str, str] | None = None,
-    layout: Layout | None = None,
+    layout: Layout | None = None, replace: Replace | None = None,
 ) -> tuple[tuple[sp.Expr, ...], inspect.Signature]:
     """Run ``fn`` on symbols: the SymPy expression(s) it computes and its checked signature.
 
@@ -84,7 +90,8 @@ def trace_function(
     expression each; otherwise (and for a single scalar) the result is one expression. The
     NumPy arrays ``fn`` reads by name (whose numbers the expressions hold) go into ``folded``,
     by name, with why. With a ``layout`` (static arguments: :mod:`symdiff.trace.layout`),
-    ``fn`` gets its static values and the returned signature is the layout's.
+    ``fn`` gets its static values and the returned signature is the layout's. ``replace``
+    gives what ``fn`` reads instead of a value it reaches by name (compiled functions it calls).
     """
     folded = {} if folded is None else folded
     if layout is not None:
@@ -92,12 +99,13 @@ def trace_function(
             return Traced(sp.Symbol(name, real=True))
 
         statics = layout.statics
-        value = _call(fn, layout.function_signature, layout.values(make), folded, statics)
+        value = _call(fn, layout.function_signature, layout.values(make), folded, statics,
+                      replace)
         sig = layout.signature
     else:
         sig = signature(fn)
         arguments = [Traced(sp.Symbol(name, real=True)) for name in sig.parameters]
-        value = _call(fn, sig, arguments, folded)
+        value = _call(fn, sig, arguments, folded, replace=replace)
     if many and isinstance(value, tuple | list):
         if not value:
             raise UnsupportedError(f"{describe(fn)} returned an empty {type(value).__name__}")

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from .codegen import naming
 from .errors import ShapeError, UnsupportedError
 from .tensor.ir import Node, arg_symbol, rebuild
 from .tensor.ops import Builder
@@ -271,7 +272,8 @@ def _tensor_call(function: CompiledFunction, values: list[Any], tracer: Tracer) 
     for name in graph.params:
         _bind_dims(name, tuple(graph.shapes[name]), nodes[name].shape, dims)
     serial = len(b)
-    fresh = {name: b.var(f"_inner{serial}_{name}", nodes[name].shape) for name in graph.params}
+    fresh = {name: b.var(naming.inner_variable(serial, name), nodes[name].shape)
+             for name in graph.params}
     constants = _constants(function, tracer)
 
     def leaf(node: Node) -> Node | None:
@@ -355,7 +357,10 @@ def _tensor_layout(function: CompiledFunction, items: list[Any], roots: int) -> 
         if single:
             return items[0]
         n = len(wrt or ())
-        return tuple(tuple(items[i * n + j] for j in range(n)) for i in range(n))
+        rows = [[items[i * n + j] for j in range(n)] for i in range(n)]
+        if all(item.ndim == 0 for item in items):  # scalars: one (n, n) array
+            return np.stack([np.stack(row) for row in rows])
+        return tuple(tuple(row) for row in rows)
     return items[0]
 
 

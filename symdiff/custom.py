@@ -33,6 +33,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from .codegen import naming
 from .errors import SymdiffError, UnsupportedError
 from .tensor.families.custom import CustomRule, custom
 from .tensor.traced import TracedArray, tracer_of
@@ -96,7 +97,7 @@ class CustomVJP:
         else:
             answer = self.fn(*args, **kwargs)
         value = tracer.node(answer)
-        adjoint = b.var(f"_adjoint{len(b)}", value.shape)
+        adjoint = b.var(naming.adjoint_placeholder(len(b)), value.shape)
         ans, g = tracer.wrap(value), tracer.wrap(adjoint)
         if self.bwd is not None:
             given = self.bwd(residuals, g)

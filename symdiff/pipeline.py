@@ -74,10 +74,10 @@ def compiled(call: Call) -> CompiledFunction:
             request = layer.request(call)
             counts["names"] = len(getattr(request, "params", ()))
         function = compile_request(layer, request)
-    request_index.remember(raw, function)
     if call.layer == "tensor":  # its graph, for composing it into another traced function
         function = function.with_graph((tuple(request.roots), request.params,
                                         dict(request.shapes), request.many))
+    request_index.remember(raw, function)
     return _traced(function, call)
 
 

@@ -22,7 +22,7 @@ from . import pipeline
 from .compiled import CompiledFunction
 from .errors import SymdiffError
 from .structured import UNKNOWN, Plan, restructure, static_key
-from .trace import with_direction
+from .trace import DIRECTION, with_direction
 from .trees import same_structure
 
 #: The most specialisations one function keeps (the oldest is dropped beyond).
@@ -43,8 +43,8 @@ class StructuredFunction(CompiledFunction):
         signature = plan.signature
         self.args: tuple[str, ...] = tuple(signature.parameters)
         if plan.kind == "hvp":
-            signature = with_direction(signature, "_v")
-            self.args += ("_v",)
+            signature = with_direction(signature, DIRECTION)
+            self.args += (DIRECTION,)
         self.__signature__ = signature
         self.wrt: tuple[str, ...] | str | None = (
             None if plan.kind == "value" else plan.wrt[0] if plan.single else plan.wrt)
@@ -117,7 +117,7 @@ class StructuredFunction(CompiledFunction):
             else:
                 flat.append(value)
         if plan.kind == "hvp":
-            flat.append(values["_v"])
+            flat.append(values[DIRECTION])
         return self._specialised(statics), flat
 
     if TYPE_CHECKING:

@@ -28,7 +28,8 @@ from ..errors import UnsupportedError
 NO_TRUTH = (
     "a traced value has no truth value: use where(cond, a, b) instead of if, & | ~ instead "
     "of and / or / not between comparisons ((x > 0) & (y < 1)), and symdiff.math.max/min "
-    "instead of the built-in max/min"
+    "instead of the built-in max/min; a while loop on a traced value cannot be traced: loop "
+    "a fixed number of times (for _ in range(n))"
 )
 #: Why ``float(x)``, ``int(x)``, ``round(x)`` and the standard library's math were refused.
 NO_NUMBER = (
@@ -78,12 +79,29 @@ def numpy_name(func: Callable[..., Any] | np.ufunc) -> tuple[str, str]:
     return (parts[1] if len(parts) > 1 and parts[0] == "numpy" else module), name
 
 
+#: NumPy functions of arrays (along axes, products, shapes) that tracing with ``shapes=``
+#: follows: without ``shapes=`` every parameter is a scalar, and the refusal says so.
+ARRAY_ONLY = frozenset({
+    "dot", "vdot", "inner", "outer", "matmul", "tensordot", "einsum", "kron", "cross", "trace",
+    "max", "min", "amax", "amin", "sum", "mean", "prod", "std", "var", "average", "median",
+    "cumsum", "cumprod", "diff", "ptp", "argmax", "argmin", "sort", "concatenate", "stack",
+    "hstack", "vstack", "column_stack", "reshape", "ravel", "transpose", "swapaxes",
+    "moveaxis", "squeeze", "expand_dims", "repeat", "tile", "diagonal", "diag", "triu", "tril",
+    "flip", "roll", "take", "split", "broadcast_to", "ones_like", "zeros_like", "full_like",
+})
+
+
 def unsupported_numpy(func: Callable[..., Any] | np.ufunc,
                       supported: Iterable[Callable[..., Any] | np.ufunc],
                       context: str = "when tracing") -> str:
-    """The refusal of the NumPy function ``func`` with the closest of the ``supported`` ones."""
+    """The refusal of the NumPy function ``func`` with the closest of the ``supported`` ones
+    (for a function of arrays refused by the scalar tracer: that ``shapes=`` traces it)."""
     group, name = numpy_name(func)
     message = f"numpy function '{group + '.' if group else ''}{name}' is not supported {context}"
+    if context == "when tracing" and (group == "linalg" or (not group and name in ARRAY_ONLY)):
+        return (f"{message} without shapes= (each parameter is then a scalar); it works on "
+                "arrays: give shapes= (e.g. shapes={'x': (3,)}; () for a scalar) or example= "
+                "with the arguments' values")
     names = sorted({n for g, n in map(numpy_name, supported) if g == group})
     close = difflib.get_close_matches(name.lower(), names, n=1, cutoff=0.7)
     if close:

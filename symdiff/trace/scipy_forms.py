@@ -14,7 +14,12 @@ stays NumPy only) in numerically stable forms:
   covariance: ``-(d log(2 pi) + 2 sum(log(diag(L))) + |L^-1 (x - mean)|^2) / 2``;
 * ``t``, ``gamma``, ``beta``, ``chi2``: ``logpdf`` and ``pdf``; ``dirichlet``: ``logpdf``;
 * ``poisson`` and ``bernoulli``: ``logpmf`` and ``pmf`` (the counts are data);
-* ``scipy.special.logsumexp`` (``axis``, ``b``, ``keepdims``), ``softmax``, ``log_softmax``.
+* ``scipy.special.logsumexp`` (``axis``, ``b``, ``keepdims``), ``softmax``, ``log_softmax``;
+* ``scipy.linalg``: ``cholesky``, ``cho_factor``, ``cho_solve``, ``solve_triangular``,
+  ``solve``, ``inv``, ``det`` (as NumPy's, reading one triangle where SciPy does).
+
+``scipy.integrate`` (``odeint``) and ``scipy.optimize`` on traced values are refused with what
+to write instead (the steps, as a loop of NumPy operations).
 
 ``scipy.special`` ufuncs (``expit``, ``gammaln``, ``log_ndtr``, ...) are traced where NumPy hands
 them over (:data:`symdiff.trace.tables.SCIPY_FORMS`). Frozen distributions (``norm(0, 2)``,
@@ -212,8 +217,58 @@ SPECIAL: dict[str, Callable[..., Any]] = {
 }
 
 
+def _swap(a: Any) -> Any:
+    return np.swapaxes(a, -1, -2)
+
+
+def _linalg_cholesky(a: Any, lower: bool = False, **options: Any) -> Any:
+    factor = np.linalg.cholesky(a)
+    return factor if lower else _swap(factor)
+
+
+def _cho_factor(a: Any, lower: bool = False, **options: Any) -> Any:
+    return _linalg_cholesky(a, lower), lower
+
+
+def _solve_triangular(a: Any, b: Any, trans: Any = 0, lower: bool = False,
+                      unit_diagonal: bool = False, **options: Any) -> Any:
+    a = np.tril(a) if lower else np.triu(a)  # SciPy reads one triangle only
+    if unit_diagonal:
+        a = a - a * np.eye(_shape(a)[-1]) + np.eye(_shape(a)[-1])
+    return np.linalg.solve(a if trans in (0, "N") else _swap(a), b)
+
+
+def _cho_solve(c_and_lower: Any, b: Any, **options: Any) -> Any:
+    c, lower = c_and_lower
+    factor = np.tril(c) if lower else _swap(np.triu(c))
+    return np.linalg.solve(_swap(factor), np.linalg.solve(factor, b))
+
+
+#: ``scipy.linalg`` functions followed, by name (as NumPy's, one triangle read where SciPy
+#: reads one).
+LINALG: dict[str, Callable[..., Any]] = {
+    "cholesky": _linalg_cholesky, "cho_factor": _cho_factor, "cho_solve": _cho_solve,
+    "solve_triangular": _solve_triangular,
+    "solve": lambda a, b, **options: np.linalg.solve(a, b),
+    "inv": lambda a, **options: np.linalg.inv(a),
+    "det": lambda a, **options: np.linalg.det(a),
+}
+
+#: What to write instead of a SciPy function of a module symdiff cannot follow, by module.
+_INSTEAD = {
+    "scipy.integrate": "it integrates numerically, which symdiff cannot trace: write the "
+                       "integration steps with NumPy (a fixed-step Runge-Kutta or Euler loop, "
+                       "for _ in range(n)), whose gradient symdiff derives",
+    "scipy.optimize": "it iterates to a solution, which symdiff cannot trace: run a fixed "
+                      "number of steps written with NumPy, or differentiate the optimality "
+                      "condition instead",
+}
+
+
 # -- the stand-ins ----------------------------------------------------------------------------
 def _refuse(what: str, known: str) -> UnsupportedError:
+    if known.startswith("it "):  # a module symdiff cannot follow at all: what to write
+        return UnsupportedError(f"{what} of a traced value is not supported: {known}")
     return UnsupportedError(
         f"{what} of a traced value is not supported: SciPy would need its numbers; symdiff "
         f"follows {known}; write the formula with NumPy functions instead")
@@ -236,7 +291,10 @@ class Method:
         args = (*args, *self.frozen[0])
         kwargs = {**self.frozen[1], **kwargs}
         if not _traced(*args, *kwargs.values()):
-            return self.original(*args, **kwargs)
+            try:
+                return self.original(*args, **kwargs)
+            except UnsupportedError as exc:  # a function it calls met a traced value
+                raise _refuse(self.what, self.known) from exc
         if self.formula is None:
             raise _refuse(self.what, self.known)
         return self.formula(*args, **kwargs)
@@ -358,6 +416,16 @@ def replace(value: Any, label: str) -> Any:
         if frozen is not None:
             return getattr(frozen, str(getattr(target, "__name__", "")))
     module = str(getattr(target, "__module__", None) or "")
+    if callable(target) and module.startswith("scipy.linalg"):
+        function = str(getattr(target, "__name__", label))
+        scipy_linalg = sys.modules.get("scipy.linalg")
+        if scipy_linalg is not None and getattr(scipy_linalg, function, None) is target:
+            return Method(target, LINALG.get(function), f"scipy.linalg.{function}",
+                          f"{', '.join(LINALG)} of scipy.linalg and NumPy's np.linalg")
+    for prefix, instead in _INSTEAD.items():
+        if callable(target) and module.startswith(prefix) and not isinstance(target, type):
+            function = str(getattr(target, "__name__", label))
+            return Method(target, None, f"{prefix}.{function}", instead)
     if callable(target) and module.startswith(("scipy.special", "scipy.stats")):
         function = str(getattr(target, "__name__", label))
         special = sys.modules.get("scipy.special")
@@ -370,4 +438,4 @@ def replace(value: Any, label: str) -> Any:
     return None
 
 
-__all__ = ["DISTRIBUTIONS", "SPECIAL", "Distribution", "Frozen", "Method", "replace"]
+__all__ = ["DISTRIBUTIONS", "LINALG", "SPECIAL", "Distribution", "Frozen", "Method", "replace"]

@@ -61,6 +61,8 @@ def _result(value: object, fn: object) -> sp.Expr:
     """What a traced function returned, as a SymPy expression."""
     if isinstance(value, Condition):
         raise UnsupportedError(f"{describe(fn)} returned a comparison; {CONDITION_ONLY}")
+    if isinstance(value, tuple) and len(value) == 1 and _one_name_gradient(fn):
+        value = value[0]  # grad(grad(f)) of a one-parameter f: the tuple of its one partial
     if isinstance(value, np.ndarray) and value.ndim:
         raise UnsupportedError(
             f"{describe(fn)} returned an array of shape {value.shape}; a traced function must "
@@ -78,6 +80,14 @@ def _result(value: object, fn: object) -> sp.Expr:
         f"{describe(fn)} returned {returned}; a traced function must return one scalar: a number "
         f"or an expression of its parameters{hint}"
     )
+
+
+def _one_name_gradient(fn: object) -> bool:
+    """Whether ``fn`` is a compiled gradient taken with ``wrt=None`` of a function of one
+    parameter (it returns a tuple of one partial, which a nested ``sd.grad`` differentiates)."""
+    fn = getattr(fn, "_symdiff_compiled", fn)  # the proxy of a compiled function
+    wrt = getattr(fn, "wrt", None)
+    return getattr(fn, "kind", None) == "grad" and isinstance(wrt, tuple) and len(wrt) == 1
 
 
 def trace_function(

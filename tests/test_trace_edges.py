@@ -111,3 +111,57 @@ def scalar_halve(x):
     while x > 1:
         x = x / 2
     return x
+
+
+def _sign_branch(x):
+    if np.sum(x) > 0:
+        return np.sum(x)
+    return -np.sum(x)
+
+
+def _scalar_branch(x):
+    if x > 0:
+        return x
+    return -x
+
+
+@pytest.mark.parametrize(("fn", "options"), [
+    (_sign_branch, {"wrt": "x", "shapes": {"x": (2,)}}),
+    (_scalar_branch, {}),
+])
+def test_refusals_name_the_function_and_its_line(fn, options):
+    with pytest.raises(sd.UnsupportedError,
+                       match=rf"where\(cond, a, b\).*\(in {fn.__name__}, line \d+: 'if "):
+        sd.grad(fn, **options)
+
+
+def test_a_parameter_indexed_without_a_shape_says_to_give_an_example():
+    def loss(params):
+        W, b = params[0], params[1]
+        return W * b
+
+    with pytest.raises(sd.UnsupportedError, match=r"indexing .*example=\(params, \.\.\.\)"):
+        sd.grad(loss, wrt="params")
+
+
+def test_a_numpy_function_not_followed_says_what_to_write():
+    with pytest.raises(sd.UnsupportedError,
+                       match=r"'unique' is not supported .*pass the result as an argument"):
+        sd.grad(lambda x: np.sum(np.unique(x)), wrt="x", shapes={"x": (3,)})
+
+
+def test_grad_of_grad():
+    def f(x):
+        return np.sin(x) * x
+
+    d2 = sd.grad(sd.grad(f))  # one parameter: the inner tuple holds its one partial
+    x = np.array([0.3, 1.2])
+    np.testing.assert_allclose(d2(x)[0], 2 * np.cos(x) - x * np.sin(x), rtol=1e-12)
+
+    def g(x, y):
+        return np.sin(x * y)
+
+    with pytest.raises(sd.UnsupportedError, match=r"one partial per wrt name.*sd\.hessian"):
+        sd.grad(sd.grad(g))
+    np.testing.assert_allclose(sd.grad(sd.grad(g, wrt="x"), wrt="y")(0.5, 2.0),
+                               sd.hessian(g)(0.5, 2.0)[0, 1], rtol=1e-12)

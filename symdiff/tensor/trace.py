@@ -50,7 +50,6 @@ message suggests the closest supported one: :func:`symdiff.trace.refusals.unsupp
 
 from __future__ import annotations
 
-import linecache
 import operator
 import sys
 from collections.abc import Callable, Iterator
@@ -63,6 +62,7 @@ from .. import trace as scalar
 from ..errors import SymdiffError, UnsupportedError
 from ..parsing import LIMITS
 from ..trace import draws
+from ..trace.refusals import code_line
 from .captures import Captures
 from .closed import ClosedArray, ClosedArrays, as_array, numbers_of, unnamed
 from .families import gather, quantiles
@@ -117,9 +117,7 @@ class Tracer(Values):
             frame = frame.f_back
         if frame is None:
             return f" (in {self.name})"
-        line = " ".join(linecache.getline(frame.f_code.co_filename, frame.f_lineno).split())
-        line = line if len(line) <= 60 else line[:57] + "..."
-        return f" (in {self.name}, line {frame.f_lineno}: {line!r})"
+        return code_line(self.name, frame.f_code, frame.f_lineno)
 
     # -- values ------------------------------------------------------------------------------------
     def operand(self, value: object) -> Elem:

@@ -19,7 +19,7 @@ from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..trace import draws
 from ..trace.layout import Layout
-from ..trace.refusals import NOT_COMPOSED, from_generated_code
+from ..trace.refusals import NOT_COMPOSED, from_generated_code, locate
 from .captures import Captures
 from .closed import ClosedArrays
 from .ir import Node
@@ -102,6 +102,7 @@ def _traced(fn: Callable[..., Any], sig: inspect.Signature, shapes: dict[str, Sh
             raise UnsupportedError(f"{NOT_COMPOSED} (in {tracer.name}: {exc})") from exc
         if isinstance(exc, ShapeError):
             raise ShapeError(f"{exc}{_fixed_sizes_hint(tracer, shapes)}") from None
+        locate(exc, fn)
         raise
     except Exception as exc:
         if isinstance(exc.__cause__, UnsupportedError):  # NumPy turned a refusal into its error

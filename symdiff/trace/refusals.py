@@ -17,7 +17,9 @@ functions of the same submodule; when none is close, those are listed.
 from __future__ import annotations
 
 import difflib
+import linecache
 from collections.abc import Callable, Iterable
+from types import CodeType
 from typing import Any, NoReturn
 
 import numpy as np
@@ -91,6 +93,43 @@ ARRAY_ONLY = frozenset({
 })
 
 
+#: What to write instead of a NumPy function tracing does not follow.
+INSTEAD = ("write it with the NumPy functions symdiff follows, or compute it outside the "
+           "traced function and pass the result as an argument (it is then data, not "
+           "differentiated)")
+
+#: Where a parameter without a shape is indexed or iterated: how to give it one.
+GIVE_SHAPES = ("for arrays give shapes=, and for a parameter that is a list, tuple or dict of "
+               "arrays (layers of (W, b)) give example=(params, ...) or shapes= as a tree of "
+               "shapes")
+
+
+def code_line(name: str, code: CodeType, lineno: int) -> str:
+    """`` (in f, line 3: 'return X @ v')``: line ``lineno`` of ``code`` (a function named
+    ``name``), shortened to 60 characters."""
+    line = " ".join(linecache.getline(code.co_filename, lineno).split())
+    if not line:  # code typed at a prompt or given to python -c: no source to show
+        return f" (in {name}, line {lineno})"
+    line = line if len(line) <= 60 else line[:57] + "..."
+    return f" (in {name}, line {lineno}: {line!r})"
+
+
+def locate(exc: BaseException, fn: object) -> None:
+    """Add to the refusal ``exc`` raised while tracing ``fn`` the line of ``fn`` it came from
+    (the deepest frame of ``fn``'s code on its traceback), unless its message already says
+    where or ``fn`` has no such frame."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(exc, UnsupportedError) or code is None or len(exc.args) != 1:
+        return
+    message, tb, lineno = str(exc.args[0]), exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            lineno = tb.tb_lineno
+        tb = tb.tb_next
+    if lineno is not None and " (in " not in message:
+        exc.args = (message + code_line(str(getattr(fn, "__name__", "")), code, lineno),)
+
+
 def unsupported_numpy(func: Callable[..., Any] | np.ufunc,
                       supported: Iterable[Callable[..., Any] | np.ufunc],
                       context: str = "when tracing") -> str:
@@ -107,9 +146,9 @@ def unsupported_numpy(func: Callable[..., Any] | np.ufunc,
     if close:
         return f"{message}; did you mean np.{group + '.' if group else ''}{close[0]}?"
     if not group:
-        return message
+        return f"{message}; {INSTEAD}"
     if not names:
-        return f"{message}; no numpy.{group} function is supported yet"
+        return f"{message}; no numpy.{group} function is supported yet; {INSTEAD}"
     listed = ", ".join(names[:12]) + (", ..." if len(names) > 12 else "")
     return f"{message}; the numpy.{group} functions supported are: {listed}"
 

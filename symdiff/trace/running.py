@@ -15,7 +15,7 @@ from ..errors import SymdiffError, UnsupportedError
 from .draws import refuse_draws, watched
 from .environment import Replace
 from .layout import Layout
-from .refusals import CONDITION_ONLY, NOT_COMPOSED, from_generated_code
+from .refusals import CONDITION_ONLY, NOT_COMPOSED, from_generated_code, locate
 from .signatures import call_with, describe, signature
 from .values import Condition, Symbolic, Traced, operand
 
@@ -48,6 +48,7 @@ def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Any],
     except SymdiffError as exc:
         if from_generated_code(exc):
             raise UnsupportedError(f"{NOT_COMPOSED} (in {describe(fn)}: {exc})") from exc
+        locate(exc, fn)
         raise
     except Exception as exc:
         hint = "; use symdiff.math or NumPy functions on traced values"
@@ -76,16 +77,24 @@ def _result(value: object, fn: object) -> sp.Expr:
     hint = " (for a function returning several values, use sd.jacobian)" if isinstance(
         value, tuple | list
     ) else ""
+    if isinstance(value, tuple) and getattr(_compiled(fn), "kind", None) == "grad":
+        hint = (": it is a gradient, one partial per wrt name; differentiate one of them "
+                "(sd.grad(sd.grad(f, wrt='x'), wrt='y')) or take sd.hessian(f) for all")
     raise UnsupportedError(
         f"{describe(fn)} returned {returned}; a traced function must return one scalar: a number "
         f"or an expression of its parameters{hint}"
     )
 
 
+def _compiled(fn: object) -> object:
+    """The compiled function ``fn`` stands for, where it is the proxy of one, else ``fn``."""
+    return getattr(fn, "_symdiff_compiled", fn)
+
+
 def _one_name_gradient(fn: object) -> bool:
     """Whether ``fn`` is a compiled gradient taken with ``wrt=None`` of a function of one
     parameter (it returns a tuple of one partial, which a nested ``sd.grad`` differentiates)."""
-    fn = getattr(fn, "_symdiff_compiled", fn)  # the proxy of a compiled function
+    fn = _compiled(fn)
     wrt = getattr(fn, "wrt", None)
     return getattr(fn, "kind", None) == "grad" and isinstance(wrt, tuple) and len(wrt) == 1
 

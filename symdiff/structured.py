@@ -393,7 +393,11 @@ def _per_wrt(plan: Plan, items: Sequence[Any]) -> Any:
 # -- static values as cache keys --------------------------------------------------------------
 def static_key(name: str, value: Any, label: str) -> Any:
     """A hashable key of a static argument's value (the specialisation it selects): values of
-    different types never share one (``1``, ``1.0`` and ``True`` are three)."""
+    different types never share one (``1``, ``1.0`` and ``True`` are three). An array of
+    integers or booleans (observations, indices, a mask) is keyed by its dtype, shape and
+    values; an array of floats is refused (it would select a build per value)."""
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biu":  # indices, counts, masks
+        return ("ndarray", value.dtype.str, value.shape, value.tobytes())
     if isinstance(value, np.ndarray) or getattr(value, "_symdiff_symbolic", False):
         raise ShapeError(
             f"argument {name!r} of {label} is static (not differentiated, with no shape in "

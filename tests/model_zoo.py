@@ -196,6 +196,16 @@ def gmm_normalised_log_likelihood(params, data):
     return np.sum(logsumexp(lls, axis=1))
 
 
+# -- a hidden Markov model's forward pass -----------------------------------------------------
+
+
+def hmm_log_likelihood(log_pi, log_A, log_B, obs):
+    alpha = log_pi + log_B[:, obs[0]]
+    for o in obs[1:]:
+        alpha = logsumexp(alpha[:, None] + log_A, axis=0) + log_B[:, o]
+    return logsumexp(alpha)
+
+
 # -- a Bayesian logistic regression ------------------------------------------------------------
 
 

@@ -169,6 +169,23 @@ def test_gmm_with_logsumexp():
     _check("gmm_normalised_log_likelihood", "params", (params, data))
 
 
+def test_hmm_forward_pass_with_observations_static():
+    rs = np.random.RandomState(11)
+    log_pi = np.log(np.array([0.6, 0.4]))
+    log_A, log_B = np.log(rs.dirichlet(np.ones(2), 2)), np.log(rs.dirichlet(np.ones(3), 2))
+    obs = np.array([0, 2, 1, 1])
+    args = (log_pi, log_A, log_B, obs)
+    for wrt in ("log_A", "log_B"):
+        _check("hmm_log_likelihood", wrt, args, static="obs")
+    g = sd.grad(zoo.hmm_log_likelihood, wrt="log_B", example=args, static="obs")
+    other = np.array([2, 2, 0, 1])
+    _close(g(log_pi, log_A, log_B, other),
+           _references("hmm_log_likelihood", 2, (log_pi, log_A, log_B, other))[0])
+    assert g.specialisations == 2  # one per sequence of observations
+    with pytest.raises(sd.UnsupportedError, match=r"indexing by a traced array.*static='name'"):
+        sd.grad(zoo.hmm_log_likelihood, wrt="log_B", example=args)
+
+
 def test_bayesian_logistic_regression_with_norm_logpdf():
     rs = np.random.RandomState(8)
     inputs = rs.randn(10, 3)

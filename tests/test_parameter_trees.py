@@ -110,8 +110,9 @@ def test_an_iteration_counter_picks_a_batch():
         X, t = data[rows], targets[rows]
         np.testing.assert_allclose(g(w, i), 2 * X.T @ (X @ w - t) / batch, rtol=1e-12)
     assert g.specialisations == 5  # one per value, as JAX's static_argnames
+    np.testing.assert_allclose(g(w, np.array(1)), g(w, 1))  # integers: static values too
     with pytest.raises(sd.ShapeError, match=r"argument 'i' of objective is static"):
-        g(w, np.array(1))
+        g(w, np.array(1.0))
 
 
 def test_static_names_the_scalar_way():

@@ -276,9 +276,12 @@ class Tracer(Values):
         if any(isinstance(item, TracedTensor) for item in items):  # y[np.argmax(x)]
             keys = tuple(self.node(i) if isinstance(i, TracedTensor) else i for i in items)
             if not any(isinstance(k, Node) and quantiles.is_argext(k) for k in keys):
-                raise UnsupportedError("indexing by a traced array is supported only with an "
-                                       "index from np.argmax / np.argmin (a value-dependent "
-                                       "index); for a mask use np.where")
+                raise UnsupportedError(
+                    "indexing by a traced array is supported only with an index from "
+                    "np.argmax / np.argmin (a value-dependent index); for a mask use np.where; "
+                    "for an argument of integers used as indices (observations, labels) make "
+                    "it static, static='name' (or leave it out of shapes=): the function is "
+                    "then built once per value" + self.where())
             return self.wrap(quantiles.index_by(self.b, node, keys, self.where()))
         if gather.wants_gather(key):  # integer arrays, lists, masks: a gather
             return self.wrap(gather.fancy_index(self.b, node, key, self.where()))

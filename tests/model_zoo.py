@@ -85,12 +85,17 @@ def rnn_predict(params, inputs):
     return output
 
 
-def rnn_log_likelihood(params, inputs, targets):
-    logprobs = rnn_predict(params, inputs)
+def sequence_log_likelihood(predict, params, inputs, targets):
+    """The mean log-probability ``predict`` gives the targets, over steps and sequences."""
+    logprobs = predict(params, inputs)
     loglik = 0.0
     for t in range(len(logprobs)):
         loglik += np.sum(logprobs[t] * targets[t])
     return loglik / (len(logprobs) * inputs.shape[1])
+
+
+def rnn_log_likelihood(params, inputs, targets):
+    return sequence_log_likelihood(rnn_predict, params, inputs, targets)
 
 
 def lstm_predict(params, inputs):
@@ -115,11 +120,7 @@ def lstm_predict(params, inputs):
 
 
 def lstm_log_likelihood(params, inputs, targets):
-    logprobs = lstm_predict(params, inputs)
-    loglik = 0.0
-    for t in range(len(logprobs)):
-        loglik += np.sum(logprobs[t] * targets[t])
-    return loglik / (len(logprobs) * inputs.shape[1])
+    return sequence_log_likelihood(lstm_predict, params, inputs, targets)
 
 
 # -- a variational autoencoder with reparameterised noise --------------------------------------

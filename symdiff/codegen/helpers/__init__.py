@@ -12,7 +12,8 @@ them (``from symdiff.codegen.helpers import _erf`` keeps working; the underscore
 from a
 generated module's own names, not private to this package):
 
-* :mod:`~symdiff.codegen.helpers.erf`: ``_erf``, ``_erfc`` and their core ``_cody_erf``;
+* :mod:`~symdiff.codegen.helpers.erf`: ``_erf``, ``_erfc``, ``_log_ndtr`` and their core
+  ``_cody_erf``;
 * :mod:`~symdiff.codegen.helpers.gamma`: ``_gamma`` (with ``_sinpi``), ``_loggamma``,
 ``_polygamma``;
 * :mod:`~symdiff.codegen.helpers.derivatives`: what derivatives print (``_argmax_share``,
@@ -66,6 +67,7 @@ Conventions at poles and outside the real domain:
 * ``_erf``: ``nan -> nan``, ``+-inf -> +-1``.
 * ``_erfc``: ``nan -> nan``, ``erfc(+inf) = 0``, ``erfc(-inf) = 2``; 0 from ``x = 28`` on
   (underflow).
+* ``_log_ndtr``: ``log_ndtr(+inf) = 0``, ``log_ndtr(-inf) = -inf``, ``nan -> nan``.
 * ``_gamma``: like ``scipy.special.gamma``: ``gamma(+0.0) = +inf``, ``gamma(-0.0) = -inf``,
   ``nan`` at the negative integers and at ``-inf``; ``+inf`` for ``x > 171.62`` (overflow).
   For ``x < -171`` ``|gamma(x)|`` is subnormal or below: it loses digits and becomes a signed
@@ -103,7 +105,7 @@ from .derivatives import (
     _softplus,
     _tril_inv,
 )
-from .erf import _cody_erf, _erf, _erfc
+from .erf import _cody_erf, _erf, _erfc, _log_ndtr
 from .gamma import _gamma, _loggamma, _polygamma, _sinpi
 from .sparse import _affine_grid
 from .standard import (
@@ -137,6 +139,7 @@ __all__ = [
     "_gram",
     "_hypot_share",
     "_in_blocks",
+    "_log_ndtr",
     "_loggamma",
     "_polygamma",
     "_prod_others",

@@ -228,7 +228,10 @@ def test_the_printers_print_the_rows_way(row, printer):
     p = printer()
     node = _node(row)
     code = p.doprint(node)
-    assert code.lstrip("(").startswith(printed_prefix(row)), code
+    if row.template:  # its first call, wherever the template puts it (1.0/_np.cos(u))
+        assert printed_prefix(row) in code, code
+    else:
+        assert code.lstrip("(").startswith(printed_prefix(row)), code
     assert p.helpers == ({row.helper} if row.helper else set())
     for i in row.int_args:
         assert code.startswith(f"{printed_prefix(row)}{int(node.args[i])}, ")

@@ -4,7 +4,7 @@ thread) and JAX ``jit`` (its default threads), over 1e6 and 1e7 points.
 Run: ``OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_threads.py [--points 1e6,1e7]
 [--repeat R] [--threads 1,2] [--base PATH] [--no-jax]`` (JAX, where installed: ``pip install
 ".[bench]"``; set ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS`` only for NumPy: XLA keeps its
-own threads). ``--base`` names another checkout's ``symdiff/codegen/helpers/blocks.py`` (main's,
+own threads). ``--base`` names another checkout's ``symdiff/runtime/blocks.py`` (main's,
 say): its ``_in_blocks`` then runs the same generated formulas as extra columns ("base t=N"),
 interleaved with this checkout's in every round: an A/B of the block loop in one process.
 

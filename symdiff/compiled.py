@@ -27,7 +27,7 @@ class CompiledFunction:
 
     Call it with arrays, positionally in the order of :attr:`args` or by name. Inputs broadcast
     like a NumPy ufunc and every output has the broadcast shape. :attr:`source` is the module it
-    runs, which imports only NumPy; :meth:`save` writes it as a standalone file.
+    runs (its helpers imported from :mod:`symdiff.runtime`); :meth:`save` writes it standalone.
 
     ``signature`` (for a traced Python function: its own signature, plus ``_v`` for a
     Hessian-vector product) is the signature callers see; its parameter names must be the
@@ -319,12 +319,19 @@ class CompiledFunction:
         return self._exprs
 
     # -- persistence -------------------------------------------------------------------------------
+    @property
+    def standalone_source(self) -> str:
+        """:attr:`source` with the runtime helpers it calls copied in instead of imported: a
+        module that runs with NumPy alone (:mod:`symdiff.codegen.standalone`)."""
+        from .codegen.standalone import standalone
+
+        return standalone(self.source)
+
     def save(self, path: str | Path) -> Path:
-        """Write :attr:`source` to ``path`` as a standalone module; returns the path. (Its
-        function takes a traced function's bound constants as trailing parameters ``_c0, ...``:
-        pass :attr:`constants`' values, in order.)"""
+        """Write :attr:`standalone_source` to ``path``; returns the path. (Pass a traced
+        function's :attr:`constants` to it, in order, after the arguments.)"""
         path = Path(path)
-        path.write_text(self.source, encoding="utf-8")
+        path.write_text(self.standalone_source, encoding="utf-8")
         return path
 
     def __getstate__(self) -> dict[str, Any]:
@@ -364,7 +371,7 @@ class CompiledFunction:
         """The signature, the kind of function and the highlighted source, as one ``<div>``
         (see :func:`symdiff.source_html.compiled_html`)."""
         wrt = "" if self.wrt is None else f" with respect to {_names(self.wrt)}"
-        return compiled_html(self.signature, self.kind + wrt, self.source, self.name)
+        return compiled_html(self.signature, self.kind + wrt, self.source)
 
     # -- which rule produced which line ------------------------------------------------------------
     def origin(self) -> list[Any]:

@@ -645,7 +645,8 @@ def test_default_root_comes_from_platformdirs(tmp_path, monkeypatch):
         return str(tmp_path / "platform" / appname)
 
     monkeypatch.setattr(platformdirs, "user_cache_dir", fake)
-    assert open_store().info()["path"] == str(tmp_path / "platform" / "symdiff" / "v1")
+    version = f"v{FORMAT_VERSION}"
+    assert open_store().info()["path"] == str(tmp_path / "platform" / "symdiff" / version)
     assert calls == ["symdiff"]
 
 
@@ -655,7 +656,7 @@ def test_open_store_is_reused_until_reset(monkeypatch, tmp_path):
     monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(tmp_path / "other"))
     assert open_store() is first
     reset_store()
-    assert open_store().info()["path"] == str(tmp_path / "other" / "v1")
+    assert open_store().info()["path"] == str(tmp_path / "other" / f"v{FORMAT_VERSION}")
 
 
 # -- import cost and keys --------------------------------------------------------------------------

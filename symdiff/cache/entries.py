@@ -7,8 +7,10 @@ from __future__ import annotations
 import hashlib
 import re
 
-FORMAT_VERSION: int = 1
-"""Version of the on-disk format; entries live under ``<root>/v{FORMAT_VERSION}/``."""
+FORMAT_VERSION: int = 2
+"""Version of the on-disk format; entries live under ``<root>/v{FORMAT_VERSION}/``. (2: the
+generated modules import their helpers from ``symdiff.runtime``; the entries of 1, which embed
+them, are never read.)"""
 
 NAMESPACE_RE = re.compile(r"[a-z]+")
 """What a namespace (a directory under ``v{FORMAT_VERSION}/``) must fully match."""

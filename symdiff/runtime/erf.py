@@ -1,6 +1,5 @@
 """The error functions ``_erf`` and ``_erfc``, on one core ``_cody_erf`` (Cody's rational
-approximations). Pasted verbatim into generated modules: the rules of :mod:`symdiff.codegen.helpers`
-hold for every function here."""
+approximations)."""
 
 import numpy as _np
 

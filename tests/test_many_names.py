@@ -156,7 +156,7 @@ def test_no_point_path_where_a_power_of_a_float_could_be_complex():
 
 def _point_module(body: str) -> str:
     return (
-        "import numpy as _np\nfrom symdiff.runtime import _at_point, _elementwise, _floats\n\n\n"
+        "import numpy as _np\nfrom symdiff.runtime import _at_point, _elementwise\n\n\n"
         f"def f(x, y, *, threads=None):\n    {body}\n\n\n"
         "def _formulas(x, y, _out=(None,)):\n    return x*y\n"
     )
@@ -175,9 +175,8 @@ def _point_module(body: str) -> str:
         ("return _elementwise(_formulas, (x, y), out=x)", False),
         ("return _elementwise(_formulas, (x, y), threads=threads, dtype=float)", False),
         ("return _in_blocks(_formulas, (x, y), (), 0)", False),
-        ("if _floats(x, y):\n        return _at_point(_formulas, (x, y))\n"
-         "    return _elementwise(_formulas, (x, y))", False),
-        ("if x.__class__ is float:\n        return _at_point(_formulas, (x, y))\n"
+        ("if x.__class__ is float and y.__class__ is float:\n"
+         "        return _at_point(_formulas, (x, y))\n"
          "    return _elementwise(_formulas, (x, y))", False),
     ],
 )

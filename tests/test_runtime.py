@@ -488,7 +488,6 @@ def _call_examples():
         "_thread_count": ((None, 1000), 1),
         "_on_threads": ((lambda a, b: b.__setitem__(0, a), iter([(1, [0]), (2, [0])]),
                          lambda: None, 2), None),
-        "_floats": ((1.5, np.float64(2.0)), True),
         "_on_floats": ((_reciprocal_packed,), None),
         "_point_numpy": ((), None),
         "_at_point": ((_reciprocal_point, (4.0,)), (0.25, (4.0, (0.25,)), 1.0)),
@@ -851,12 +850,15 @@ def test_sinc_d_is_accurate_through_zero_and_beyond(n):
 
 
 def test_at_point_runs_on_floats_and_falls_back_to_numpy_scalars_where_python_raises():
-    """Python floats where they give NumPy's numbers (NumPy float64 scalars are made Python
-    floats first); at 1/0.0 (ZeroDivisionError) the point is computed again on NumPy scalars,
-    which give inf, as every other path does. Every output comes back a 0-d float64 array,
-    nested as it was."""
-    for point in ((4.0,), (np.float64(4.0),)):
-        value, (same, (reciprocal,)), on_floats = _at_point(_reciprocal_point, point)
+    """Python floats where they give NumPy's numbers (``_elementwise`` makes NumPy float64
+    scalars Python floats first); at 1/0.0 (ZeroDivisionError) the point is computed again on
+    NumPy scalars, which give inf, as every other path does. Every output comes back a 0-d
+    float64 array, nested as it was."""
+    from symdiff.runtime import _elementwise
+
+    for value, (same, (reciprocal,)), on_floats in (
+            _at_point(_reciprocal_point, (4.0,)),
+            _elementwise(_reciprocal_point, (np.float64(4.0),))):
         for got, want in ((value, 0.25), (same, 4.0), (reciprocal, 0.25), (on_floats, 1.0)):
             assert type(got) is np.ndarray and got.shape == () and got.dtype == np.float64
             assert got == want

@@ -6,8 +6,7 @@ imports what it calls in one line (``from symdiff.runtime import _elementwise, _
 * :mod:`~symdiff.runtime.elementwise`: ``_elementwise``, which takes the arguments of an
   elementwise function as a NumPy ufunc does and runs its formulas at a point or on arrays;
 * :mod:`~symdiff.runtime.points`: the formulas at one point, on Python floats
-  (``_at_point``), on NumPy scalars (``_at_scalars``) or packed into vectors (``_at_packed``,
-  with the test ``_floats``);
+  (``_at_point``), on NumPy scalars (``_at_scalars``) or packed into vectors (``_at_packed``);
 * :mod:`~symdiff.runtime.blocks`: long arrays in blocks (``_in_blocks``, with the choice of
   threads ``_thread_count`` and the shaping of outputs ``_as_outputs``), and
   :mod:`~symdiff.runtime.threads`: blocks on threads (``_on_threads``);
@@ -89,7 +88,6 @@ from .points import (
     _at_packed,
     _at_point,
     _at_scalars,
-    _floats,
     _on_floats,
     _point_numpy,
     _zero_d,
@@ -127,7 +125,6 @@ __all__ = [
     "_erfc",
     "_float_arrays",
     "_float_dtype",
-    "_floats",
     "_gamma",
     "_gram",
     "_hypot_share",

@@ -16,9 +16,10 @@ def _elementwise(formulas, inputs, threads=None, leading=None, direction=None, f
     shape, after the ``leading`` axes of an array result (a Jacobian's ``(m, n)``, a
     Hessian's ``(n, n)``).
 
-    * At one point given as Python floats (or NumPy float64 scalars) the formulas run on the
-      floats themselves (``_at_point``), unless ``floats`` is False (formulas that take a
-      float to a fractional power, which Python makes complex).
+    * At one point given as Python floats (or NumPy float64 scalars, made Python floats) the
+      formulas run on the floats themselves (``_at_point``), unless ``floats`` is False
+      (formulas that take a float to a fractional power, which Python makes complex; a
+      Hessian-vector product, whose direction is an array).
     * Otherwise the arguments become arrays (``_as_arrays``, ``_float_dtype``,
       ``_common_shape`` name an argument that is wrong) and ``_in_blocks`` computes long
       arrays in blocks, on ``threads`` threads (None: a choice by the size, see
@@ -29,8 +30,14 @@ def _elementwise(formulas, inputs, threads=None, leading=None, direction=None, f
 
     The formulas' parameters name the arguments in messages (the generated module's own).
     """
-    if floats and direction is None and _POINT_TYPES.issuperset(map(type, inputs)):
-        return _at_point(formulas, inputs, leading)
+    if floats:
+        for value in inputs:
+            if value.__class__ is not float:
+                break
+        else:
+            return _at_point(formulas, inputs, leading)
+        if _POINT_TYPES.issuperset(map(type, inputs)):  # NumPy float64 scalars among them
+            return _at_point(formulas, [float(a) for a in inputs], leading)
     names = formulas.__code__.co_varnames[: len(inputs)]
     for value in inputs:
         if value.__class__ is not _np.ndarray:

@@ -1,5 +1,6 @@
 """A generated elementwise function at one point: on Python floats (``_at_point``), on NumPy
-scalars (``_at_scalars``), or through a packed function (``_at_packed``) for many alike lines.
+scalars (``_at_scalars``), or through a packed function (``_at_packed``) for many alike lines
+(whose module tests its arguments' classes itself).
 At a point the formulas run as ``_on_floats`` makes them: NumPy's ufuncs of the arithmetic
 operators (``_np.divide(a, b, out=...)``, which the formulas call to write an output into
 its block) stand for the operators themselves."""
@@ -10,23 +11,19 @@ import numpy as _np
 _POINT_TYPES = frozenset((float, _np.float64))
 
 
-def _floats(*values):
-    """Whether every one of ``values`` is a Python float or a NumPy float64 scalar."""
-    return _POINT_TYPES.issuperset(map(type, values))
-
-
 def _at_point(formulas, inputs, leading=None):
-    """``formulas`` at the point ``inputs`` (Python floats or NumPy float64 scalars), computed
-    on Python floats: Python's float arithmetic is IEEE double arithmetic, as NumPy's float64
-    is, and costs a fraction of NumPy's on scalars. Where Python raises instead of giving inf
-    or nan (a division by zero, an overflowing power) the point is computed again on NumPy
-    float64 scalars, which give NumPy's values.
+    """``formulas`` at the point ``inputs`` (Python floats), computed on the floats: Python's
+    float arithmetic is IEEE double arithmetic, as NumPy's float64 is, and costs a fraction of
+    NumPy's on scalars. Where Python raises instead of giving inf or nan (a division by zero,
+    an overflowing power) the point is computed again on NumPy float64 scalars, which give
+    NumPy's values.
 
     Every output comes back as a 0-d float64 array, in the nesting of the formulas' tuples;
     an array result (``leading``: its shape) as one float64 array."""
-    compute = _on_floats(formulas)
-    if _np.float64 in map(type, inputs):
-        inputs = [float(a) for a in inputs]
+    try:
+        compute = formulas.on_floats
+    except AttributeError:
+        compute = _on_floats(formulas)
     if leading is not None:
         try:
             return compute(*inputs, _np.zeros(leading))
@@ -66,7 +63,10 @@ def _at_scalars(formulas, inputs, dtype, leading=None):
     """``formulas`` at one point given as 0-d arrays of ``dtype`` (``inputs``), computed on
     NumPy scalars (several times quicker than on 0-d arrays): every output a 0-d array of
     ``dtype``, or with ``leading`` one array of that shape."""
-    compute = _on_floats(formulas)
+    try:
+        compute = formulas.on_floats
+    except AttributeError:
+        compute = _on_floats(formulas)
     scalars = [a[()] for a in inputs]
     if leading is not None:
         out = _np.zeros(leading, dtype=dtype)
@@ -129,15 +129,13 @@ def _on_floats(formulas):
     """``formulas`` as it runs at a point: the same code, reading ``_point_numpy()`` as NumPy,
     whose ufuncs of the arithmetic operators are the operators themselves (made once per
     function, and kept on it as ``on_floats``)."""
-    made = formulas.__dict__.get("on_floats")
-    if made is None:
-        import types as _types
+    import types as _types
 
-        namespace = dict(formulas.__globals__)
-        namespace["_np"] = _point_numpy()
-        made = _types.FunctionType(formulas.__code__, namespace, formulas.__name__,
-                                   formulas.__defaults__, formulas.__closure__)
-        formulas.on_floats = made
+    namespace = dict(formulas.__globals__)
+    namespace["_np"] = _point_numpy()
+    made = _types.FunctionType(formulas.__code__, namespace, formulas.__name__,
+                               formulas.__defaults__, formulas.__closure__)
+    formulas.on_floats = made
     return made
 
 

@@ -24,11 +24,10 @@ FORMULAS = "_formulas"
 #: The runtime helpers that run the formulas, and the keywords a call of them may pass.
 ELEMENTWISE_HELPERS = frozenset({"_elementwise", "_xp_elementwise", "_at_point"})
 ELEMENTWISE_KEYWORDS = frozenset({"threads", "leading", "direction", "floats"})
-#: The packed point path (:mod:`symdiff.verify.packed`): the test of the public function
-#: (``if _floats(x, y): return _at_packed(_packed, ...)``), the helper it returns, the packed
-#: function it calls, that function's register parameter and the ufuncs whose
+#: The packed point path (:mod:`symdiff.verify.packed`): the helper the public function's
+#: point test returns (``if x.__class__ is float ...: return _at_packed(_packed, ...)``), the
+#: packed function it calls, that function's register parameter and the ufuncs whose
 #: ``reduce``/``reduceat`` it may call.
-FLOATS_TEST = "_floats"
 PACKED_HELPER = "_at_packed"
 PACKED = "_packed"
 REGISTER = "_r"
@@ -46,7 +45,7 @@ IMPORTS = {("numpy", "_np")}
 #: because this list is the security boundary; a test checks that the runtime has each one.
 RUNTIME = "symdiff.runtime"
 RUNTIME_IMPORTS = frozenset({
-    "_elementwise", "_at_point", "_at_packed", "_floats", "_float_arrays", "_check_shapes",
+    "_elementwise", "_at_point", "_at_packed", "_float_arrays", "_check_shapes",
     "_erf", "_erfc", "_gamma", "_loggamma", "_polygamma", "_argmax_share", "_hypot_share",
     "_sinc_d", "_sigmoid", "_softplus", "_prod_others", "_tril_inv", "_gram",
     "_xp_elementwise", "_xp_namespace", "_xp_float_arrays",

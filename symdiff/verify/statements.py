@@ -9,7 +9,6 @@ import keyword
 from .allowed import (
     BLOCK_SLICES,
     CONSTANT,
-    FLOATS_TEST,
     INTERNAL,
     MODULE_NAMES,
     NAMESPACE,
@@ -238,27 +237,55 @@ def _check_shape_test(statement: ast.If, checker: ExpressionChecker) -> None:
 def _check_point_test(statement: ast.If, params: set[str]) -> None:
     """The packed point path of an elementwise function, and nothing else::
 
-        if _floats(x0, x1, x2):
-            return _at_packed(_packed, (x0, x1, x2), 7, 3)
+        if (x.__class__ is float or x.__class__ is _np.float64) and (y.__class__ is float
+                or y.__class__ is _np.float64):
+            return _at_packed(_packed, (x, y), 4, 2)
 
-    The test is one call of ``_floats`` on every parameter; the body returns one call of
-    ``_at_packed`` on ``_packed`` (:func:`symdiff.verify.packed.check_packed_call`); no
-    ``else``."""
+    The test is one class test or an ``and`` of them; a class test is one ``is`` comparison of
+    ``<param>.__class__`` with the name ``float`` or ``_np.float64``, or an ``or`` of such
+    comparisons on one parameter. The body returns one call of ``_at_packed`` on ``_packed``
+    (:func:`symdiff.verify.packed.check_packed_call`); no ``else``.
+    """
     test = statement.test
-    arrays = params - THREADS_KEYWORDS
-    if not (
-        isinstance(test, ast.Call)
-        and isinstance(test.func, ast.Name)
-        and test.func.id == FLOATS_TEST
-        and not test.keywords
-        and sorted(a.id for a in test.args if isinstance(a, ast.Name)) == sorted(arrays)
-        and len(test.args) == len(arrays)
-    ):
-        raise refuse(statement, "unexpected test in the point path")
+    tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+        else [test]
+    for clause in tests:
+        if not _class_test(clause, params):
+            raise refuse(statement, "unexpected test in the point path")
     body = statement.body
     value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
-    if statement.orelse or not check_packed_call(value, arrays):
+    if statement.orelse or not check_packed_call(value, params - THREADS_KEYWORDS):
         raise refuse(statement, "the point path may only return _at_packed(...)")
+
+
+def _class_test(clause: ast.AST, params: set[str]) -> bool:
+    """``p.__class__ is float``, ``p.__class__ is _np.float64``, or an ``or`` of those on one
+    parameter ``p``."""
+    comparisons = clause.values if isinstance(clause, ast.BoolOp) and isinstance(
+        clause.op, ast.Or) else [clause]
+    names = set()
+    for comparison in comparisons:
+        if not (
+            isinstance(comparison, ast.Compare)
+            and len(comparison.ops) == 1
+            and isinstance(comparison.ops[0], ast.Is)
+            and isinstance(comparison.left, ast.Attribute)
+            and comparison.left.attr == "__class__"
+            and isinstance(comparison.left.value, ast.Name)
+            and comparison.left.value.id in params
+            and _float_class(comparison.comparators[0])
+        ):
+            return False
+        names.add(comparison.left.value.id)
+    return len(names) == 1
+
+
+def _float_class(node: ast.AST) -> bool:
+    """The name ``float`` or ``_np.float64``."""
+    if isinstance(node, ast.Name):
+        return node.id == "float"
+    return (isinstance(node, ast.Attribute) and node.attr == "float64"
+            and isinstance(node.value, ast.Name) and node.value.id == "_np")
 
 
 def _converts(statement: ast.If) -> bool:

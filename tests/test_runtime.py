@@ -765,20 +765,23 @@ def test_every_helper_is_defined_once():
 
 
 def test_init_exports_every_helper():
-    """``__init__``: its docstring, imports, the table of the Array API helpers, ``__all__``
-    (every helper) and ``__getattr__`` (which imports the Array API helpers when asked)."""
+    """``__init__``: its docstring, imports, the index of its modules' helpers (``MODULES``),
+    ``__all__`` (every helper) and ``__getattr__`` (which imports a module on first use)."""
     body = ast.parse((PACKAGE_DIR / "__init__.py").read_text()).body
     _docstring_first(body)
     for node in body[1:]:
         if isinstance(node, ast.Import | ast.ImportFrom):
             continue
         if isinstance(node, ast.FunctionDef):
-            assert node.name == "__getattr__"
+            assert node.name in ("__getattr__", "__dir__")
             continue
         assert isinstance(node, ast.Assign), ast.unparse(node)[:80]
-        assert [ast.unparse(t) for t in node.targets] in (["STANDARD"], ["__all__"])
+        assert [ast.unparse(t) for t in node.targets] in (["MODULES"], ["_MODULE_OF"],
+                                                           ["__all__"])
     assert sorted(runtime.__all__) == HELPERS
-    assert sorted(runtime.STANDARD) == sorted(n for n in HELPERS if n.startswith("_xp_"))
+    for module, names in runtime.MODULES.items():
+        assert {n for n, d in DEFINITIONS.items() if d.module == module
+                and d.text.startswith("def ")} == set(names)
 
 
 def test_public_helpers_present():

@@ -5,7 +5,6 @@ inter-process lock, stale temp-file cleanup) and the layout it reads (:func:`_wa
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import stat
 import threading
@@ -33,7 +32,11 @@ SCAN_EVERY_PUTS = 64
 """A disk store re-measures the tree at least once every this many puts."""
 LOCK_TIMEOUT = 10.0
 
-log = logging.getLogger(__package__)  # "symdiff.cache", as before the split
+
+def _log():  # (logging is imported when there is something to say: not on a warm start)
+    import logging
+
+    return logging.getLogger(__package__)  # "symdiff.cache", as before the split
 
 
 class DiskStore:
@@ -56,10 +59,18 @@ class DiskStore:
         self._puts_until_scan = 0  # the first put measures the tree
         self._warned = False
         prepare_dir(self.root, self.path)
-        import filelock  # deferred: only a disk store needs it
+        self._file_lock = None  # made by _lock when first needed (a read never needs it)
 
-        self._filelock = filelock
-        self._lock = filelock.FileLock(str(self.path / ".lock"), timeout=LOCK_TIMEOUT, mode=0o600)
+    @property
+    def _lock(self):
+        """The inter-process lock of evictions and clears (``filelock``, imported on first
+        use: loading a cached function never takes it)."""
+        if self._file_lock is None:
+            import filelock
+
+            self._file_lock = filelock.FileLock(str(self.path / ".lock"), timeout=LOCK_TIMEOUT,
+                                                mode=0o600)
+        return self._file_lock
 
     def __repr__(self) -> str:
         return f"DiskStore({str(self.root)!r}, max_bytes={self.max_bytes})"
@@ -89,7 +100,7 @@ class DiskStore:
 
     def _drop(self, path: Path, st: os.stat_result | None, why: str) -> None:
         """Delete a bad entry (best effort; only if it is still the file we read)."""
-        log.debug("symdiff cache: discarding %s: %s", path, why)
+        _log().debug("symdiff cache: discarding %s: %s", path, why)
         try:
             if st is not None:
                 now = os.stat(path, follow_symlinks=False)
@@ -111,12 +122,13 @@ class DiskStore:
         try:
             body = text.encode("utf-8")
         except UnicodeEncodeError:
-            log.debug("symdiff cache: %s/%s is not encodable, kept in memory", namespace, key)
+            _log().debug("symdiff cache: %s/%s is not encodable, kept in memory", namespace, key)
             self._fallback.put(namespace, key, text)
             return
         data = encode_entry(body)
         if len(data) > self.max_bytes:
-            log.debug("symdiff cache: %s/%s is larger than the cap, kept in memory", namespace, key)
+            _log().debug("symdiff cache: %s/%s is larger than the cap, kept in memory",
+                         namespace, key)
             self._fallback.put(namespace, key, text)
             return
         path = self._entry(namespace, key)
@@ -158,7 +170,7 @@ class DiskStore:
             with self._lock:
                 removed, total = self._evict()
         except OSError as exc:  # includes filelock.Timeout: another process holds the lock
-            log.debug("symdiff cache: eviction skipped: %s", exc)
+            _log().debug("symdiff cache: eviction skipped: %s", exc)
             removed, total = 0, 0  # try again after SCAN_EVERY_PUTS puts or a cap's worth
         with self._mutex:
             self._estimate = total
@@ -216,11 +228,13 @@ class DiskStore:
     def clear(self) -> int:
         """Remove every entry of every namespace (under the lock when it can be had); returns
         the number removed, including entries held in memory after failed writes."""
+        import filelock
+
         try:
             with self._lock:
                 count = self._clear()
-        except self._filelock.Timeout:
-            log.debug("symdiff cache: lock busy, clearing without it")
+        except filelock.Timeout:
+            _log().debug("symdiff cache: lock busy, clearing without it")
             count = self._clear()
         count += self._fallback.clear()
         with self._mutex:

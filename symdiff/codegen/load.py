@@ -19,7 +19,6 @@ import hashlib
 import linecache
 import os
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -52,7 +51,22 @@ def source_dir() -> Path:
     if configured:
         return Path(configured)
     user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    return Path(tempfile.gettempdir()) / f"symdiff-sources-{user}"
+    return Path(_temporary_dir()) / f"symdiff-sources-{user}"
+
+
+def _temporary_dir() -> str:
+    """The system's directory of temporary files: ``$TMPDIR`` (``$TEMP``, ``$TMP``) where set,
+    else ``/tmp`` on POSIX systems, else :func:`tempfile.gettempdir` (imported only then:
+    loading a cached function should not import ``tempfile``)."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    if os.name == "posix":
+        return "/tmp"
+    import tempfile
+
+    return tempfile.gettempdir()
 
 
 def source_file(source: str, name: str) -> str | None:
@@ -70,6 +84,8 @@ def source_file(source: str, name: str) -> str | None:
                 return str(path)
         except FileNotFoundError:
             pass
+        import tempfile  # (a write: not when the copy is there already)
+
         fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".py")
         try:
             with os.fdopen(fd, "wb") as handle:

@@ -45,6 +45,8 @@ def runtime_definitions() -> dict[str, Definition]:
     its files, read from them (as text: nothing is imported)."""
     found: dict[str, Definition] = {}
     for path in sorted((Path(__file__).parent.parent / "runtime").glob("*.py")):
+        if path.name == "__init__.py":
+            continue  # (the package's index of its modules' helpers)
         text = path.read_text(encoding="utf-8")
         for node in ast.parse(text).body:
             if isinstance(node, ast.FunctionDef):
@@ -55,7 +57,7 @@ def runtime_definitions() -> dict[str, Definition]:
             else:
                 continue
             if not name.startswith("_") or name.startswith("__"):
-                continue  # (the package's own tables: ``STANDARD``, ``__all__``)
+                continue
             names = [n for n in ast.walk(node) if isinstance(n, ast.Name)]
             names.sort(key=lambda n: (n.lineno, n.col_offset))
             segment = ast.get_source_segment(text, node, padded=True)

@@ -18,7 +18,9 @@ imports what it calls in one line (``from symdiff.runtime import _elementwise, _
   ``_hypot_share``, ``_sinc_d``, ``_sigmoid``, ``_softplus``, ``_prod_others``, ``_tril_inv``,
   ``_gram``);
 * :mod:`~symdiff.runtime.standard`: the ``_xp_`` helpers of ``backend="array_api"`` modules
-  (imported on first use: they need ``array_api_compat``).
+  (they need ``array_api_compat``).
+
+Each module is imported when a generated module first asks for one of its helpers.
 
 This package imports NumPy and the standard library only, so that loading a cached function
 stays light. :meth:`symdiff.CompiledFunction.save` writes a module that runs without symdiff:
@@ -62,94 +64,41 @@ is emitted. At poles and outside the real domain:
 
 import importlib as _importlib
 
-from .arguments import (
-    _as_arrays,
-    _as_vector,
-    _check_shapes,
-    _common_shape,
-    _float_arrays,
-    _float_dtype,
-)
-from .blocks import _as_output, _as_outputs, _in_blocks, _leaves, _nested_like, _thread_count
-from .derivatives import (
-    _argmax_share,
-    _gram,
-    _hypot_share,
-    _prod_others,
-    _sigmoid,
-    _sinc_d,
-    _softplus,
-    _tril_inv,
-)
-from .elementwise import _elementwise
-from .erf import _cody_erf, _erf, _erfc
-from .gamma import _gamma, _loggamma, _polygamma, _sinpi
-from .points import (
-    _at_packed,
-    _at_point,
-    _at_scalars,
-    _on_floats,
-    _point_numpy,
-    _zero_d,
-)
-from .threads import _on_threads
+#: Every helper by the module of this package that defines it. A module is imported when a
+#: generated module first asks for one of its helpers (``from symdiff.runtime import _erf``):
+#: a function of no special function never loads them, and ``standard`` needs
+#: ``array_api_compat``.
+MODULES = {
+    "arguments": ("_as_arrays", "_as_vector", "_check_shapes", "_common_shape",
+                  "_float_arrays", "_float_dtype"),
+    "blocks": ("_as_output", "_as_outputs", "_in_blocks", "_leaves", "_nested_like",
+               "_thread_count"),
+    "derivatives": ("_argmax_share", "_gram", "_hypot_share", "_prod_others", "_sigmoid",
+                    "_sinc_d", "_softplus", "_tril_inv"),
+    "elementwise": ("_elementwise",),
+    "erf": ("_cody_erf", "_erf", "_erfc"),
+    "gamma": ("_gamma", "_loggamma", "_polygamma", "_sinpi"),
+    "points": ("_at_packed", "_at_point", "_at_scalars", "_on_floats", "_point_numpy",
+               "_zero_d"),
+    "standard": ("_xp_as_output", "_xp_common_shape", "_xp_elementwise", "_xp_float_arrays",
+                 "_xp_float_dtype", "_xp_in_blocks", "_xp_namespace", "_xp_outputs",
+                 "_xp_vector"),
+    "threads": ("_on_threads",),
+}
+_MODULE_OF = {name: module for module, names in MODULES.items() for name in names}
 
-#: The helpers of ``backend="array_api"`` modules, in :mod:`~symdiff.runtime.standard`
-#: (imported when a module first asks for one of them).
-STANDARD = (
-    "_xp_as_output",
-    "_xp_common_shape",
-    "_xp_elementwise",
-    "_xp_float_arrays",
-    "_xp_float_dtype",
-    "_xp_in_blocks",
-    "_xp_namespace",
-    "_xp_outputs",
-    "_xp_vector",
-)
-
-__all__ = [
-    "_argmax_share",
-    "_as_arrays",
-    "_as_output",
-    "_as_outputs",
-    "_as_vector",
-    "_at_packed",
-    "_at_point",
-    "_at_scalars",
-    "_check_shapes",
-    "_cody_erf",
-    "_common_shape",
-    "_elementwise",
-    "_erf",
-    "_erfc",
-    "_float_arrays",
-    "_float_dtype",
-    "_gamma",
-    "_gram",
-    "_hypot_share",
-    "_in_blocks",
-    "_leaves",
-    "_loggamma",
-    "_nested_like",
-    "_on_floats",
-    "_on_threads",
-    "_point_numpy",
-    "_polygamma",
-    "_prod_others",
-    "_sigmoid",
-    "_sinc_d",
-    "_sinpi",
-    "_softplus",
-    "_thread_count",
-    "_tril_inv",
-    "_zero_d",
-    *STANDARD,
-]
+__all__ = sorted(_MODULE_OF)
 
 
 def __getattr__(name: str):
-    """The ``_xp_`` helpers, from :mod:`~symdiff.runtime.standard` on first use."""
-    if name in STANDARD:
-        return getattr(_importlib.import_module(".standard", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    """A helper, from the module that defines it (imported on first use)."""
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(_importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))

@@ -19,7 +19,9 @@ Sections (the benchmark each one follows):
 - ``tensor``: the tensor logistic gradient ``sum(log(1 + exp(-y*(X @ w))))``, n=2000, d=100;
 - ``resnet``: one training step of ``examples/train_resnet_digits.py`` (batch 64, width 16);
 - ``warm``: a cached gradient called in a fresh process (wall time of the whole process), the
-  versions alternated process by process, next to ``python -c "import numpy"``.
+  versions alternated process by process, next to ``python -c "import numpy"``; with
+  bytecode caching on (in a temporary ``PYTHONPYCACHEPREFIX``), as an installed package has
+  its ``.pyc`` files, unless ``--no-bytecode`` (then every process compiles symdiff's sources).
 
 Every pair is checked to give the same numbers before it is timed. Both versions build with
 ``cache=False`` (``warm``: each in a cache folder of its own).
@@ -229,7 +231,7 @@ def resnet(old, repeat: int) -> None:
 WARM = "import {package} as sd; g = sd.grad('sin(x)*exp(y)/(1 + x**2)'); g(0.5, 0.5)"
 
 
-def warm(old, repeat: int, base_root: Path) -> None:
+def warm(old, repeat: int, bytecode: bool) -> None:
     base_folder = Path(old.__file__).resolve().parent.parent
     runs = {
         "numpy": ("import numpy", {}),
@@ -237,10 +239,14 @@ def warm(old, repeat: int, base_root: Path) -> None:
         "base": (WARM.format(package=BASE), {"PYTHONPATH": str(base_folder)}),
     }
     caches = {name: tempfile.mkdtemp(prefix=f"symdiff-ab-{name}-") for name in runs}
+    base_env = dict(os.environ)
+    if bytecode:
+        base_env.pop("PYTHONDONTWRITEBYTECODE", None)
+        base_env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="symdiff-ab-pycache-")
 
     def run(name: str) -> float:
         code, extra = runs[name]
-        env = {**os.environ, "SYMDIFF_CACHE_DIR": caches[name], **extra}
+        env = {**base_env, "SYMDIFF_CACHE_DIR": caches[name], **extra}
         start = time.perf_counter()
         subprocess.run([sys.executable, "-c", code], env=env, check=True)
         return time.perf_counter() - start
@@ -253,7 +259,8 @@ def warm(old, repeat: int, base_root: Path) -> None:
         for name in order:
             times[name].append(run(name))
     median = {name: statistics.median(t) for name, t in times.items()}
-    table = Table(f"warm start of a cached gradient in a fresh process (median of {repeat})")
+    table = Table(f"warm start of a cached gradient in a fresh process (median of {repeat}; "
+                  f"bytecode caching {'on' if bytecode else 'off'})")
     table.row("process: import symdiff, load the cached gradient, call it",
               median["new"], median["base"])
     label = 'python -c "import numpy"'
@@ -268,6 +275,8 @@ def main() -> None:
     parser.add_argument("--base", required=True, type=Path, help="the other checkout's root")
     parser.add_argument("--repeat", type=int, default=11)
     parser.add_argument("--sections", default="elementwise,points,threads,tensor,resnet,warm")
+    parser.add_argument("--no-bytecode", dest="bytecode", action="store_false",
+                        help="the warm start without .pyc files (every process compiles)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="wall time, or this process's CPU time (the warm start: wall)")
     options = parser.parse_args()
@@ -278,7 +287,7 @@ def main() -> None:
           f"{', '.join(f'{v:.2f}' for v in os.getloadavg())}")
     for section in options.sections.split(","):
         if section == "warm":
-            warm(old, max(options.repeat, 7), options.base)
+            warm(old, max(options.repeat, 7), options.bytecode)
         else:
             globals()[section](old, options.repeat)
     print(f"\nload average at the end: {', '.join(f'{v:.2f}' for v in os.getloadavg())}")

@@ -6,7 +6,7 @@ on long arrays block by block (the blocks after the first on several threads wit
 import numpy as _np
 
 from ..errors import ArgumentError as _ArgumentError
-from .points import _at_scalars
+from .points import _at_scalars, _leaves
 from .threads import _on_threads
 
 
@@ -145,18 +145,6 @@ def _as_outputs(result, shape, dtype, inputs):
 def _as_output(value, shape, dtype):
     """``value`` (an array or a number) as a new array of ``shape`` and ``dtype``."""
     return _np.array(_np.broadcast_to(value, shape), dtype=dtype)
-
-
-def _leaves(tree):
-    """The arrays of ``tree`` (nested tuples of arrays), depth first."""
-    found, stack = [], [tree]
-    while stack:
-        item = stack.pop()
-        if type(item) is tuple:
-            stack.extend(reversed(item))
-        else:
-            found.append(item)
-    return found
 
 
 def _nested_like(tree, values):

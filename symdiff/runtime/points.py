@@ -40,13 +40,7 @@ def _at_point(formulas, inputs, leading=None):
             and tuple not in map(type, partials))  # value_and_grad's (value, partials)
     flat = (value, *partials) if pair else result
     if not pair and tuple in map(type, result):
-        flat, stack = [], [result]  # the leaves, depth first
-        while stack:
-            item = stack.pop()
-            if type(item) is tuple:
-                stack.extend(reversed(item))
-            else:
-                flat.append(item)
+        flat = _leaves(result)
     views = iter(_zero_d(_np.array(flat, dtype=_np.float64)))
     if flat is result:
         return tuple(views)
@@ -57,6 +51,18 @@ def _at_point(formulas, inputs, leading=None):
         return tuple([again(t, again) if type(t) is tuple else next(views) for t in tree])
 
     return rebuild(result, rebuild)
+
+
+def _leaves(tree):
+    """The arrays of ``tree`` (nested tuples of arrays), depth first."""
+    found, stack = [], [tree]
+    while stack:
+        item = stack.pop()
+        if type(item) is tuple:
+            stack.extend(reversed(item))
+        else:
+            found.append(item)
+    return found
 
 
 def _at_scalars(formulas, inputs, dtype, leading=None):

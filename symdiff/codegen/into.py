@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import ast
 import functools
-from collections.abc import Sequence
 
 import numpy as np
 
-from .naming import OUT, temporaries
+from .naming import OUT
 
 #: Binary operators and the ufuncs that ``ndarray`` calls for them.
 _BINARY = {ast.Mult: "multiply", ast.Add: "add", ast.Sub: "subtract", ast.Div: "divide"}
@@ -33,12 +32,6 @@ _BINARY = {ast.Mult: "multiply", ast.Add: "add", ast.Sub: "subtract", ast.Div: "
 def slot(index: int) -> str:
     """Where output ``index`` (depth-first in the returned structure) goes: ``_out[index]``."""
     return f"{OUT}[{index}]"
-
-
-def fresh_names(taken: set[str], variables: Sequence[str]):
-    """A source of temporaries' names (``_t<n>``) that are not in ``taken``."""
-    names = (name for name in temporaries(variables) if name not in taken)
-    return lambda: next(names)
 
 
 def out_statement(target: str, code: str, out: str, operators: bool = False) -> str | None:

@@ -1,7 +1,7 @@
 """A cached function loaded in a fresh process imports what it needs and nothing more: no
-SymPy, Jinja or registry, no lock library (a read takes no lock), no logging, no teaching or
-display modules, and of the runtime only the modules of the helpers it calls. (NumPy itself
-imports ``inspect`` and ``ast``; what symdiff adds is counted after ``import numpy``.)"""
+SymPy or Jinja, no lock library (a read takes no lock), no logging, no teaching or display
+modules, and of the runtime only the modules of the helpers it calls. (NumPy itself imports
+``inspect`` and ``ast``; what symdiff adds is counted after ``import numpy``.)"""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ CODE = """
 """
 
 #: Modules a warm start has no use for (prefixes).
-UNNEEDED = ("sympy", "jinja2", "filelock", "logging", "symdiff.registry", "symdiff.teach",
+UNNEEDED = ("sympy", "jinja2", "filelock", "logging", "symdiff.teach",
             "symdiff.source_html", "symdiff.chunks", "symdiff.build", "symdiff.codegen.emit",
             "symdiff.engine", "symdiff.parsing", "symdiff.simplify", "symdiff.tensor",
             "symdiff.runtime.erf", "symdiff.runtime.gamma", "symdiff.runtime.derivatives",

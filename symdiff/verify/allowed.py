@@ -1,9 +1,7 @@
 """What a generated module may contain: the allow-lists :func:`symdiff.verify.check_module` reads.
 
 Names, imports, module constants, NumPy functions and attributes, keywords and syntax-tree node
-types. The elementwise functions' NumPy names are the registry rows' (written out here, not
-imported: loading a cached function checks it and should not build the registry; a test checks
-they agree).
+types; the elementwise functions' NumPy names come from the registry rows.
 """
 
 from __future__ import annotations
@@ -11,6 +9,7 @@ from __future__ import annotations
 import ast
 import re
 
+from .. import registry
 from ..codegen.naming import CONSTANT as BOUND_CONSTANT
 from ..codegen.naming import DIRECTION, OUT, THREADS, threads_keyword
 
@@ -93,20 +92,12 @@ FAMILY_NUMPY_NAMES = frozenset({
     "lib.stride_tricks.sliding_window_view", "reshape", "transpose",
     "argmax", "argmin", "linalg.qr",
 })
-#: ``_np.<name>`` of the elementwise functions: the registry rows' ufuncs
-#: (:func:`symdiff.registry.numpy_names`; tests/test_registry.py checks they are the same).
-ROW_NUMPY_NAMES = frozenset({
-    "abs", "arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "cbrt",
-    "ceil", "copysign", "cos", "cosh", "exp", "exp2", "expm1", "floor", "fmod", "heaviside",
-    "hypot", "log", "log10", "log1p", "log2", "logaddexp", "logaddexp2", "maximum", "minimum",
-    "mod", "rint", "sign", "sin", "sinc", "sinh", "sqrt", "tan", "tanh", "trunc",
-})
-NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | ROW_NUMPY_NAMES
+NUMPY_NAMES = STRUCTURAL_NUMPY_NAMES | FAMILY_NUMPY_NAMES | registry.numpy_names()
 #: ``_xp.<name>`` (or ``_xp.linalg.<name>``) an Array API module may use: the standard's
 #: functions the dialect table maps NumPy's to (:data:`symdiff.codegen.standard.STANDARD`;
-#: written out here because this list is the security boundary: the structural ones, then the
-#: elementwise ones of the registry rows (:func:`symdiff.registry.standard_names`); tests check
-#: they agree with the table and the rows and that array-api-strict has every one).
+#: the structural ones written out here because this list is the security boundary, the
+#: elementwise ones read from the registry rows; a test checks they agree with the table and
+#: that array-api-strict has every one).
 STANDARD_NAMES = frozenset({
     "where", "logical_and", "logical_or", "logical_not", "pi", "e", "inf", "nan", "float64",
     "asarray", "broadcast_to", "empty", "eye", "full", "zeros", "reshape", "squeeze", "stack",
@@ -115,14 +106,7 @@ STANDARD_NAMES = frozenset({
     "cumulative_prod", "permute_dims", "sqrt",
     "linalg.det", "linalg.inv", "linalg.slogdet", "linalg.solve", "linalg.cholesky",
     "linalg.eigh", "linalg.svd",
-})
-ROW_STANDARD_NAMES = frozenset({
-    "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "copysign", "cos",
-    "cosh", "exp", "expm1", "floor", "hypot", "log", "log10", "log1p", "log2", "logaddexp",
-    "maximum", "minimum", "remainder", "round", "sign", "sin", "sinh", "sqrt", "tan", "tanh",
-    "trunc",
-})
-STANDARD_NAMES = STANDARD_NAMES | ROW_STANDARD_NAMES
+}) | frozenset(registry.standard_names().values())
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
 #: Runtime helpers that check arguments and take the parameters' names as their first argument
 #: (a tuple of strings, each the name of a parameter), to name an argument in their errors.

@@ -115,7 +115,7 @@ def _softplus(x):
     """``log(1 + exp(x))`` without overflow: ``max(x, 0) + log1p(exp(-|x|))``.
 
     The formula ``np.logaddexp(0, x)`` evaluates, in four vectorised passes written into one
-    new array (``logaddexp`` runs it element by element: ten times as long on float64 arrays).
+    new array.
     At a point of Python floats it runs on ``math``; nan gives nan, ``+inf`` gives ``+inf``,
     ``-inf`` gives 0. Float dtypes are kept.
     """

@@ -83,9 +83,11 @@ def load_example(path: Path, package: str, name: str) -> types.ModuleType:
 CLOCK = {"clock": time.perf_counter}
 
 
-def pair_times(new: Callable, base: Callable, repeat: int, loops: int = 1) -> tuple[float, float]:
-    """Median seconds per call of ``new`` and ``base``, interleaved: each round times both,
-    the first one alternating from round to round."""
+def pair_times(new: Callable, base: Callable, repeat: int, loops: int = 1
+               ) -> tuple[float, float, float]:
+    """Median seconds per call of ``new`` and ``base``, and the median over rounds of their
+    ratio in the round, interleaved: each round times both, the first one alternating from
+    round to round (a ratio within one round keeps a slow spell of the machine out of it)."""
     clock = CLOCK["clock"]
     new(), base()
     times: dict[int, list[float]] = {0: [], 1: []}
@@ -96,7 +98,8 @@ def pair_times(new: Callable, base: Callable, repeat: int, loops: int = 1) -> tu
             for _ in range(loops):
                 peers[i]()
             times[i].append((clock() - start) / loops)
-    return statistics.median(times[0]), statistics.median(times[1])
+    ratios = [a / b for a, b in zip(times[0], times[1], strict=True)]
+    return statistics.median(times[0]), statistics.median(times[1]), statistics.median(ratios)
 
 
 def loops_for(fn: Callable, seconds: float = 0.05) -> int:
@@ -122,16 +125,18 @@ def same(a, b) -> bool:
 
 
 class Table:
-    """Rows of (name, new, base, ratio), printed as they come; the geometric mean per section."""
+    """Rows of (name, new, base, ratio), printed as they come; the geometric mean per section.
+    The ratio is the median of the rounds' ratios (without one, that of the medians)."""
 
     def __init__(self, title: str, unit: str = "ms", scale: float = 1e3) -> None:
         self.unit, self.scale, self.ratios = unit, scale, []
         print(f"\n{title}\n{'case':58} {'new ' + unit:>10} {'base ' + unit:>10} {'new/base':>9}")
 
-    def row(self, name: str, new: float, base: float) -> None:
-        self.ratios.append(new / base)
+    def row(self, name: str, new: float, base: float, ratio: float | None = None) -> None:
+        ratio = new / base if ratio is None else ratio
+        self.ratios.append(ratio)
         print(f"{name[:58]:58} {new * self.scale:10.3f} {base * self.scale:10.3f} "
-              f"{new / base:9.3f}", flush=True)
+              f"{ratio:9.3f}", flush=True)
 
     def close(self) -> None:
         if self.ratios:
@@ -218,7 +223,8 @@ def resnet(old, repeat: int) -> None:
     base_net = load_example(example, BASE, "resnet_base")
     table = Table("one ResNet training step (value and gradient), batch 64, width 16")
     params = new_net.init(width=16)
-    x, y = new_net.synthetic_digits(64, 0)
+    images, labels = new_net.synthetic_digits(64, 0)
+    x, y = images[:, None].astype(np.float64), np.eye(new_net.CLASSES)[labels]
     new = sd.value_and_grad(new_net.loss, wrt=new_net.PARAMS, shapes=new_net.shapes(params))
     base = old.value_and_grad(base_net.loss, wrt=base_net.PARAMS,
                               shapes=base_net.shapes(params))

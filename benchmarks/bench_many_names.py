@@ -25,6 +25,11 @@ Columns, per problem and n:
   ``jax.jit(jax.grad(f))`` at the same two points; ``vg jax``: ``obj.value_and_grad`` (for
   ``minimize(..., jac=True)``) over ``jax.jit(jax.value_and_grad(f))``.
 
+Then Hessian-vector products of the objective (``--hessp-sizes``, default n = 100):
+``sd.objective(text, wrt=names).hessp(x, p)`` (two points in turn), against
+``jax.jit`` of the forward-over-reverse HVP ``jvp(grad(f), (x,), (p,))``, and the objective's
+``hess(x) @ p`` (the Hessian formed, then multiplied); each checked against the Hessian.
+
 Then ``value_and_grad`` against ``grad`` (goal: at most 1.1x grad plus the value's last
 operation): for the n-name problems at one point and on 64-point arrays, and for the tensor
 logistic loss ``sum(log(1 + exp(-y*(X @ w))))`` at n = 2000, d = 100 (against hand-written).
@@ -198,9 +203,8 @@ def build_seconds(make: Callable[[], object], builds: int) -> tuple[float, objec
     return statistics.median(times), made
 
 
-def _jax_grad(problem: str, with_value: bool = False):
-    """``jax.jit(jax.grad(f))`` of the problem's value on a vector, its result converted with
-    ``np.asarray`` (with ``with_value``: ``jax.value_and_grad``, the value a float)."""
+def _jax():
+    """``(jax, jax.numpy)`` in float64, or None (said once) without JAX."""
     try:
         import jax
         import jax.numpy as jnp
@@ -208,6 +212,15 @@ def _jax_grad(problem: str, with_value: bool = False):
         _skipped("jax", f"JAX is not installed here ({error})")
         return None
     jax.config.update("jax_enable_x64", True)
+    return jax, jnp
+
+
+def _jax_grad(problem: str, with_value: bool = False):
+    """``jax.jit(jax.grad(f))`` of the problem's value on a vector, its result converted with
+    ``np.asarray`` (with ``with_value``: ``jax.value_and_grad``, the value a float)."""
+    if (found := _jax()) is None:
+        return None
+    jax, jnp = found
     value = VALUES[problem]
     if with_value:
         both = jax.jit(jax.value_and_grad(lambda v: value(jnp, v)))
@@ -313,6 +326,49 @@ def one_problem(problem: str, n: int, options) -> dict[str, float]:
     return row
 
 
+def _jax_hvp(problem: str):
+    """``jax.jit`` of the forward-over-reverse Hessian-vector product of the problem's value on
+    a vector, its result converted with ``np.asarray``; None without JAX."""
+    if (found := _jax()) is None:
+        return None
+    jax, jnp = found
+    value = VALUES[problem]
+    grad = jax.grad(lambda v: value(jnp, v))
+    hvp = jax.jit(lambda x, p: jax.jvp(grad, (x,), (p,))[1])
+    return lambda x, p: np.asarray(hvp(x, p))
+
+
+def hessp_row(problem: str, n: int, options) -> None:
+    """One row of the Hessian-vector products: the objective's ``hessp``, JAX's jitted HVP and
+    ``hess(x) @ p``, at two points in turn (each checked against the Hessian)."""
+    names = [f"x{i}" for i in range(n)]
+    obj = sd.objective(TEXTS[problem](n), wrt=names)
+    rng = np.random.default_rng(3)
+    low, high = SCALES[problem]
+    points = [rng.uniform(low, high, size=n) for _ in range(2)]
+    directions = [rng.normal(size=n) for _ in range(2)]
+    for x, p in zip(points, directions, strict=True):
+        np.testing.assert_allclose(obj.hessp(x, p), obj.hess(x) @ p, rtol=1e-9, atol=1e-9)
+    turn = [0]
+
+    def alternate(fn):
+        def call():
+            turn[0] ^= 1
+            return fn(points[turn[0]], directions[turn[0]])
+        return call
+
+    peers = {"hessp": alternate(obj.hessp), "hess @ p": alternate(lambda x, p: obj.hess(x) @ p)}
+    jax_hvp = _jax_hvp(problem) if options.jax else None
+    if jax_hvp is not None:
+        for x, p in zip(points, directions, strict=True):
+            np.testing.assert_allclose(jax_hvp(x, p), obj.hess(x) @ p, rtol=1e-9, atol=1e-9)
+        peers["jax"] = alternate(jax_hvp)
+    times = round_times(peers, options.repeat)
+    jax_us = times.get("jax", float("nan")) * 1e6
+    print(f"{problem:11} {n:>5} {times['hessp'] * 1e6:9.1f} {_fmt(jax_us)} "
+          f"{_fmt(times['hessp'] * 1e6 / jax_us)} {times['hess @ p'] * 1e6:10.1f}", flush=True)
+
+
 def _fmt(value: float) -> str:
     return f"{'-':>6}" if math.isnan(value) else f"{value:6.2f}"
 
@@ -392,6 +448,7 @@ def main() -> None:
     parser.add_argument("--points", type=int, default=64, help="batch size for g/f")
     parser.add_argument("--repeat", type=int, default=9, help="timing rounds (median)")
     parser.add_argument("--builds", type=int, default=3, help="builds timed (median)")
+    parser.add_argument("--hessp-sizes", default="100", help="n for the hessp rows ('': none)")
     parser.add_argument("--no-jax", dest="jax", action="store_false")
     parser.add_argument("--quick", action="store_true", help="smoke run: n = 30, few rounds")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
@@ -415,6 +472,16 @@ def main() -> None:
             if problem == "quadratic" and n != min(max(sizes), 100):
                 continue
             one_problem(problem, n, options)
+    hessp_sizes = [int(s) for s in options.hessp_sizes.split(",") if s]
+    if options.quick:
+        hessp_sizes = [30]
+    if hessp_sizes:
+        print(f"\nHessian-vector products of the objective, us per call\n{'problem':11} {'n':>5} "
+              f"{'hessp us':>9} {'jax us':>6} {'x jax':>6} {'hess@p us':>10}")
+    for problem in problems:
+        for n in hessp_sizes:
+            if problem != "quadratic" or n == 100:
+                hessp_row(problem, n, options)
     value_and_grad_rows([p for p in problems if p != "quadratic"], max(sizes), options)
 
 

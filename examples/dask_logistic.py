@@ -2,9 +2,11 @@
 gradient are emitted by symdiff with ``backend="array_api"`` and evaluated by Dask, chunk by
 chunk, on a local cluster (or on any Dask cluster you point it at).
 
+Needs: the ``dask`` extra, ``pip install "symdiff[dask]"`` (Dask, distributed, array-api-compat
+and SciPy); without them it stops with one line saying so.
+
 Run: ``python examples/dask_logistic.py [--rows N] [--features D] [--chunk C] [--workers W]
-[--address tcp://scheduler:8786]``. Needs the ``dask`` extra: ``pip install "symdiff[dask]"``
-(Dask, distributed and array-api-compat).
+[--address tcp://scheduler:8786]``.
 
 The loss is one string over arrays with named dimensions. ``sd.objective`` sees that the data
 in ``params`` are Dask arrays and builds the Array API module: each ``fun``/``jac`` call sends
@@ -16,6 +18,8 @@ code runs on a multi-node cluster with ``--address``.
 from __future__ import annotations
 
 import argparse
+import importlib
+import sys
 import time
 
 import numpy as np
@@ -79,7 +83,25 @@ def fit(rows: int, features: int, chunk: int, workers: int, address: str | None)
     return result.x
 
 
+#: What the example imports beyond symdiff and NumPy (all in the ``dask`` extra).
+NEEDS = ("dask.array", "distributed", "array_api_compat", "scipy.optimize")
+
+
+def missing_modules(names: tuple[str, ...] = NEEDS) -> list[str]:
+    """The modules of ``names`` that cannot be imported."""
+    missing = []
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            missing.append(name.split(".")[0])
+    return missing
+
+
 def main() -> None:
+    missing = missing_modules()
+    if missing:
+        sys.exit(f"dask_logistic.py needs {', '.join(missing)}: pip install \"symdiff[dask]\"")
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--features", type=int, default=20)

@@ -1,8 +1,11 @@
 """Train softmax (multinomial logistic) regression and a 2-layer MLP on scikit-learn's bundled
 digits with gradients emitted by symdiff, and report test accuracy.
 
-Run: ``python examples/train_digits.py [--show-source] [--epochs N]``. Needs scikit-learn only
-for its bundled 8x8 digits (1,797 images, no download): ``pip install scikit-learn``.
+Needs: scikit-learn, for its bundled 8x8 digits (1,797 images, no download):
+``pip install scikit-learn`` (it is in the ``dev`` extra); without it the example stops with one
+line saying so.
+
+Run: ``python examples/train_digits.py [--show-source] [--epochs N]``.
 
 The losses are written once, as strings over arrays with named dimensions; symdiff derives the
 gradients and emits plain NumPy (``--show-source`` prints the MLP's). Training is mini-batch
@@ -43,7 +46,8 @@ def load_digits(seed: int = 0) -> tuple[np.ndarray, ...]:
     try:
         from sklearn.datasets import load_digits as sklearn_digits
     except ImportError:
-        sys.exit("this example needs scikit-learn for its bundled digits: pip install scikit-learn")
+        sys.exit("train_digits.py needs scikit-learn for its bundled digits: "
+                 "pip install scikit-learn")
     data = sklearn_digits()
     X = data.data / 16.0
     Y = np.eye(10)[data.target]

@@ -1,5 +1,7 @@
 """Train a small ResNet on 8x8 digits with nothing but NumPy and symdiff's emitted gradient.
 
+Needs: nothing beyond symdiff (scikit-learn's digits are used when it is installed).
+
 Run: ``python examples/train_resnet_digits.py [--epochs N] [--width C] [--rate R]
 [--show-source]``. The data are scikit-learn's bundled digits (1,797 8x8 images, no download)
 when scikit-learn is installed (``pip install scikit-learn``, part of the ``dev`` extra);

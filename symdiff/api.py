@@ -83,6 +83,7 @@ def derive(
     *,
     simplify: bool = True,
     verbose: str = "all",
+    order: str = "result-first",
     shapes: Mapping[str, Any] | None = None,
 ) -> Derivation:
     """Differentiate ``expr`` with respect to one variable, recording every rule applied.
@@ -91,18 +92,20 @@ def derive(
     parameter). Unlike the builders, ``derive`` accepts a ``wrt`` that does not occur: the
     steps show why the derivative is 0 (the constant rule), nothing is silently wrong. The
     returned
-    :class:`~symdiff.engine.steps.Derivation` has ``result`` (simplified), ``steps`` (the rule tree
-    and,
-    if simplification changed anything, a final ``simplify`` step), and renders as text, LaTeX
-    and HTML. ``verbose`` chooses what the Jupyter display shows: ``"all"`` steps or the ``"key"``
-    steps (leaf constant / variable steps hidden); ``str()`` always lists every step.
+    :class:`~symdiff.engine.steps.Derivation` has ``result`` (the final answer in the form a
+    textbook prints, :mod:`symdiff.teach.textbook`), ``steps`` (the rule tree and, if the
+    final form differs from the rules' result, a last ``simplify`` step), and renders as
+    text, LaTeX and HTML. ``verbose`` chooses what the Jupyter display shows: ``"all"`` steps
+    or the ``"key"`` steps (leaf constant / variable steps hidden); ``str()`` always lists
+    every step. ``order="bottom-up"`` prints each rule's parts before its own line
+    (``"result-first"``, the default, prints the rule's line first).
 
     With ``shapes=`` (a scalar tensor expression), the steps are those of the backward walk that
     ``grad`` emits, one matrix-calculus rule per node (:mod:`symdiff.tensor.steps`).
     """
     from .teach.derivation import derive as derive_steps
 
-    return derive_steps(expr, wrt, simplify=simplify, verbose=verbose, shapes=shapes)
+    return derive_steps(expr, wrt, simplify=simplify, verbose=verbose, order=order, shapes=shapes)
 
 
 # -- compiled functions ----------------------------------------------------------------------------
@@ -149,7 +152,7 @@ def grad(
     ``mode="reverse"`` emits a forward sweep and one backward sweep of adjoints (cost within a
     small factor of the function's, however many variables); ``"auto"`` picks by size.
     ``threads`` (every builder) is the number of threads elementwise work on long arrays runs
-    on (None: up to 8, one per core; the results are the same bit for bit whatever the
+    on (None: one per free core, up to 8; the results are the same bit for bit whatever the
     number; see :meth:`~symdiff.compiled.CompiledFunction.with_threads`); a call can also pass
     ``threads=``.
     """

@@ -9,15 +9,14 @@ adjoints per output (:mod:`symdiff.engine.reverse`). One planner per kind (:data
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
+from . import progress
 from .codegen import naming
 from .codegen.emit import ArrayResult, Program, Result, emit_source
 from .codegen.printer import brief_text
@@ -108,7 +107,8 @@ def _names(wrt: Sequence[str]) -> str:
 @PLANNERS.kind("value")
 def _plan_value(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
-    value = simplify_for_people(expr) if r.options.simplify else expr
+    with progress.stage("simplify"):
+        value = simplify_for_people(expr) if r.options.simplify else expr
     return Plan([value], [naming.VALUE], 0, f"Value of {brief_text(expr)}")
 
 
@@ -216,27 +216,29 @@ def forward_exprs(request: Request) -> list[sp.Expr]:
     return restored(request, PLANNERS[request.kind](request, "forward").outputs)
 
 
-@contextlib.contextmanager
-def _phase(name: str, request: Request):
-    """Log a build phase that takes longer than a second (at INFO), every phase at DEBUG."""
-    start = time.perf_counter()
-    yield
-    seconds = time.perf_counter() - start
-    level = logging.INFO if seconds > 1.0 else logging.DEBUG
-    log.log(level, "%s of %s (%d wrt) took %.2f s", name, request.kind, len(request.wrt), seconds)
-
-
 def _build(request: Request) -> Built:
     """Derive and emit (no caching): the module, its recipe and the expressions it computes."""
     if log.isEnabledFor(logging.DEBUG):
         ops = sum(int(sp.count_ops(e)) for e in request.exprs)
         log.debug("building %s: %d operations, %d wrt", request.kind, ops, len(request.wrt))
-    mode = choose_mode(request)
-    with _phase("derivation", request):
-        plan = PLANNERS[request.kind](request, mode)
-    recipe = replace(request.recipe, mode=plan.mode, outputs=tuple(plan.output_names))
-    program = Program(
-        name=recipe.name,
+    with progress.stage("derive") as counts:
+        plan = PLANNERS[request.kind](request, choose_mode(request))
+        counts.update(outputs=len(plan.outputs), mode=plan.mode)
+        recipe = replace(request.recipe, mode=plan.mode, outputs=tuple(plan.output_names))
+        program = _program(request, plan, recipe.name)
+    source = emit_source(program, cse=request.options.cse, backend=request.options.backend)
+    exprs = (
+        restored(request, plan.outputs)
+        if plan.assignments is None
+        else functools.partial(forward_exprs, request)
+    )
+    return Built(source, recipe, exprs, plan.recorded)
+
+
+def _program(request: Request, plan: Plan, name: str) -> Program:
+    """What the code generator emits for ``plan``."""
+    return Program(
+        name=name,
         title=plan.title,
         expression="; ".join(brief_text(e) for e in request.exprs),
         params=request.params,
@@ -249,15 +251,6 @@ def _build(request: Request) -> Built:
         assignments=plan.assignments,
         vector=[naming.direction(n) for n in request.wrt] if request.kind == "hvp" else (),
     )
-    with _phase("emission", request):
-        source = emit_source(program, cse=request.options.cse,
-                             backend=request.options.backend)
-    exprs = (
-        restored(request, plan.outputs)
-        if plan.assignments is None
-        else functools.partial(forward_exprs, request)
-    )
-    return Built(source, recipe, exprs, plan.recorded)
 
 
 class ScalarLayer:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from .binding import binder, plain, positional, threads_keyword, unbound
 from .codegen.load import load_function
 from .codegen.naming import code_names, rename_keywords
-from .constants import Bound, rebound
+from .constants import Bound, drawing, rebinding
 from .errors import SymdiffError
 from .recipe import Recipe
 
@@ -95,7 +95,7 @@ class CompiledFunction:
         """The generated function's parameters that are bound constants (after :attr:`args`)."""
         if self.recipe is not None:
             return self.recipe.constants
-        return tuple(c.name for c in self._constants)
+        return tuple(c.name for c in self._constants if c.passed)
 
     def _bind(self) -> None:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:16]
@@ -149,9 +149,11 @@ class CompiledFunction:
         if names:
             generated = generated.replace(parameters=[
                 p for p in generated.parameters.values() if p.name not in names])
-            if tuple(c.name for c in self._constants) == names:
-                values = {c.name: c.value for c in self._constants}
-                self._run = functools.partial(fn, **values)
+            if tuple(c.name for c in self._constants if c.passed) == names:
+                values = {c.name: c.value for c in self._constants
+                          if c.passed and c.draw is None}
+                self._run = (functools.partial(fn, **values) if len(values) == len(names)
+                             else drawing(fn, values, self._constants))
             else:
                 self._run = unbound(self.name, names)
         signature = self._signature
@@ -203,7 +205,7 @@ class CompiledFunction:
     @property
     def threads(self) -> int | None:
         """The number of threads a call runs elementwise work on long arrays with (None: the
-        default, up to 8, one per core; see :meth:`with_threads`)."""
+        default, one per core other processes leave free, up to 8; see :meth:`with_threads`)."""
         return self.__dict__.get("_threads")
 
     def with_threads(self, threads: int | None) -> CompiledFunction:
@@ -211,8 +213,9 @@ class CompiledFunction:
 
         Elementwise functions compute long arrays in cache-sized blocks; with several threads
         the blocks are shared among them (NumPy's loops release the GIL). The results are the
-        same bit for bit whatever the number. ``None`` is the default: up to 8 threads, one per
-        core, for arrays of 524,288 elements or more, one thread below. A single
+        same bit for bit whatever the number. ``None`` is the default: one thread per core that
+        other processes leave free (up to 8; looked at every quarter of a second), for arrays
+        of 524,288 elements or more, one thread below. A single
         call can also say it: ``g(x, y, threads=2)`` (``_threads=`` when a variable is named
         ``threads``). Tensor functions use NumPy's own (BLAS) threads and ignore this.
         """
@@ -230,55 +233,36 @@ class CompiledFunction:
         """The bound constants a call passes, by the name :meth:`bind` takes (the traced
         function's Python name for the array, else ``_c0``, ...): read-only arrays (for a large
         index array or mask, the flat int64 positions it selects; an array used both as an index
-        and as values shows its values)."""
+        and as values shows its values), and the generators of random draws (drawn from again at
+        every call: :mod:`symdiff.trace.draws`)."""
         shown: dict[str, Any] = {}
         for c in sorted(self._constants, key=lambda c: c.kind != "array"):
             shown.setdefault(c.label, c.value)
         return shown
 
-    def with_constants(self, constants: Sequence[Bound]) -> CompiledFunction:
+    def with_constants(self, constants: Sequence[Bound],
+                       folded: Sequence[tuple[str, str]] = ()) -> CompiledFunction:
         """The same generated function (not loaded again) passing ``constants`` (``self`` if
-        there are none and it needs none)."""
-        constants = tuple(constants)
-        if not constants and not self._constants:
+        there are none and it needs none); ``folded`` names the arrays the traced function
+        read whose numbers its code holds, with why (:meth:`bind` refuses them)."""
+        constants, folded = tuple(constants), tuple(folded)
+        if not constants and not self._constants and folded == self.__dict__.get("_folded", ()):
             return self
-        return self._clone(_constants=constants)
+        return self._clone(_constants=constants, _folded=folded)
 
     def bind(self, **values: Any) -> CompiledFunction:
         """This function with other values of its bound constants, by name
         (``g.bind(X=new_X)``; :attr:`constants` lists the names): each of the shape and dtype
         it was traced with (a ``ShapeError`` otherwise; booleans and integers are converted to
         float64 as when traced). The values are captured (copied) now; ``self`` is unchanged.
-        Only the constants named change: an array NumPy computed from one when the function was
-        traced (``-y``) keeps its traced value (trace again), and rebinding an array while a view
-        of it (``X[:, 0]``) is a constant too is a ``TypeError`` unless both are given."""
-        by_name: dict[str, list[Bound]] = {}  # an array can be a constant and an index
-        for c in self._constants:
-            by_name.setdefault(c.label, []).append(c)
-            if c.name != c.label:
-                by_name.setdefault(c.name, []).append(c)
-        unknown = sorted(set(values) - set(by_name))
-        parts = [c for c in self._constants if set(unknown) & set(c.sources)]
-        if parts:
-            raise TypeError(
-                f"{self.name}.bind(): {', '.join(unknown)} entered the bound constant(s) "
-                f"{', '.join(c.name for c in parts)} only through a computation when traced (an "
-                "index combining several arrays, or a view); rebind those by name or trace "
-                "the function again")
-        if unknown:
-            known = ", ".join(dict.fromkeys(c.label for c in self._constants)) or "none"
-            raise TypeError(f"{self.name}.bind() got unknown constant(s) {', '.join(unknown)}; "
-                            f"its bound constants are: {known}")
-        given = {c.name: v for k, v in values.items() for c in by_name[k]}
-        rebound_labels = {c.label for k in values for c in by_name[k]}
-        stale = [c.label for c in self._constants if c.name not in given
-                 and rebound_labels.intersection(c.sources)]
-        if stale:
-            raise TypeError(f"{self.name}.bind(): the constant(s) {', '.join(stale)} were views "
-                            "of an array being rebound when traced; rebind them too, or trace "
-                            "the function again")
-        return self.with_constants(
-            [rebound(c, given[c.name]) if c.name in given else c for c in self._constants])
+        What the traced function computed from a named array (``np.sum(X)``, ``X[:, 0]``,
+        ``-y``) is computed from the new one (:mod:`symdiff.tensor.closed`); an array whose
+        numbers the compiled function holds instead (used where symdiff needed its values when
+        traced, or any array of a function traced without ``shapes=``) is refused with an
+        :class:`~symdiff.errors.UnsupportedError` saying why: build the function again. For a
+        random draw, ``g.bind(rs=other)`` draws from another generator of the same kind."""
+        folded = self.__dict__.get("_folded", ())
+        return self.with_constants(rebinding(self.name, self._constants, folded, values), folded)
 
     def positional_arguments(self, values: Mapping[str, Any]) -> list[Any]:
         """The generated function's positional arguments from ``values`` by name (other names
@@ -327,8 +311,11 @@ class CompiledFunction:
         return standalone(self.source)
 
     def save(self, path: str | Path) -> Path:
-        """Write :attr:`standalone_source` to ``path``; returns the path. (Pass a traced
-        function's :attr:`constants` to it, in order, after the arguments.)"""
+        """Write :attr:`standalone_source` to ``path``: a module that runs with NumPy alone;
+        returns the path. (Its function takes a traced function's bound constants as trailing
+        parameters ``_c0, ...``, which its docstring lists: pass the arrays :attr:`constants`
+        shows by those names (or labels), and for a random draw an array drawn as the
+        docstring says.)"""
         path = Path(path)
         path.write_text(self.standalone_source, encoding="utf-8")
         return path
@@ -354,7 +341,8 @@ class CompiledFunction:
         self.__dict__.setdefault("recorded", None)  # derived again by explain(), if asked
         self.__dict__.setdefault("_constants", ())
         for constant in self._constants:  # unpickled arrays are writable again
-            constant.value.setflags(write=False)
+            if constant.draw is None:
+                constant.value.setflags(write=False)
         self._bind()
 
     # -- display -----------------------------------------------------------------------------------
@@ -384,14 +372,15 @@ class CompiledFunction:
         return explain.origin(self)
 
     def explain(
-        self, expr: Any = None, verbose: str = "key", shapes: Mapping[str, Any] | None = None
+        self, expr: Any = None, verbose: str = "key", shapes: Mapping[str, Any] | None = None,
+        width: int | None = 100,  # symdiff.teach.explain.EXPLAIN_WIDTH, loaded when first called
     ) -> str:
         """Pair each generated output line with the rule tree of the derivative it computes
         (see :func:`symdiff.teach.explain.explain`, which documents every kind, scalar and
-        tensor)."""
+        tensor); lines longer than ``width`` are broken at spaces (``None``: whole lines)."""
         from .teach import explain
 
-        return explain.explain(self, expr, verbose, shapes)
+        return explain.explain(self, expr, verbose, shapes, width)
 
 
 def _same(value: Any) -> Any:

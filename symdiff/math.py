@@ -142,6 +142,13 @@ def _any_number(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
     return function
 
 
+def _order(name: str, numeric: Callable[..., Any]) -> Callable[..., Value]:
+    def function(n: Value, x: Value) -> Value:
+        return _call(name, numeric, n, x)
+
+    return function
+
+
 #: A row's ``params`` -> the Python function of that signature (a row with new ``params``
 #: adds its shape here; tests/test_registry.py checks every public row has one).
 _SHAPES = {
@@ -151,6 +158,7 @@ _SHAPES = {
     "x1, x2": _step,
     "x, base=None": _with_base,
     "a, b, *more": _any_number,
+    "n, x": _order,
 }
 
 # -- the rows' functions (each row's canonical name; symdiff.math has no aliases) ------------------
@@ -160,6 +168,7 @@ tan = _function("tan")
 asin = _function("asin")
 acos = _function("acos")
 atan = _function("atan")
+acot = _function("acot")
 atan2 = _function("atan2")
 sinh = _function("sinh")
 cosh = _function("cosh")
@@ -194,6 +203,8 @@ erfc = _function("erfc")
 sinc = _function("sinc")
 gamma = _function("gamma")
 loggamma = _function("loggamma")
+digamma = _function("digamma")
+polygamma = _function("polygamma")
 max = _function("max")
 min = _function("min")
 relu = _function("relu")

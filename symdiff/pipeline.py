@@ -10,7 +10,8 @@ store -> build.
    request, and :func:`compile_request` takes over: the request's key finds the function in
    memory (:data:`_MEMO`), or its module entry on disk (:func:`symdiff.request_index.load_module`),
    or
-   else the layer derives and emits it now and the module is stored;
+   else the layer derives and emits it now and the module is stored (a build that runs long
+   reports its stages: :mod:`symdiff.progress`);
 3. the function is indexed under the raw call, so the next process finds it in step 1.
 
 A traced function's bound constants (:mod:`symdiff.constants`) are not part of any key, of the
@@ -30,7 +31,7 @@ import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from . import request_index
+from . import progress, request_index
 from .compiled import CompiledFunction
 from .layer import Built, Call, Layer, Request
 
@@ -67,8 +68,12 @@ def compiled(call: Call) -> CompiledFunction:
                 lambda: compiled(twin))
         return _traced(found, call)
     layer = LAYERS[call.layer]()
-    with collector_paused():
-        function = compile_request(layer, layer.request(call))
+    title = progress.describe(call.kind, call.exprs, call.wrt)
+    with collector_paused(), progress.build(title):  # reported if it runs long
+        with progress.stage("parse") as counts:
+            request = layer.request(call)
+            counts["names"] = len(getattr(request, "params", ()))
+        function = compile_request(layer, request)
     request_index.remember(raw, function)
     return _traced(function, call)
 
@@ -105,19 +110,20 @@ def compile_request(layer: Layer, request: Request) -> CompiledFunction:
     or built now (and stored), as ``cache=True`` allows."""
     signature = request.call_signature
     constants = getattr(request, "constants", ())  # a traced function's bound constants
+    folded = getattr(request, "folded", ())  # and the named arrays folded into its code
     if not request.options.cache:
-        function = function_of(layer.build(request), None, signature).with_constants(constants)
-        return _with_twin(function, layer, request)
+        function = function_of(layer.build(request), None, signature)
+        return _with_twin(function.with_constants(constants, folded), layer, request)
     key = request.key()
     if key in _MEMO:  # the key holds the signature; annotations may still differ
-        return _MEMO[key].with_signature(signature).with_constants(constants)
+        return _MEMO[key].with_signature(signature).with_constants(constants, folded)
     disk_key = request_index.module_key(key)
     function = request_index.load_module(disk_key, request.recipe, layer.exprs(request), signature)
     if function is None:
         function = function_of(layer.build(request), disk_key, signature)
         request_index.store_module(function)
     _MEMO[key] = _with_twin(function, layer, request)
-    return function.with_constants(constants)
+    return function.with_constants(constants, folded)
 
 
 def _with_twin(function: CompiledFunction, layer: Layer, request: Request) -> CompiledFunction:

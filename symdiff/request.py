@@ -57,6 +57,9 @@ class Request:
     #: ``(code name, original name)`` of the SymPy symbols whose names are not identifiers
     #: (:mod:`symdiff.codegen.naming`): the expressions and ``wrt`` use the code names.
     aliases: tuple[tuple[str, str], ...] = ()
+    #: The named arrays a traced function read, whose numbers are in its expressions (a
+    #: function traced without ``shapes=`` has no bound constants): ``bind`` refuses them.
+    folded: tuple[tuple[str, str], ...] = ()
 
     @property
     def params(self) -> tuple[str, ...]:
@@ -189,9 +192,10 @@ def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Req
     parsed: list[sp.Expr] = []
     signatures: list[inspect.Signature] = []
     functions: list[object] = []
+    folded: dict[str, str] = {}
     for item in items:
         if is_function(item):
-            outputs, sig = trace_function(item, many=kind == "jacobian")
+            outputs, sig = trace_function(item, many=kind == "jacobian", folded=folded)
             parsed += [stable_forms(parse(e)) for e in outputs]
             signatures.append(sig)
             functions.append(item)
@@ -204,10 +208,11 @@ def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Req
     label = traced_name(functions, len(items) == 1) if functions else ""
     if signature is not None:
         check_parameters(signature, free, label)
+    folds = tuple(folded.items())
     if kind == "value":
-        return Request(kind, tuple(parsed), (), False, options, signature, aliases)
+        return Request(kind, tuple(parsed), (), False, options, signature, aliases, folds)
     names, single = resolve_wrt(wrt, signature, free, items, FUNCTIONS, label)
-    return Request(kind, tuple(parsed), names, single, options, signature, aliases)
+    return Request(kind, tuple(parsed), names, single, options, signature, aliases, folds)
 
 
 def _with_code_names(

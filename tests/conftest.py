@@ -23,12 +23,15 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 @pytest.fixture(autouse=True, scope="session")
 def _private_cache_dir(tmp_path_factory):
     """Every test session caches into its own directory, never the user's (and writes the
-    copies of generated sources that tracebacks read into another)."""
+    copies of generated sources that tracebacks read into another); progress reports of long
+    builds are off (the tests of them turn them on)."""
     from symdiff.cache import reset_store
 
-    previous = {name: os.environ.get(name) for name in ("SYMDIFF_CACHE_DIR", "SYMDIFF_SOURCE_DIR")}
+    previous = {name: os.environ.get(name)
+                for name in ("SYMDIFF_CACHE_DIR", "SYMDIFF_SOURCE_DIR", "SYMDIFF_PROGRESS")}
     os.environ["SYMDIFF_CACHE_DIR"] = str(tmp_path_factory.mktemp("symdiff-cache"))
     os.environ["SYMDIFF_SOURCE_DIR"] = str(tmp_path_factory.mktemp("symdiff-sources"))
+    os.environ["SYMDIFF_PROGRESS"] = "0"  # builds slowed by a loaded machine stay silent
     reset_store()
     yield
     for name, value in previous.items():

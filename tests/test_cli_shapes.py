@@ -76,7 +76,9 @@ def test_grad_with_shapes_prints_a_tensor_module_with_the_right_numbers(capsys):
     assert "def grad_f(X, w, y):" in out
     assert "Arguments (in this order, or by name): X (n, d), w (d,), y (n,)." in out
     X, y, w = _data()
-    (got,) = load(out, "grad_f")(X, w, y)  # --wrt w is a list of one name
+    got = load(out, "grad_f")(X, w, y)  # --wrt w: one array, as wrt="w" in Python
+    python = sd.grad(LOGISTIC, wrt="w", shapes={"X": ("n", "d"), "y": ("n",), "w": ("d",)})
+    np.testing.assert_array_equal(got, python(X, w, y))
     expected = X.T @ (-y / (1 + np.exp(y * (X @ w))))
     np.testing.assert_allclose(got, expected, rtol=1e-12)
 

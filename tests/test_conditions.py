@@ -195,3 +195,25 @@ def test_the_module_header_shows_the_joins():
     source = sd.grad("where((x > 0) & ~(y > 1) | (x < -1), x*y, x)").source
     header = source.splitlines()[0]
     assert "&" in header and "|" in header and "?" not in header
+
+
+# -- conditions on functions of a variable: kept as written, never solved -------------------------
+_THRESHOLDS = {"sigmoid(0.5)": 1 / (1 + np.exp(-0.5)), "exp(-1)": np.exp(-1.0),
+               "sqrt(2)/3": np.sqrt(2) / 3, "0.6": 0.6, "atan(1)/2": np.arctan(1.0) / 2}
+_CURVES = {"sin(x)": np.sin, "cos(x)": np.cos, "tan(x)": np.tan, "x**2": np.square,
+           "sin(x)**2": lambda x: np.sin(x) ** 2, "exp(x) - 2": lambda x: np.exp(x) - 2}
+
+
+@settings(max_examples=30)
+@given(curve=st.sampled_from(sorted(_CURVES)), threshold=st.sampled_from(sorted(_THRESHOLDS)),
+       op=st.sampled_from(list(_COMPARE)))
+def test_a_condition_on_a_function_is_evaluated_as_written(curve, threshold, op):
+    """``where(c > sin(x), ...)`` picks its branch by the comparison at every point: SymPy's
+    piecewise simplification solves a periodic comparison over one period only (``sin(x) <
+    sigmoid(1/2)`` became ``0 <= x <= 2*pi``), so the value at x = 1 was the wrong branch."""
+    text = f"where({curve} {op} {threshold}, x**2, 3*x)"
+    x = np.linspace(-9.0, 9.0, 181) + 0.013
+    mask = _COMPARE[op](_CURVES[curve](x), _THRESHOLDS[threshold])
+    value, (slope,) = sd.value_and_grad(text, wrt=["x"])(x)
+    np.testing.assert_allclose(value, np.where(mask, x**2, 3 * x), rtol=1e-12)
+    np.testing.assert_allclose(slope, np.where(mask, 2 * x, 3.0), rtol=1e-12)

@@ -264,3 +264,35 @@ def test_clear_errors():
 def test_an_output_that_is_a_variable_has_adjoint_one():
     g = sd.graph("x", shapes={"x": ()}, at={"x": 2.0})
     assert [n.label for n in g.nodes] == ["x"] and g.gradient == {"x": 1.0}
+
+
+def test_pictures_fit_their_viewbox_and_scale_to_the_page():
+    """No node or label outside the viewBox (the top node was clipped at y = -7), at most 100%
+    of the page's width, so a notebook cell scales it down."""
+    at = _point(CONV_SHAPES, {"n": 2})
+    for g in (sd.graph(CONV, shapes=CONV_SHAPES, at=at), sd.graph("x*y**3*z*(y + z)",
+                                                                   at={"x": 5, "y": 2, "z": 3})):
+        root = ET.fromstring(g.to_svg())
+        left, top, width, height = map(float, root.get("viewBox").split())
+        assert float(root.get("width")) == width and "max-width: 100%" in root.get("style")
+        ns = "{http://www.w3.org/2000/svg}"
+        for rect in root.iter(f"{ns}rect"):
+            x, y = float(rect.get("x")), float(rect.get("y"))
+            assert left <= x and x + float(rect.get("width")) <= left + width
+            assert top <= y and y + float(rect.get("height")) <= top + height
+        for ellipse in root.iter(f"{ns}ellipse"):
+            cy, ry = float(ellipse.get("cy")), float(ellipse.get("ry"))
+            assert top <= cy - ry and cy + ry <= top + height
+
+
+def test_tensor_pictures_label_subtraction_negation_division_and_their_edges():
+    shapes = {"a": (3,), "b": (3,)}
+    g = sd.graph("sum(softmax(a) - a*b) + sum(-a) + sum(a/b)", shapes=shapes,
+                 at={"a": np.arange(3.0), "b": np.ones(3)})
+    labels = {n.expr.split(" = ")[1]: n.label for n in g.nodes if n.kind == "operation"}
+    assert labels["-a*b + z1"] == "-" and labels["-z4"] == "-" and labels["a/b"] == "/"
+    texts = [e.text for e in g.edges]
+    assert all(t.startswith("(3,) [") or t.startswith("() ") for t in texts), texts
+    svg = g.to_svg()
+    assert svg.count('class="edge-label"') == len(g.edges)
+    assert "(3,) [0, 1, 2]" in svg and 'class="op"' in svg and 'class="expr"' in svg

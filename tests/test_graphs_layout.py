@@ -8,7 +8,7 @@ import pytest
 
 from symdiff.graphs.layout import centred_box, order_rows, place_label, point_at, smooth_curve
 from symdiff.graphs.nodes import GraphNode
-from symdiff.graphs.text import format_number, make_table, node_lines
+from symdiff.graphs.text import EXPR_CHARS, format_number, make_table, node_lines, picture_lines
 
 
 def crossings(rows: list[list[str]], below: dict[str, list[str]]) -> int:
@@ -73,10 +73,20 @@ def test_a_node_shows_its_value_and_gradient_once_known():
     node = GraphNode("n0", "*", "operation")
     assert node_lines(node) == ["*"]
     node.value, node.grad = 6.0, 0.5
-    assert node_lines(node) == ["*", "v=6", "g=0.5"]
+    assert node_lines(node) == ["*", "v=6", "adjoint=0.5"]
 
 
 def test_a_table_aligns_its_columns_and_escapes_its_html():
     table = make_table([{}], {"x": 1.0}, ("node", "expression"), [("n0", "x < y")], "done")
     assert table.text == "node  expression\n----  ----------\nn0    x < y\ndone\n"
     assert "<td>x &lt; y</td>" in table._repr_html_()
+
+
+def test_a_picture_names_the_operation_and_its_subexpression():
+    node = GraphNode("n3", "*", "operation", ("n0", "n1"), "x*y**3", value=40.0, grad=15.0)
+    assert picture_lines(node) == [("*", "op"), ("x*y**3", "expr"), ("v=40", "data"),
+                                   ("adjoint=15", "data")]
+    long = GraphNode("n4", "+", "operation", (), "x" * 80)
+    (_, (text, kind)) = picture_lines(long)
+    assert kind == "expr" and len(text) == EXPR_CHARS and text.endswith("\u2026")
+    assert picture_lines(GraphNode("n0", "x", "input", (), "x")) == [("x", "op")]

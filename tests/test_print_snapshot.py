@@ -77,11 +77,13 @@ _TENSOR_NAMES = (
 )
 #: The further public functions of the registry (made public or added since the snapshot was
 #: first taken): arguments x*y + 1, then x, then y; numbers where the row needs them.
+def _arguments(row: registry.Fn) -> str:
+    variables = iter(("x*y + 1", "x", "y"))
+    return ", ".join(repr(lo) if lo == hi else next(variables) for lo, hi in row.domain.args)
+
+
 _TENSOR_ARGS.update({
-    row.names[0]: ", ".join(
-        repr(lo) if lo == hi else ("x*y + 1", "x", "y")[i]
-        for i, (lo, hi) in enumerate(row.domain.args)
-    )
+    row.names[0]: _arguments(row)
     for row in registry.ROWS
     if row.names and row.names[0] not in _TENSOR_NAMES
 })

@@ -7,6 +7,7 @@ import ast
 import builtins
 import inspect
 import math
+import os
 import pathlib
 import symtable
 import warnings
@@ -494,6 +495,7 @@ def _call_examples():
         "_at_packed": ((_reciprocal_packed, (4.0, np.float64(2.0)), 4, (0, 2)),
                        (0.25, (4.0, 0.5))),
         "_zero_d": ((np.array([1.5, -2.0, 3.0]),), (1.5, -2.0, 3.0)),
+        "_free_threads": (({"pid": os.getpid(), "cores": 1},), 1),  # one core: one thread
         "_sinpi": ((x,), _sinpi(x)),
         "_cody_erf": ((x,), _cody_erf(x)),
         "_erf": ((x,), _erf(x)),

@@ -25,7 +25,7 @@ def _source_line(source: str, prefix: str) -> str:
 
 def test_logistic_loss_pairs_the_output_line_with_the_matmul_and_sum_rules():
     g = sd.grad(LOGISTIC, wrt="w", shapes=SHAPES, cache=False)
-    text = g.explain()
+    text = g.explain(width=None)
     lines = text.splitlines()
     assert lines[0] == "grad_f(X, w, y): grad with respect to w; shapes X (n, d), w (d,), y (n,)"
     output = _source_line(g.source, "_w_bar = ")
@@ -99,7 +99,7 @@ def test_int_and_scalar_shapes_are_read_back():
 def test_other_kinds_have_no_rule_tree_and_list_what_they_compute(builder, expr, kind):
     kwargs = {} if builder is sd.compile else {"wrt": "w"}
     f = builder(expr, shapes=SHAPES, cache=False, **kwargs)
-    lines = f.explain().splitlines()
+    lines = f.explain(width=None).splitlines()
     assert lines[0].startswith(f"{f.signature}: {kind}")
     assert f"no rule tree for kind {kind!r}" in lines[1]
     shapes = [tuple(e.shape) for e in f.exprs]

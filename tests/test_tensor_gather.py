@@ -290,6 +290,8 @@ def test_large_masks_and_combined_indices():
     g = sd.grad(f, wrt="x", shapes={"x": (20, 10)})
     np.testing.assert_allclose(g(x), _central(f, x), rtol=1e-6, atol=1e-8)
     assert set(g.constants) == {"mask", "_c1"}  # the mask is an index and a where condition
+    with pytest.raises(sd.SymdiffError, match=r"labels .*np\.remainder"):
+        g.bind(labels=labels + 1)  # labels % 1 was computed by NumPy when traced
     assert g.constants["mask"].dtype == np.float64
     mask2 = mask.copy()
     mask2[:, 0], mask2[:, 1] = mask[:, 1], mask[:, 0]  # as many entries

@@ -15,6 +15,7 @@ import pytest
 
 import symdiff as sd
 from symdiff.errors import SymdiffError
+from symdiff.runtime import blocks
 
 #: Long enough for several blocks (the default uses threads only from 524,288 elements).
 N = 200_003
@@ -205,7 +206,7 @@ def test_one_thread_starts_no_thread_and_the_workers_are_kept(count_threads, mon
     g(x, 2.0)  # under 524,288 elements: the default is one thread
     g(1.0, 2.0, threads=4)  # one point
     g(x[:30000], 2.0, threads=4)  # computed in one go
-    monkeypatch.setattr("os.cpu_count", lambda: 64)
+    monkeypatch.setattr(blocks, "_free_threads", lambda: 8)  # 8 free cores
     g(np.linspace(0, 1, 524287), 2.0)
     assert count_threads == []
     g(x, 2.0, threads=3)  # two worker threads besides this one
@@ -213,7 +214,7 @@ def test_one_thread_starts_no_thread_and_the_workers_are_kept(count_threads, mon
     g(x, 2.0, threads=3)  # the same two again
     g(x, 2.0, threads=2)
     assert len(count_threads) == 2
-    g(np.linspace(0, 1, 524288), 2.0)  # the default: at most 8 threads, so 5 more
+    g(np.linspace(0, 1, 524288), 2.0)  # the default: one per free core, so 5 more
     assert len(count_threads) == 7
 
 

@@ -4,6 +4,8 @@ result. SymPy (through ``symdiff``'s API) is imported only inside a handler."""
 from __future__ import annotations
 
 import argparse
+import shutil
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -89,10 +91,24 @@ def _cmd_derive(args: argparse.Namespace) -> int:
     import symdiff as sd
 
     derivation = sd.derive(
-        args.expr, wrt=args.wrt, simplify=not args.no_simplify, **shapes_keyword(args)
+        args.expr, wrt=args.wrt, simplify=not args.no_simplify, **shapes_keyword(args),
+        verbose="key" if args.key else "all", order="bottom-up" if args.bottom_up else
+        "result-first",
     )
-    emit(derivation._repr_latex_() if args.latex else str(derivation))
+    if args.latex:
+        emit(derivation.latex())
+    else:
+        emit(derivation.text(width=text_width(args.width)))
     return EXIT_OK
+
+
+def text_width(asked: int | None) -> int | None:
+    """The width ``derive`` wraps its text to: ``--width`` if given (0: none), else the
+    terminal's (``COLUMNS`` if set) when stdout is a terminal, else none: a pipe or a file
+    gets whole lines."""
+    if asked is not None:
+        return asked or None
+    return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
 
 
 def _cache_dir() -> int:

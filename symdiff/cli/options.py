@@ -1,4 +1,4 @@
-"""The values of the command line's options: ``--wrt x,y`` and ``--shapes "X=n,d;y=n"``."""
+"""The values of the command line's options: ``--wrt x`` or ``x,y`` and ``--shapes "X=n,d;y=n"``."""
 
 from __future__ import annotations
 
@@ -9,9 +9,19 @@ from typing import Any
 from ..errors import SymdiffError
 
 
-def wrt_list(text: str) -> list[str]:
-    """Parse ``--wrt x,y`` into ``["x", "y"]``; one name without a comma is still a list."""
-    names = [name.strip() for name in text.split(",")]
+def wrt_option(text: str) -> str | list[str]:
+    """Parse ``--wrt``, as ``wrt=`` of the Python API: one name (``x``) is that name, so the
+    function returns one array; names with commas (``x,y``) are a list, so it returns a tuple;
+    one name with a trailing comma (``x,``) is a list of one, a 1-tuple."""
+    if "," not in text:
+        name = text.strip()
+        if not name:
+            raise argparse.ArgumentTypeError("empty --wrt; write a name, or names as x,y")
+        return name
+    parts = text.split(",")
+    if len(parts) > 1 and not parts[-1].strip():
+        parts = parts[:-1]  # "x," (a list of one), as ("x",) in Python
+    names = [name.strip() for name in parts]
     if any(not name for name in names):
         raise argparse.ArgumentTypeError(f"empty name in {text!r}; write names as x,y")
     return names

@@ -8,14 +8,14 @@ from collections.abc import Callable
 from .. import __version__
 from ..options import BACKENDS
 from .commands import CACHE_ACTIONS
-from .options import wrt_list
+from .options import wrt_option
 from .output import PROG
 
 WRT_HELP = (
     "comma-separated names to differentiate with respect to, e.g. x,y (default: every "
     "variable, sorted by name). Each must be a variable of the expression (a typo is an "
-    "error). A single name without a comma still means a list of one: "
-    "--wrt x gives the one-element form, as wrt=['x'] in Python"
+    "error). As wrt= in Python: a single name (--wrt x) gives one array, as wrt='x'; names "
+    "(--wrt x,y) a tuple, and a single name with a trailing comma (--wrt x,) a 1-tuple"
 )
 
 SHAPES_HELP = (
@@ -42,7 +42,8 @@ EPILOGS = {
 examples:
   symdiff grad "sin(x)*y"                 wrt x and y (sorted by name)
   symdiff grad "sin(x)*y" --wrt y,x       the partials in this order
-  symdiff grad "x**2 + y" --wrt x         a list of one name (the call returns a 1-tuple)
+  symdiff grad "x**2 + y" --wrt x         one name: the call returns one array
+  symdiff grad "x**2 + y" --wrt x,        a list of one name: the call returns a 1-tuple
   symdiff grad "log(1 + exp(x))" --no-simplify -o grad_f.py
   symdiff grad "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
                                           arrays: X of shape (n, d), y (n,), w (d,)
@@ -141,7 +142,7 @@ def _add_expr(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_wrt_list(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--wrt", type=wrt_list, metavar="x,y", help=WRT_HELP)
+    parser.add_argument("--wrt", type=wrt_option, metavar="x,y", help=WRT_HELP)
 
 
 def _args_differentiate(parser: argparse.ArgumentParser) -> None:
@@ -168,6 +169,19 @@ def _args_derive(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--latex", action="store_true", help="print LaTeX instead of text")
     parser.add_argument("--no-simplify", action="store_true", help="keep the result as derived")
+    parser.add_argument(
+        "--key", action="store_true",
+        help="only the key steps (hide d/dx c = 0 and d/dx x = 1, as verbose='key')",
+    )
+    parser.add_argument(
+        "--bottom-up", action="store_true",
+        help="each rule's parts before its own line (default: the rule's line first)",
+    )
+    parser.add_argument(
+        "--width", type=int, metavar="N", default=None,
+        help="break text lines longer than N at spaces (default: the terminal's width when "
+        "printing to a terminal, else never; 0: never)",
+    )
     _add_shapes(parser)
 
 

@@ -13,16 +13,17 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
+from .. import progress
 from ..simplify import stable_forms, zero_power_logs
 from . import naming
 from .exps import cheapest_program
 from .forms import cheaper_program
 from .into import out_statement, slot
-from .pack import packed_path
-from .point import floats_suffice
+from .pack import HVP_PLAIN_COST
+from .point import floats_suffice, packed_path
 from .printer import CodePrinter
 from .spec import ModuleSpec, render_module
-from .standard import NAMESPACE, check_helpers, printer_for, standard_code
+from .standard import NAMESPACE, check_helpers, inline_constants, printer_for, standard_code
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,11 @@ THREADS_DOC = "{keyword}: threads for long arrays (None: up to 8; same results b
 
 def emit_source(program: Program, *, cse: bool = True, backend: str = "numpy") -> str:
     """The full text of the generated module for ``program`` (:func:`module_spec`, rendered)."""
-    return render_module(module_spec(program, cse=cse, backend=backend))
+    spec = module_spec(program, cse=cse, backend=backend)
+    with progress.stage("print") as counts:
+        source = render_module(spec)
+        counts["lines"] = source.count("\n")
+    return source
 
 
 def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -> ModuleSpec:
@@ -91,16 +96,29 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     the arguments, and the formulas return an array result's entries as nested tuples.
     """
     printer = printer_for(backend)
-    standard = backend == "array_api"
     if program.assignments is not None:
         assignments, reduced = list(program.assignments), list(program.outputs)
         if cse:
-            assignments, reduced = cheaper_program(assignments, reduced)
+            with progress.stage("CSE") as counts:
+                assignments, reduced = cheaper_program(assignments, reduced)
+                counts["temporaries"] = len(assignments)
     else:
-        outputs = [zero_power_logs(stable_forms(sp.sympify(e))) for e in program.outputs]
-        assignments, reduced = cheapest_program(outputs, cse)
+        with progress.stage("stable forms"):
+            outputs = [zero_power_logs(stable_forms(sp.sympify(e))) for e in program.outputs]
+        with progress.stage("CSE") as counts:
+            assignments, reduced = cheapest_program(outputs, cse)
+            counts["temporaries"] = len(assignments)
+    with progress.stage("print"):
+        return _printed_spec(program, printer, backend, assignments, reduced)
+
+
+def _printed_spec(program: Program, printer: CodePrinter, backend: str,
+                  assignments: list[tuple[sp.Symbol, sp.Expr]], reduced: list[sp.Expr]
+                  ) -> ModuleSpec:
+    """The module spec of ``program`` from its program after CSE: every statement printed."""
+    standard = backend == "array_api"
     if standard:  # a shared constant (``_t1 = tanh(3)``) folds into its users' literals
-        assignments, reduced = _inline_constants(assignments, reduced)
+        assignments, reduced = inline_constants(assignments, reduced)
     assignments, reduced = _named_outputs(program, assignments, reduced)
     inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
     array = isinstance(program.result, ArrayResult)
@@ -136,8 +154,10 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
                 else f"return {ELEMENTWISE}(_formulas, (){leading})")
         return ModuleSpec.of(program, prelude=[call], **spec)
     keyword = naming.threads_keyword(program.params)
-    packed = None if program.vector else packed_path(
-        program, assignments, reduced, printer, 1 if floats else 4)
+    # (a Hessian-vector product's plain point runs on NumPy scalars; without floats another
+    # function's does too, 4x dearer than on floats)
+    packed = packed_path(program, assignments, reduced, printer,
+                         HVP_PLAIN_COST if program.vector else 1 if floats else 4)
     point = packed[0] if packed else []
     printer.helpers.add(ELEMENTWISE)
     call = (f"return {ELEMENTWISE}(_formulas, {arguments}, {naming.THREADS}={keyword}"
@@ -342,25 +362,6 @@ def _interleave(
         if k in dead_after:
             lines.append("del " + ", ".join(sorted(dead_after[k])))
     return lines + tail
-
-
-def _inline_constants(
-    assignments: Sequence[tuple[sp.Symbol, sp.Expr]], outputs: Sequence[sp.Expr]
-) -> tuple[list[tuple[sp.Symbol, sp.Expr]], list[sp.Expr]]:
-    """Temporaries whose value is a number, substituted into the expressions that read them:
-    the Array API backend prints each constant subexpression as one float literal, since the
-    standard's functions take arrays, not Python numbers (``tanh(_t1)`` of ``_t1 = 3.0``)."""
-    constants: dict[sp.Symbol, sp.Expr] = {}
-    kept: list[tuple[sp.Symbol, sp.Expr]] = []
-    for name, value in assignments:
-        value = value.xreplace(constants) if constants else value
-        if value.is_number:
-            constants[name] = value
-        else:
-            kept.append((name, value))
-    if not constants:
-        return kept, list(outputs)
-    return kept, [sp.sympify(e).xreplace(constants) for e in outputs]
 
 
 def _entries(result: ArrayResult, names: dict[tuple[int, ...], str],

@@ -29,11 +29,15 @@ class VectorEntry:
     """The packed function of a module and its register: ``order`` names the inputs (the
     generated function's parameters, code names) in the order of the register's first
     elements, ``size`` is the register's length. Calling it with a register returns the
-    vector of every output, depth first (``value_and_grad``: the value, then the partials)."""
+    vector of every output, depth first (``value_and_grad``: the value, then the partials;
+    ``hvp``: the product, whose direction fills the register from ``direction`` on)."""
 
     packed: Callable[[np.ndarray], np.ndarray]
     order: tuple[str, ...]
     size: int
+    #: A Hessian-vector product's: where the direction's components start in the register
+    #: (after ``order``'s inputs); None for other functions.
+    direction: int | None = None
 
     def register(self) -> np.ndarray:
         """A register of zeros, to fill the inputs into (its first ``len(order)`` elements)."""
@@ -61,8 +65,13 @@ def vector_entry(function: Callable[..., Any], source: str, name: str) -> Vector
             if not (isinstance(node, ast.Call) and len(node.args) == 4):
                 return None
             _, inputs, size, _ = node.args
-            if not (isinstance(inputs, ast.Tuple) and isinstance(size, ast.Constant)
-                    and all(isinstance(n, ast.Name) for n in inputs.elts)):
+            if not (isinstance(inputs, ast.Tuple) and isinstance(size, ast.Constant)):
                 return None
-            return VectorEntry(packed, tuple(n.id for n in inputs.elts), size.value)
+            names = inputs.elts
+            direction = None
+            if names and isinstance(names[-1], ast.Starred):  # ``*_v``: the direction, last
+                names, direction = names[:-1], len(names) - 1
+            if not all(isinstance(n, ast.Name) for n in names):
+                return None
+            return VectorEntry(packed, tuple(n.id for n in names), size.value, direction)
     return None

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .. import progress
 from ..verify import check_module
 
 
@@ -35,11 +36,13 @@ def load_function(source: str, name: str, filename: str) -> Callable[..., Any]:
     is registered with :mod:`linecache` under that name, so that tracebacks and
     ``inspect.getsource`` show the generated lines.
     """
-    tree = check_module(source)
-    filename = source_file(source, name) or filename
-    code = compile(tree, filename, "exec")  # the tree just checked, not a second parse
-    namespace: dict[str, Any] = {"__name__": "symdiff.generated", "__file__": filename}
-    exec(code, namespace)  # our own rendered module, never user text
+    with progress.stage("verify"):
+        tree = check_module(source)
+    with progress.stage("compile"):
+        filename = source_file(source, name) or filename
+        code = compile(tree, filename, "exec")  # the tree just checked, not a second parse
+        namespace: dict[str, Any] = {"__name__": "symdiff.generated", "__file__": filename}
+        exec(code, namespace)  # our own rendered module, never user text
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     return namespace[name]
 

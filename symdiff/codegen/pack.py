@@ -56,6 +56,12 @@ VALUES_PREFIX = "_cv"
 FIXED_COST = 60.0
 CALL_COST = 5.0
 ELEMENT_COST = 0.025
+#: The plain path of a Hessian-vector product at a point (its arguments made 0-d arrays, its
+#: formulas run on NumPy scalars) costs about this many units per operation: measured on the
+#: hessp rows of ``benchmarks/bench_many_names.py`` (0.1-0.2 us per operation at 30 and 100
+#: names), where the packed path of a product of n names (a linear recurrence per name, one
+#: group per level) lost to it and those of the other problems won 10-150x.
+HVP_PLAIN_COST = 2.0
 #: Tests set this to force the packed path on (True) or off (False); None: the cost model.
 FORCE: bool | None = None
 
@@ -99,53 +105,6 @@ def pack_order(params: Sequence[str]) -> tuple[str, ...]:
     return tuple(sorted(params, key=natural))
 
 
-def nest_of(result: object) -> str:
-    """The literal that tells ``_at_packed`` how to nest the outputs (taken in depth-first
-    order): ``0`` one output, a positive int k a tuple of the next k outputs, a tuple of those
-    a tuple of them."""
-    if isinstance(result, int):
-        return "0"
-    items = list(result)  # type: ignore[call-overload]
-    if items and all(isinstance(i, int) for i in items):
-        return str(len(items))
-    inner = [nest_of(i) for i in items]
-    return f"({inner[0]},)" if len(inner) == 1 else f"({', '.join(inner)})"
-
-
-def packed_path(program, assignments: Sequence[tuple[sp.Symbol, sp.Expr]],
-                outputs: Sequence[sp.Expr], printer: CodePrinter, slower: float = 1
-                ) -> tuple[list[str], tuple[str, ...], str] | None:
-    """The point path of an elementwise program (``program``: its ``params``, ``result`` and
-    ``title``) packed, where that costs less than the plain one: the statements of the public
-    function's point path, the module constants and the text of ``_packed``; None otherwise.
-    The helpers the packed function calls join ``printer``'s. ``slower``: the cost of the
-    plain path's operations against Python floats' (4 where it runs on NumPy scalars, the
-    formulas having fractional powers)."""
-    result = program.result
-    if not isinstance(result, int | tuple):
-        return None  # an array result (a Jacobian, a Hessian) keeps the plain point path
-    made = packed_point(assignments, outputs, _depth_first(result), program.params,
-                        type(printer), slower)
-    if made is None:
-        return None
-    packed, own = made
-    printer.helpers |= own.helpers
-    printer.helpers.add(PACKED_HELPER)
-    test = " and ".join(  # (inline: a call with every argument cost a third more)
-        f"({p}.__class__ is float or {p}.__class__ is _np.float64)" for p in program.params)
-    names = ", ".join(packed.order)
-    call = (f"{PACKED_HELPER}({PACKED}, ({names}{',' if len(packed.order) == 1 else ''}), "
-            f"{packed.size}, {nest_of(result)})")
-    return [f"if {test}:", f"    return {call}"], packed.constants, packed.source(program.name)
-
-
-def _depth_first(result: object) -> list[int]:
-    """The output numbers in ``result`` depth first."""
-    if isinstance(result, int):
-        return [result]
-    return [k for item in result for k in _depth_first(item)]  # type: ignore[attr-defined]
-
-
 def packed_point(
     assignments: Sequence[tuple[sp.Symbol, sp.Expr]],
     outputs: Sequence[sp.Expr],
@@ -153,13 +112,15 @@ def packed_point(
     params: Sequence[str],
     printer_factory: Callable[[], CodePrinter],
     slower: float = 1,
+    last: Sequence[str] = (),
 ) -> tuple[PackedPoint, CodePrinter] | None:
     """The packed point path of the program, or None where the plain one costs less (or the
     program has something this path does not pack). ``leaves``: the output numbers in the
-    order the result hands them out (depth first)."""
+    order the result hands them out (depth first); ``last``: inputs that follow ``params`` in
+    the register, in this order (a direction's components)."""
     printer = printer_factory()
     try:
-        packer = _Packer(assignments, outputs, params, printer)
+        packer = _Packer(assignments, outputs, params, printer, last)
         packed = packer.pack([packer.output_locations[k] for k in leaves])
     except Unpackable:
         return None
@@ -170,10 +131,10 @@ def packed_point(
 
 
 class _Packer:
-    def __init__(self, assignments, outputs, params, printer) -> None:
+    def __init__(self, assignments, outputs, params, printer, last=()) -> None:
         self.printer = printer
         self.shapes = Shapes()
-        self.order = pack_order(params)
+        self.order = (*pack_order(params), *last)
         self.elements = 0
         self.calls = 0
         self.plain = 0

@@ -256,7 +256,7 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
         if row.helper:
             return self.helper_call(row.helper, *printed)
         if row.template:
-            return row.template.format(*printed)
+            return registry.print_template(row.template, printed)
         return f"_np.{row.ufunc}({', '.join(printed)})"
 
     def _heaviside(self, expr: sp.Heaviside) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 
 import sympy as sp
 
@@ -177,3 +178,22 @@ def printer_for(backend: str, array: bool = False) -> CodePrinter:
     if backend == "array_api":
         return StandardArrayPrinter() if array else StandardPrinter()
     return ArrayCodePrinter() if array else CodePrinter()
+
+
+def inline_constants(
+    assignments: Sequence[tuple[sp.Symbol, sp.Expr]], outputs: Sequence[sp.Expr]
+) -> tuple[list[tuple[sp.Symbol, sp.Expr]], list[sp.Expr]]:
+    """Temporaries whose value is a number, substituted into the expressions that read them:
+    the Array API backend prints each constant subexpression as one float literal, since the
+    standard's functions take arrays, not Python numbers (``tanh(_t1)`` of ``_t1 = 3.0``)."""
+    constants: dict[sp.Symbol, sp.Expr] = {}
+    kept: list[tuple[sp.Symbol, sp.Expr]] = []
+    for name, value in assignments:
+        value = value.xreplace(constants) if constants else value
+        if value.is_number:
+            constants[name] = value
+        else:
+            kept.append((name, value))
+    if not constants:
+        return kept, list(outputs)
+    return kept, [sp.sympify(e).xreplace(constants) for e in outputs]

@@ -238,11 +238,46 @@ class Deriver:
         denominator is a constant ``c``."""
         numerator, denominator = expr.args
         if self.var in denominator.free_symbols:
-            return self._quotient(expr, numerator, denominator)
+            if self.var in numerator.free_symbols:
+                return self._quotient(expr, numerator, denominator)
+            constants, rest = self._constant_factors(denominator)
+            c = self._value(numerator) / sp.Mul(*(self._value(f) for f in constants))
+            if c == 1 and not constants:
+                return self._written_reciprocal(expr, denominator)
+            inner = self(Quotient(sp.S.One, rest))
+            result = constant_multiple(c).derivative([inner.result])
+            note = Note("(c f)' = c f' with c = {0}, f = {1}", (c, inner.expr))
+            return self._step("constant multiple", expr, result, [inner], note)
         inner = self(numerator)
         result = constant_multiple(1 / self._value(denominator)).derivative([inner.result])
         note = Note("(f/c)' = f'/c with c = {0}", (denominator,))
         return self._step("constant multiple", expr, result, [inner], note)
+
+    def _constant_factors(self, expr: sp.Expr) -> tuple[list[sp.Expr], sp.Expr]:
+        """The constant factors of a product as typed, and the product of the others (``expr``
+        itself when it is no product)."""
+        if not isinstance(expr, Product):
+            return [], expr
+        constants = [f for f in expr.args if self.var not in f.free_symbols]
+        varying = [f for f in expr.args if self.var in f.free_symbols]
+        return constants, varying[0] if len(varying) == 1 else Product(*varying)
+
+    def _written_reciprocal(self, expr: Quotient, denominator: sp.Expr) -> Step:
+        """``1/g`` and ``1/g**n`` as typed: the power rule on ``g**-n`` (with the chain rule when
+        ``g`` is not the variable), as a textbook reads a lone reciprocal; the outer step
+        keeps the reciprocal as written (``d/du [1/u**2] = -2/u**3``)."""
+        power = isinstance(denominator, Power | sp.Pow)
+        if power and self.var not in denominator.args[1].free_symbols:
+            base, n = denominator.args[0], self._value(denominator.args[1])
+        else:
+            base, n = denominator, sp.S.One
+        local = power_rule(self._value(base), -n, True, False)
+
+        def in_names(u: sp.Expr, exponent: sp.Expr) -> Written:
+            shown = u if n == 1 else sp.Pow(u, n, evaluate=False)
+            return Quotient(sp.S.One, shown), power_rule(u, exponent, True, False)
+
+        return self._outer_then_chain(local, expr, [(0, local.partials[0])], in_names, (base, -n))
 
     def _base_log(self, expr: BaseLog) -> Step:
         """``log(u, b)`` as typed: the logarithm rule to base ``b`` (with the chain rule for
@@ -333,7 +368,9 @@ class Deriver:
         named = [self._value(arg) for arg in args]
         for (i, _), symbol in zip(pairs, names, strict=True):
             named[i] = symbol
-        key = (name, expr.func, *named)  # sin(u) once for every sin(...) of a large sum
+        # sin(u) once for every sin(...) of a large sum; a function called by another name
+        # (arcsin, arctan: both Called nodes) keyed by that name
+        key = (name, expr.func, getattr(expr, "name", None), *named)
         written = self._written.get(key)
         if written is None:
             written = self._written[key] = in_names(*named)

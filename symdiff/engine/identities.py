@@ -9,21 +9,26 @@ power rule (logarithmic differentiation) with its base and exponent. :attr:`Iden
 labels each sub-step with the part of the identity it computes (``f'``, ``g'``, ``f'(u)``,
 ``u'``, ``base f'``), which is how the nested views say why a sub-step is there.
 
-A rule without a builder here (a function of the rule table, whose step line already is its
-identity in ``u``) has no :class:`Identity`; the views print its explanation as before.
+A function of the rule table states its row's identity in the step's own variable
+(``d/dx tan(x) = 1 + tan(x)^2``, never in a ``u`` that the derivation may have defined as
+something else), with the natural logarithm as ``ln``, in text and in LaTeX alike
+(:func:`_function`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
+from sympy.printing.latex import accepted_latex_functions
 from sympy.printing.precedence import PRECEDENCE, precedence
 
 from ..parsing.written import Written, canonical
-from .inputtext import input_text
+from .inputtext import teaching_text
+from .rules import rule_for
 from .texnames import d_by, latex_name, tex
 
 #: (text, LaTeX) of one label or one named part.
@@ -51,12 +56,12 @@ Defines = Sequence[tuple[sp.Symbol, sp.Expr]]
 #: What the views call each rule (its rule name plus "rule", unless given here).
 DISPLAY_NAMES = {
     "simplify": "simplify",
-    "general power": "general power rule, by logarithmic differentiation",
+    "general power": "logarithmic differentiation",
 }
 
 
 def display_name(rule: str) -> str:
-    """``quotient rule``, ``general power rule, by logarithmic differentiation``, ``simplify``."""
+    """``quotient rule``, ``logarithmic differentiation``, ``simplify``."""
     return DISPLAY_NAMES.get(rule, rule + " rule")
 
 
@@ -64,7 +69,7 @@ def _with(parts: Sequence[tuple[str, sp.Expr, str]], names_tex: Sequence[str] = 
     """`` with f = sin(x), g = x`` in text and LaTeX; the third item of a part is a remark
     (``base``) or empty; ``names_tex`` are the names in LaTeX when they differ from the text."""
     names_tex = names_tex or [n for n, _, _ in parts]
-    text = ", ".join(f"{n} = {input_text(e)}" + (f" ({r})" if r else "") for n, e, r in parts)
+    text = ", ".join(f"{n} = {teaching_text(e)}" + (f" ({r})" if r else "") for n, e, r in parts)
     latex = r",\ ".join(
         f"{t} = {tex(e)}" + (rf"\ \text{{({r})}}" if r else "")
         for t, (_, e, r) in zip(names_tex, parts, strict=True)
@@ -79,7 +84,7 @@ def _bracketed(e: sp.Expr) -> bool:
 
 def _factor_text(e: sp.Expr) -> str:
     """``e`` as a leading factor in plain text (parenthesised when it is a sum)."""
-    return f"({input_text(e)})" if _bracketed(e) else input_text(e)
+    return f"({teaching_text(e)})" if _bracketed(e) else teaching_text(e)
 
 
 def _factor_latex(e: sp.Expr) -> str:
@@ -88,7 +93,7 @@ def _factor_latex(e: sp.Expr) -> str:
 
 def _exponent_text(e: sp.Expr) -> str:
     """``^12``, ``^-12``, ``^n``, ``^(1/2)``, ``^(n - 1)``."""
-    return f"^{input_text(e)}" if e.is_Integer or e.is_Symbol else f"^({input_text(e)})"
+    return f"^{teaching_text(e)}" if e.is_Integer or e.is_Symbol else f"^({teaching_text(e)})"
 
 
 # -- the builders, one per rule ------------------------------------------------------------------
@@ -141,9 +146,12 @@ def _power(step: Any, defines: Defines) -> Identity | None:
     n = expr.exp
     lower = n - 1
     name = latex_name(var.name)
-    rhs_text = _factor_text(n) + " " + input_text(var)
+    lead_text, lead_latex = (
+        ("-", "-") if n == -1 else (_factor_text(n) + " ", _factor_latex(n) + " ")
+    )
+    rhs_text = lead_text + teaching_text(var)
     rhs_text += "" if lower == 1 else _exponent_text(lower)
-    rhs_latex = _factor_latex(n) + " " + name + ("" if lower == 1 else f"^{{{tex(lower)}}}")
+    rhs_latex = lead_latex + name + ("" if lower == 1 else f"^{{{tex(lower)}}}")
     text = f"d/d{var} {var}{_exponent_text(n)} = {rhs_text}"
     latex = rf"{d_by(var)} {name}^{{{tex(n)}}} = {rhs_latex}"
     return Identity(text, latex, (("n", n),))
@@ -181,7 +189,7 @@ def _chain(step: Any, defines: Defines) -> Identity | None:
     count = len(defines)
     if not count or len(step.substeps) != 2 * count:
         return None
-    names = [(input_text(s), latex_name(s.name)) for s, _ in defines]
+    names = [(teaching_text(s), latex_name(s.name)) for s, _ in defines]
     parts = tuple((n, e) for (n, _), (_, e) in zip(names, defines, strict=True))
     if count == 1:
         ((u, u_tex),) = names
@@ -211,6 +219,75 @@ def _sum(step: Any, defines: Defines) -> Identity | None:
     return Identity("differentiate term by term", latex)
 
 
+#: ``log(`` of the natural logarithm in a row's identity (not ``log2(``, ``log10(``, ``log_b(``).
+_NATURAL_LOG = re.compile(r"\blog\(")
+#: The generic argument of a one-argument row's identity (``d/du sin(u) = cos(u)``).
+_GENERIC = re.compile(r"\bu\b")
+
+
+def _remark(identity: str) -> tuple[str, str]:
+    """A row's identity split into the equality and its remark (``(0 at u = 0)``)."""
+    head, sep, rest = identity.partition("  (")
+    return head, (sep.strip() + rest) if sep else ""
+
+
+def _function(step: Any, defines: Defines) -> Identity | None:
+    """A function of the rule table (or the exponential ``a^x``) at a step: the row's identity
+    with its generic ``u`` written as the step's variable; in LaTeX, the same equality built
+    from the row's derivative at that variable. A row of several arguments (``atan2``,
+    ``max``) keeps its identity as it is, in words in LaTeX too."""
+    expr = canonical(step.expr) if isinstance(step.expr, Written) else step.expr
+    var = step.var
+    if isinstance(expr, sp.Pow) and var not in expr.base.free_symbols:  # a^u
+        if expr.base.is_zero:
+            return None  # 0^u: its walk's note says why it is 0
+        base, name = expr.base, teaching_text(var)
+        power, derivative = sp.Pow(base, var), sp.Pow(base, var) * sp.log(base)
+        bare = base.is_Symbol or (base.is_Integer and base.is_positive)
+        a = teaching_text(base) if bare else f"({teaching_text(base)})"
+        text = f"d/d{name} {a}^{name} = {a}^{name} ln({teaching_text(base)})"
+        return Identity(text, rf"{d_by(var)} {tex(power)} = {tex(derivative)}")
+    structural = expr.is_Atom or isinstance(expr, sp.Add | sp.Mul | sp.Pow | sp.Piecewise)
+    rule = None if structural else rule_for(expr.func)
+    if rule is None or not rule.identity:
+        return None
+    identity, remark = _remark(rule.identity)
+    if identity.startswith("d/du ") and len(expr.args) == 1:
+        name = teaching_text(var)
+        text = f"d/d{name} " + _GENERIC.sub(name, identity.removeprefix("d/du "))
+        (partial,) = rule.partials(var)
+        latex = rf"{d_by(var)} {tex(expr.func(var))} = {tex(partial)}"
+        if remark:
+            text += "  " + _GENERIC.sub(name, remark)
+            latex += r"\quad " + latex_math(_GENERIC.sub(name, remark))
+    else:
+        text = rule.identity
+        latex = latex_math(_NATURAL_LOG.sub("ln(", text))
+    return Identity(_NATURAL_LOG.sub("ln(", text), latex)
+
+
+def _math_word(match: re.Match[str]) -> str:
+    """A word in math mode: one of LaTeX's own function names (``\\sin``, ``\\ln``) as that
+    command, another upright."""
+    word = match.group(0)
+    if word in accepted_latex_functions or word in ("max", "min"):
+        return "\\" + word + "{}"
+    return r"\mathrm{" + word.replace("_", r"\_") + "}"
+
+
+def latex_math(text: str) -> str:
+    """A row's identity (or remark) written in plain text as LaTeX in math mode: ``^2`` and
+    ``^(n - 1)`` as superscripts, words of several letters upright (``\\mathrm{atan2}``,
+    ``\\mathrm{ties}``), spaces kept; no ``\\text`` (whose content KaTeX reads differently)."""
+    text = text.replace("\\", "").replace("{", "(").replace("}", ")")
+    text = re.sub(r"\^\(([^()]*)\)", r"^{\1}", text)
+    text = re.sub(r"\^(-?\w+)", r"^{\1}", text)
+    text = re.sub(r"[A-Za-z_][A-Za-z0-9_]+", _math_word, text)
+    for char in "$&#%":
+        text = text.replace(char, "\\" + char)
+    return text.replace(" ", r"\ ")
+
+
 Builder = Callable[[Any, Defines], "Identity | None"]
 
 #: The identity of each rule that names parts; other rules print their explanation.
@@ -232,6 +309,13 @@ def identity_of(step: Any, defines: Defines | None = None) -> Identity | None:
     if not hasattr(step, "defines"):
         return None
     builder = BUILDERS.get(step.rule)
-    if builder is None:
-        return None
-    return builder(step, step.defines if defines is None else defines)
+    defines = step.defines if defines is None else defines
+    found = builder(step, defines) if builder is not None else None
+    if found is None and step.rule not in _STRUCTURAL:
+        found = _function(step, defines)
+    return found
+
+
+#: Rules of the structure of an expression, which no row of the rule table states.
+_STRUCTURAL = frozenset({*BUILDERS.keys() - {"power"}, "constant", "variable", "difference",
+                         "piecewise", "simplify", "change of base"})

@@ -6,6 +6,7 @@ SymPy's own text (``sstr``) writes ``Max``, ``Min``, ``Abs``, ``ceiling``, ``Mod
 and ``where``: every function is printed under its registry row's first name. Recipes
 (:mod:`symdiff.recipe`) store scalar expressions this way; tensor formulas
 (:mod:`symdiff.tensor.formula`) print their elementwise parts with the same printer.
+Derivations print with :func:`teaching_text`: the same language, the natural logarithm as ``ln``.
 """
 
 from __future__ import annotations
@@ -87,6 +88,21 @@ class InputPrinter(StrPrinter):
         for value, cond in reversed(pairs):
             text = f"where({self._print(cond)}, {self._print(value)}, {text})"
         return text
+
+
+class TeachingPrinter(InputPrinter):
+    """The input language as a derivation shows it: the natural logarithm written ``ln`` (which
+    :func:`symdiff.parse` reads too), as a textbook and the rules' identities write it."""
+
+    def _print(self, expr: sp.Basic, **kwargs) -> str:
+        if type(expr) is sp.log:
+            return self._call("ln", expr.args)
+        return super()._print(expr, **kwargs)
+
+
+def teaching_text(expr: sp.Basic) -> str:
+    """``expr`` as a derivation's text view prints it: the input language with ``ln``."""
+    return TeachingPrinter().doprint(expr)
 
 
 def input_text(expr: sp.Basic, order: str | None = None) -> str:

@@ -1,7 +1,9 @@
 """The lines every view of a derivation prints: text, LaTeX and HTML read one :class:`Line` list.
 
 :func:`derivation_lines` turns step trees into lines (a chain step's inner functions named,
-renamed where an enclosing chain uses the name), each with the identity its rule applies, parts
+one name per inner expression: :mod:`symdiff.engine.innernames`; a chain, product or quotient
+rule's parts put together in an assembly line: :mod:`symdiff.engine.assembly`), each with the
+identity its rule applies, parts
 named (:mod:`symdiff.engine.identities`), and each sub-step labelled with the part of its
 parent's identity it computes (``f'``, ``g'``, ``f'(u)``, ``u'``, ``base f'``): only the
 top-level steps are numbered, the nesting is the tree itself. :func:`render_text` prints an
@@ -15,16 +17,18 @@ inner functions), any other step prints itself (``text()``, ``latex()``).
 from __future__ import annotations
 
 import html
-import itertools
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+import textwrap
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import sympy as sp
 
 from ..errors import SymdiffError
-from .identities import Identity, display_name, identity_of
-from .inputtext import input_text
+from .assembly import assembly, shown_result
+from .identities import Identity, display_name, identity_of, latex_math
+from .innernames import InnerNames
+from .inputtext import teaching_text
 from .texnames import d_by, tex
 
 
@@ -48,20 +52,16 @@ VERBOSE_LEVELS = ("all", "key")
 #: Leaf rules hidden at ``verbose="key"``: a student knows d/dx c = 0 and d/dx x = 1.
 TRIVIAL_RULES = frozenset({"constant", "variable"})
 
-#: Names tried, in order, for the inner function of the chain rule (one not in the expression).
-INNER_NAMES = ("u", "v", "w", "t", "s")
+#: The orders of the lines of a rule: the rule's line first, then its parts and the line that
+#: puts them together ("result-first", the default: the answer, then why, as a tree folds),
+#: or the parts, the assembly and then the rule's line ("bottom-up", as worked on paper).
+ORDERS = ("result-first", "bottom-up")
 
+#: What a ``simplify`` step says when it has no note of its own.
+EXPLANATIONS_SIMPLIFY = "simplify the result"
 
-def inner_names(count: int, taken: Collection[str]) -> list[str]:
-    """Names for ``count`` inner functions, none in ``taken``: ``u`` for one, else ``u_1, ...``
-    (the next of :data:`INNER_NAMES` when those are taken)."""
-    taken = set(taken)
-    fallback = (f"u{i}" for i in itertools.count(1))
-    for base in itertools.chain(INNER_NAMES, fallback):
-        names = [base] if count == 1 else [f"{base}_{i}" for i in range(1, count + 1)]
-        if base not in taken and not taken.intersection(names):
-            return names
-    raise AssertionError("unreachable")  # pragma: no cover
+#: What the LaTeX view says beside an assembly line.
+ASSEMBLED = "put together"
 
 
 def check_verbose(verbose: str) -> str:
@@ -89,10 +89,17 @@ def annotation(text: str, depth: int) -> str:
 
 def rule_annotation(depth: int, name: str, role: str = "", identity: str = "") -> str:
     r"""The last column of a step's row: indentation, the part of the parent's identity it
-    computes (``f'\colon``), ``\text{(quotient rule)}``, then the identity with its parts named."""
+    computes (``f'\colon``), ``\text{(quotient rule)}``; then, each on a row of its own in the
+    same column (so that a derivation stays as narrow as a page), the identity and the naming
+    of its parts (``\text{with } f = ...``)."""
     head = rf" {role}\colon\ " if role else ""  # the space ends \quad before a letter
-    tail = rf"\quad {identity}" if identity else ""
-    return r"\quad" * depth + head + rf"\text{{({_latex_text(name)})}}" + tail
+    rows = [r"\quad" * depth + head + rf"\text{{({_latex_text(name)})}}"]
+    if identity:
+        equality, joint, parts = identity.partition(r" \text{ with } ")
+        rows.append(r"\quad" * (depth + 1) + " " + equality.strip())
+        if joint:
+            rows.append(r"\quad" * (depth + 1) + r" \text{with } " + parts.strip())
+    return " \\\\\n&&& ".join(rows)  # the next rows in the same (fourth) column
 
 
 @dataclass(frozen=True)
@@ -102,7 +109,9 @@ class Line:
     ``kind`` is ``"derivative"`` (``d/d{var} [lhs] = rhs``; ``partial`` when ``var`` is one of
     several inner functions, held apart from the others), ``"definition"`` (``lhs = rhs``: an
     inner function's name and what it stands for), ``"equality"`` (``lhs = rhs``: a simplify
-    step on its own) or ``"other"`` (a step of another kind, such as a tensor step, printed by
+    step on its own), ``"assembly"`` (``role = lhs = rhs``: a chain, product or quotient
+    rule's identity, ``role``, with its parts put in, ``lhs``, and the result; one side when
+    both print alike) or ``"other"`` (a step of another kind, such as a tensor step, printed by
     its own ``text()``). ``label`` is the number of a top-level step (empty below: the nesting
     is shown by ``depth``); ``role`` and ``role_latex`` say which part of the parent step's
     identity a sub-step computes (``f'``, ``u'``, ``base f'``; empty when none); ``why`` is the
@@ -128,33 +137,50 @@ class Line:
     def text(self) -> str:
         """The equality in plain text, without number, rule or explanation."""
         if self.kind == "derivative":
-            return f"d/d{self.var} [{input_text(self.lhs)}] = {input_text(self.rhs)}"
+            return f"d/d{self.var} [{teaching_text(self.lhs)}] = {teaching_text(self.rhs)}"
         if self.kind in ("definition", "equality"):
-            return f"{input_text(self.lhs)} = {input_text(self.rhs)}"
+            return f"{teaching_text(self.lhs)} = {teaching_text(self.rhs)}"
+        if self.kind == "assembly":
+            parts, result = teaching_text(self.lhs), teaching_text(self.rhs)
+            return parts if parts == result else f"{parts} = {result}"
         return self.step.text()
 
     def head(self) -> str:
         """What the text and HTML views print before the equality: ``1. [quotient] `` for a
-        top-level step, ``f': [trigonometric] `` for a sub-step, nothing for a definition."""
+        top-level step, ``f': [trigonometric] `` for a sub-step, the identity's right-hand side
+        for an assembly line (``f' g + f g' = ``), nothing for a definition."""
         if self.kind == "definition":
             return ""
+        if self.kind == "assembly":
+            return f"{self.role} = "
         if self.label:
             return f"{self.label}. [{self.rule}] "
         return (f"{self.role}: " if self.role else "") + f"[{self.rule}] "
 
     def latex(self) -> str:
-        """One row of an ``aligned`` block: ``lhs &= rhs && (rule) identity``."""
+        """One row of an ``aligned`` block: ``lhs &= rhs && (rule)``, then the identity on rows
+        of its own in the last column (:func:`rule_annotation`)."""
         if self.kind == "other":
             return self.step.latex()
         if self.kind == "definition":
             return f"{tex(self.lhs)} &= {tex(self.rhs)} && " + annotation(
                 "inner function", self.depth
             )
+        if self.kind == "assembly":  # the result on a row of its own: as narrow as a page
+            parts, result = tex(self.lhs), tex(self.rhs)
+            row = f"{self.role_latex} &= {parts} && " + annotation(ASSEMBLED, self.depth)
+            return row if parts == result else f"{row} \\\\\n&= {result} &&"
         lhs = tex(self.lhs)
         if self.kind == "derivative":
             lhs = rf"{d_by(self.var, self.partial)}\left[{lhs}\right]"
         identity = self.identity.latex if self.identity is not None else ""
-        note = rule_annotation(self.depth, display_name(self.rule), self.role_latex, identity)
+        name = display_name(self.rule)
+        if self.rule == "simplify" and self.why != EXPLANATIONS_SIMPLIFY:
+            # what the simplification did, in words; a definition it used, in math
+            words, _, formula = self.why.partition(": ")
+            identity = rf"\text{{{_latex_text(words)}}}" + (
+                rf"\quad {latex_math(formula)}" if formula else "")
+        note = rule_annotation(self.depth, name, self.role_latex, identity)
         return f"{lhs} &= {tex(self.rhs)} && {note}"
 
 
@@ -167,86 +193,84 @@ def single_line(
     kind = "equality" if step.rule == "simplify" else "derivative"
     identity = identity_of(step, defines)
     why = identity.text if identity is not None else step.explanation()
-    return Line(label, depth, kind, step.rule, why, step.expr, step.result, step.var, partial,
+    result = step.result if step.rule == "simplify" else shown_result(step)
+    return Line(label, depth, kind, step.rule, why, step.expr, result, step.var, partial,
                 step, role[0], role[1], identity)
 
 
-def _renamed(step: Any, names: Mapping[sp.Symbol, sp.Symbol]) -> Any:
-    """An outer step of a chain with its inner-function names changed."""
-    return replace(
-        step,
-        expr=step.expr.xreplace(names),
-        result=step.result.xreplace(names),
-        var=names.get(step.var, step.var),
-    )
+def check_order(order: str) -> str:
+    if order not in ORDERS:
+        raise SymdiffError(f"order must be one of {', '.join(ORDERS)}; got {order!r}")
+    return order
 
 
-def _names_for(step: Any, used: frozenset[str]) -> tuple[tuple[tuple[sp.Symbol, sp.Expr], ...],
-                                                          tuple[Any, ...]]:
-    """A chain step's definitions and outer steps, renamed if an enclosing chain already uses a
-    name (a chain inside a chain names its inner function ``v``, not ``u`` again) or if the
-    expression has a variable of that name (tensor steps rename their placeholders late)."""
-    taken = {s.name for s in step.expr.free_symbols} | used
-    if not any(symbol.name in taken for symbol, _ in step.defines):
-        return step.defines, step.outer
-    new = inner_names(len(step.defines), taken)
-    names = {
-        old: sp.Symbol(name, **old.assumptions0)
-        for (old, _), name in zip(step.defines, new, strict=True)
-    }
-    defines = tuple((names[symbol], expr) for symbol, expr in step.defines)
-    return defines, tuple(_renamed(outer, names) for outer in step.outer)
+def _variables(steps: Sequence[Any]) -> set[str]:
+    """The names of the variables the steps differentiate and in."""
+    names: set[str] = set()
+    for step in steps:
+        expr, var = getattr(step, "expr", None), getattr(step, "var", None)
+        if isinstance(expr, sp.Basic):
+            names |= {s.name for s in expr.free_symbols if isinstance(s, sp.Symbol)}
+        if isinstance(var, sp.Symbol):
+            names.add(var.name)
+    return names
 
 
-def avoiding(step: Any, names: Collection[str]) -> Any:
-    """The step tree with every chain rule's inner functions renamed away from ``names``: the
-    names a derivation shows outside these steps (a tensor derivation's variables and values),
-    which the steps themselves cannot know."""
-    subs = tuple(avoiding(sub, names) for sub in step.substeps)
-    step = replace(step, substeps=subs) if subs != step.substeps else step
-    if not any(symbol.name in names for symbol, _ in step.defines):
-        return step
-    defines, outer = _names_for(step, frozenset(names))
-    return replace(step, defines=defines, substeps=(*outer, *step.inner))
-
-
-def derivation_lines(steps: Sequence[Any], verbose: str = "all") -> list[Line]:
+def derivation_lines(
+    steps: Sequence[Any], verbose: str = "all", order: str = "result-first"
+) -> list[Line]:
     """Every shown line of a list of step trees, depth first; top-level steps numbered ``1``,
     ``2``, sub-steps labelled with their role in the parent's identity (``f'``, ``u'``).
 
     A chain step is followed by one definition line per inner function (``u = x**2``), then the
     outer derivative in ``u`` (``d/du [exp(u)] = exp(u)``, role ``f'(u)``), then the inner
-    derivative(s) (role ``u'``). ``verbose="key"`` hides the leaf ``constant`` / ``variable``
-    sub-steps. A top-level ``simplify`` step repeats the left-hand side of the step above it:
-    ``d/dx [f] = simplified``; on its own it reads ``raw = simplified``.
+    derivative(s) (role ``u'``), then the assembly line that puts them together with ``u``
+    put back (``f'(u) u' = exp(x**2)*(2*x) = 2*x*exp(x**2)``); a product and a quotient rule
+    end with theirs too (:func:`~symdiff.engine.assembly.assembly`). Each inner expression has
+    one name in the whole derivation, and no name stands for two
+    (:class:`~symdiff.engine.innernames.InnerNames`).
+    ``verbose="key"`` hides the leaf ``constant`` / ``variable`` sub-steps. ``order``
+    (:data:`ORDERS`) puts a rule's own line before its parts (``"result-first"``) or after its
+    assembly line (``"bottom-up"``). A top-level ``simplify`` step repeats the left-hand side
+    of the step above it: ``d/dx [f] = simplified``; on its own it reads ``raw = simplified``.
     """
     is_shown = shown(verbose)
+    bottom_up = check_order(order) == "bottom-up"
+    names = InnerNames(_variables(steps))
     lines: list[Line] = []
 
-    def visit(step: Any, label: str, depth: int, used: frozenset[str], partial: bool,
-              role: tuple[str, str]) -> None:
+    def visit(step: Any, label: str, depth: int, partial: bool, role: tuple[str, str]) -> None:
         subs: list[Any] = list(step.substeps)
         outer_count = 0
         roles: tuple[tuple[str, str], ...] = ()
+        first = len(lines)
+        defines: Any = ()
         if is_rule_step(step):
-            defines, outer = (_names_for(step, used) if step.defines else ((), ()))
+            defines, outer = names.shown(step) if step.defines else ((), ())
             line = single_line(step, label, depth, partial, role, defines)
             lines.append(line)
+            for symbol, expr in defines:
+                lines.append(Line("", depth + 1, "definition", "inner function",
+                                  "inner function", symbol, expr))
             if defines:
-                used = used | {symbol.name for symbol, _ in defines}
-                for symbol, expr in defines:
-                    lines.append(Line("", depth + 1, "definition", "inner function",
-                                      "inner function", symbol, expr))
                 subs[: len(outer)] = outer
                 outer_count = len(outer) if len(outer) > 1 else 0
             if line.identity is not None and len(line.identity.roles) == len(subs):
                 roles = line.identity.roles
         else:
-            lines.append(Line(label, depth, "other", step.rule, step.explanation(), step=step,
-                              role=role[0], role_latex=role[1]))
+            line = Line(label, depth, "other", step.rule, step.explanation(), step=step,
+                        role=role[0], role_latex=role[1])
+            lines.append(line)
         for i, sub in enumerate(subs):
             if is_shown(sub):
-                visit(sub, "", depth + 1, used, i < outer_count, roles[i] if roles else ("", ""))
+                visit(sub, "", depth + 1, i < outer_count, roles[i] if roles else ("", ""))
+        assembled = assembly(step, defines) if is_rule_step(step) else None
+        if assembled is not None:
+            lines.append(Line("", depth + 1, "assembly", "assembly", "", assembled.parts,
+                              line.rhs, step.var, step=step, role=assembled.pattern,
+                              role_latex=assembled.pattern_latex))
+        if bottom_up and len(lines) > first + 1:
+            lines.append(lines.pop(first))
 
     previous: Any = None
     for number, step in enumerate(steps, 1):
@@ -254,35 +278,50 @@ def derivation_lines(steps: Sequence[Any], verbose: str = "all") -> list[Line]:
             lines.append(Line(str(number), 0, "derivative", "simplify", step.explanation(),
                               previous.expr, step.result, previous.var, step=step))
             continue
-        visit(step, str(number), 0, frozenset(), False, ("", ""))
+        visit(step, str(number), 0, False, ("", ""))
         previous = step if is_rule_step(step) else None
     return lines
 
 
-def render_text(steps: Sequence[Any], verbose: str = "all") -> str:
+def render_text(steps: Sequence[Any], verbose: str = "all", order: str = "result-first") -> str:
     """An indented tree, one line each: numbered top-level steps, sub-steps two spaces further
     in with their role (``f': [trigonometric] ...``), the rule, the equality and the identity
     with its parts named, and the definition of each inner function of the chain rule
     (``u = sin(x)``)."""
     rows = []
-    for line in derivation_lines(steps, verbose):
+    for line in derivation_lines(steps, verbose, order):
         why = f"   ({line.why})" if line.why else ""
         rows.append(f"{'  ' * line.depth}{line.head()}{line.text()}{why}")
     return "\n".join(rows)
 
 
-def latex_rows(steps: Sequence[Any], verbose: str = "all") -> list[str]:
+def wrapped(text: str, width: int | None) -> str:
+    """``text`` with every line longer than ``width`` broken at spaces (never inside a word or
+    an expression written without spaces); a continued line is indented four spaces further
+    than its first. ``None`` (or 0) leaves the text as it is."""
+    if not width:
+        return text
+    out = []
+    for line in text.splitlines():
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        out += textwrap.wrap(line, width, subsequent_indent=indent + "    ", drop_whitespace=True,
+                             break_long_words=False, break_on_hyphens=False) or [line]
+    return "\n".join(out)
+
+
+def latex_rows(steps: Sequence[Any], verbose: str = "all", order: str = "result-first"
+               ) -> list[str]:
     r"""The rows of the ``aligned`` block: the lines of :func:`derivation_lines`, in LaTeX."""
-    return [line.latex() for line in derivation_lines(steps, verbose)]
+    return [line.latex() for line in derivation_lines(steps, verbose, order)]
 
 
-def render_latex(steps: Sequence[Any], verbose: str = "all") -> str:
+def render_latex(steps: Sequence[Any], verbose: str = "all", order: str = "result-first") -> str:
     r"""Every step as a row of one KaTeX-safe ``aligned`` block inside ``$$ ... $$``.
 
     Only ``aligned`` (no ``align``), ``\frac``, ``\left[ \right]``, ``\quad``, ``\colon``,
     ``\mathrm`` and ``\text{...}`` with escaped content are added to SymPy's own LaTeX.
     """
-    rows = latex_rows(steps, verbose)
+    rows = latex_rows(steps, verbose, order)
     return "$$\\begin{aligned}\n" + " \\\\\n".join(rows) + "\n\\end{aligned}$$"
 
 
@@ -297,9 +336,11 @@ def _html_content(line: Line) -> str:
     parts = []
     if line.label:
         parts.append(f'<span class="symdiff-label">{html.escape(line.label)}.</span> ')
-    if line.role and line.kind != "definition":
+    if line.kind == "assembly":  # the identity's right-hand side, then its parts put in
+        parts.append(f'<span class="symdiff-role">{html.escape(line.head())}</span>')
+    elif line.role and line.kind != "definition":
         parts.append(f'<span class="symdiff-role">{html.escape(line.role)}:</span> ')
-    if line.kind != "definition":
+    if line.kind not in ("definition", "assembly"):
         parts.append(f'<span class="symdiff-rule">[{html.escape(line.rule)}]</span> ')
     parts.append(f"<code>{html.escape(line.text())}</code>")
     if line.why:

@@ -9,11 +9,11 @@ else about it, its test domain included: adding a function is one row there (plu
 class in :mod:`symdiff.functions` or a helper in :mod:`symdiff.runtime` only where SymPy or
 NumPy lacks one).
 
-Conventions at non-differentiable points (each row's ``identity``; the README's function table
-is generated from the rows): ``abs'(0) = 0``, ``sign' = floor' = ceil' = heaviside' = 0``,
-``relu'(0) = 0``, ``cbrt'(0) = inf``, ``hypot``'s gradient 0 at the origin,
-``d mod(a, b) = da - floor(a/b) db``; for ``max``/``min`` the gradient is split evenly among
-tied arguments (``max(x, 0)'`` at 0 is 1/2).
+Conventions at non-differentiable points (each row's ``identity``; the function table of
+docs/functions.md is generated from the rows): ``abs'(0) = 0``,
+``sign' = floor' = ceil' = heaviside' = 0``, ``relu'(0) = 0``, ``cbrt'(0) = inf``,
+``hypot``'s gradient 0 at the origin, ``d mod(a, b) = da - floor(a/b) db``; for
+``max``/``min`` the gradient is split evenly among tied arguments (``max(x, 0)'`` at 0 is 1/2).
 """
 
 from __future__ import annotations

@@ -40,29 +40,30 @@ from dataclasses import dataclass, field, replace
 import sympy as sp
 
 from .identities import identity_of
-from .inputtext import input_text
+from .innernames import INNER_NAMES, avoiding, inner_names
+from .inputtext import teaching_text
 from .lines import (
-    INNER_NAMES,
+    ORDERS,
     TRIVIAL_RULES,
     VERBOSE_LEVELS,
     Line,
-    avoiding,
     bundle,
+    check_order,
     check_verbose,
     derivation_lines,
-    inner_names,
     latex_rows,
     render_html,
     render_latex,
     render_text,
     single_line,
+    wrapped,
 )
 from .local import IDENTITIES
 
 __all__ = [
-    "EXPLANATIONS", "INNER_NAMES", "TRIVIAL_RULES", "VERBOSE_LEVELS", "Derivation", "Line",
-    "Note", "Step", "avoiding", "derivation_lines", "inner_names", "latex_rows", "render_html",
-    "render_latex", "render_text",
+    "EXPLANATIONS", "INNER_NAMES", "ORDERS", "TRIVIAL_RULES", "VERBOSE_LEVELS", "Derivation",
+    "Line", "Note", "Step", "avoiding", "derivation_lines", "inner_names", "latex_rows",
+    "render_html", "render_latex", "render_text",
 ]
 
 #: What each structural rule says, shown beside the step (the rules' own table,
@@ -81,7 +82,7 @@ class Note:
     exprs: tuple[sp.Expr, ...] = ()
 
     def __str__(self) -> str:
-        return self.text.format(*(input_text(e) for e in self.exprs))
+        return self.text.format(*(teaching_text(e) for e in self.exprs))
 
 
 @dataclass(frozen=True)
@@ -184,9 +185,12 @@ class Derivation:
     steps: list[Step] = field(default_factory=list)
     verbose: str = "all"
     written: sp.Expr | None = None
+    final: sp.Expr | None = None
+    order: str = "result-first"
 
     def __post_init__(self) -> None:
         check_verbose(self.verbose)
+        check_order(self.order)
 
     @property
     def shown(self) -> sp.Expr:
@@ -203,33 +207,46 @@ class Derivation:
         return self.text("all")
 
     def __repr__(self) -> str:
-        expr, result = input_text(self.expr), input_text(self.result)
+        expr, result = teaching_text(self.expr), teaching_text(self.result)
         return f"Derivation({expr!r}, wrt={str(self.var)!r}, result={result!r})"
 
     def header(self) -> str:
-        """``d/dx [expr] = result`` in plain text."""
-        return f"d/d{self.var} [{input_text(self.shown)}] = {input_text(self.result)}"
+        """``d/dx [expr] = result`` in plain text (the result in its final form)."""
+        result = self.result if self.final is None else self.final
+        return f"d/d{self.var} [{teaching_text(self.shown)}] = {teaching_text(result)}"
 
-    def lines(self, verbose: str | None = None) -> list[Line]:
+    def lines(self, verbose: str | None = None, order: str | None = None) -> list[Line]:
         """The shown lines as data (:class:`Line`): what :meth:`text`, :meth:`latex` and
-        :meth:`html` print, one equality or definition each (``verbose`` as in :meth:`text`)."""
-        return derivation_lines(self.steps, verbose or self.verbose)
+        :meth:`html` print, one equality or definition each (``verbose`` as in :meth:`text`,
+        ``order`` one of :data:`ORDERS`, default :attr:`order`)."""
+        return derivation_lines(self.steps, verbose or self.verbose, order or self.order)
 
-    def text(self, verbose: str | None = None) -> str:
-        """The header line and the numbered steps (``verbose`` defaults to :attr:`verbose`)."""
-        return self.header() + "\n" + render_text(self.steps, verbose or self.verbose)
+    def text(
+        self, verbose: str | None = None, order: str | None = None, width: int | None = None
+    ) -> str:
+        """The header line and the numbered steps (``verbose`` defaults to :attr:`verbose`,
+        ``order`` to :attr:`order`); with ``width``, lines longer than that are broken at
+        spaces (:func:`~symdiff.engine.lines.wrapped`)."""
+        text = self.header() + "\n" + render_text(self.steps, verbose or self.verbose,
+                                                  order or self.order)
+        return wrapped(text, width)
 
-    def latex(self, verbose: str | None = None) -> str:
+    def latex(self, verbose: str | None = None, order: str | None = None) -> str:
         """The ``$$\\begin{aligned} ... \\end{aligned}$$`` block at a verbose level."""
-        return render_latex(self.steps, verbose or self.verbose)
+        return render_latex(self.steps, verbose or self.verbose, order or self.order)
 
     def html(self, verbose: str | None = None) -> str:
-        """The steps as an escaped HTML tree of collapsible ``<details>`` at a verbose level."""
+        """The steps as an escaped HTML tree of collapsible ``<details>`` at a verbose level
+        (always result-first: a folded step shows its own line)."""
         return render_html(self.steps, verbose or self.verbose)
 
     def with_verbose(self, verbose: str) -> Derivation:
         """The same derivation, displayed at another verbose level (``"all"`` or ``"key"``)."""
         return replace(self, verbose=check_verbose(verbose))
+
+    def with_order(self, order: str) -> Derivation:
+        """The same derivation, its rules' lines in another order (:data:`ORDERS`)."""
+        return replace(self, order=check_order(order))
 
     def display(self, verbose: str | None = None) -> None:
         """Show the derivation now: through IPython's ``display`` when available, else print.

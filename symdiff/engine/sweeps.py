@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
+from .. import progress
 from ..codegen import naming
 from ..simplify import simplify_for_people
 from .adjoints import ReverseSteps, TangentStep
@@ -89,8 +90,10 @@ def derivation(
 ) -> Derivation:
     """d expr / d var by the rule table, with its steps (and a final ``simplify`` step when
     simplifying for reading changed the result)."""
-    root = differentiate(expr, var)
-    result = simplify_for_people(root.result) if simplify else root.result
+    with progress.stage("derive"):
+        root = differentiate(expr, var)
+    with progress.stage("simplify"):
+        result = simplify_for_people(root.result) if simplify else root.result
     steps = [root]
     if result != root.result:
         steps.append(Step("simplify", root.result, result, var))

@@ -55,8 +55,11 @@ def symbol_names(*exprs: sp.Basic) -> dict[sp.Symbol, str]:
 
 
 def tex(expr: sp.Basic) -> str:
-    """``sympy.latex(expr)`` with every variable named as :func:`latex_name` writes it."""
-    return sp.latex(expr, symbol_names=symbol_names(expr))
+    """``sympy.latex(expr)`` with every variable named as :func:`latex_name` writes it, in a
+    textbook's notation: ``\\ln`` for the natural logarithm, ``\\arcsin`` for the inverse
+    sine (and the other inverse trigonometric functions)."""
+    return sp.latex(expr, symbol_names=symbol_names(expr), ln_notation=True,
+                    inv_trig_style="full")
 
 
 def d_by(var: sp.Symbol, partial: bool = False) -> str:

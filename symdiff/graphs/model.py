@@ -8,7 +8,7 @@ from typing import Any
 from ..errors import SymdiffError
 from .nodes import Edge, GraphNode
 from .svg import draw
-from .text import Table, dot_escape, format_number, node_lines
+from .text import Table, dot_escape, flow, format_number, node_lines
 from .walkthrough import forward_table, reverse_table
 
 
@@ -26,9 +26,12 @@ class Graph:
 
     @property
     def edges(self) -> list[Edge]:
-        """One edge per (child, parent) use, in node order."""
+        """One edge per (child, parent) use, in node order; a tensor graph's edges say what
+        flows along them (the child's shape and values, :func:`~symdiff.graphs.text.flow`)."""
+        index = self._index() if self.tensor else {}
         return [
-            Edge(child, node.id, node.partials[i] if node.partials else None)
+            Edge(child, node.id, node.partials[i] if node.partials else None,
+                 flow(index[child]) if self.tensor else "")
             for node in self.nodes
             for i, child in enumerate(node.children)
         ]
@@ -63,8 +66,8 @@ class Graph:
             label = "\\n".join(dot_escape(line) for line in node_lines(n))
             lines.append(f'  {n.id} [label="{label}" shape={shape}{style}];')
         for e in self.edges:
-            partial = "" if e.partial is None else dot_escape(format_number(e.partial))
-            label = "" if e.partial is None else f' [label="{partial}"]'
+            text = e.text if e.partial is None else format_number(e.partial)
+            label = f' [label="{dot_escape(text)}"]' if text else ""
             lines.append(f"  {e.source} -> {e.target}{label};")
         lines.append("}")
         return "\n".join(lines) + "\n"
@@ -96,6 +99,11 @@ class Graph:
         return draw(self.nodes, self.edges, self.root)
 
     def _repr_svg_(self) -> str:
+        return self.to_svg()
+
+    def _repr_html_(self) -> str:
+        """The SVG picture inline: a notebook shows HTML before SVG (which it would put in an
+        ``<img>`` at its natural width), so the picture's ``max-width: 100%`` fits the cell."""
         return self.to_svg()
 
     def _require_values(self) -> None:

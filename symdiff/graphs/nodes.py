@@ -27,11 +27,15 @@ class GraphNode:
 
 @dataclass(frozen=True)
 class Edge:
-    """Data flows from ``source`` (a child) into ``target`` (its parent)."""
+    """Data flows from ``source`` (a child) into ``target`` (its parent). A scalar graph's
+    edge carries its local partial d target / d source at the point; a tensor graph's, where
+    that is a Jacobian, what flows along it in ``text`` (its shape and a summary of its
+    values)."""
 
     source: str
     target: str
     partial: float | None = None
+    text: str = ""
 
 
 

@@ -200,8 +200,24 @@ def _heading(n: Node) -> str:
     if n.op != "map":
         return HEADINGS.get(n.op, n.op)
     (expr,) = n.attrs
-    head = OPERATORS.get(type(expr)) or type(expr).__name__.lower()
-    return head if expr.args else "elementwise"
+    if not expr.args:
+        return "elementwise"
+    return _written_operator(expr) or OPERATORS.get(type(expr)) or type(expr).__name__.lower()
+
+
+def _written_operator(expr: sp.Expr) -> str | None:
+    """The operator a reader wrote where SymPy stores another: ``-`` for a sum with a negated
+    term (``t1 - t3`` is ``t1 + (-1)*t3``) and for a negation (``-t1`` is ``(-1)*t1``), ``/``
+    for a product with a reciprocal (``t1/t2`` is ``t1*t2**-1``)."""
+    if expr.is_Add and any(t.could_extract_minus_sign() for t in expr.args):
+        return "-"
+    if expr.is_Mul:
+        coefficient, rest = expr.as_coeff_Mul()
+        if any(f.is_Pow and f.exp.is_negative for f in sp.Mul.make_args(rest)):
+            return "/"
+        if coefficient == -1 and not rest.is_Mul:
+            return "-"
+    return None
 
 
 def _rule(n: Node, layer: Called | None, kids: Sequence[Node], names: Mapping[int, str]

@@ -78,17 +78,53 @@ def summary(a: np.ndarray) -> str:
     return f"{low:.4g}..{high:.4g}" if low != high else f"all {format_number(low)}"
 
 
+#: The word for d output / d node in every view of a graph (the pictures, DOT, the tables).
+ADJOINT = "adjoint"
+
+#: Longest subexpression a picture writes under an operation's label (longer ones are cut).
+EXPR_CHARS = 44
+
+
 def node_lines(n: GraphNode) -> list[str]:
     """The text of a node: label (a tensor node: its heading and shape), then ``v=`` value and
-    ``g=`` gradient when known."""
+    ``adjoint=`` (d output / d node) when known."""
     lines = [n.heading or n.label]
     if n.shape is not None:
         lines.append(n.shape)
+    return lines + _numbers(n)
+
+
+def _numbers(n: GraphNode) -> list[str]:
+    lines = []
     if n.value is not None:
         lines.append(f"v={format_number(n.value)}")
     if n.grad is not None:
-        lines.append(f"g={format_number(n.grad)}")
+        lines.append(f"{ADJOINT}={format_number(n.grad)}")
     return lines
+
+
+def flow(n: GraphNode) -> str:
+    """What flows from a tensor node to its parents: its shape and, with values, their range
+    (``(n=5, 3) -1.2..3.4``)."""
+    parts = [n.shape or ""]
+    if n.value is not None:
+        parts.append(format_number(n.value))
+    return " ".join(p for p in parts if p)
+
+
+def picture_lines(n: GraphNode) -> list[tuple[str, str]]:
+    """The lines a picture draws in a node, each with its kind (``"op"``, ``"expr"``,
+    ``"data"``): an operation's label (``*``, ``matmul``), then the subexpression it computes
+    (a tensor node's definition, ``z1 = X @ w``; cut at :data:`EXPR_CHARS`), its shape, value
+    and adjoint."""
+    lines = [(n.label, "op")]
+    expr = n.heading or n.expr
+    if n.kind == "operation" and expr and expr != n.label:
+        cut = expr if len(expr) <= EXPR_CHARS else expr[: EXPR_CHARS - 1] + "\u2026"
+        lines.append((cut, "expr"))
+    if n.shape is not None:
+        lines.append((n.shape, "data"))
+    return lines + [(t, "data") for t in _numbers(n)]
 
 
 def dot_escape(text: str) -> str:

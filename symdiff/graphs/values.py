@@ -17,6 +17,7 @@ import numpy as np
 
 from ..codegen import naming
 from ..codegen.load import load_function
+from ..constants import arguments
 from ..recipe import function_name
 from ..tensor.emit import Program
 from ..tensor.ir import Node
@@ -30,7 +31,7 @@ def evaluate(request: TensorRequest, nodes: Sequence[Node], at: Mapping[str, Any
     """The value of each of ``nodes`` (of ``request``'s builder) with the variables set to
     ``at`` (one array per parameter of the request; shapes checked by the generated code, a
     :class:`~symdiff.errors.ShapeError` naming the argument otherwise)."""
-    params, constants, shapes = request.params, request.constants, request.shapes
+    params, constants, shapes = request.params, request.passed, request.shapes
     outputs = [(naming.output_entry((i,)), node) for i, node in enumerate(nodes)]
     bound = {d for p in params for d in dims_of(shapes[p])}
     program = Program(
@@ -44,10 +45,10 @@ def evaluate(request: TensorRequest, nodes: Sequence[Node], at: Mapping[str, Any
         mode="value",
         needs={d: n for d, n in request.builder.needs.items() if d in bound},
         cse=False,  # quicker to build; equal to grad's up to the order of a rounding
-        indices=tuple(c.name for c in constants if c.kind != "array"),
+        indices=tuple(c.name for c in constants if c.is_index),
     )
     function = load_function(emit_module(program), program.name, "<symdiff graph values>")
-    values = function(**{p: at[p] for p in params}, **{c.name: c.value for c in constants})
+    values = function(**{p: at[p] for p in params}, **arguments(constants, fresh=False))
     return [np.asarray(v, dtype=float) for v in values]
 
 

@@ -4,7 +4,6 @@ variable of the expression), with the helpers that quote names in messages."""
 
 from __future__ import annotations
 
-import difflib
 import keyword
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -12,6 +11,7 @@ from collections.abc import Callable, Collection, Sequence
 import sympy as sp
 
 from ..errors import ParseError, SymdiffError
+from .closeness import close_names, did_you_mean
 from .limits import LIMITS
 
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
@@ -126,8 +126,7 @@ def check_wrt_occurs(
                 f"wrt name {name!r} is a function, not a variable of the expression"
             )
         candidates = list(dict.fromkeys([*known, *sorted(extra or ())]))
-        close = difflib.get_close_matches(name, candidates, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(close_names(name, candidates))
         shown = ", ".join(candidates[:12]) + (", ..." if len(candidates) > 12 else "")
         if function is not None:
             raise ParseError(

@@ -7,13 +7,14 @@ tests), and which numbers need care when parsing. The consumers read the rows: t
 (:data:`symdiff.engine.rules.RULES`), the printer, verify's allow-list and runtime's helper table,
 the
 parser, tracing (``trace.FUNCTIONS``/``UFUNCS``), :mod:`symdiff.math` and the tensor emitter;
-``tests/test_registry.py`` checks that none keeps a list of its own (issue #14).
+``tests/test_registry.py`` checks that none keeps a list of its own.
 
 The package's modules: :mod:`~symdiff.registry.schema` (what a row is: ``Fn``, ``Domain``, the
 lazy namespaces, ``head_class``), :mod:`~symdiff.registry.rows` (the table ``ROWS``, the module
 to read) and :mod:`~symdiff.registry.queries` (the views the consumers read: ``by_name``,
 ``numpy_names``, ``helper_dependencies``, ``markdown``, ...). Everything is importable from
-``symdiff.registry`` as before; ``python -m symdiff.registry markdown`` prints README's table.
+``symdiff.registry``; ``python -m symdiff.registry markdown --write`` writes the docs' table
+(docs/functions.md); :mod:`~symdiff.registry.checks` checks each row as it is made.
 
 Importing this package needs the standard library only: SymPy, NumPy and
 :mod:`symdiff.functions` are reached through lazy namespaces, and a row touches them only
@@ -22,6 +23,7 @@ cheap to import.
 """
 
 
+from .checks import RowError
 from .queries import (
     GRAMMAR,
     arity,
@@ -34,6 +36,7 @@ from .queries import (
     markdown,
     numpy_names,
     parse_names,
+    print_template,
     signature,
     standard_names,
     traced_numpy,
@@ -50,6 +53,7 @@ __all__ = [
     "Domain",
     "Fn",
     "Partials",
+    "RowError",
     "arity",
     "build_fn",
     "by_class_name",
@@ -63,6 +67,7 @@ __all__ = [
     "numpy_names",
     "on",
     "parse_names",
+    "print_template",
     "signature",
     "standard_names",
     "traced_numpy",

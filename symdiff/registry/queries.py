@@ -1,7 +1,7 @@
 """Views derived from the table, which the consumers read: rows by name and by SymPy class,
 parsing's names, signatures and usage texts, the NumPy names printed code may call, the runtime
-helpers of the rows, tracing's map, tensor code's in-place ufuncs, and README's table
-(:func:`markdown`)."""
+helpers of the rows, tracing's map, tensor code's in-place ufuncs, and the docs' table
+(:func:`markdown`, docs/functions.md)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import functools
 import inspect
 import re
 
+from .checks import template_indices
 from .rows import ROWS
 from .schema import Fn, head_class
 
@@ -94,6 +95,58 @@ def numpy_names() -> frozenset[str]:
     return frozenset(names)
 
 
+@functools.cache
+def template_parts(template: str) -> tuple[tuple[str, int | None, bool], ...]:
+    """A row's template as ``(text, argument, bracket)`` parts: ``argument`` is a position (or
+    None for plain text), ``bracket`` whether the printed argument needs brackets there unless it
+    is one operand already: everywhere but a whole argument of a call (``_np.maximum({0}, 0.0)``
+    takes ``x - 1`` as it is, ``_np.arctan(1.0/{0})`` must get ``1.0/(x - 1)``)."""
+    parts: list[tuple[str, int | None, bool]] = []
+    pieces = re.split(r"(\{\d+\})", template)
+    for i, piece in enumerate(pieces):
+        if i % 2 == 0:
+            if piece:
+                parts.append((piece, None, False))
+            continue
+        before, after = pieces[i - 1].rstrip(), pieces[i + 1].lstrip()
+        whole = before.endswith(("(", ",")) and after.startswith((")", ","))
+        parts.append(("", int(piece[1:-1]), not whole))
+    assert [p[1] for p in parts if p[1] is not None] == template_indices(template)
+    return tuple(parts)
+
+
+_NAME_OR_NUMBER = re.compile(r"[A-Za-z_][\w.]*|\d+(\.\d*)?([eE][+-]?\d+)?")
+
+
+def is_operand(code: str) -> bool:
+    """Whether printed code is one operand, which no operator around it can split: a name, a
+    non-negative number, a call or subscript (``_np.cos(x)``, ``x[0]``) or a whole bracket."""
+    if _NAME_OR_NUMBER.fullmatch(code):
+        return True
+    head = re.match(r"[A-Za-z_][\w.]*", code)
+    start = head.end() if head else 0
+    if start >= len(code) or code[start] not in "([":
+        return False
+    depth = 0
+    for i in range(start, len(code)):
+        depth += (code[i] in "([{") - (code[i] in ")]}")
+        if depth == 0:
+            return i == len(code) - 1
+    return False
+
+
+def print_template(template: str, printed: list[str]) -> str:
+    """The template with the printed arguments in place, each bracketed where its place needs
+    it, and the whole bracketed unless it is one operand (``1.0/_np.cos(x)`` inside ``x**...``)."""
+    text = "".join(
+        part if index is None
+        else f"({printed[index]})" if bracket and not is_operand(printed[index])
+        else printed[index]
+        for part, index, bracket in template_parts(template)
+    )
+    return text if is_operand(text) else f"({text})"
+
+
 def standard_names() -> dict[str, str]:
     """NumPy name -> the Array API standard's name, for the rows' ``ufunc`` and template
     functions the standard has (``arcsin`` -> ``asin``, ``sin`` -> ``sin``)."""
@@ -137,7 +190,8 @@ def in_place_ufuncs() -> dict[type, str]:
 
 
 def markdown() -> str:
-    """The function table of the README (between its ``functions`` markers; a test checks it):
+    """The function table of docs/functions.md (between its ``functions`` markers; a test checks
+    it; ``python -m symdiff.registry markdown --write`` writes it there):
     one line per public row, with its aliases, what it is and its derivative rule."""
     lines = [
         "| function | also | what it is | derivative |",
@@ -149,7 +203,7 @@ def markdown() -> str:
         call = f"`{row.names[0]}({row.params})`"
         aliases = " ".join([*(f"`{name}`" for name in row.names[1:]),
                             *(f"`scipy.special.{name}`" for name in row.scipy)])
-        identity = f"`{row.identity}`" if row.identity else "as the power `x**(1/2)`"
+        identity = f"`{row.identity}`" if row.head else row.identity  # sugar: what it builds
         cells = (call, aliases, row.doc, identity)
         lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     return "\n".join(lines) + "\n"

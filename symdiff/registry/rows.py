@@ -9,7 +9,7 @@ import functools
 import math
 from typing import Any
 
-from .schema import CF, F, Fn, errors, np, on, sp, unary
+from .schema import CF, F, Fn, H, errors, np, on, sp, unary
 
 #: ``sigmoid(u)`` in tensor code is ``1/(1 + exp(min(-u, SIGMOID_CLIP)))``: one ``exp``, which
 #: never overflows in float32 or float64 (the value of ``symdiff.tensor.finish.SIGMOID_CLIP``).
@@ -41,6 +41,12 @@ def _logaddexp_partials(a: Any, b: Any) -> tuple[Any, Any]:
 
 def _polygamma_partials(n: Any, u: Any) -> tuple[None, Any]:
     return None, sp.polygamma(n + 1, u)
+
+
+def _polygamma_check(n: Any, x: Any) -> tuple[int, str] | None:
+    if not (n.is_Integer and n >= 0):
+        return 0, "the order n of polygamma(n, x) must be a whole number >= 0"
+    return None
 
 
 def _log(x: Any, base: Any = None) -> Any:
@@ -138,6 +144,11 @@ ROWS: tuple[Fn, ...] = (
     Fn(("atan", "arctan"), "atan", ufunc="arctan", standard="atan", passes=6,
        rule=ITRIG, identity="d/du atan(u) = 1/(1 + u^2)", partials=unary(lambda u: 1 / (1 + u**2)),
        domain=on((-3, 12)), doc="Inverse tangent (``np.arctan`` on numbers)."),
+    Fn(("acot",), "acot", template="_np.arctan(1.0/{0})", numeric=lambda x: np.arctan(1.0 / x),
+       rule=ITRIG, identity="d/du acot(u) = -1/(1 + u^2)",
+       partials=unary(lambda u: -1 / (1 + u**2)), domain=on((0.4, 4)),
+       doc="Inverse cotangent ``atan(1/x)``, in ``(-pi/2, pi/2]`` (``np.arctan(1/x)`` on "
+           "numbers)."),
     Fn(("atan2", "arctan2"), "atan2", params="y, x", ufunc="arctan2", standard="atan2", passes=9,
        rule=ITRIG, identity="d atan2(y, x) = (x dy - y dx)/(x^2 + y^2)", partials=_atan2_partials,
        domain=on((1, 10), (-3, 3)),
@@ -186,7 +197,7 @@ ROWS: tuple[Fn, ...] = (
        reference=lambda u: sp.log(u) / sp.log(10),
        domain=on((0.35, 7)), doc="Base-10 logarithm (``np.log10`` on numbers)."),
     Fn(("sqrt",), "", build=lambda x: sp.sqrt(x), ufunc="sqrt",  # a power: printed, derived so
-       passes=3,
+       passes=3, identity="as the power `x**(1/2)`",
        domain=on((0.35, 7)), doc="Square root (``np.sqrt`` on numbers)."),
     Fn(("cbrt",), "F:cbrt", ufunc="cbrt", standard="",
        rule="power", identity="d/du cbrt(u) = 1/(3 cbrt(u)^2)  (inf at u = 0)",
@@ -333,9 +344,16 @@ ROWS: tuple[Fn, ...] = (
        rule="log-gamma", identity="d/du loggamma(u) = digamma(u)",
        partials=unary(lambda u: sp.polygamma(0, u)),
        domain=on((4.25, 13)), doc=f"``log(gamma(x))`` for ``x > 0`` {_VECTORIZED}."),
-    Fn((), "polygamma", params="n, x", constant=(0,), helper="_polygamma", int_args=(0,),
+    Fn(("digamma",), "", build=lambda x: sp.polygamma(0, x),  # polygamma(0, x): derived so
+       numeric=lambda x: H._polygamma(0, x), identity="as `polygamma(0, x)`",
+       domain=on((0.45, 7)),
+       doc=f"Digamma function ``polygamma(0, x)``, the derivative of ``loggamma`` {_VECTORIZED}."),
+    Fn(("polygamma",), "polygamma", params="n, x", constant=(0,), check=_polygamma_check,
+       helper="_polygamma", int_args=(0,),
        rule="polygamma", identity="d/du polygamma(n, u) = polygamma(n + 1, u)",
-       partials=_polygamma_partials, domain=on((1, 1), (0.45, 7))),
+       partials=_polygamma_partials, domain=on((1, 1), (0.45, 7)),
+       doc="Polygamma function: the ``n``-th derivative of digamma, ``n`` a whole number "
+           f">= 0 {_VECTORIZED}."),
     Fn(("max",), "Max", params="a, b, *more", ufunc="maximum", traced=("fmax",), method="nested",
        numeric=lambda *v: functools.reduce(np.maximum, v),
        rule="maximum", identity="d max(a, b) = [a > b] da + [b > a] db, ties split evenly",

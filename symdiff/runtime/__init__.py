@@ -8,7 +8,8 @@ imports what it calls in one line (``from symdiff.runtime import _elementwise, _
 * :mod:`~symdiff.runtime.points`: the formulas at one point, on Python floats
   (``_at_point``), on NumPy scalars (``_at_scalars``) or packed into vectors (``_at_packed``);
 * :mod:`~symdiff.runtime.blocks`: long arrays in blocks (``_in_blocks``, with the choice of
-  threads ``_thread_count`` and the shaping of outputs ``_as_outputs``), and
+  threads ``_thread_count``, by default one per free core ``_free_threads``, and the shaping
+  of outputs ``_as_outputs``), and
   :mod:`~symdiff.runtime.threads`: blocks on threads (``_on_threads``);
 * :mod:`~symdiff.runtime.arguments`: the argument checks (``_as_arrays``, ``_common_shape``,
   ``_float_dtype``, ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
@@ -71,7 +72,8 @@ import importlib as _importlib
 MODULES = {
     "arguments": ("_as_arrays", "_as_vector", "_check_shapes", "_common_shape",
                   "_float_arrays", "_float_dtype"),
-    "blocks": ("_as_output", "_as_outputs", "_in_blocks", "_nested_like", "_thread_count"),
+    "blocks": ("_as_output", "_as_outputs", "_free_threads", "_in_blocks", "_nested_like",
+               "_thread_count"),
     "derivatives": ("_argmax_share", "_gram", "_hypot_share", "_prod_others", "_sigmoid",
                     "_sinc_d", "_softplus", "_tril_inv"),
     "elementwise": ("_elementwise",),

@@ -1,6 +1,7 @@
 """The block loop of a generated elementwise function: ``_in_blocks`` computes the formulas
 on long arrays block by block (the blocks after the first on several threads with
-``_on_threads``), ``_thread_count`` chooses how many threads a call uses, and
+``_on_threads``), ``_thread_count`` chooses how many threads a call uses (by default
+``_free_threads``, one per core that other processes leave free), and
 ``_as_outputs`` gives what the formulas return the broadcast shape and dtype of the call."""
 
 import numpy as _np
@@ -111,14 +112,86 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, leading=None):
 
 def _thread_count(threads, elements):
     """The number of threads a call over ``elements`` elements runs on: ``threads`` when
-    given, else (None) one per core, up to 8, from 524288 elements on, and one below."""
+    given, else (None) one per core that other processes leave free (``_free_threads``) from
+    524288 elements on, and one below."""
     if threads is not None:
         return threads
     if elements < 524288:
         return 1
+    return _free_threads()
+
+
+def _free_threads(_seen={}):  # noqa: B006
+    """The number of threads for a long elementwise call with the default ``threads=None``:
+    one per core this process may run on (``os.sched_getaffinity``, and a cgroup's CPU quota)
+    that other processes leave free, at least 1 and at most 8.
+
+    A thread on a core that another process keeps busy shares it, and the other threads of the
+    call wait at its end for the blocks it took (and, while it holds the GIL, for it to run
+    again). So a core counts as free only if other processes used less than a quarter of it:
+    the number is the cores less the cores others used, rounded up from three quarters. What
+    others use is the CPU time of the allowed cores (``/proc/stat``) less this process's own
+    (``time.process_time``) since the previous look, if that was 0.05 to 2 s ago; otherwise the
+    number of processes running at this instant other than this thread (``procs_running``).
+    Off Linux, the load average less this process stands for what others use; where neither
+    exists, every core counts as free. The answer is kept for 0.25 s, in ``_seen`` with the
+    last look."""
+    import time as _time
+
+    now = _time.monotonic()
+    if now < _seen.get("until", now):
+        return _seen["threads"]
     import os as _os
 
-    return min(_os.cpu_count() or 1, 8)
+    if _seen.get("pid") != _os.getpid():  # first call, or a child process after fork
+        _seen.clear()
+        _seen["pid"] = _os.getpid()
+        try:
+            cpus = sorted(_os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            cpus = list(range(_os.cpu_count() or 1))
+        cores = len(cpus)
+        try:  # a cgroup (v2) quota of CPU time, "max" or "<quota> <period>" in microseconds
+            with open("/sys/fs/cgroup/cpu.max") as quota_file:
+                quota, period = quota_file.read().split()
+            if quota != "max":
+                cores = min(cores, max(1, int(quota) // int(period)))  # whole cores
+        except (OSError, ValueError):
+            pass
+        _seen["cores"] = min(cores, 8)
+        _seen["names"] = {b"cpu%d" % i for i in cpus}
+        _seen["tick"] = _os.sysconf("SC_CLK_TCK") if hasattr(_os, "sysconf") else 100
+    cores = _seen["cores"]
+    others = 0.0
+    if cores > 1:
+        try:
+            with open("/proc/stat", "rb") as stat:
+                lines = stat.read().split(b"\n")
+        except OSError:
+            lines = None
+        if lines is None:
+            load = getattr(_os, "getloadavg", None)
+            others = max(0.0, load()[0] - 1.0) if load is not None else 0.0
+        else:
+            busy, running = 0, 1
+            names = _seen["names"]
+            for line in lines:
+                fields = line.split()
+                if fields and fields[0] in names:  # user nice system idle iowait irq softirq steal
+                    busy += sum(map(int, fields[1:4])) + sum(map(int, fields[6:9]))
+                elif fields and fields[0] == b"procs_running":
+                    running = int(fields[1])
+            own = _time.process_time()
+            last = _seen.get("look")
+            if last is not None and 0.05 <= now - last[0] <= 2.0:
+                used = (busy - last[1]) / _seen["tick"] - (own - last[2])
+                others = max(0.0, used / (now - last[0]))
+            else:
+                others = max(0.0, running - 1.0)
+            _seen["look"] = (now, busy, own)
+    threads = max(1, min(cores, int(cores - others + 0.25)))
+    _seen["threads"], _seen["until"] = threads, now + 0.25
+    return threads
 
 
 def _as_outputs(result, shape, dtype, inputs):

@@ -95,9 +95,12 @@ def _at_packed(packed, inputs, size, nest):
     packed function computes every value of the formulas into ``r`` with a few vector
     operations and returns the vector of the outputs (in depth-first order). Each output
     comes back as a 0-d float64 array, nested as ``nest`` says: ``0`` one output, a positive
-    int k a tuple of the next k outputs, a tuple of those a tuple of them."""
+    int k a tuple of the next k outputs, a tuple of those a tuple of them; ``None``: the
+    vector itself (a Hessian-vector product's array)."""
     register = _np.fromiter(inputs, _np.float64, len(inputs))
     register.resize(size, refcheck=False)  # in place: nothing else refers to it yet
+    if nest is None:
+        return packed(register)
     views = iter(_zero_d(packed(register)))
     if nest == 0:
         return next(views)

@@ -200,6 +200,8 @@ class _Simplifier:
             a, b = (self(x) for x in expr.args)
             candidate = _logaddexp(a, b)
             return candidate if candidate != _logaddexp(a, b, evaluate=False) else logaddexp(a, b)
+        if isinstance(expr, sp.Piecewise) and not _conditions_solvable(expr):
+            return sp.Piecewise(*[(self(piece), condition) for piece, condition in expr.args])
         rule = getattr(expr, "_eval_simplify", None)
         if rule is None:
             return None
@@ -216,10 +218,26 @@ class _Simplifier:
         expr = sp.piecewise_fold(expr)
         if not expr.has(sp.Piecewise):
             return None
-        expr = piecewise_simplify(expr, deep=True, doit=False)
-        if not expr.has(sp.Piecewise):
-            return None
+        if _conditions_solvable(expr):
+            expr = piecewise_simplify(expr, deep=True, doit=False)
+            if not expr.has(sp.Piecewise):
+                return None
         return _shorter(expr, sp.factor_terms(expr))
+
+
+def _conditions_solvable(expr: sp.Basic) -> bool:
+    """Whether every comparison in ``expr``'s conditions is rational in its variables, the only
+    kind SymPy's ``piecewise_simplify`` solves right: it solves a periodic one over one period
+    (``sin(x) < c`` became ``0 <= x <= 2*pi``) and one with an undecided constant by guesses."""
+    for piecewise in expr.atoms(sp.Piecewise):
+        for _, condition in piecewise.args:
+            for relation in condition.atoms(sp.core.relational.Relational):
+                difference = relation.lhs - relation.rhs
+                if not difference.is_rational_function(*difference.free_symbols):
+                    return False
+                if any(not atom.is_Rational for atom in difference.atoms(sp.Number)):
+                    return False
+    return True
 
 
 class _Brief:

@@ -78,13 +78,22 @@ def _gradient_names(function: CompiledFunction, names: Sequence[str], scalar: bo
     return [naming.adjoint(c) for c in codes]
 
 
+#: The width :func:`explain` breaks its lines to (at spaces): a notebook's output area or a
+#: terminal shows whole words, never a word broken by the browser's own wrapping.
+EXPLAIN_WIDTH = 100
+
+
 def explain(
     function: CompiledFunction,
     expr: Any = None,
     verbose: str = "key",
     shapes: Mapping[str, Any] | None = None,
+    width: int | None = EXPLAIN_WIDTH,
 ) -> str:
     """Pair each generated output line with the rule tree of the derivative it computes.
+
+    Lines longer than ``width`` characters are broken at spaces, the rest of a line indented
+    further (``width=None``: whole lines).
 
     For every output ``_<name>_bar`` (one per :attr:`wrt` name; ``grad`` and
     ``value_and_grad``), or ``d(expr_i)/d(name)`` for a ``jacobian``, the text shows the line
@@ -112,6 +121,14 @@ def explain(
     without a recipe needs ``expr=``). Other tensor kinds say there is no rule tree and list
     what they compute, with the shapes.
     """
+    from ..engine.lines import wrapped  # sympy: not imported to load a cached function
+
+    return wrapped(_explained(function, expr, verbose, shapes), width)
+
+
+def _explained(
+    function: CompiledFunction, expr: Any, verbose: str, shapes: Mapping[str, Any] | None
+) -> str:
     tensor_shapes = dict(shapes) if shapes is not None else declared_shapes(function)
     if tensor_shapes is not None:
         return _explain_tensor(function, expr, verbose, tensor_shapes)

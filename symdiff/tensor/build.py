@@ -31,6 +31,7 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+from .. import progress
 from ..codegen import naming
 from ..constants import Bound
 from ..errors import ShapeError, UnsupportedError
@@ -95,13 +96,15 @@ def _plan(request: TensorRequest) -> _Plan:
 
 def _build(request: TensorRequest) -> Built:
     """Derive and emit (no caching): the module, its recipe and the formulas it computes."""
-    plan = _plan(request)
+    with progress.stage("derive") as counts:
+        plan = _plan(request)
+        counts["outputs"] = len(plan.outputs)
     b, shapes, params = request.builder, request.shapes, request.params
     bound = {d for p in params for d in dims_of(shapes[p])}
     argument_text = ", ".join(f"{p} {format_shape(shapes[p])}" for p in params)
     recipe = replace(request.recipe, mode=plan.mode,
                      outputs=tuple(name for name, _ in plan.outputs))
-    constants = request.constants
+    constants = request.passed
     program = Program(
         name=recipe.name,
         title=plan.title,
@@ -121,22 +124,33 @@ def _build(request: TensorRequest) -> Built:
         key=request.key(),
         needs={d: n for d, n in b.needs.items() if d in bound},
         cse=request.options.cse,
-        indices=tuple(c.name for c in constants if c.kind != "array"),
+        indices=tuple(c.name for c in constants if c.is_index),
         backend=request.options.backend,
     )
-    return Built(emit_module(program), recipe, _exprs(plan))
+    with progress.stage("print") as counts:  # (the tensor layer's CSE included)
+        source = emit_module(program)
+        counts["lines"] = source.count("\n")
+    return Built(source, recipe, _exprs(plan))
 
 
 def _constants_doc(constants: Sequence[Bound]) -> list[str]:
-    """The docstring's line on the bound constants (:mod:`symdiff.constants`), if any."""
-    if not constants:
-        return []
-    items = ", ".join(
-        f"{c.name} {format_shape(c.shape)} {c.dtype}"
-        + ("" if c.label == c.name else f" ({c.label})") for c in constants
-    )
-    return [f"Bound constants (captured when traced, passed by the compiled function; "
-            f"g.bind(name=array) rebinds): {items}."]
+    """The docstring's lines on the bound constants and the random draws
+    (:mod:`symdiff.constants`), if any."""
+    arrays = [c for c in constants if c.draw is None]
+    draws = [c for c in constants if c.draw is not None]
+    lines = []
+    if arrays:
+        items = ", ".join(f"{c.name} {format_shape(c.shape)} {c.dtype}" + (
+            f" (computed from {', '.join(c.sources)} when bound)" if c.prelude is not None
+            else "" if c.label == c.name else f" ({c.label})") for c in arrays)
+        lines.append(f"Bound constants (captured when traced, passed by the compiled function; "
+                     f"g.bind(name=array) rebinds): {items}.")
+    if draws:
+        items = ", ".join(f"{c.name} {format_shape(c.shape)} {c.dtype} = {c.draw.text}"
+                          for c in draws)
+        lines.append("Random draws (made again by the compiled function at every call, in this "
+                     f"order, from the generator the traced function used): {items}.")
+    return lines
 
 
 class TensorLayer:

@@ -12,6 +12,10 @@ other views of it (``X[:, 0]``) are constants of their own that record it (``Bou
 that rebinding ``X`` alone is refused), and arrays NumPy computed from it (``-y``) are constants
 of their own.
 
+A random draw (``rs.standard_normal(n)``, :mod:`symdiff.trace.draws`) is a bound value of kind
+``"draw"`` (:meth:`Captures.draw`), labelled by the generator's Python name (``g.bind(rs=other)``
+draws from another generator), else ``_c3``.
+
 Index arrays with more than :data:`~symdiff.tensor.families.gather.LITERAL_INDICES` entries
 (``x[idx]``, ``np.take(x, idx)``, ``x[mask]``) are bound constants too, of kind ``"index"`` or
 ``"mask"`` (:meth:`Captures.index`): the flat int64 positions they select, labelled by the
@@ -26,7 +30,8 @@ from typing import Any
 import numpy as np
 
 from ..codegen import naming
-from ..constants import Bound, captured, captured_index
+from ..constants import Bound, Draw, captured, captured_index
+from ..trace.draws import Call
 from .ir import Node
 from .ops import Builder
 
@@ -38,13 +43,30 @@ class Captures:
         self.items: list[Bound] = []
         self._seen: dict[int, tuple[Any, Bound]] = {}  # id -> (the array, kept alive; its Bound)
         self._indices: dict[int, tuple[Any, Bound]] = {}  # the same for index constants
+        #: The labels of named arrays the compiled function holds numbers computed from, with
+        #: why (:mod:`symdiff.tensor.closed`): ``bind`` refuses to rebind them.
+        self.folded: dict[str, str] = {}
 
-    def node(self, builder: Builder, value: Any, fn: Callable[..., Any]) -> Node:
-        """The node of the array ``value`` met while tracing ``fn``: its ``const`` node, or the
-        transpose of a named array's (``X.T`` for a closed-over ``X``: one constant, which
-        :meth:`CompiledFunction.bind` rebinds whole). Another view of a named array
-        (``X[:, 0]``) is a constant of its own that records it (:attr:`Bound.sources`)."""
+    def checkpoint(self) -> tuple[int, dict[int, Any], dict[int, Any], dict[str, str]]:
+        """What :meth:`restore` goes back to (before a trace that may be done again)."""
+        return len(self.items), dict(self._seen), dict(self._indices), dict(self.folded)
+
+    def restore(self, saved: tuple[int, dict[int, Any], dict[int, Any], dict[str, str]]) -> None:
+        """Forget the constants made since ``saved`` (:meth:`checkpoint`)."""
+        count, seen, indices, folded = saved
+        del self.items[count:]
+        self._seen, self._indices, self.folded = dict(seen), dict(indices), dict(folded)
+
+    def node(self, builder: Builder, value: Any, fn: Callable[..., Any],
+             label: str | None = None) -> Node:
+        """The node of the array ``value`` met while tracing ``fn`` (read by the name
+        ``label``, when known): its ``const`` node, or the transpose of a named array's (``X.T``
+        for a closed-over ``X``: one constant, which :meth:`CompiledFunction.bind` rebinds
+        whole). Another view of a named array (``X[:, 0]``) is a constant of its own that
+        records it (:attr:`Bound.sources`)."""
         named = _named_arrays(fn)
+        if label is not None and naming.is_code_name(label) and not label.startswith("_"):
+            named = {label: value, **{n: a for n, a in named.items() if n != label}}
         if value.base is not None and id(value) not in self._seen:
             whole = next((a for a in named.values() if _is_transpose(value, a)), None)
             if whole is not None:
@@ -63,8 +85,22 @@ class Captures:
         return builder.constant(bound.name, bound.shape, bound.dtype)
 
 
+    def draw(self, builder: Builder, call: Call, shape: tuple[int, ...], dtype: str) -> Node:
+        """The node of a random draw the traced function made: a parameter that the compiled
+        function fills with a new draw of the same call at every call (:attr:`Bound.draw`)."""
+        name = naming.constant(len(self.items))
+        others = [b for b in self.items if b.label == call.label]
+        usable = naming.is_code_name(call.label) and not call.label.startswith("_")
+        label = call.label if usable and all(b.value is call.generator for b in others) else name
+        arguments = tuple(_kept(a) for a in call.args)
+        keywords = tuple((k, _kept(v)) for k, v in call.kwargs)
+        draw = Draw(call.method, arguments, keywords, shape, dtype, call.text)
+        bound = Bound(name, label, call.generator, kind="draw", draw=draw)
+        self.items.append(bound)
+        return builder.constant(bound.name, bound.shape, bound.dtype)
+
     def index(self, positions: Any, fn: Callable[..., Any], given: Any, kind: str,
-              axis_size: int, involved: tuple[Any, ...] = ()) -> str:
+              axis_size: int, involved: tuple[Any, ...] = (), label: str | None = None) -> str:
         """The parameter name of an index bound constant holding the flat ``positions`` (int64)
         that the user's index array or mask ``given`` selects (None when the index combines
         several arrays or ints: then it is named ``_c3`` and records the named ``involved``
@@ -77,6 +113,8 @@ class Captures:
                 return bound.name
         name = naming.constant(len(self.items))
         named = _named_arrays(fn)
+        if label is not None and given is not None and not label.startswith("_"):
+            named = {label: given, **{n: a for n, a in named.items() if n != label}}
         taken = {b.label for b in self.items if b.kind != "array"}  # X[mask] and mask * x
         label = next((n for n, a in named.items() if given is not None and a is given
                       and n not in taken), name)
@@ -88,6 +126,15 @@ class Captures:
         if key is not None and key not in self._indices:
             self._indices[key] = (given, bound)
         return name
+
+
+def _kept(value: Any) -> Any:
+    """An argument of a draw as the compiled function passes it at every call: an array as a
+    read-only copy (as a bound constant), anything else as it is."""
+    if isinstance(value, np.ndarray):
+        value = value.copy()
+        value.setflags(write=False)
+    return value
 
 
 def _named_arrays(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -230,7 +230,7 @@ class _Emitter:
     def _scatter(self, node: Node, target: str) -> None:
         self.lines.append((target, f"_np.zeros({shape_code(node.shape)}, dtype=_dtype)"))
         self.lines.append((f"{target}[{index_text(node.attrs[0], self.printer)}]",
-                           self._operand(node.args[0])))
+                           self._placed(self._operand(node.args[0]))))
 
     def _repeat(self, node: Node, target: str) -> None:
         c = self._args(node)
@@ -281,10 +281,7 @@ class _Emitter:
         for name, coeff in placed.items():
             scatter = self.deferred.pop(name)
             where = f"{target}[{index_text(scatter.attrs[0], self.printer)}]"
-            value = self._operand(scatter.args[0])
-            inner = self._deferred_in(value)
-            # scatters inside a placed one's value (``np.cross`` of two slices): built first
-            value = value.xreplace({sp.Symbol(n): sp.Symbol(self._materialize(n)) for n in inner})
+            value = self._placed(self._operand(scatter.args[0]))
             slices[where] = slices.get(where, 0) + coeff * value
         for i, (where, value) in enumerate(slices.items()):
             if i or dense != 0:
@@ -295,6 +292,13 @@ class _Emitter:
         """The placeholders of scatters not yet placed that ``expr`` reads, in the order made."""
         return sorted((s.name for s in expr.free_symbols if s.name in self.deferred),
                       key=lambda name: int(name[2:]))
+
+    def _placed(self, value: sp.Expr) -> sp.Expr:
+        """``value`` (a scatter's) with the scatters it reads built first, each as its own
+        array: the gradient of a slice of a slice (``w[2:][1:]``), or ``np.cross`` of two
+        slices."""
+        inner = self._deferred_in(value)
+        return value.xreplace({sp.Symbol(n): sp.Symbol(self._materialize(n)) for n in inner})
 
     def _materialize(self, name: str) -> str:
         """Build a deferred scatter as its own array (zeros, then the slice set)."""

@@ -27,12 +27,13 @@ from ..recipe import KINDS, Recipe, function_name, shapes_of
 from ..request import is_function
 from ..trace import DIRECTION, call_signature, combine_signatures, signature_text, traced_name
 from .captures import Captures
+from .derived import hoist
 from .formula import text
 from .ir import Node, serialize, variables
 from .ops import Builder
 from .parse import TENSOR_FUNCTIONS, parse_tensor
 from .shapes import Shape, format_shape, parse_shapes
-from .trace import trace_tensor
+from .tracing import trace_tensor
 
 
 @dataclass
@@ -53,6 +54,14 @@ class TensorRequest:
     #: The bound constants its traces met (:mod:`symdiff.constants`): parameters of the
     #: generated function after ``params``, passed by the compiled function.
     constants: tuple[Bound, ...] = ()
+    #: The named arrays whose numbers the generated code holds, with why
+    #: (:mod:`symdiff.tensor.closed`): ``bind`` refuses to rebind them.
+    folded: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def passed(self) -> tuple[Bound, ...]:
+        """The bound constants the generated function takes (after ``params``)."""
+        return tuple(c for c in self.constants if c.passed)
 
     @property
     def call_signature(self) -> inspect.Signature | None:
@@ -72,8 +81,8 @@ class TensorRequest:
         shapes."""
         exprs = tuple(t if isinstance(t, str) else text(r)
                       for t, r in zip(self.texts, self.roots, strict=True))
-        constants = tuple(c.name for c in self.constants)
-        shapes = {**self.shapes, **{c.name: c.shape for c in self.constants}}
+        constants = tuple(c.name for c in self.passed)
+        shapes = {**self.shapes, **{c.name: c.shape for c in self.passed}}
         return Recipe(kind=self.kind, exprs=exprs, args=self.params, wrt=self.wrt,
                       single=self.single, shapes=shapes_of(shapes, self.params + constants),
                       options=replace(self.options, cache=True), constants=constants)
@@ -90,7 +99,10 @@ class TensorRequest:
         parts = [__version__, "tensor", self.kind, json.dumps(identity), str(self.many),
                  json.dumps(list(self.wrt)), str(self.single), self.options.code_key()]
         parts += [f"{p}:{format_shape(self.shapes[p])}" for p in self.params]
-        parts += [f"{c.name}={c.label}:{c.shape}:{c.dtype}" for c in self.constants]
+        parts += [f"{c.name}={c.label}:{c.shape}:{c.dtype}"
+                  + ("" if c.draw is None else ":draw:" + c.draw.text)
+                  + ("" if c.prelude is None else ":derived:" + ",".join(c.sources))
+                  + ("" if c.passed else ":kept") for c in self.constants]
         parts += [f"{d}>={n}" for d, n in sorted(self.builder.needs.items(), key=str)]
         if self.signature is not None:
             parts.append("signature" + signature_text(self.signature))
@@ -142,6 +154,8 @@ def request_for(kind: str, exprs: object, wrt: object, options: Options,
             roots.append(parse_tensor(item, parsed_shapes, b))
     signature = combine_signatures(signatures, functions) if signatures else None
     label = traced_name(functions, len(items) == 1) if functions else ""
+    if captures.items:  # what is computed from bound arrays alone: once per binding
+        roots = hoist(b, roots, captures)
     found = variables(roots)
     if signature is not None:
         check_parameters(signature, found, label)
@@ -162,7 +176,7 @@ def request_for(kind: str, exprs: object, wrt: object, options: Options,
     names = tuple(signature.parameters) if signature is not None else tuple(found)
     params = _parameters(kind, names, wrt_names, ordered=signature is not None)
     return TensorRequest(kind, texts, many, wrt_names, single, options, parsed_shapes, b, roots,
-                         params, signature, tuple(captures.items))
+                         params, signature, tuple(captures.items), tuple(captures.folded.items()))
 
 
 def _parameters(kind: str, names, wrt: Sequence[str], ordered: bool = False) -> tuple[str, ...]:

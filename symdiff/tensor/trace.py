@@ -35,7 +35,11 @@ A NumPy array the function closes over or builds (``X`` in ``np.sum((X @ w - y) 
 ``np.eye(3)``, a mask ``np.arange(5) > 2``) becomes a *bound constant* when it meets a traced
 value: a parameter ``_c0, _c1, ...`` of the generated module that the compiled function passes
 (:mod:`symdiff.constants`, :mod:`symdiff.tensor.captures`); a constant boolean array is also a
-condition of ``np.where``. Scalars (numbers, 0-d arrays) stay literals.
+condition of ``np.where``. Scalars (numbers, 0-d arrays) stay literals. The arrays it reads by
+name are traced constants from the start, so that what it computes from them is too
+(:mod:`symdiff.tensor.closed`); its random draws are drawn again at every call
+(:meth:`Tracer.draw`, :mod:`symdiff.trace.draws`); :func:`symdiff.tensor.tracing.trace_tensor`
+runs the trace.
 
 Anything else is an :class:`~symdiff.errors.UnsupportedError` naming it: Python ``if`` on a
 traced value (use ``np.where``), ``float(x)``, iteration over a named first dimension, lists
@@ -46,26 +50,26 @@ message suggests the closest supported one: :func:`symdiff.trace.refusals.unsupp
 
 from __future__ import annotations
 
-import inspect
 import linecache
-import numbers
 import operator
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import sympy as sp
 
 from .. import trace as scalar
-from ..errors import ShapeError, SymdiffError, UnsupportedError
+from ..errors import SymdiffError, UnsupportedError
 from ..parsing import LIMITS
+from ..trace import draws
 from .captures import Captures
+from .closed import ClosedArray, ClosedArrays, as_array, numbers_of, unnamed
 from .families import gather, quantiles
 from .families.building import stack
 from .ir import Node
 from .ops import Builder
-from .shapes import Dim, Shape, broadcast, format_shape
+from .shapes import Dim, broadcast
 from .traced import (
     ELEMENT_LIMIT,
     TensorCondition,
@@ -88,10 +92,13 @@ class Tracer(Values):
     """The state of one trace: the builder, the placeholders, and where messages point."""
 
     def __init__(self, builder: Builder, fn: Callable[..., Any],
-                 captures: Captures | None = None):
+                 captures: Captures | None = None, closed: ClosedArrays | None = None):
         super().__init__(builder)
         self.fn = fn
         self.captures = Captures() if captures is None else captures
+        #: The arrays ``fn`` reads by name, seen as traced constants (:mod:`.closed`).
+        self.closed = ClosedArrays(self.captures.folded) if closed is None else closed
+        self.closed.tracer = self
         builder.bind_index = self.bind_index
         self.handed_out = 0  # elements handed to NumPy one by one (``np.array([x, y])``)
         self.code = getattr(fn, "__code__", None)
@@ -100,7 +107,8 @@ class Tracer(Values):
     def bind_index(self, positions: np.ndarray, given: Any, kind: str, axis_size: int,
                    involved: tuple[Any, ...] = ()) -> str:
         """A large index array as a bound constant (:meth:`Captures.index`): its name."""
-        return self.captures.index(positions, self.fn, given, kind, axis_size, involved)
+        return self.captures.index(positions, self.fn, given, kind, axis_size, involved,
+                                   label=self.closed.label_of(given))
 
     def where(self) -> str:
         """`` (in f, line 3: 'return X @ v')``: the line of the traced function running now."""
@@ -129,7 +137,8 @@ class Tracer(Values):
                 raise UnsupportedError(f"the SymPy expression {value} is not a number or a "
                                        "dimension of shapes=")
             return Elem(value, ())
-        if isinstance(value, np.ndarray) and _holds_traced(value):
+        value = as_array(value)  # a named array of ints or booleans: the original
+        if isinstance(value, np.ndarray) and holds_traced(value):
             return self.elem(self.gathered(value))  # np.array([x, 2 * x]): traced elements
         if isinstance(value, np.ndarray) and value.ndim:  # a bound constant
             return self.elem(self.captures.node(self.b, value, self.fn))
@@ -138,6 +147,20 @@ class Tracer(Values):
                                    "array: make it a NumPy array (np.array([...]), a bound "
                                    "constant) or pass it to the function as an argument")
         return Elem(scalar.operand(value), ())
+
+    def unnamed(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+        """The arguments of a NumPy function of traced arrays, named int and boolean arrays
+        the arrays themselves (:func:`symdiff.tensor.closed.unnamed`)."""
+        return tuple(map(unnamed, args)), {k: unnamed(v) for k, v in kwargs.items()}
+
+    def constant(self, value: Any) -> Any:
+        """A constant argument of a NumPy function (``np.interp``'s points, ``np.take``'s
+        indices): a named array of real numbers is its numbers, folded; a named int array the
+        array (an index)."""
+        if isinstance(value, ClosedArray):
+            return value.numbers("a NumPy function took it as a constant argument")
+        return as_array(value)
 
     def gathered(self, value: np.ndarray) -> Node:
         """An object array NumPy built from traced elements and numbers (``np.array([x, 2 *
@@ -191,6 +214,7 @@ class Tracer(Values):
     def condition(self, cond: object) -> Elem:
         """``cond`` as an elementwise condition: a traced comparison (or a join of them), or a
         constant boolean array (a bound constant, 1.0 where True)."""
+        cond = as_array(cond)  # a named boolean array: the array
         if isinstance(cond, np.ndarray) and cond.ndim and cond.dtype.kind == "b":
             mask = self.operand(cond)
             return Elem(sp.Ne(mask.expr, 0), mask.shape)
@@ -247,6 +271,7 @@ class Tracer(Values):
 
     def index(self, a: TracedTensor, key: Any) -> TracedTensor:
         node = self.node(a)
+        key = tuple(map(as_array, key)) if isinstance(key, tuple) else as_array(key)
         items = key if isinstance(key, tuple) else (key,)
         if any(isinstance(item, TensorCondition) for item in items):
             raise UnsupportedError(_NO_MASK + self.where())
@@ -282,6 +307,28 @@ class Tracer(Values):
         result = self.b.index(node, tuple(index), self.where())
         return self.wrap(self.b.expand(result, tuple(new_axes)))
 
+    def draw(self, call: draws.Call) -> TracedTensor:
+        """A random draw the traced function made (:mod:`symdiff.trace.draws`): a parameter
+        the compiled function fills with a new draw of the same call at every call. A named
+        array among its arguments is its numbers (folded)."""
+        call = call.with_arguments(lambda v: numbers_of(v, "an argument of a random draw"))
+        if any(isinstance(v, TracedArray | scalar.Symbolic | sp.Basic)
+               for v in _leaves((call.args, call.kwargs))):
+            raise UnsupportedError(
+                f"{call.text}{self.where()} draws with arguments computed from traced values "
+                "or named dimensions; a draw's arguments must be fixed numbers and arrays when "
+                "traced: draw standard noise of a fixed shape and transform it "
+                "(mu + sigma * rs.standard_normal(3)), give named dimensions fixed sizes in "
+                f"shapes=, or {draws.PASS_NOISE}")
+        try:
+            sample = np.asarray(call.sample())
+        except (TypeError, ValueError) as exc:
+            raise UnsupportedError(f"{call.text}{self.where()} failed: {exc}") from exc
+        if sample.dtype.kind != "f":
+            raise UnsupportedError(f"{call.text}{self.where()} gave {sample.dtype} values, not "
+                                   f"floats; {draws.PASS_NOISE}")
+        return self.wrap(self.captures.draw(self.b, call, sample.shape, str(sample.dtype)))
+
     def softmax(self, a: object, axis: Any = -1) -> TracedTensor:
         return self.wrap(self.b.softmax(self.node(a), operator.index(axis), self.where()))
 
@@ -294,6 +341,18 @@ def _check(expr: sp.Expr) -> None:
         if power.exp.is_number and abs(power.exp) > limit:
             raise UnsupportedError(f"exponent {power.exp} is larger than {limit} "
                                    "(limit max_exponent)")
+
+
+def _leaves(value: object) -> Iterator[object]:
+    """The items of nested tuples, lists and dicts (the arguments of a call)."""
+    if isinstance(value, tuple | list):
+        for item in value:
+            yield from _leaves(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    else:
+        yield value
 
 
 def _integer(value: object) -> int:
@@ -345,77 +404,8 @@ def apply(name: str, *args: Any, **kwargs: Any) -> Any:
     return tracer.elementwise(name, build, *args)
 
 
-# -- tracing -------------------------------------------------------------------------------------
-def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Builder,
-                 many: bool = False, captures: Captures | None = None
-                 ) -> tuple[list[Node], inspect.Signature, bool]:
-    """Run ``fn`` on traced arrays of the declared shapes: the node(s) of what it returns, its
-    checked signature (:func:`symdiff.trace.signature`: every parameter is an argument of the
-    compiled function, used or not, in the ``def``'s order), and whether it returned a tuple or
-    list, which only ``many`` (a Jacobian) allows: one node per item. The constant arrays it
-    meets are added to ``captures`` (bound constants, :mod:`symdiff.tensor.captures`)."""
-    sig = scalar.signature(fn)
-    names = tuple(sig.parameters)
-    missing = [n for n in names if n not in shapes]
-    if missing:
-        raise ShapeError(f"parameter(s) {', '.join(map(repr, missing))} of "
-                         f"{getattr(fn, '__name__', 'the function')} have no shape: add them to "
-                         "shapes= (use () for a scalar)")
-    tracer = Tracer(builder, fn, captures)
-    arguments = [tracer.wrap(builder.var(n, shapes[n])) for n in names]
-    try:
-        value = scalar.call_with(fn, sig, arguments)
-    except ShapeError as exc:
-        raise ShapeError(f"{exc}{_fixed_sizes_hint(tracer, shapes)}") from None
-    except SymdiffError:
-        raise
-    except Exception as exc:
-        if isinstance(exc.__cause__, UnsupportedError):  # NumPy turned a refusal into its error
-            raise UnsupportedError(f"{exc.__cause__} (NumPy then raised {type(exc).__name__}: "
-                                   f"{exc})") from exc
-        raise UnsupportedError(
-            f"tracing {tracer.name} failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    if many and isinstance(value, tuple | list):
-        if not value:
-            raise UnsupportedError(f"{tracer.name} returned an empty {type(value).__name__}")
-        return [_node(tracer, item) for item in value], sig, True
-    return [_node(tracer, value)], sig, False
-
-
-def _fixed_sizes_hint(tracer: Tracer, shapes: dict[str, Shape]) -> str:
-    """For a shape error of a trace that met bound constants while some parameter has a named
-    dimension: the hint that constants have fixed sizes."""
-    if not tracer.captures.items or not any(
-        not isinstance(d, int) for shape in shapes.values() for d in shape
-    ):
-        return ""
-    constants = ", ".join(f"{c.label} {format_shape(c.shape)}" for c in tracer.captures.items)
-    return (f"; the constant arrays the function uses ({constants}) have fixed sizes: give the "
-            "parameters that meet them fixed sizes in shapes= too")
-
-
-def _holds_traced(value: np.ndarray) -> bool:
+def holds_traced(value: np.ndarray) -> bool:
     """Whether ``value`` is an object array NumPy built with traced elements."""
     return value.dtype == object and any(isinstance(v, TracedArray) for v in value.flat)
 
-
-def _node(tracer: Tracer, value: object) -> Node:
-    """What a traced function returned, as a node."""
-    if isinstance(value, TensorCondition):
-        raise UnsupportedError(f"{tracer.name} returned a comparison; " + scalar.CONDITION_ONLY)
-    if isinstance(value, TracedTensor) or (
-        isinstance(value, np.ndarray) and _holds_traced(value)  # np.array([x, 2 * x])
-    ):
-        return tracer.node(value)
-    if isinstance(value, numbers.Real | np.ndarray | sp.Expr) and np.ndim(value) == 0:
-        return tracer.node(value)
-    returned = "None (is a return statement missing?)" if value is None else (
-        f"a {type(value).__name__}")
-    hint = (" (for a function returning several arrays, use sd.jacobian)"
-            if isinstance(value, tuple | list) else "")
-    raise UnsupportedError(f"{tracer.name} returned {returned}; a traced function must return "
-                           f"one array (or number) computed from its parameters{hint}")
-
-
-__all__ = ["Tracer", "apply", "trace_tensor"]
+__all__ = ["Tracer", "apply", "holds_traced"]

@@ -96,6 +96,7 @@ class TracedArray:
         handler = ARRAY_FUNCTIONS.get(func)
         if handler is None:
             raise UnsupportedError(scalar.unsupported_numpy(func, _supported(), _ARRAYS))
+        args, kwargs = self._tracer.unnamed(args, kwargs)  # named int arrays: the arrays
         return handler(self._tracer, *args, **kwargs)
 
     def __array__(self, dtype: object = None, copy: object = None) -> np.ndarray:
@@ -373,7 +374,8 @@ def family_call(tracer: Any, spelling: Spelling, args: tuple[Any, ...],
     """A family operation (:mod:`symdiff.tensor.families`) called on traced arrays."""
     try:
         node = families.call(spelling, tracer.b, args, kwargs, array=tracer.node,
-                             static=_static, where=tracer.where())
+                             static=lambda value: _static(tracer.constant(value)),
+                             where=tracer.where())
     except (ShapeError, UnsupportedError):
         raise
     except SymdiffError as exc:

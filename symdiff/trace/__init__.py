@@ -38,6 +38,10 @@ The package, one stage each (lower ones first):
   how NumPy (``__array_ufunc__``, ``__array_function__``) and :mod:`symdiff.math` reach them;
 - :mod:`~symdiff.trace.signatures`: which parameters a traced function may have, and the
   compiled function's signature;
+- :mod:`~symdiff.trace.environment`: what a function reads by name (closure, globals, helpers,
+  modules), and a copy of it that reads replacements instead, for one trace;
+- :mod:`~symdiff.trace.draws`: random draws met while tracing, never frozen silently (a draw of
+  a function traced without ``shapes=`` is refused);
 - :mod:`~symdiff.trace.running`: :func:`trace` and :func:`trace_function`.
 """
 

@@ -12,16 +12,27 @@ import numpy as np
 import sympy as sp
 
 from ..errors import SymdiffError, UnsupportedError
+from .draws import refuse_draws, watched
 from .refusals import CONDITION_ONLY
 from .signatures import call_with, describe, signature
 from .values import Condition, Symbolic, Traced, operand
 
+_FOLDED = ("the function was traced without shapes=, so what it computes from the array is "
+           "numbers in the compiled function; give shapes= to make it a bound constant")
 
-def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Traced]) -> object:
+
+def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Traced],
+          folded: dict[str, str]) -> object:
     """``fn`` on the traced arguments; a failure that is not symdiff's own becomes an
-    UnsupportedError."""
+    UnsupportedError. The labels of the arrays it reads by name go into ``folded``."""
+
+    def note(value: Any, label: str) -> None:
+        if isinstance(value, np.ndarray) and value.ndim:
+            folded.setdefault(label, _FOLDED)
+
     try:
-        return call_with(fn, sig, arguments)
+        with watched(fn, refuse_draws, note) as run:
+            return call_with(run, sig, arguments)
     except SymdiffError:
         raise
     except Exception as exc:
@@ -56,16 +67,18 @@ def _result(value: object, fn: object) -> sp.Expr:
 
 
 def trace_function(
-    fn: Callable[..., Any], many: bool = False
+    fn: Callable[..., Any], many: bool = False, folded: dict[str, str] | None = None
 ) -> tuple[tuple[sp.Expr, ...], inspect.Signature]:
     """Run ``fn`` on symbols: the SymPy expression(s) it computes and its checked signature.
 
     With ``many`` (a Jacobian), ``fn`` may return a non-empty tuple or list of scalars, one
-    expression each; otherwise (and for a single scalar) the result is one expression.
+    expression each; otherwise (and for a single scalar) the result is one expression. The
+    NumPy arrays ``fn`` reads by name (whose numbers the expressions hold) go into ``folded``,
+    by name, with why.
     """
     sig = signature(fn)
     arguments = [Traced(sp.Symbol(name, real=True)) for name in sig.parameters]
-    value = _call(fn, sig, arguments)
+    value = _call(fn, sig, arguments, {} if folded is None else folded)
     if many and isinstance(value, tuple | list):
         if not value:
             raise UnsupportedError(f"{describe(fn)} returned an empty {type(value).__name__}")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import ast
 import re
 
-from .allowed import OPERATOR_UFUNCS, PACKED, PACKED_HELPER, PACKED_REDUCTIONS, REGISTER
+from .allowed import OPERATOR_UFUNCS, PACKED, PACKED_HELPER, PACKED_REDUCTIONS, REGISTER, VECTOR
 from .errors import refuse
 from .expressions import ExpressionChecker
 from .literals import literal_int
@@ -62,8 +62,9 @@ def _number(node: ast.AST) -> bool:
 
 def check_packed_call(value: ast.AST, params: set[str]) -> bool:
     """``_at_packed(_packed, (x, y, ...), <size>, <nest>)``: the packed function, every
-    parameter once, an int size and a nest of int literals."""
-    return (
+    parameter once, an int size and a nest of int literals; or a Hessian-vector product's
+    ``_at_packed(_packed, (x, y, *_v), <size>, None)``: the direction's components last."""
+    if not (
         isinstance(value, ast.Call)
         and isinstance(value.func, ast.Name)
         and value.func.id == PACKED_HELPER
@@ -72,10 +73,20 @@ def check_packed_call(value: ast.AST, params: set[str]) -> bool:
         and isinstance(value.args[0], ast.Name)
         and value.args[0].id == PACKED
         and isinstance(value.args[1], ast.Tuple)
-        and sorted(a.id for a in value.args[1].elts if isinstance(a, ast.Name)) == sorted(params)
         and literal_int(value.args[2])
-        and _nest(value.args[3])
-    )
+    ):
+        return False
+    inputs, nest = value.args[1].elts, value.args[3]
+    last = inputs[-1] if inputs else None
+    if (isinstance(last, ast.Starred) and isinstance(last.value, ast.Name)
+            and last.value.id == VECTOR):
+        inputs = [*inputs[:-1], last.value]
+        if not (isinstance(nest, ast.Constant) and nest.value is None):
+            return False
+    elif not _nest(nest):
+        return False
+    return (all(isinstance(a, ast.Name) for a in inputs)
+            and sorted(a.id for a in inputs) == sorted(params))
 
 
 def _nest(node: ast.AST) -> bool:

@@ -244,13 +244,14 @@ def _check_point_test(statement: ast.If, params: set[str]) -> None:
     The test is one class test or an ``and`` of them; a class test is one ``is`` comparison of
     ``<param>.__class__`` with the name ``float`` or ``_np.float64``, or an ``or`` of such
     comparisons on one parameter. The body returns one call of ``_at_packed`` on ``_packed``
-    (:func:`symdiff.verify.packed.check_packed_call`); no ``else``.
+    (:func:`symdiff.verify.packed.check_packed_call`); no ``else``. A Hessian-vector
+    product's test also has the direction's (:func:`_direction_test`).
     """
     test = statement.test
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
         else [test]
     for clause in tests:
-        if not _class_test(clause, params):
+        if not (_class_test(clause, params) or (VECTOR in params and _direction_test(clause))):
             raise refuse(statement, "unexpected test in the point path")
     body = statement.body
     value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
@@ -278,6 +279,28 @@ def _class_test(clause: ast.AST, params: set[str]) -> bool:
             return False
         names.add(comparison.left.value.id)
     return len(names) == 1
+
+
+def _direction_test(clause: ast.AST) -> bool:
+    """``_v.__class__ is _np.ndarray``, ``_v.shape == (<int>,)`` or ``_v.dtype == _np.float64``:
+    the direction of a Hessian-vector product at a point, a float64 vector."""
+    if not (
+        isinstance(clause, ast.Compare)
+        and len(clause.ops) == 1
+        and isinstance(clause.left, ast.Attribute)
+        and isinstance(clause.left.value, ast.Name)
+        and clause.left.value.id == VECTOR
+    ):
+        return False
+    attr, op, right = clause.left.attr, clause.ops[0], clause.comparators[0]
+    numpy_name = (isinstance(right, ast.Attribute) and isinstance(right.value, ast.Name)
+                  and right.value.id == "_np")
+    if attr == "__class__":
+        return isinstance(op, ast.Is) and numpy_name and right.attr == "ndarray"
+    if attr == "dtype":
+        return isinstance(op, ast.Eq) and numpy_name and right.attr == "float64"
+    return (attr == "shape" and isinstance(op, ast.Eq) and isinstance(right, ast.Tuple)
+            and len(right.elts) == 1 and literal_int(right.elts[0]))
 
 
 def _float_class(node: ast.AST) -> bool:

@@ -223,8 +223,13 @@ OPS = ()  # no node op of its own
 _TWO = {"a": Param.ARRAY, "c": Param.ARRAY}
 SPELLINGS = (
     Spelling("vdot", vdot, "vdot(a, b)", _TWO, numpy=(np.vdot,)),
-    Spelling("kron", kron, "kron(a, b)", _TWO, numpy=(np.kron,)),
-    Spelling("cross", cross, "cross(a, b, axis=-1)", _TWO, numpy=(np.cross,)),
+    Spelling("kron", kron, "kron(a, b)", _TWO, numpy=(np.kron,),
+             identity="block (i, j) of kron(A, B) is A[i, j] * B: A_bar[i, j] = sum(G block "
+                      "(i, j) * B), B_bar = the sum over blocks of A[i, j] * G block (i, j)"),
+    Spelling("cross", cross, "cross(a, b, axis=-1)", _TWO, numpy=(np.cross,),
+             identity="cross(A, B) is bilinear: A_bar = cross(B, G), B_bar = cross(G, A) "
+                      "(for 2-vectors, the scalar A0 B1 - A1 B0: A_bar = G (B1, -B0), "
+                      "B_bar = G (-A1, A0))"),
     Spelling("multi_dot", multi_dot, "multi_dot(arrays)", {"arrays": Param.ARRAYS},
              numpy=(np.linalg.multi_dot,)),
     Spelling("matrix_power", matrix_power, "matrix_power(a, n)", {"a": Param.ARRAY},

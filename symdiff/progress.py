@@ -9,7 +9,8 @@ simplified for reading), ``stable forms`` (the outputs rewritten in numerically 
 stages done so far and the one running; from then on each stage is reported once it has ended
 (when the next one starts: a stage entered again right after it ended goes on), with its time
 and counts, and so is the end of the build (or the exception that stopped it,
-``KeyboardInterrupt`` included). Shorter builds report nothing.
+``KeyboardInterrupt`` included). Shorter builds report nothing, except a ``KeyboardInterrupt``:
+Ctrl-C is always answered with the stage it stopped.
 
 Reports are records of the logger ``symdiff.progress`` at level INFO. Where logging is not
 configured (no handler on that logger or its ancestors), each report is written to
@@ -171,8 +172,8 @@ class _Build:
         self.timer.cancel()
         with self.lock:
             self.over = True
-            if not self.announced:
-                return
+            if not self.announced and not isinstance(error, KeyboardInterrupt):
+                return  # (Ctrl-C is answered with where it stopped, however soon)
             lines = self._pending()
             if error is None:
                 message = f"symdiff: built {self.title()} in {self._elapsed():.2f} s"

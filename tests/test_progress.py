@@ -1,7 +1,8 @@
 """Progress reports of long builds (:mod:`symdiff.progress`): a build running past the threshold
 is announced with the stages done and the one running, then every later stage with its time and
-counts, then its end; shorter builds and ``SYMDIFF_PROGRESS=0`` report nothing; reports are
-records of ``symdiff.progress``, or lines on stderr where logging is not configured."""
+counts, then its end; shorter builds (unless Ctrl-C stops them) and ``SYMDIFF_PROGRESS=0``
+report nothing; reports are records of ``symdiff.progress``, or lines on stderr where logging
+is not configured."""
 
 from __future__ import annotations
 
@@ -121,6 +122,21 @@ def test_a_build_that_fails_says_where(monkeypatch, caplog):
     last = _reports(caplog)[-1]
     assert re.match(r"symdiff: RuntimeError in CSE after \d+\.\d\d s: grad of sin\(x\)\*y not "
                     r"built$", last)
+
+
+def test_ctrl_c_in_a_short_build_still_says_where(monkeypatch, caplog):
+    monkeypatch.setenv("SYMDIFF_PROGRESS", "30")  # far from announced
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("symdiff.codegen.emit.cheapest_program", interrupted)
+    with caplog.at_level(logging.INFO, logger=progress.LOGGER), \
+            pytest.raises(KeyboardInterrupt):
+        sd.grad("cos(x)*y", cache=False)
+    assert len(_reports(caplog)) == 1
+    assert re.match(r"symdiff: KeyboardInterrupt in CSE after \d+\.\d\d s: grad of cos\(x\)\*y "
+                    r"not built$", _reports(caplog)[0])
 
 
 def test_without_logging_configured_reports_go_to_stderr(monkeypatch, capsys):

@@ -42,7 +42,11 @@ NAMES = (
 #: Displays allowed to name three or more row functions anyway, ``(path, line text)`` -> why.
 #: Empty: every list the scan found has been replaced by a view of the rows. A justified
 #: exception goes here with its reason; an entry the scan no longer finds fails the test.
-ALLOWED: dict[tuple[str, str], str] = {}
+ALLOWED: dict[tuple[str, str], str] = {
+    ("symdiff/classroom/practice.py", 'SYLLABUS = ("sin", "cos", "tan", "exp", "log")'):
+        "the functions of a first course that practice exercises use: a syllabus, which a new "
+        "row must not extend",
+}
 
 
 def _name(node: ast.AST) -> str | None:

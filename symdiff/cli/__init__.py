@@ -9,6 +9,8 @@ Commands (``symdiff COMMAND --help`` shows the options and examples of each)::
     symdiff jacobian EXPR [EXPR ...] [--wrt x,y]
     symdiff compile EXPR                     the expression itself, compiled
     symdiff derive EXPR [--wrt x] [--latex]  the numbered derivation steps
+    symdiff derive EXPR --html FILE          one self-contained page: steps, plot, graph
+    symdiff serve [--port N] [--host H]      the classroom page (127.0.0.1:8000 by default)
     symdiff cache dir|info|clear             the on-disk cache of generated modules
 
 Every command that builds a function, and ``derive``, takes ``--shapes "X=n,d;y=n;w=d"`` to make

@@ -95,6 +95,16 @@ def _cmd_derive(args: argparse.Namespace) -> int:
         verbose="key" if args.key else "all", order="bottom-up" if args.bottom_up else
         "result-first",
     )
+    if args.html is not None:
+        page = derivation.to_html_page()
+        try:
+            with open(args.html, "w", encoding="utf-8") as out:
+                out.write(page)
+        except OSError as exc:
+            note(f"error: cannot write {args.html}: {exc.strerror or exc}")
+            return EXIT_USAGE
+        note(f"wrote {args.html}")
+        return EXIT_OK
     if args.latex:
         emit(derivation.latex())
     else:
@@ -109,6 +119,16 @@ def text_width(asked: int | None) -> int | None:
     if asked is not None:
         return asked or None
     return shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    """``symdiff serve``: the classroom page, until Ctrl-C."""
+    from ..serve import Settings, serve
+
+    settings = Settings(budget=args.budget, **({} if args.workers is None else
+                                               {"workers": args.workers}))
+    serve(args.host, args.port, settings)
+    return EXIT_OK
 
 
 def _cache_dir() -> int:
@@ -175,5 +195,6 @@ HANDLERS: dict[str, Handler] = {
     "jacobian": _cmd_jacobian,
     "compile": _cmd_compile,
     "derive": _cmd_derive,
+    "serve": _cmd_serve,
     "cache": _cmd_cache,
 }

@@ -28,6 +28,8 @@ examples:
   symdiff grad "sin(x)*exp(y)/(1 + x**2)"        gradient wrt every variable
   symdiff grad "sin(x)*y" --wrt x,y -o grad_f.py  save the module
   symdiff derive "sin(x)/x" --wrt x               the quotient rule, step by step
+  symdiff derive "x**2*sin(x)" --html out.html    one page to open offline, print or project
+  symdiff serve                                   the classroom page on http://127.0.0.1:8000/
   symdiff hessian "100*(y - x**2)**2 + (1 - x)**2" --wrt x,y
   symdiff grad "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
   symdiff cache info
@@ -81,6 +83,14 @@ examples:
   symdiff derive "exp(-x**2)" --latex     aligned equations for LaTeX / Jupyter
   symdiff derive "sum(log(1 + exp(-y * (X @ w))))" --wrt w --shapes "X=n,d;y=n;w=d"
                                           the matrix-calculus steps of the backward walk
+  symdiff derive "x**2*sin(x)" --html out.html
+                                          one self-contained page: steps, plot, graph
+""",
+    "serve": """\
+examples:
+  symdiff serve                           http://127.0.0.1:8000/ on this computer only
+  symdiff serve --port 8080
+  symdiff serve --host 0.0.0.0            for a classroom network (read the warning)
 """,
     "cache": """\
 examples:
@@ -98,6 +108,7 @@ HELPS = {
     "jacobian": "print the Jacobian module of several expressions",
     "compile": "print the module computing the expression itself",
     "derive": "print the derivation, one rule a line",
+    "serve": "serve the classroom page: steps with hints, answer checking, practice",
     "cache": "show or clear the cache of generated modules",
 }
 
@@ -182,7 +193,41 @@ def _args_derive(parser: argparse.ArgumentParser) -> None:
         help="break text lines longer than N at spaces (default: the terminal's width when "
         "printing to a terminal, else never; 0: never)",
     )
+    parser.add_argument(
+        "--html", metavar="FILE",
+        help="write one self-contained HTML page (steps with hints, plot, graph; no network "
+        "needed to read it) to FILE instead of printing",
+    )
     _add_shapes(parser)
+
+
+def _bounded(kind: type, low: float, high: float) -> Callable[[str], float]:
+    """An option's type: a number of ``kind`` from ``low`` to ``high``."""
+    def read(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{text} is not from {low:g} to {high:g}")
+        return value
+    return read
+
+
+def _args_serve(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--port", type=_bounded(int, 0, 65535), default=8000,
+                        help="the port (default: 8000; 0 takes a free one)")
+    parser.add_argument(
+        "--host", default="127.0.0.1",
+        help="the address to listen on (default: 127.0.0.1, this computer only; 0.0.0.0 "
+        "for every network the computer is on, such as a classroom's)",
+    )
+    parser.add_argument("--workers", type=_bounded(int, 1, 64), default=None,
+                        help="worker processes for derivations (default: one more than the "
+                        "cores, 2 to 8)")
+    parser.add_argument("--budget", type=_bounded(float, 0.5, 600), default=10.0,
+                        help="seconds one request may compute before it is stopped "
+                        "(default: 10)")
 
 
 def _args_cache(parser: argparse.ArgumentParser) -> None:
@@ -198,6 +243,7 @@ ARGUMENTS: dict[str, Callable[[argparse.ArgumentParser], None]] = {
     "jacobian": _args_jacobian,
     "compile": _args_compile,
     "derive": _args_derive,
+    "serve": _args_serve,
     "cache": _args_cache,
 }
 

@@ -34,7 +34,7 @@ only, and ``Derivation._ipython_display_`` publishes exactly that bundle (never 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 import sympy as sp
@@ -239,6 +239,19 @@ class Derivation:
         """The steps as an escaped HTML tree of collapsible ``<details>`` at a verbose level
         (always result-first: a folded step shows its own line)."""
         return render_html(self.steps, verbose or self.verbose)
+
+    def to_html_page(
+        self,
+        at: Mapping[str, float] | None = None,
+        interval: tuple[float, float] = (-5.0, 5.0),
+        title: str | None = None,
+    ) -> str:
+        """One self-contained HTML page (no script, nothing loaded; math as MathML): every hint
+        and step, the answer, a plot of f and f' over ``interval`` and the computational graph
+        at the point ``at`` (:func:`symdiff.classroom.page.derivation_page`)."""
+        from ..classroom.page import derivation_page
+
+        return derivation_page(self, at=at, interval=interval, title=title)
 
     def with_verbose(self, verbose: str) -> Derivation:
         """The same derivation, displayed at another verbose level (``"all"`` or ``"key"``)."""

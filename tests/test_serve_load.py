@@ -1,0 +1,24 @@
+"""A class at ``symdiff serve`` (as a teacher starts it): 30 students sending 20 textbook
+requests each and one student sending pathological inputs throughout. No student request
+fails, the pathological ones run out of time without stalling the others, and the server
+answers after them. The latencies are reported (``-s`` shows them); how fast is the business of
+``benchmarks/bench_serve.py``, not of a test."""
+
+from __future__ import annotations
+
+import pytest
+
+from . import serve_load
+from .serve_process import serving
+
+
+@pytest.mark.slow
+def test_a_class_and_one_student_who_tries_to_break_it(record_property):
+    with serving() as (url, _):
+        report = serve_load.run(url, students=30, requests=20)
+    print(report.summary())
+    record_property("p95_seconds", round(report.percentile(95), 3))
+    assert len(report.latencies) == 600
+    assert report.failures == []
+    assert report.pathological["time"] >= 1 and sum(report.pathological.values()) >= 2
+    assert report.answered_after

@@ -9,6 +9,7 @@ simplify, emit) -> CompiledFunction (with its recipe)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Union
 
 import numpy as np
@@ -51,18 +52,22 @@ def _decorator(builder: Callable[..., CompiledFunction], **options: Any) -> Any:
 
 # -- inputs ------------------------------------------------------------------------------------
 def _compiled(
-    kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any, threads: int | None = None
+    kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any, threads: int | None = None,
+    sparse: bool | str = False,
 ) -> Any:
     """The one path from a builder's arguments to its function; without expressions, the
     builder as a decorator with these options (``@sd.grad(wrt="x")``). ``threads`` (not part of
     the generated code) is the function's number of threads
-    (:meth:`~symdiff.compiled.CompiledFunction.with_threads`)."""
+    (:meth:`~symdiff.compiled.CompiledFunction.with_threads`); ``sparse`` (a Jacobian's or a
+    Hessian's) is True or a ``scipy.sparse`` format (:func:`_sparse_format`)."""
     if exprs is _MISSING:
         settings = {"simplify": options.simplify, "cse": options.cse, "mode": options.mode,
                     "cache": options.cache, "shapes": shapes, "threads": threads,
                     "backend": options.backend}
         if kind != "value":
             settings["wrt"] = wrt
+        if kind in ("jacobian", "hessian"):
+            settings["sparse"] = sparse
         return _decorator(_BUILDERS[kind], **settings)
     if kind != "jacobian" and isinstance(exprs, list | tuple):
         name = "compile" if kind == "value" else kind
@@ -72,8 +77,28 @@ def _compiled(
             else "for the derivatives of several expressions use sd.jacobian([...])"
         )
         raise SymdiffError(f"{name} takes one expression, not a {type(exprs).__name__}; {what}")
+    format = _sparse_format(sparse, options)
+    if format is not None:
+        options = replace(options, sparse=True)
     function = pipeline.compiled(Call(kind, exprs, wrt, options, shapes))
+    if format is not None:
+        function = function.with_format(format)  # type: ignore[attr-defined]
     return function if threads is None else function.with_threads(threads)
+
+
+def _sparse_format(sparse: bool | str, options: Options) -> str | None:
+    """The ``scipy.sparse`` format ``sparse=`` asks for (True: ``"csr"``), or None (dense)."""
+    if sparse is False:
+        return None
+    if sparse is not True and not isinstance(sparse, str):
+        raise SymdiffError(f"sparse must be True, False or a format ('csr', 'csc', 'coo'), "
+                           f"not {sparse!r}")
+    if options.backend != "numpy":
+        raise SymdiffError(f"sparse=True needs backend='numpy' (the values are NumPy arrays "
+                           f"that scipy.sparse holds), not {options.backend!r}")
+    from .sparse.assemble import check_format
+
+    return check_format("csr" if sparse is True else sparse)
 
 
 # -- derivations ---------------------------------------------------------------------------------
@@ -190,15 +215,21 @@ def jacobian(
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
     backend: str = "numpy",
+    sparse: bool | str = False,
 ) -> CompiledFunction:
     """The Jacobian of a list of expressions: the call returns an array ``(m, n) + shape``.
 
     With a single ``wrt`` name the ``n`` axis is dropped: ``(m,) + shape``. ``exprs`` may also be
     a Python function returning a tuple or list of values (the ``m`` rows; a single value is
     one row), which keeps its signature as for :func:`grad`. Without ``exprs``, a decorator.
+
+    ``sparse=True`` (or a format, ``"csr"``, ``"csc"``, ``"coo"``): the call returns a
+    ``scipy.sparse`` array of the structural nonzeros, derived from the expressions, and the
+    generated code computes only those (:class:`~symdiff.sparse.function.SparseFunction`: one
+    row per output entry and one column per variable entry, each flattened and laid end to end).
     """
     options = Options(simplify, cse, mode, cache, backend)
-    return _compiled("jacobian", exprs, wrt, options, shapes, threads)
+    return _compiled("jacobian", exprs, wrt, options, shapes, threads, sparse)
 
 
 def hessian(
@@ -212,6 +243,7 @@ def hessian(
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
     backend: str = "numpy",
+    sparse: bool | str = False,
 ) -> CompiledFunction:
     """The Hessian of ``expr``: the call returns an array ``(n, n) + shape`` (symmetric).
 
@@ -220,9 +252,13 @@ def hessian(
     four variables) differentiates the reverse-mode gradient program forward (forward over
     reverse). Arguments and ``wrt`` as for
     :func:`grad`; without ``expr``, a decorator.
+
+    ``sparse=True`` (or a format, ``"csr"``, ``"csc"``, ``"coo"``): the call returns a
+    ``scipy.sparse`` array of the structural nonzeros and the code computes only those (see
+    :func:`jacobian`); ``.tril()`` gives the lower triangle.
     """
     options = Options(simplify, cse, mode, cache, backend)
-    return _compiled("hessian", expr, wrt, options, shapes, threads)
+    return _compiled("hessian", expr, wrt, options, shapes, threads, sparse)
 
 
 def hvp(
@@ -319,7 +355,12 @@ def cache_info() -> dict[str, Any]:
 
 
 def clear_cache() -> int:
-    """Remove every cached module (disk and memory); returns how many entries were removed."""
+    """Remove every cached module (disk and memory) and the copies of generated sources that
+    tracebacks read (:mod:`symdiff.codegen.sources`); returns how many cache entries were
+    removed."""
+    from .codegen import sources
+
     pipeline.clear_memo()
     request_index.forget()
+    sources.clear_copies()
     return open_store().clear()

@@ -99,7 +99,8 @@ class CompiledFunction:
 
     def _bind(self) -> None:
         digest = hashlib.sha256(self.source.encode()).hexdigest()[:16]
-        function = load_function(self.source, self.name, f"<symdiff {self.name} {digest}>")
+        function = load_function(self.source, self.name, f"<symdiff {self.name} {digest}>",
+                                 copy=self.key is not None)  # cached: a lasting copy
         if self.recipe is not None:  # a module that is not the recipe's is refused
             renamed = code_names(self.args)
             expected = [renamed.get(a, a) for a in self.args] + list(self._constant_names)

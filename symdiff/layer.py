@@ -32,8 +32,10 @@ class Call:
 
     @property
     def layer(self) -> str:
-        """Which layer builds it: ``"tensor"`` with ``shapes=``, else ``"scalar"``."""
-        return "scalar" if self.shapes is None else "tensor"
+        """Which layer builds it: ``"tensor"`` with ``shapes=``, else ``"scalar"``; with
+        ``sparse=True``, ``"sparse tensor"`` or ``"sparse scalar"``."""
+        layer = "scalar" if self.shapes is None else "tensor"
+        return f"sparse {layer}" if self.options.sparse else layer
 
 
 @dataclass(frozen=True)

@@ -31,9 +31,11 @@ _SCALARS = (float, int, np.floating, np.integer)
 class Objective:
     """A scalar function of a vector, shaped for ``scipy.optimize.minimize``.
 
-    ``fun(x)`` returns a float, ``jac(x)`` an array ``(n,)``, ``hess(x)`` an array ``(n, n)``,
-    ``hessp(x, p)`` the product ``hess(x) @ p``, ``value_and_grad(x)`` both (for ``jac=True``).
-    Other variables of the expression are fixed by ``params``.
+    ``fun(x)`` returns a float, ``jac(x)`` an array ``(n,)``, ``hess(x)`` an array ``(n, n)``
+    (with ``sparse=True``, a ``scipy.sparse`` CSR array of the structural nonzeros, as
+    ``minimize(method="trust-constr")`` takes: :mod:`symdiff.sparse`), ``hessp(x, p)`` the
+    product ``hess(x) @ p``, ``value_and_grad(x)`` both (for ``jac=True``). Other variables of
+    the expression are fixed by ``params``.
 
     The vector is either ``n`` scalar variables (``wrt=["x", "y"]``, in that order; for a
     Python function, a parameter with a default need not be in ``params``) or, with
@@ -54,8 +56,10 @@ class Objective:
         params: Mapping[str, Any] | None = None,
         shapes: Mapping[str, Any] | None = None,
         backend: str | None = None,
+        sparse: bool | str = False,
     ):
         names = [wrt] if isinstance(wrt, str) else list(wrt)
+        self._sparse = sparse
         self._vector = shapes is not None
         if self._vector:
             declared = shapes.get(names[0]) if len(names) == 1 else None
@@ -196,8 +200,10 @@ class Objective:
         if self._hessian is None:
             target = self.wrt[0] if self._vector else list(self.wrt)
             self._hessian = hessian(self._expr, target, shapes=self._shapes,
-                                    backend=self._backend)
+                                    backend=self._backend, sparse=self._sparse)
         kwargs = self._kwargs(x)
+        if self._sparse:
+            return self._hessian.call_by_name(kwargs)
         n = kwargs[self.wrt[0]].size if self._vector else len(self.wrt)
         return np.asarray(self._hessian.call_by_name(kwargs), dtype=float).reshape(n, -1)
 
@@ -232,14 +238,17 @@ def objective(
     *,
     shapes: Mapping[str, Any] | None = None,
     backend: str | None = None,
+    sparse: bool | str = False,
 ) -> Objective:
     """A SciPy-ready objective: ``minimize(obj.fun, x0, jac=obj.jac, hess=obj.hess)``.
 
     ``wrt`` lists scalar variables, or with ``shapes=`` names one vector variable
     (``objective("sum((x[1:] - x[:-1]**2)**2)", "x", shapes={"x": ("n",)})``). Data in
-    ``params`` may be Dask arrays (see :class:`Objective`'s ``backend``).
+    ``params`` may be Dask arrays (see :class:`Objective`'s ``backend``). ``sparse=True`` (or
+    a ``scipy.sparse`` format): ``hess`` returns a sparse array of the Hessian's structural
+    nonzeros (``minimize(..., method="trust-constr")``).
     """
-    return Objective(expr, wrt, params, shapes, backend)
+    return Objective(expr, wrt, params, shapes, backend, sparse)
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,15 @@ BACKENDS = ("numpy", "array_api")
 class Options:
     """``simplify``: readable simplified derivatives; ``cse``: share common subexpressions;
     ``mode``: ``"forward"``, ``"reverse"`` or ``"auto"``; ``cache``: reuse generated modules
-    (in memory and on disk); ``backend``: the kind of module (:data:`BACKENDS`)."""
+    (in memory and on disk); ``backend``: the kind of module (:data:`BACKENDS`); ``sparse``:
+    a Jacobian or Hessian computes only its structural nonzeros (:mod:`symdiff.sparse`)."""
 
     simplify: bool = True
     cse: bool = True
     mode: str = "auto"
     cache: bool = True
     backend: str = "numpy"
+    sparse: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.mode, str) or self.mode not in MODES:
@@ -32,7 +34,7 @@ class Options:
         if not isinstance(self.backend, str) or self.backend not in BACKENDS:
             allowed = ", ".join(map(repr, BACKENDS))
             raise SymdiffError(f"backend must be one of {allowed}, not {self.backend!r}")
-        for name in ("simplify", "cse", "cache"):
+        for name in ("simplify", "cse", "cache", "sparse"):
             if not isinstance(getattr(self, name), bool):
                 raise SymdiffError(f"{name} must be True or False, not {getattr(self, name)!r}")
 
@@ -40,4 +42,6 @@ class Options:
         """The options that change generated code (``cache`` does not). The default backend
         adds nothing, so NumPy modules keep the keys they had before backends existed."""
         key = f"simplify={self.simplify},cse={self.cse},mode={self.mode}"
-        return key if self.backend == "numpy" else f"{key},backend={self.backend}"
+        if self.backend != "numpy":
+            key += f",backend={self.backend}"
+        return key + ",sparse=True" if self.sparse else key

@@ -32,8 +32,10 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import progress, request_index
+from .cache import LRU
 from .compiled import CompiledFunction
 from .layer import Built, Call, Layer, Request
+from .sparse.function import function_class
 
 
 def _scalar_layer() -> Layer:
@@ -48,40 +50,68 @@ def _tensor_layer() -> Layer:
     return LAYER
 
 
-#: The layer of each kind of call (:attr:`symdiff.layer.Call.layer`), imported when first used.
-LAYERS: dict[str, Callable[[], Layer]] = {"scalar": _scalar_layer, "tensor": _tensor_layer}
+def _sparse_scalar_layer() -> Layer:
+    from .sparse.scalar_build import LAYER
 
-_MEMO: dict[str, CompiledFunction] = {}
+    return LAYER
+
+
+def _sparse_tensor_layer() -> Layer:
+    from .sparse.tensor_build import LAYER
+
+    return LAYER
+
+
+#: The layer of each kind of call (:attr:`symdiff.layer.Call.layer`), imported when first used.
+LAYERS: dict[str, Callable[[], Layer]] = {
+    "scalar": _scalar_layer, "tensor": _tensor_layer,
+    "sparse scalar": _sparse_scalar_layer, "sparse tensor": _sparse_tensor_layer,
+}
+
+#: The functions of the most recently used requests (:data:`symdiff.cache.MEMO_SIZE`).
+_MEMO: LRU[str, CompiledFunction] = LRU()
 
 
 def compiled(call: Call) -> CompiledFunction:
     """The function for ``call``: from the request index, from memory, from the disk cache, or
-    derived, emitted and loaded now (and then cached), as ``cache=True`` allows."""
+    derived, emitted and loaded now (and then cached), as ``cache=True`` allows. While one
+    process builds a call, others asking for the same call wait for it and load its entry
+    (:func:`symdiff.request_index.building`)."""
     raw = request_index.raw_key(call.kind, call.exprs, call.wrt, call.options, call.shapes)
-    found = request_index.lookup(raw, functools.partial(call_exprs, call))
+    exprs = functools.partial(call_exprs, call)
+    found = request_index.lookup(raw, exprs)
     if found is not None:  # from the request index: the twin of the same call, as built
-        if call.layer == "scalar" and call.options.backend != "numpy" \
-                and "numpy_twin" not in found.__dict__:
-            twin = dataclasses.replace(
-                call, options=dataclasses.replace(call.options, backend="numpy"))
-            found.numpy_twin = functools.cache(  # type: ignore[attr-defined]
-                lambda: compiled(twin))
-        return _traced(found, call)
-    layer = LAYERS[call.layer]()
-    title = progress.describe(call.kind, call.exprs, call.wrt)
-    with collector_paused(), progress.build(title):  # reported if it runs long
-        with progress.stage("parse") as counts:
-            request = layer.request(call)
-            counts["names"] = len(getattr(request, "params", ()))
-        function = compile_request(layer, request)
-    request_index.remember(raw, function)
+        return _found(found, call)
+    with request_index.building("index", raw):
+        found = request_index.lookup(raw, exprs)  # built by another process meanwhile
+        if found is not None:
+            return _found(found, call)
+        layer = LAYERS[call.layer]()
+        title = progress.describe(call.kind, call.exprs, call.wrt)
+        with collector_paused(), progress.build(title):  # reported if it runs long
+            with progress.stage("parse") as counts:
+                request = layer.request(call)
+                counts["names"] = len(getattr(request, "params", ()))
+            function = compile_request(layer, request)
+        request_index.remember(raw, function)
     return _traced(function, call)
+
+
+def _found(found: CompiledFunction, call: Call) -> CompiledFunction:
+    """A function found in the request index, as ``call`` asks for it."""
+    if call.layer == "scalar" and call.options.backend != "numpy" \
+            and "numpy_twin" not in found.__dict__:
+        twin = dataclasses.replace(
+            call, options=dataclasses.replace(call.options, backend="numpy"))
+        found.numpy_twin = functools.cache(  # type: ignore[attr-defined]
+            lambda: compiled(twin))
+    return _traced(found, call)
 
 
 def _traced(function: CompiledFunction, call: Call) -> CompiledFunction:
     """A traced tensor function, remembering (weakly) the Python function it was traced from,
     for ``explain()``: the text of a traced expression does not always parse again."""
-    if call.layer == "tensor" and callable(call.exprs):
+    if call.shapes is not None and callable(call.exprs):
         return function.with_origin(call.exprs)
     return function
 
@@ -115,14 +145,19 @@ def compile_request(layer: Layer, request: Request) -> CompiledFunction:
         function = function_of(layer.build(request), None, signature)
         return _with_twin(function.with_constants(constants, folded), layer, request)
     key = request.key()
-    if key in _MEMO:  # the key holds the signature; annotations may still differ
-        return _MEMO[key].with_signature(signature).with_constants(constants, folded)
+    found = _MEMO.get(key)
+    if found is not None:  # the key holds the signature; annotations may still differ
+        return found.with_signature(signature).with_constants(constants, folded)
     disk_key = request_index.module_key(key)
-    function = request_index.load_module(disk_key, request.recipe, layer.exprs(request), signature)
+    exprs = layer.exprs(request)
+    function = request_index.load_module(disk_key, request.recipe, exprs, signature)
     if function is None:
-        function = function_of(layer.build(request), disk_key, signature)
-        request_index.store_module(function)
-    _MEMO[key] = _with_twin(function, layer, request)
+        with request_index.building("module", disk_key):
+            function = request_index.load_module(disk_key, request.recipe, exprs, signature)
+            if function is None:  # (not built by another process meanwhile)
+                function = function_of(layer.build(request), disk_key, signature)
+                request_index.store_module(function)
+    _MEMO.put(key, _with_twin(function, layer, request))
     return function.with_constants(constants, folded)
 
 
@@ -142,8 +177,8 @@ def _with_twin(function: CompiledFunction, layer: Layer, request: Request) -> Co
 def function_of(built: Built, key: str | None, signature: inspect.Signature | None
                 ) -> CompiledFunction:
     """Load what a layer built as a :class:`CompiledFunction` (cached under ``key``)."""
-    return CompiledFunction.of(built.source, built.recipe, built.exprs, key=key,
-                               signature=signature, recorded=built.recorded)
+    return function_class(built.recipe).of(built.source, built.recipe, built.exprs, key=key,
+                                           signature=signature, recorded=built.recorded)
 
 
 def call_exprs(call: Call) -> list[Any]:

@@ -112,6 +112,7 @@ class Recipe:
                 "mode": self.options.mode,
                 # only another backend's: NumPy recipes read as they did before backends
                 **({"backend": self.options.backend} if self.options.backend != "numpy" else {}),
+                **({"sparse": True} if self.options.sparse else {}),
             },
             "mode": self.mode,
             "outputs": list(self.outputs),
@@ -145,6 +146,7 @@ class Recipe:
                 options=Options(
                     _flag(options["simplify"]), _flag(options["cse"]), _text(options["mode"]),
                     backend=_text(options.get("backend", "numpy")),
+                    sparse=_flag(options.get("sparse", False)),
                 ),
                 mode=_text(data["mode"]),
                 outputs=_texts(data["outputs"]),

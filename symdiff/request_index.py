@@ -20,6 +20,7 @@ whose module does not load is a miss: the caller rebuilds it (and overwrites the
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -27,14 +28,16 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .cache import cache_key, open_store, pack_module, unpack_module
+from .cache import LRU, cache_key, is_key, open_store, pack_module, unpack_module
 from .compiled import CompiledFunction
 from .options import Options
 from .recipe import Recipe
+from .sparse.function import function_class
 
 
 def _log():  # (logging is imported when there is something to say: not on a warm start)
@@ -48,7 +51,8 @@ _PACKAGE = Path(__file__).resolve().parent
 #: The version of the index record's layout (``{"format", "module", "recipe"}``).
 INDEX_FORMAT = 2
 
-_RAW_MEMO: dict[str, CompiledFunction] = {}
+#: The functions of the most recently used raw requests (:data:`symdiff.cache.MEMO_SIZE`).
+_RAW_MEMO: LRU[str, CompiledFunction] = LRU()
 
 Exprs = Callable[[], list[Any]]
 
@@ -162,21 +166,21 @@ def load_module(
     text = open_store().get("module", key)
     if text is None:
         return None
-    entry = unpack_module(text)
-    if entry is None:
-        _log().debug("cache entry %s has no recipe (an older format); rebuilding", key)
-        return None
-    source, record = entry
     try:
+        entry = unpack_module(text)
+        if entry is None:
+            _log().debug("cache entry %s has no recipe (an older format); rebuilding", key)
+            return None
+        source, record = entry
         recipe = Recipe.from_json(record)
-    except ValueError:
+    except Exception:  # any malformed field of the record: a miss, rebuilt
         _log().debug("cache entry %s has an unreadable recipe; rebuilding", key, exc_info=True)
         return None
     if expected is not None and not recipe.same_function(expected):
         _log().debug("cache entry %s is not %s; rebuilding", key, expected)
         return None
     try:
-        return CompiledFunction.of(source, recipe, exprs, key=key, signature=signature)
+        return function_class(recipe).of(source, recipe, exprs, key=key, signature=signature)
     except Exception:  # a verified entry that still fails to load is rebuilt, not raised
         _log().debug("cache entry %s failed to load; rebuilding", key, exc_info=True)
         return None
@@ -196,23 +200,25 @@ def lookup(key: str | None, exprs: Exprs) -> CompiledFunction | None:
     None; ``exprs`` computes its ``.exprs`` on first access."""
     if key is None:
         return None
-    if key in _RAW_MEMO:
-        return _RAW_MEMO[key]
+    found = _RAW_MEMO.get(key)
+    if found is not None:
+        return found
     text = open_store().get("index", key)
     if text is None:
         return None
     try:
         record = json.loads(text)
-        if record.get("format") != INDEX_FORMAT:
-            return None  # an older record (no recipe): a miss, rebuilt and overwritten
+        if not isinstance(record, dict) or record.get("format") != INDEX_FORMAT:
+            return None  # an older record (no recipe), or not one: a miss, rebuilt
         module, recipe = record["module"], Recipe.from_json(record["recipe"])
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except Exception:  # any malformed field of the record: a miss, rebuilt and overwritten
+        _log().debug("index record %s is malformed; rebuilding", key, exc_info=True)
         return None
-    if not isinstance(module, str):
+    if not is_key(module):
         return None
     compiled = load_module(module, recipe, exprs)
     if compiled is not None:
-        _RAW_MEMO[key] = compiled
+        _RAW_MEMO.put(key, compiled)
     return compiled
 
 
@@ -221,9 +227,18 @@ def remember(key: str | None, compiled: CompiledFunction) -> None:
     without a key or for a function not cached on disk."""
     if key is None or compiled.key is None or compiled.recipe is None:
         return
-    _RAW_MEMO[key] = compiled
+    _RAW_MEMO.put(key, compiled)
     record = {"format": INDEX_FORMAT, "module": compiled.key, "recipe": compiled.recipe.to_json()}
     open_store().put("index", key, json.dumps(record, sort_keys=True))
+
+
+def building(namespace: str, key: str | None) -> AbstractContextManager[bool]:
+    """While this process builds entry ``key`` of ``namespace`` (``"index"``: a raw request,
+    ``"module"``: a module), other processes asking for it wait for it
+    (:meth:`symdiff.cache.DiskStore.building`); nothing to hold without a key."""
+    if key is None:
+        return contextlib.nullcontext(False)
+    return open_store().building(namespace, key)
 
 
 def forget() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import hmac
 import json
 import os
 import signal
@@ -21,6 +22,7 @@ from hypothesis import strategies as st
 
 import symdiff.cache.disk as disk
 import symdiff.cache.files as files
+import symdiff.cache.usage as usage
 from symdiff.cache import (
     DEFAULT_MAX_MB,
     FORMAT_VERSION,
@@ -61,10 +63,25 @@ def entry_path(root: Path, namespace: str, k: str) -> Path:
     return root / f"v{FORMAT_VERSION}" / namespace / k[:2] / f"{k}.py"
 
 
-def make_entry(body: bytes, version: int = FORMAT_VERSION) -> bytes:
-    """A file in the documented format, written independently of the module."""
-    digest = hashlib.sha256(body).hexdigest()
-    return f"# symdiff-cache v{version} sha256={digest} bytes={len(body)}\n".encode() + body
+def secret_of(root: Path) -> bytes:
+    """The cache's secret, as a store creates it (opening one first if there is none)."""
+    if not (root / "secret").exists():
+        DiskStore(root, MB)
+    return (root / "secret").read_bytes()
+
+
+def make_entry(body: bytes, version: int = FORMAT_VERSION, *, root: Path | None = None,
+               namespace: str = "module", k: str = "0123456789abcdef" * 4,
+               secret: bytes | None = None) -> bytes:
+    """A file in the documented format, written independently of the module: the header
+    ``# symdiff-cache v<version> <namespace>/<key> bytes=<n> hmac-sha256=<hex>`` whose MAC,
+    keyed by the secret in ``root`` (or ``secret``), covers the header before it, a newline
+    and the body."""
+    if secret is None:
+        secret = secret_of(root) if root is not None else b"\0" * 32
+    signed = f"# symdiff-cache v{version} {namespace}/{k} bytes={len(body)}".encode()
+    mac = hmac.new(secret, signed + b"\n" + body, hashlib.sha256).hexdigest()
+    return signed + f" hmac-sha256={mac}\n".encode() + body
 
 
 def plant(root: Path, namespace: str, k: str, data: bytes) -> Path:
@@ -75,7 +92,8 @@ def plant(root: Path, namespace: str, k: str, data: bytes) -> Path:
 
 
 def files_under(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() and p.name != ".lock")
+    return sorted(p for p in root.rglob("*")
+                  if p.is_file() and p.name not in (".lock", ".usage", "secret"))
 
 
 def temp_files(root: Path) -> list[Path]:
@@ -115,7 +133,7 @@ def test_round_trip_and_next_process_view(cache_dir):
     assert again is not store
     assert again.get("module", K1) == "def f(x):\n    return x\n"
     data = entry_path(cache_dir, "module", K1).read_bytes()
-    assert data == make_entry(b"def f(x):\n    return x\n")
+    assert data == make_entry(b"def f(x):\n    return x\n", root=cache_dir, k=K1)
 
 
 def test_put_overwrites(cache_dir):
@@ -179,24 +197,46 @@ def test_invalid_namespace_or_key_is_value_error(kind, tmp_path):
 
 # -- entries that do not verify --------------------------------------------------------------------
 BODY = b"def f(x):\n    return x * 2\n"
-CORRUPTIONS = {
-    "truncated": make_entry(BODY)[:-5],
-    "edited": make_entry(BODY).replace(b"x * 2", b"x * 3"),
-    "foreign": BODY,
-    "empty": b"",
-    "wrong version": make_entry(BODY, version=FORMAT_VERSION + 1),
-    "bad header": make_entry(BODY).replace(b"bytes=", b"size="),
-    "extra bytes": make_entry(BODY) + b"\n",
-    "not utf-8": make_entry(b"x = '\xff\xfe'\n"),
-    "header only": make_entry(BODY).split(b"\n")[0],
-    "binary junk": bytes(range(256)) * 4,
-}
 
 
-@pytest.mark.parametrize("case", sorted(CORRUPTIONS))
+def corruptions(root: Path) -> dict[str, bytes]:
+    """Files that must not verify as the entry ``module/K1`` of the cache at ``root``."""
+    good = make_entry(BODY, root=root, k=K1)
+    return {
+        "truncated": good[:-5],
+        "edited": good.replace(b"x * 2", b"x * 3"),
+        "foreign": BODY,
+        "empty": b"",
+        "wrong version": make_entry(BODY, FORMAT_VERSION + 1, root=root, k=K1),
+        "bad header": good.replace(b"bytes=", b"size="),
+        "extra bytes": good + b"\n",
+        "not utf-8": make_entry(b"x = '\xff\xfe'\n", root=root, k=K1),
+        "header only": good.split(b"\n")[0],
+        "binary junk": bytes(range(256)) * 4,
+        "another key's": make_entry(BODY, root=root, k=K2),
+        "another namespace's": make_entry(BODY, root=root, namespace="index", k=K1),
+        "another secret's": make_entry(BODY, k=K1, secret=b"s" * 32),
+        "plain sha256 header": (
+            f"# symdiff-cache v{FORMAT_VERSION} module/{K1} bytes={len(BODY)} "
+            f"hmac-sha256={hashlib.sha256(BODY).hexdigest()}\n"
+        ).encode() + BODY,
+    }
+
+
+CORRUPTIONS = [
+    "truncated", "edited", "foreign", "empty", "wrong version", "bad header", "extra bytes",
+    "not utf-8", "header only", "binary junk", "another key's", "another namespace's",
+    "another secret's", "plain sha256 header",
+]
+
+
+@pytest.mark.parametrize("case", CORRUPTIONS)
 def test_entry_that_does_not_verify_is_a_miss_and_deleted(case, cache_dir):
     store = open_store()
-    path = plant(cache_dir, "module", K1, CORRUPTIONS[case])
+    good = make_entry(BODY, root=cache_dir, k=K1)
+    plant(cache_dir, "module", K1, good)
+    assert store.get("module", K1) == BODY.decode()  # the reference file itself verifies
+    path = plant(cache_dir, "module", K1, corruptions(cache_dir)[case])
     assert store.get("module", K1) is None
     assert not path.exists()
     store.put("module", K1, "y = 1\n")
@@ -206,15 +246,14 @@ def test_entry_that_does_not_verify_is_a_miss_and_deleted(case, cache_dir):
 def test_bad_entry_replaced_meanwhile_is_not_deleted(cache_dir, monkeypatch):
     """A reader that saw a bad file must not delete the good one a writer put there since."""
     store = open_store()
-    path = plant(cache_dir, "module", K1, CORRUPTIONS["edited"])
-    real = disk._read_entry
+    path = plant(cache_dir, "module", K1, corruptions(cache_dir)["edited"])
+    real = disk.decode_entry
 
-    def read_then_writer_replaces(p):
-        result = real(p)
+    def read_then_writer_replaces(*args):
         DiskStore(cache_dir, MB).put("module", K1, "good = 1\n")
-        return result
+        return real(*args)
 
-    monkeypatch.setattr(disk, "_read_entry", read_then_writer_replaces)
+    monkeypatch.setattr(disk, "decode_entry", read_then_writer_replaces)
     assert store.get("module", K1) is None
     monkeypatch.undo()
     monkeypatch.setenv("SYMDIFF_CACHE_DIR", str(cache_dir))
@@ -298,23 +337,33 @@ def test_eight_processes_share_the_same_keys(cache_dir):
 
 
 # -- writers that die ------------------------------------------------------------------------------
-def test_stale_temp_file_is_ignored_and_cleaned(cache_dir):
+@on_posix
+def test_temp_files_of_dead_writers_are_removed_at_once(cache_dir):
+    import fcntl
+
     store = open_store()
     store.put("module", K1, "a = 1\n")
     shard = entry_path(cache_dir, "module", K1).parent
-    stale = shard / ".tmp-abandoned.part"
-    stale.write_bytes(make_entry(BODY)[:10])
-    old = time.time() - disk.STALE_TEMP_SECONDS - 60
-    os.utime(stale, (old, old))
-    fresh = shard / ".tmp-in-progress.part"
-    fresh.write_bytes(b"being written")
-    assert store.get("module", K1) == "a = 1\n"
-    store.put("module", K2, "b = 2\n")
-    assert store.get("module", K2) == "b = 2\n"
-    assert store.info()["entries"] == 2  # temp files are not entries
-    assert store.prune() == 1
-    assert not stale.exists()
-    assert fresh.exists()  # a writer may still be busy with it
+    dead = shard / ".tmp-abandoned.part"  # nobody holds it: its writer is gone
+    dead.write_bytes(make_entry(BODY)[:10])
+    live = shard / ".tmp-in-progress.part"  # a writer still at work holds its lock
+    fd = os.open(live, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, b"being written")
+        store = DiskStore(cache_dir, DEFAULT_MAX_MB * MB)  # as the next process opens it
+        assert store.get("module", K1) == "a = 1\n"
+        store.put("module", K2, "b = 2\n")  # a process's first put measures the tree
+        assert not dead.exists()
+        assert live.exists()
+        assert store.get("module", K2) == "b = 2\n"
+        assert store.info()["entries"] == 2  # temp files are not entries
+        assert store.prune() == 0
+        assert live.exists()
+    finally:
+        os.close(fd)
+    assert store.prune() == 1  # its writer let go without putting it in place
+    assert not live.exists()
     assert store.get("module", K1) == "a = 1\n"
 
 
@@ -345,12 +394,8 @@ def test_writer_killed_mid_write_leaves_nothing_half_written(cache_dir):
     expected = {key(k, "big"): big_text(k) for k in range(3)}
     for path in entries:  # every complete file verifies: never half a file under the final name
         assert store.get("module", path.stem) == expected[path.stem]
-    for path in temp_files(cache_dir):  # what the killed writers left behind, if anything
-        old = time.time() - disk.STALE_TEMP_SECONDS - 60
-        os.utime(path, (old, old))
-    store.prune()
+    store.put("module", K1, "after = True\n")  # the next write removes what they left
     assert temp_files(cache_dir) == []
-    store.put("module", K1, "after = True\n")
     assert store.get("module", K1) == "after = True\n"
 
 
@@ -406,13 +451,13 @@ def test_existing_root_that_cannot_be_written(cache_dir, monkeypatch):
     def refuse(*args, **kwargs):
         raise PermissionError(errno.EACCES, "Permission denied")
 
-    monkeypatch.setattr(files.tempfile, "mkstemp", refuse)
+    monkeypatch.setattr(files, "new_temp", refuse)
     store, record = open_recording()
     assert_memory_fallback(store, record, "not writable")
 
 
 @on_posix
-@pytest.mark.parametrize("which", ["root", "v1"])
+@pytest.mark.parametrize("which", ["root", "version"])
 def test_world_writable_directory_is_never_read(which, cache_dir):
     planted = DiskStore(cache_dir, MB)
     planted.put("module", K1, "import os  # planted by someone else\n")
@@ -463,7 +508,7 @@ def test_created_directories_are_private(cache_dir):
 
 
 # -- failing writes --------------------------------------------------------------------------------
-@pytest.mark.parametrize("failing", ["replace", "fsync", "mkstemp"])
+@pytest.mark.parametrize("failing", ["replace", "fsync", "new_temp"])
 def test_disk_full_during_put(failing, cache_dir, monkeypatch):
     store = open_store()
     assert isinstance(store, DiskStore)
@@ -471,7 +516,7 @@ def test_disk_full_during_put(failing, cache_dir, monkeypatch):
     def full(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    target = files.tempfile if failing == "mkstemp" else files.os
+    target = files if failing == "new_temp" else files.os
     monkeypatch.setattr(target, failing, full)
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("always")
@@ -518,7 +563,7 @@ def test_lru_eviction_under_small_cap(cache_dir):
 def test_busy_lock_skips_eviction(cache_dir, monkeypatch):
     import filelock
 
-    monkeypatch.setattr(disk, "LOCK_TIMEOUT", 0.05)
+    monkeypatch.setattr(disk, "LOCK_WAIT_SECONDS", 0.05)
     store = DiskStore(cache_dir, 3000)
     text = "# " + "z" * 900 + "\n"
     holder = filelock.FileLock(str(cache_dir / f"v{FORMAT_VERSION}" / ".lock"))
@@ -536,9 +581,9 @@ def test_busy_lock_skips_eviction(cache_dir, monkeypatch):
 def test_running_estimate_does_not_scan_every_put(cache_dir, monkeypatch):
     store = DiskStore(cache_dir, 10 * MB)
     scans = []
-    real = disk._walk
-    monkeypatch.setattr(disk, "_walk", lambda top: scans.append(top) or real(top))
-    for i in range(disk.SCAN_EVERY_PUTS):
+    real = usage.walk
+    monkeypatch.setattr(usage, "walk", lambda top: scans.append(top) or real(top))
+    for i in range(usage.SCAN_EVERY_PUTS):
         store.put("module", cache_key(str(i)), "s = 1\n")
     assert len(scans) == 1  # the first put measures the tree, the rest only count
 
@@ -562,6 +607,8 @@ def test_clear_removes_everything(cache_dir):
     assert info["entries"] == 8 and info["bytes"] > 0
     assert store.clear() == 8
     assert store.info()["entries"] == 0 and store.info()["bytes"] == 0
+    top = cache_dir / f"v{FORMAT_VERSION}"
+    assert sorted(p.name for p in top.iterdir()) == [".lock"]  # no empty shard directory left
     assert store.get("module", cache_key("m", "0")) is None
     assert store.clear() == 0
     memory = MemoryStore()
@@ -618,11 +665,24 @@ def test_disable_cache_off(value, monkeypatch):
     assert open_store().info()["kind"] == "disk"
 
 
-@pytest.mark.parametrize(("value", "cap"), [("0.5", MB // 2), ("3", 3 * MB), ("0", 0)])
+@pytest.mark.parametrize(("value", "cap"), [("0.5", MB // 2), ("3", 3 * MB)])
 def test_max_mb(value, cap, monkeypatch):
     monkeypatch.setenv("SYMDIFF_CACHE_MAX_MB", value)
     store, record = open_recording()
     assert record == [] and store.info()["cap"] == cap
+
+
+@pytest.mark.parametrize("value", ["0", "0.0", " 0 "])
+def test_max_mb_zero_means_no_disk_cache(value, monkeypatch, cache_dir):
+    monkeypatch.setenv("SYMDIFF_CACHE_MAX_MB", value)
+    store, record = open_recording()
+    assert record == [] and isinstance(store, MemoryStore)
+    info = store.info()
+    assert info["kind"] == "memory" and info["path"] is None
+    assert info["reason"] == "disabled by SYMDIFF_CACHE_MAX_MB=0"
+    store.put("module", K1, "m = 1\n")
+    assert store.get("module", K1) == "m = 1\n"  # this process still keeps what it built
+    assert not cache_dir.exists()
 
 
 @pytest.mark.parametrize("value", ["lots", "-1", "nan", "inf", "1e400"])
@@ -645,8 +705,8 @@ def test_default_root_comes_from_platformdirs(tmp_path, monkeypatch):
         return str(tmp_path / "platform" / appname)
 
     monkeypatch.setattr(platformdirs, "user_cache_dir", fake)
-    version = f"v{FORMAT_VERSION}"
-    assert open_store().info()["path"] == str(tmp_path / "platform" / "symdiff" / version)
+    expected = tmp_path / "platform" / "symdiff" / f"v{FORMAT_VERSION}"
+    assert open_store().info()["path"] == str(expected)
     assert calls == ["symdiff"]
 
 

@@ -46,7 +46,7 @@ def test_a_derivation_page_is_one_file_that_loads_nothing():
     assert found.loads == []
     assert "script" not in found.tags
     assert found.tags.count("svg") == 2 and "math" in found.tags
-    assert "x*(x*cos(x) + 2*sin(x))" in page  # the answer as text
+    assert "x**2*cos(x) + 2*x*sin(x)" in page  # the answer as text
     assert page.count('class="hint"') == len(d.lines())
     assert page.count('class="step"') == len(d.lines())
     assert "product rule" in page and "Computational graph at x = 1" in page

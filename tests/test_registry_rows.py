@@ -97,8 +97,8 @@ def printed_prefix(row: R.Fn) -> str:
         return "_np.sign("
     if row.helper:
         return f"{row.helper}("
-    if row.template:  # its leading call (the module may compute the call's argument first)
-        call = re.match(r"_np\.\w+\(", row.template)
+    if row.template:  # its first call (the module may compute the call's argument first, and
+        call = re.search(r"_np\.\w+\(", row.template)  # divide by the call in place)
         return call.group() if call else row.template.partition("{")[0]
     return f"_np.{row.ufunc}("
 

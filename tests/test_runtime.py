@@ -523,6 +523,7 @@ def _call_examples():
             (np.array([1.0, 2.0]), x.astype(np.float32).astype(np.float64)),
         ),
         "_check_shapes": ((("x",), (x,), (("n",),), (("n", 2),)), (6,)),
+        "_affine_grid": ((5, (10, 1), (2, 3)), np.array([5, 6, 7, 15, 16, 17])),
         # the Array API backend's helpers, on NumPy's wrapped namespace
         "_xp_namespace": ((x, 1.0), _xp_numpy),
         "_xp_float_dtype": ((_xp_numpy, ("a", "b"), x.astype(np.float32), np.arange(2)),

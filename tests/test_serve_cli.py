@@ -43,7 +43,7 @@ def test_it_writes_nothing_but_the_cache_and_stops_on_ctrl_c(tmp_path):
         assert process.wait(timeout=60) == 0
     assert _files(work) == [] and _files(home) == [] and _files(temporary) == []
     written = _files(cache)
-    assert written and all(p.split(os.sep)[0] in (f"v{FORMAT_VERSION}", "sources")
+    assert written and all(p.split(os.sep)[0] in (f"v{FORMAT_VERSION}", "sources", "secret")
                        for p in written), written
 
 

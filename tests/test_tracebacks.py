@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.codegen import load
+from symdiff.codegen import sources
 
 from .conftest import ROOT
 
@@ -56,27 +56,47 @@ def test_a_plain_script_shows_the_generated_line(tmp_path, build, line):
     assert line in stderr
 
 
+def test_without_a_cache_the_copy_is_written_only_for_a_traceback(tmp_path):
+    sources = tmp_path / "sources"
+    env = {"SYMDIFF_SOURCE_DIR": str(sources), "SYMDIFF_CACHE_DIR": str(tmp_path / "cache")}
+    build = SCALAR.replace("sd.grad('x*y')", "sd.grad('x*y', cache=False)")
+    fine = build.replace("np.ones(4)", "np.ones(3)") + "\nraise SystemExit(1)"
+    assert "Traceback" not in _run(tmp_path, fine, **env)  # no error in generated code
+    assert not sources.exists() or not list(sources.iterdir())  # nothing written
+    stderr = _run(tmp_path, build, **env)
+    assert "return _elementwise(_formulas, (x, y), threads=threads)" in stderr
+    (copy,) = sources.iterdir()  # written for the traceback, just before it was printed
+    assert copy.name.startswith("grad_f-")
+
+
 def test_the_copy_is_the_verified_source_in_a_private_directory(tmp_path, monkeypatch):
     monkeypatch.setenv("SYMDIFF_SOURCE_DIR", str(tmp_path / "sources"))
-    g = sd.grad("x*y", cache=False)
+    g = sd.grad("x*y + 7")
     path = g._fn.__code__.co_filename
     assert path.startswith(str(tmp_path / "sources"))
     with open(path, encoding="utf-8") as handle:
         assert handle.read() == g.source
     if os.name == "posix":
         assert os.stat(tmp_path / "sources").st_mode & 0o777 == 0o700
-    assert load.source_file(g.source, g.name) == path  # written once, found again
+    assert sources.write_copy(g.source, g.name) == path  # written once, found again
+    assert sources.clear_copies() == 1
+    unkept = sd.grad("x*y + 8", cache=False)
+    assert not os.path.exists(unkept._fn.__code__.co_filename)  # not written: no traceback
 
 
-def test_without_a_usable_directory_linecache_still_serves_the_lines(tmp_path, monkeypatch):
+@pytest.mark.parametrize("cache", [True, False])
+def test_without_a_usable_directory_linecache_still_serves_the_lines(tmp_path, monkeypatch,
+                                                                    cache):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     monkeypatch.setenv("SYMDIFF_SOURCE_DIR", str(blocker))
-    g = sd.grad("x*y", cache=False)
-    assert g._fn.__code__.co_filename.startswith("<symdiff grad_f")
+    g = sd.grad("x*y + 9", cache=cache)
+    if cache:
+        assert g._fn.__code__.co_filename.startswith("<symdiff grad_f")
     try:
         g(np.ones(2), np.ones(3))
     except sd.ShapeError as error:
+        sources._write_needed(error)  # what the hook does: nothing here, and no error
         text = "".join(traceback.format_exception(error))
     assert "return _elementwise(_formulas, (x, y), threads=threads)" in text
 
@@ -87,5 +107,31 @@ def test_a_directory_others_can_write_is_not_used(tmp_path, monkeypatch):
     shared.mkdir()
     shared.chmod(0o777)
     monkeypatch.setenv("SYMDIFF_SOURCE_DIR", str(shared))
-    assert load.source_file("x = 1\n", "f") is None
+    assert sources.write_copy("x = 1\n", "f") is None
     assert not list(shared.iterdir())
+
+
+def test_copies_are_capped_least_recently_used_first(tmp_path, monkeypatch):
+    directory = tmp_path / "sources"
+    monkeypatch.setenv("SYMDIFF_SOURCE_DIR", str(directory))
+    monkeypatch.setattr(sources, "SOURCES_MAX_MB", 0.05)  # 52 KB; each copy below is ~5 KB
+    monkeypatch.setattr(sources, "SCAN_EVERY_WRITES", 4)
+    kept = sources.write_copy("first = 1\n" * 500, "f")
+    for i in range(60):
+        sources.write_copy(f"c{i} = {i}\n" * 500, "f")
+        assert sources.write_copy("first = 1\n" * 500, "f") == kept  # used again: touched
+    total = sum(p.stat().st_size for p in directory.iterdir())
+    assert total <= 0.05 * 1024 * 1024 + 4 * 6000  # the cap, plus the writes between scans
+    assert os.path.exists(kept)
+    left = len(list(directory.iterdir()))
+    assert sources.clear_copies() == left
+    assert list(directory.iterdir()) == []
+
+
+def test_clear_cache_removes_the_copies(tmp_path, monkeypatch, cache_dir):
+    directory = tmp_path / "sources"
+    monkeypatch.setenv("SYMDIFF_SOURCE_DIR", str(directory))
+    sd.grad("x*y + 10")
+    assert list(directory.iterdir())
+    sd.clear_cache()
+    assert list(directory.iterdir()) == []

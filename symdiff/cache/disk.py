@@ -1,76 +1,72 @@
-"""The disk store: :class:`DiskStore` (atomic puts, verified gets, LRU eviction under an
-inter-process lock, stale temp-file cleanup) and the layout it reads (:func:`_walk`,
-:func:`_read_entry`). Its tuning constants are patched here, on this module."""
+"""The disk store: :class:`DiskStore` (atomic puts, gets that check every directory and file
+they read and verify its MAC, a lock per key for builds, a size cap kept by every process).
+Its tuning constants are patched here, on this module."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import threading
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-from .entries import (
-    ENTRY_NAME_RE,
-    FORMAT_VERSION,
-    NAMESPACE_RE,
-    check_key,
-    check_text,
-    decode_entry,
-    encode_entry,
+from . import usage
+from .entries import FORMAT_VERSION, check_key, check_text, decode_entry, encode_entry
+from .files import (
+    OddFile,
+    UnsafePath,
+    check_below,
+    make_dirs,
+    prepare_dir,
+    read_file,
+    write_atomic,
 )
-from .files import TEMP_PREFIX, make_dirs, prepare_dir, scan_dir, try_unlink, write_atomic
+from .locks import FileLock
 from .memory import MemoryStore
-from .protocol import SymdiffCacheWarning
+from .protocol import DEFAULT_MAX_MB, MB, SymdiffCacheWarning
+from .secret import load_secret
 
-STALE_TEMP_SECONDS = 600.0
-"""A ``.tmp-*`` file older than this was left by a killed writer and is removed on eviction."""
-SCAN_EVERY_PUTS = 64
-"""A disk store re-measures the tree at least once every this many puts."""
-LOCK_TIMEOUT = 10.0
-
+LOCK_WAIT_SECONDS = 0.5
+"""How long a put waits for the cache's lock (to count its bytes, or to evict) before it goes
+on without it; a clear waits as long, then clears without it."""
+BUILD_WAIT_SECONDS = 300.0
+"""How long a process waits for another that builds the same key before it builds itself."""
+STUCK_SECONDS = 5.0
+"""A builder seen stopped (Ctrl-Z, a debugger) this long is given up on: the waiter builds."""
 
 def _log():  # (logging is imported when there is something to say: not on a warm start)
     import logging
 
-    return logging.getLogger(__package__)  # "symdiff.cache", as before the split
+    return logging.getLogger(__package__)  # "symdiff.cache"
 
 
 class DiskStore:
-    """A :class:`Store` of verified files under ``<root>/v{FORMAT_VERSION}/``, capped at
+    """A :class:`Store` of authenticated files under ``<root>/v{FORMAT_VERSION}/``, capped at
     ``max_bytes``.
 
-    The constructor creates the directories (mode 0o700) and checks that they are safe and
-    writable; it raises :class:`OSError` with a readable message otherwise (:func:`open_store`
-    turns that into a warning and a :class:`MemoryStore`). After construction nothing raises on
-    I/O trouble: a failed write warns once and keeps the text in memory for this process.
+    The constructor creates the directories (mode 0o700), checks that they are safe and
+    writable and reads (or creates) the secret; it raises :class:`OSError` with a readable
+    message otherwise (:func:`open_store` turns that into a warning and a
+    :class:`MemoryStore`). After construction nothing raises on I/O trouble: a failed write
+    warns once and keeps the text in memory for this process; a directory or file found
+    unsafe later (someone else's, writable by others, a symlink) warns once and turns the
+    whole store to memory for this process.
     """
 
     def __init__(self, root: str | os.PathLike, max_bytes: int):
-        self.root = Path(os.path.abspath(os.path.expanduser(os.fspath(root))))
+        self.root = Path(os.path.realpath(os.path.expanduser(os.fspath(root))))
         self.path = self.root / f"v{FORMAT_VERSION}"
         self.max_bytes = max(0, int(max_bytes))
-        self._fallback = MemoryStore(self.max_bytes)
+        self._fallback = MemoryStore(max(self.max_bytes, DEFAULT_MAX_MB * MB))
         self._mutex = threading.Lock()
-        self._estimate = 0
         self._puts_until_scan = 0  # the first put measures the tree
+        self._uncounted = 0  # bytes written while the lock was busy, counted at the next put
         self._warned = False
+        self._unsafe: str | None = None
+        self._held = threading.local()  # the build locks each thread holds
         prepare_dir(self.root, self.path)
-        self._file_lock = None  # made by _lock when first needed (a read never needs it)
-
-    @property
-    def _lock(self):
-        """The inter-process lock of evictions and clears (``filelock``, imported on first
-        use: loading a cached function never takes it)."""
-        if self._file_lock is None:
-            import filelock
-
-            self._file_lock = filelock.FileLock(str(self.path / ".lock"), timeout=LOCK_TIMEOUT,
-                                                mode=0o600)
-        return self._file_lock
+        self._secret = load_secret(self.root)
 
     def __repr__(self) -> str:
         return f"DiskStore({str(self.root)!r}, max_bytes={self.max_bytes})"
@@ -80,22 +76,38 @@ class DiskStore:
 
     # get ------------------------------------------------------------------------------------------
     def get(self, namespace: str, key: str) -> str | None:
-        """The verified text of an entry, or ``None``. An entry that does not verify is deleted.
+        """The verified text of an entry, or ``None``. An entry that does not verify (another
+        key's, edited, written with another secret, truncated, not a regular file) is deleted;
+        a directory or file that is not safe turns the store to memory (one warning).
 
         A hit touches the file's mtime (the LRU clock).
         """
         check_key(namespace, key)
         text = self._fallback.get(namespace, key)
-        if text is not None:
+        if text is not None or self._unsafe is not None:
             return text
         path = self._entry(namespace, key)
-        text, st, why = _read_entry(path)
-        if text is None:
-            if why is not None:
-                self._drop(path, st, why)
+        try:
+            check_below(self.path, path.parent)
+            data, st = read_file(path, self.max_bytes)
+        except FileNotFoundError:
             return None
-        with contextlib.suppress(OSError):
-            os.utime(path)  # the LRU clock
+        except UnsafePath as exc:
+            self._go_unsafe(exc)
+            return None
+        except OddFile as exc:
+            self._drop(path, None, str(exc))
+            return None
+        except OSError as exc:
+            _log().debug("symdiff cache: cannot read %s: %s", path, exc)
+            return None
+        try:
+            text = decode_entry(data, namespace, key, self._secret)
+        except ValueError as exc:
+            self._drop(path, st, str(exc) or type(exc).__name__)
+            return None
+        with contextlib.suppress(OSError, NotImplementedError):
+            os.utime(path, follow_symlinks=False)  # the LRU clock
         return text
 
     def _drop(self, path: Path, st: os.stat_result | None, why: str) -> None:
@@ -110,22 +122,40 @@ class DiskStore:
         except OSError:
             pass
 
+    def _go_unsafe(self, exc: OSError) -> None:
+        """Stop using the disk for this process: one warning saying why."""
+        reason = str(exc.strerror or exc)
+        with self._mutex:
+            if self._unsafe is not None:
+                return
+            self._unsafe = reason
+        warnings.warn(
+            f"symdiff: not using the disk cache: {reason}; results are kept in memory for this "
+            "process only",
+            SymdiffCacheWarning,
+            stacklevel=4,
+        )
+
     # put ------------------------------------------------------------------------------------------
     def put(self, namespace: str, key: str, text: str) -> None:
-        """Write an entry atomically (temp file, fsync, ``os.replace``), then evict if over cap.
+        """Write an entry atomically (temp file, fsync, ``os.replace``), having counted its
+        bytes against the cap (evicting if needed).
 
         On any OSError the text is kept in memory for this process and one
         :class:`SymdiffCacheWarning` per store is issued; nothing is raised.
         """
         check_key(namespace, key)
         check_text(text)
+        if self._unsafe is not None:
+            self._fallback.put(namespace, key, text)
+            return
         try:
             body = text.encode("utf-8")
         except UnicodeEncodeError:
             _log().debug("symdiff cache: %s/%s is not encodable, kept in memory", namespace, key)
             self._fallback.put(namespace, key, text)
             return
-        data = encode_entry(body)
+        data = encode_entry(body, namespace, key, self._secret)
         if len(data) > self.max_bytes:
             _log().debug("symdiff cache: %s/%s is larger than the cap, kept in memory",
                          namespace, key)
@@ -133,19 +163,29 @@ class DiskStore:
             return
         path = self._entry(namespace, key)
         try:
-            make_dirs(self.path, path.parent)
-            write_atomic(path, data)
+            for attempt in range(2):
+                make_dirs(self.path, path.parent)
+                try:
+                    old = os.lstat(path).st_size
+                except OSError:
+                    old = 0
+                if attempt == 0:
+                    self._count(len(data) - old)
+                try:
+                    write_atomic(path, data)
+                    break
+                except FileNotFoundError:  # its directory was removed by a clear meanwhile
+                    if attempt:
+                        raise
+        except UnsafePath as exc:
+            self._go_unsafe(exc)
+            self._fallback.put(namespace, key, text)
+            return
         except OSError as exc:
             self._write_failed(exc)
             self._fallback.put(namespace, key, text)
             return
         self._fallback.discard(namespace, key)
-        with self._mutex:
-            self._estimate += len(data)
-            self._puts_until_scan -= 1
-            due = self._estimate > self.max_bytes or self._puts_until_scan <= 0
-        if due:
-            self.prune()
 
     def _write_failed(self, exc: OSError) -> None:
         with self._mutex:
@@ -159,63 +199,112 @@ class DiskStore:
             stacklevel=3,
         )
 
-    # eviction -------------------------------------------------------------------------------------
-    def prune(self) -> int:
-        """Evict least-recently-used entries until the total is under 90% of the cap (if it is
-        over the cap) and remove stale temporary files, under the inter-process lock.
-
-        Returns the number of files removed; if the lock cannot be taken in time, does nothing.
-        """
+    # builds ---------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def building(self, namespace: str, key: str) -> Iterator[bool]:
+        """Hold the build lock of an entry while the block builds it: one process builds a key
+        while the others wait here for it (then find its entry), at most
+        :data:`BUILD_WAIT_SECONDS`, and no longer than :data:`STUCK_SECONDS` once the builder
+        is seen stopped. Yields whether the lock is held; the block runs in any case."""
+        check_key(namespace, key)
+        held = self._held.__dict__.setdefault("keys", set())
+        if (namespace, key) in held:  # this thread builds it already (a nested request)
+            yield True
+            return
+        lock = None
         try:
-            with self._lock:
-                removed, total = self._evict()
-        except OSError as exc:  # includes filelock.Timeout: another process holds the lock
-            _log().debug("symdiff cache: eviction skipped: %s", exc)
-            removed, total = 0, 0  # try again after SCAN_EVERY_PUTS puts or a cap's worth
+            if self._unsafe is None:
+                path = self._entry(namespace, key)
+                try:
+                    make_dirs(self.path, path.parent)
+                    lock = FileLock(path.parent / f"{usage.LOCK_PREFIX}{key}", remove=True,
+                                    owner=True)
+                    if not lock.acquire(BUILD_WAIT_SECONDS, stuck=STUCK_SECONDS):
+                        _log().debug("symdiff cache: %s/%s: its builder is busy or stuck; "
+                                     "building here too", namespace, key)
+                except UnsafePath as exc:
+                    self._go_unsafe(exc)
+                except OSError as exc:
+                    _log().debug("symdiff cache: no build lock for %s/%s: %s",
+                                 namespace, key, exc)
+            got = lock is not None and lock.held
+            if got:
+                held.add((namespace, key))
+            yield got
+        finally:
+            held.discard((namespace, key))
+            if lock is not None:
+                lock.release()  # (nothing if it was not taken)
+
+    # the cap --------------------------------------------------------------------------------------
+    def _count(self, delta: int) -> None:
+        """Add ``delta`` bytes (about to be written) to the shared count under the cache's
+        lock, and scan (evicting if over the cap) when :mod:`usage` says so. Without the lock
+        in :data:`LOCK_WAIT_SECONDS`, the bytes are counted at this process's next put."""
+
+        def later() -> None:
+            with self._mutex:
+                self._uncounted += delta
+
+        self._locked(lambda: self._counted(delta), "count", otherwise=later)
+
+    def _counted(self, delta: int) -> int:
         with self._mutex:
-            self._estimate = total
-            self._puts_until_scan = SCAN_EVERY_PUTS
+            self._puts_until_scan -= 1
+            due = self._puts_until_scan <= 0
+            delta, self._uncounted = delta + self._uncounted, 0
+        total = usage.read_usage(self.path)
+        removed = 0
+        if due or total is None or total + delta > self.max_bytes:
+            removed, total = usage.scan(self.path, self.max_bytes, pending=delta)
+            with self._mutex:
+                self._puts_until_scan = usage.SCAN_EVERY_PUTS
+        else:
+            total += delta
+        usage.write_usage(self.path, total)
         return removed
 
-    def _evict(self) -> tuple[int, int]:
-        """Do the work of :meth:`prune` (lock held); returns (files removed, bytes left)."""
-        entries: list[tuple[float, str, int]] = []
-        removed = 0
-        stale_before = time.time() - STALE_TEMP_SECONDS
-        for path, is_temp in _walk(self.path):
-            try:
-                st = os.stat(path, follow_symlinks=False)
-            except OSError:
-                continue
-            if is_temp:
-                if st.st_mtime < stale_before and try_unlink(path):
-                    removed += 1
-            else:
-                entries.append((st.st_mtime, path, st.st_size))
-        total = sum(size for _, _, size in entries)
-        if total > self.max_bytes:
-            target = 0.9 * self.max_bytes
-            entries.sort()
-            for _, path, size in entries:
-                if total <= target:
-                    break
-                if try_unlink(path):
-                    removed += 1
-                    total -= size
-        return removed, total
+    def _locked(self, work, what: str, otherwise=None):
+        """``work()`` under the cache's lock if it can be had within
+        :data:`LOCK_WAIT_SECONDS`, else ``otherwise()`` (or nothing)."""
+        lock = FileLock(self.path / ".lock")
+        try:
+            got = lock.acquire(LOCK_WAIT_SECONDS)
+        except OSError as exc:
+            _log().debug("symdiff cache: no lock to %s: %s", what, exc)
+            got = False
+        if not got:
+            _log().debug("symdiff cache: lock busy, %s %s", what,
+                         "skipped" if otherwise is None else "without it")
+            return None if otherwise is None else otherwise()
+        try:
+            return work()
+        finally:
+            lock.release()
+
+    def prune(self) -> int:
+        """Measure the tree now, remove the temp files of dead writers and evict
+        least-recently-used entries while over the cap (down to 90% of it), under the cache's
+        lock; returns the number of files removed (0 if the lock is busy)."""
+        if self._unsafe is not None:
+            return 0
+
+        def work() -> int:
+            removed, total = usage.scan(self.path, self.max_bytes)
+            usage.write_usage(self.path, total)
+            with self._mutex:
+                self._puts_until_scan = usage.SCAN_EVERY_PUTS
+            return removed
+
+        return self._locked(work, "prune") or 0
 
     # info / clear ---------------------------------------------------------------------------------
     def info(self) -> dict:
-        """``path`` (the v1 directory), entries and bytes on disk, cap, ``kind`` "disk"."""
-        entries = size = 0
-        for path, is_temp in _walk(self.path):
-            if is_temp:
-                continue
-            try:
-                size += os.stat(path, follow_symlinks=False).st_size
-            except OSError:
-                continue
-            entries += 1
+        """``path`` (the version directory), entries and bytes on disk, cap, ``kind`` "disk";
+        once the store has turned to memory, :meth:`MemoryStore.info` with the reason."""
+        if self._unsafe is not None:
+            return {**self._fallback.info(), "reason": self._unsafe}
+        entries, size = usage.measure(self.path)
         return {
             "path": str(self.path),
             "entries": entries,
@@ -226,61 +315,16 @@ class DiskStore:
         }
 
     def clear(self) -> int:
-        """Remove every entry of every namespace (under the lock when it can be had); returns
-        the number removed, including entries held in memory after failed writes."""
-        import filelock
+        """Remove every entry of every namespace, the temp files of dead writers and the
+        directories left empty (under the lock when it can be had); returns the number of
+        entries removed, including entries held in memory after failed writes."""
+        count = 0
+        if self._unsafe is None:
+            def work() -> int:
+                return usage.clear(self.path)
 
-        try:
-            with self._lock:
-                count = self._clear()
-        except filelock.Timeout:
-            _log().debug("symdiff cache: lock busy, clearing without it")
-            count = self._clear()
+            count = self._locked(work, "clear", otherwise=work)
         count += self._fallback.clear()
         with self._mutex:
-            self._estimate = 0
-            self._puts_until_scan = SCAN_EVERY_PUTS
+            self._puts_until_scan = 0
         return count
-
-    def _clear(self) -> int:
-        entries = list(_walk(self.path))
-        return sum(1 for path, is_temp in entries if not is_temp and try_unlink(path))
-
-
-def _walk(top: Path) -> Iterator[tuple[str, bool]]:
-    """``(path, is_temp)`` for every entry file and temp file under ``top`` (the v1 directory).
-
-    Only names the store itself creates are listed: anything else is left alone.
-    """
-    for ns in scan_dir(top):
-        if not (ns.is_dir(follow_symlinks=False) and NAMESPACE_RE.fullmatch(ns.name)):
-            continue
-        for shard in scan_dir(ns.path):
-            if not shard.is_dir(follow_symlinks=False) or len(shard.name) != 2:
-                continue
-            for item in scan_dir(shard.path):
-                if item.name.startswith(TEMP_PREFIX):
-                    yield item.path, True
-                elif ENTRY_NAME_RE.fullmatch(item.name):
-                    yield item.path, False
-
-
-def _read_entry(path: Path) -> tuple[str | None, os.stat_result | None, str | None]:
-    """``(text, stat, None)`` for a verified entry, ``(None, None, None)`` if there is none, or
-    ``(None, stat or None, why)`` if the file is there but does not verify."""
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        return None, None, None
-    except OSError as exc:
-        return None, None, f"unreadable ({exc})"
-    st = None
-    try:
-        with os.fdopen(fd, "rb") as handle:
-            st = os.fstat(handle.fileno())
-            if not stat.S_ISREG(st.st_mode):
-                return None, st, "not a regular file"
-            return decode_entry(handle.read()), st, None
-    except (OSError, ValueError) as exc:
-        return None, st, str(exc) or type(exc).__name__

@@ -3,8 +3,10 @@ for what it could not write)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 
 from .entries import check_key, check_text
 from .protocol import DEFAULT_MAX_MB, MB
@@ -47,6 +49,12 @@ class MemoryStore:
             while self._bytes > self.max_bytes and len(self._items) > 1:
                 _, (_, dropped) = self._items.popitem(last=False)
                 self._bytes -= dropped
+
+    @contextlib.contextmanager
+    def building(self, namespace: str, key: str) -> Iterator[bool]:
+        """No lock: a memory store is this process's own (yields False)."""
+        check_key(namespace, key)
+        yield False
 
     def discard(self, namespace: str, key: str) -> None:
         """Forget one entry if present."""

@@ -3,7 +3,10 @@ size unit and default cap."""
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
 
 DEFAULT_MAX_MB: int = 200
 """Default size cap of the disk cache, in MiB (overridden by ``SYMDIFF_CACHE_MAX_MB``)."""
@@ -25,6 +28,11 @@ class Store(Protocol):
 
     def put(self, namespace: str, key: str, text: str) -> None:
         """Store ``text``; never raises on I/O trouble."""
+        ...
+
+    def building(self, namespace: str, key: str) -> AbstractContextManager[bool]:
+        """A context in which this process builds the entry while others wait for it (where
+        the store is shared); it gives whether the lock is held."""
         ...
 
     def info(self) -> dict:

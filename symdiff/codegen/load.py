@@ -2,112 +2,92 @@
 
 Only modules rendered by symdiff's own templates reach this function; user text never does.
 
-Tracebacks. :mod:`linecache` serves the generated lines to the ``traceback`` module, IPython and
-``inspect``, but the interpreter's own printer of an uncaught exception (``python script.py``,
-up to Python 3.12) reads source lines from the file named by the code object and skips names
-such as ``<symdiff ...>`` outright. So each module is also written, once, to a private directory
-(:func:`source_dir`: ``<tmp>/symdiff-sources-<uid>``, mode 0o700, or ``$SYMDIFF_SOURCE_DIR``) as
-``<name>-<sha256 of the text>.py``, and compiled under that path: every traceback shows the
-generated line. The file is only ever read to display lines (the code runs from the text that
-was verified); when it cannot be written, the ``<symdiff ...>`` name and linecache remain.
+Tracebacks. The module is compiled under the path of its copy on disk
+(:mod:`symdiff.codegen.sources`: written now for a cached function, only when a traceback
+needs it otherwise), else under a name such as ``<symdiff grad_f ...>``, and its lines are
+registered with :mod:`linecache` under that name, so that tracebacks and ``inspect.getsource``
+show the generated lines. The registration lasts as long as a function of the module: when the
+last one is freed, its lines leave linecache, so that a process building thousands of
+functions does not keep every module's text; under a path it is lazy (the text is split into
+lines only when a traceback asks).
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
+import functools
 import linecache
-import os
-import stat
+import threading
+import weakref
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from .. import progress
 from ..verify import check_module
+from . import sources
+
+_mutex = threading.Lock()
+#: How many loaded functions are compiled under each name registered with linecache.
+_LIVE: dict[str, int] = {}
 
 
-def load_function(source: str, name: str, filename: str) -> Callable[..., Any]:
+def load_function(source: str, name: str, filename: str, *, copy: bool = True
+                  ) -> Callable[..., Any]:
     """Execute generated ``source`` in a fresh namespace and return its function ``name``.
 
     The module's syntax tree is checked first (:func:`symdiff.verify.check_module`); anything a
     template cannot produce is refused before it runs. The code is compiled under the path of a
-    copy of the source on disk (:func:`source_file`), else under ``filename``, and the source
-    is registered with :mod:`linecache` under that name, so that tracebacks and
-    ``inspect.getsource`` show the generated lines.
+    copy of the source on disk (written now if ``copy``, else only if a traceback needs it; see
+    :mod:`symdiff.codegen.sources`), or under ``filename`` where there can be no copy, and the
+    source is registered with :mod:`linecache` under that name for as long as the function
+    lives.
     """
     with progress.stage("verify"):
         tree = check_module(source)
     with progress.stage("compile"):
-        filename = source_file(source, name) or filename
+        if copy:
+            filename = sources.write_copy(source, name) or filename
+        else:
+            filename = str(sources.copy_path(source, name))
         code = compile(tree, filename, "exec")  # the tree just checked, not a second parse
         namespace: dict[str, Any] = {"__name__": "symdiff.generated", "__file__": filename}
         exec(code, namespace)  # our own rendered module, never user text
-    linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
-    return namespace[name]
+    function = namespace[name]
+    _register(filename, source, function, later=not copy)
+    return function
 
 
-def source_dir() -> Path:
-    """Where copies of generated sources go: ``$SYMDIFF_SOURCE_DIR``, else a per-user directory
-    in the system's temporary directory."""
-    configured = os.environ.get("SYMDIFF_SOURCE_DIR", "").strip()
-    if configured:
-        return Path(configured)
-    user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    return Path(_temporary_dir()) / f"symdiff-sources-{user}"
+def _register(filename: str, source: str, function: Callable[..., Any], later: bool) -> None:
+    """Serve ``source`` from linecache under ``filename`` while ``function`` lives."""
+    with _mutex:
+        _LIVE[filename] = _LIVE.get(filename, 0) + 1
+        if filename.startswith("<"):  # no file: the lines themselves
+            linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True),
+                                         filename)
+        else:  # a path: split into lines only if a traceback asks (``linecache.lazycache``)
+            linecache.cache[filename] = (functools.partial(str, source),)
+    if later:
+        sources.copy_later(filename)
+    finalizer = weakref.finalize(function, _release, filename, later)
+    finalizer.atexit = False
 
 
-def _temporary_dir() -> str:
-    """The system's directory of temporary files: ``$TMPDIR`` (``$TEMP``, ``$TMP``) where set,
-    else ``/tmp`` on POSIX systems, else :func:`tempfile.gettempdir` (imported only then:
-    loading a cached function should not import ``tempfile``)."""
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        value = os.environ.get(name, "").strip()
-        if value:
-            return value
-    if os.name == "posix":
-        return "/tmp"
-    import tempfile
-
-    return tempfile.gettempdir()
-
-
-def source_file(source: str, name: str) -> str | None:
-    """The path of a file holding exactly ``source`` (written now if missing), or None when the
-    directory is unusable: not creatable or writable, not a directory, another user's, or
-    writable by others (someone could swap the lines a traceback shows)."""
-    data = source.encode("utf-8")
-    directory = source_dir()
-    path = directory / f"{name}-{hashlib.sha256(data).hexdigest()[:24]}.py"
-    try:
-        if not _private_dir(directory):
-            return None
-        try:
-            if os.stat(path).st_size == len(data):
-                return str(path)
-        except FileNotFoundError:
-            pass
-        import tempfile  # (a write: not when the copy is there already)
-
-        fd, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".py")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-            os.replace(temporary, path)
-        except BaseException:
-            os.unlink(temporary)
-            raise
-    except OSError:
-        return None
-    return str(path)
+def _release(filename: str, later: bool) -> None:
+    """A function compiled under ``filename`` was freed: the last one takes its lines out of
+    linecache."""
+    with _mutex:
+        left = _LIVE.get(filename, 0) - 1
+        if left > 0:
+            _LIVE[filename] = left
+        else:
+            _LIVE.pop(filename, None)
+            entry = linecache.cache.get(filename)
+            if entry is not None and (len(entry) == 1 or entry[1] is None):
+                del linecache.cache[filename]  # (ours: lazy, or lines with no mtime)
+    if later:
+        sources.forget_later(filename)
 
 
-def _private_dir(directory: Path) -> bool:
-    """Create ``directory`` (mode 0o700) if needed; whether it is a real directory of ours
-    that nobody else can write to."""
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(directory, 0o700)
-    info = os.lstat(directory)
-    if not stat.S_ISDIR(info.st_mode):
-        return False
-    return os.name != "posix" or (info.st_uid == os.getuid() and not info.st_mode & 0o022)
+def registered() -> int:
+    """How many names linecache serves for loaded generated modules now."""
+    with _mutex:
+        return len(_LIVE)

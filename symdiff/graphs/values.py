@@ -47,7 +47,8 @@ def evaluate(request: TensorRequest, nodes: Sequence[Node], at: Mapping[str, Any
         cse=False,  # quicker to build; equal to grad's up to the order of a rounding
         indices=tuple(c.name for c in constants if c.is_index),
     )
-    function = load_function(emit_module(program), program.name, "<symdiff graph values>")
+    function = load_function(emit_module(program), program.name, "<symdiff graph values>",
+                             copy=False)
     values = function(**{p: at[p] for p in params}, **arguments(constants, fresh=False))
     return [np.asarray(v, dtype=float) for v in values]
 

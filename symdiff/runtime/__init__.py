@@ -18,6 +18,8 @@ imports what it calls in one line (``from symdiff.runtime import _elementwise, _
   :mod:`~symdiff.runtime.derivatives`: what derivatives print (``_argmax_share``,
   ``_hypot_share``, ``_sinc_d``, ``_sigmoid``, ``_softplus``, ``_prod_others``, ``_tril_inv``,
   ``_gram``);
+* :mod:`~symdiff.runtime.sparse`: ``_affine_grid``, the rows and columns of a block of a
+  sparse Jacobian's or Hessian's structural nonzeros (a sparse function's ``_pattern``);
 * :mod:`~symdiff.runtime.standard`: the ``_xp_`` helpers of ``backend="array_api"`` modules
   (they need ``array_api_compat``).
 
@@ -81,6 +83,7 @@ MODULES = {
     "gamma": ("_gamma", "_loggamma", "_polygamma", "_sinpi"),
     "points": ("_at_packed", "_at_point", "_at_scalars", "_leaves", "_on_floats",
                "_point_numpy", "_zero_d"),
+    "sparse": ("_affine_grid",),
     "standard": ("_xp_as_output", "_xp_common_shape", "_xp_elementwise", "_xp_float_arrays",
                  "_xp_float_dtype", "_xp_in_blocks", "_xp_namespace", "_xp_outputs",
                  "_xp_vector"),

@@ -14,17 +14,28 @@ def _as_arrays(names, *values):
     argument prelude, taken unless every argument is an ndarray. A Dask collection, or an
     array of another library (``__array_namespace__`` or ``__dlpack__``: PyTorch, CuPy, JAX),
     raises ``_ArgumentError`` before ``_np.asarray`` would compute every chunk into this
-    process or copy a GPU array to the host; nested lists of different lengths raise
+    process or copy a GPU array to the host; so does a masked array (``numpy.ma``), whose
+    mask ``_np.asarray`` would drop; nested lists of different lengths raise
     ``_ShapeError``. Anything else converts with ``_np.asarray``."""
     plain = (_np.ndarray, _np.generic, float, int)  # nothing to look at: converted at once
     for value in values:
-        if not isinstance(value, plain):
-            break
+        if not isinstance(value, plain) or (
+            value.__class__ is not _np.ndarray and isinstance(value, _np.ndarray)
+        ):
+            break  # (a subclass of ndarray, such as a masked array, is looked at below)
     else:
         return list(map(_np.asarray, values))
     arrays = []
     for name, value in zip(names, values, strict=True):
         kind = value.__class__
+        if any(k.__name__ == "MaskedArray" and k.__module__.startswith("numpy.ma")
+               for k in kind.__mro__):
+            raise _ArgumentError(
+                f"argument {name!r} is a masked array ({kind.__module__}.{kind.__qualname__}): "
+                "this function computes every element and would ignore the mask. Pass "
+                f"{name}.filled(value) to choose the masked elements' values, or "
+                f"{name}.compressed() (of every argument alike) to leave them out"
+            )
         graph = getattr(value, "__dask_graph__", None)
         if graph is not None and graph() is not None:
             raise _ArgumentError(

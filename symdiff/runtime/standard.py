@@ -25,7 +25,8 @@ def _xp_namespace(*arrays, _known={}):  # noqa: B006 (the cache of namespaces by
     have none and are skipped; arrays of NumPy mixed with one other kind (a NumPy weight vector
     with Dask data) take the other kind's namespace, whose ``asarray`` converts the NumPy ones.
     With no arrays at all, NumPy's wrapped namespace. The namespace depends only on the types
-    of the arguments, so it is looked up once per combination of types (``_known``)."""
+    of the arguments, so it is looked up once per combination of types (``_known``). A masked
+    array (``numpy.ma``) raises ``_ArgumentError``: its mask would be ignored."""
     types = tuple(map(type, arrays))
     found = _known.get(types)
     if found is not None:
@@ -35,6 +36,15 @@ def _xp_namespace(*arrays, _known={}):  # noqa: B006 (the cache of namespaces by
             "this function was generated with backend='array_api', which needs the "
             "array-api-compat package: pip install 'symdiff[array-api]'"
         )
+    for kind in types:
+        if any(k.__name__ == "MaskedArray" and k.__module__.startswith("numpy.ma")
+               for k in kind.__mro__):
+            raise _ArgumentError(
+                f"an argument is a masked array ({kind.__module__}.{kind.__qualname__}): this "
+                "function computes every element and would ignore the mask. Pass "
+                "a.filled(value) to choose the masked elements' values, or a.compressed() "
+                "(of every argument alike) to leave them out"
+            )
     found = [a for a in arrays if _xpc.is_array_api_obj(a)]
     others = [a for a in found if not _xpc.is_numpy_array(a)]
     if others or found:

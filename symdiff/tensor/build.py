@@ -37,7 +37,7 @@ from ..constants import Bound
 from ..errors import ShapeError, UnsupportedError
 from ..layer import Built, Call
 from ..options import Options
-from ..recipe import KindTable
+from ..recipe import KindTable, Recipe
 from ..trace import DIRECTION
 from .emit import Program
 from .formula import TensorFormula
@@ -59,20 +59,26 @@ class _Plan:
     mode: str
 
 
-def _graph_exprs(kind: str, roots: Sequence[Node], many: bool, wrt: tuple[str, ...],
-                 single: bool, options: Options, shapes: dict[str, Shape],
-                 params: tuple[str, ...]) -> list:
-    """The ``.exprs`` of a parsed request (a function loaded from the disk cache): its graph
-    is copied into a fresh builder and differentiated there."""
+def copied(kind: str, roots: Sequence[Node], many: bool, wrt: tuple[str, ...], single: bool,
+           options: Options, shapes: dict[str, Shape], params: tuple[str, ...]) -> TensorRequest:
+    """A parsed request (of a function loaded from the disk cache) with its graph copied into a
+    fresh builder, to be differentiated there."""
     b = Builder()
     copies: dict[int, Node] = {}
     for node in topological(roots):
         copies[id(node)] = b.node(node.op, [copies[id(a)] for a in node.args], node.attrs,
                                   node.shape)
     new_roots = [copies[id(r)] for r in roots]
-    request = TensorRequest(kind, [""] * len(roots), many, wrt, single, options, shapes, b,
-                            new_roots, params)
-    return _exprs(_plan(request))
+    return TensorRequest(kind, [""] * len(roots), many, wrt, single, options, shapes, b,
+                         new_roots, params)
+
+
+def _graph_exprs(kind: str, roots: Sequence[Node], many: bool, wrt: tuple[str, ...],
+                 single: bool, options: Options, shapes: dict[str, Shape],
+                 params: tuple[str, ...]) -> list:
+    """The ``.exprs`` of a parsed request (a function loaded from the disk cache): its graph
+    is copied into a fresh builder and differentiated there."""
+    return _exprs(_plan(copied(kind, roots, many, wrt, single, options, shapes, params)))
 
 
 def _exprs(plan: _Plan) -> list[TensorFormula]:
@@ -99,38 +105,46 @@ def _build(request: TensorRequest) -> Built:
     with progress.stage("derive") as counts:
         plan = _plan(request)
         counts["outputs"] = len(plan.outputs)
+    recipe = replace(request.recipe, mode=plan.mode,
+                     outputs=tuple(name for name, _ in plan.outputs))
+    program = program_for(request, recipe, plan.outputs, plan.result, plan.title, plan.returns)
+    with progress.stage("print") as counts:  # (the tensor layer's CSE included)
+        source = emit_module(program)
+        counts["lines"] = source.count("\n")
+    return Built(source, recipe, _exprs(plan))
+
+
+def program_for(request: TensorRequest, recipe: Recipe, outputs: Sequence[tuple[str, Node]],
+                result: str, title: str, returns: str) -> Program:
+    """The program that emits ``outputs`` (returned as ``result``) for ``request``, whose
+    recipe (with its mode) is ``recipe``: the arguments with their shapes and the bound
+    constants, the docstring, the checks of the named dimensions."""
     b, shapes, params = request.builder, request.shapes, request.params
     bound = {d for p in params for d in dims_of(shapes[p])}
     argument_text = ", ".join(f"{p} {format_shape(shapes[p])}" for p in params)
-    recipe = replace(request.recipe, mode=plan.mode,
-                     outputs=tuple(name for name, _ in plan.outputs))
     constants = request.passed
-    program = Program(
+    return Program(
         name=recipe.name,
-        title=plan.title,
+        title=title,
         expression=request.expression,
         params=params + tuple(c.name for c in constants),
         shapes={**{p: shapes[p] for p in params}, **{c.name: c.shape for c in constants}},
-        outputs=plan.outputs,
-        result=plan.result,
+        outputs=outputs,
+        result=result,
         doc=[
             f"Arguments (in this order, or by name): {argument_text or 'none'}.",
             *_constants_doc(constants),
             "Named dimensions must have one size across arguments; shapes are checked "
             "(ValueError). Integers give float64, float32 stays float32.",
-            f"Returns {plan.returns}.",
+            f"Returns {returns}.",
         ],
-        mode=plan.mode,
+        mode=recipe.mode,
         key=request.key(),
         needs={d: n for d, n in b.needs.items() if d in bound},
         cse=request.options.cse,
         indices=tuple(c.name for c in constants if c.is_index),
         backend=request.options.backend,
     )
-    with progress.stage("print") as counts:  # (the tensor layer's CSE included)
-        source = emit_module(program)
-        counts["lines"] = source.count("\n")
-    return Built(source, recipe, _exprs(plan))
 
 
 def _constants_doc(constants: Sequence[Bound]) -> list[str]:

@@ -5,14 +5,19 @@ Array API backend, whose functions call only the standard's functions of ``_xp``
 :data:`STANDARD_NAMES`), one ``from symdiff.runtime import ...`` of the runtime helpers the code
 calls (:data:`RUNTIME_IMPORTS`), the module constants in :data:`CONSTANTS`, and one function
 whose body assigns arithmetic on its parameters and NumPy calls to temporaries and returns them
-(with its formulas, ``_formulas``, and a packed point path, ``_packed``, as a second and third).
+(with its formulas, ``_formulas``, a packed point path, ``_packed``, and a sparse function's
+``_pattern``, where its values go).
 :func:`check_module` accepts exactly that and refuses anything else (an unexpected statement,
 name, attribute, call or import), so neither a bug nor a tampered cache entry can run
 arbitrary code. Standard library only.
 
+Constant shapes are bounded too (``sizes``): no module allocates an array of a constant shape
+beyond ``MAX_CONSTANT_ELEMENTS`` or repeats a sequence (``(20000,) * 3``).
+
 Modules: ``allowed`` (the allow-lists), ``errors`` (:class:`VerificationError`), ``literals``
-(small tests of tree pieces), ``expressions`` (one expression) and ``statements`` (one function's
-parameters and statements); this package checks the module level (:func:`check_module`).
+(small tests of tree pieces), ``sizes`` (bounds on constant shapes), ``expressions`` (one
+expression) and ``statements`` (one function's parameters and statements); this package checks
+the module level (:func:`check_module`).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from .allowed import (
     OPERATOR_UFUNCS,
     PACKED,
     PARAM_METHODS,
+    PATTERN,
     REDUCING_UFUNCS,
     RUNTIME,
     RUNTIME_IMPORTS,
@@ -90,6 +96,7 @@ def check_module(source: str) -> ast.Module:
     functions = []
     formulas = []
     packed = []
+    patterns = []
     constants: set[str] = set()
     imports: set[tuple[str, str | None]] = set()
     helpers: set[str] = set()
@@ -109,6 +116,8 @@ def check_module(source: str) -> ast.Module:
             formulas.append(node)
         elif isinstance(node, ast.FunctionDef) and node.name == PACKED:
             packed.append(node)
+        elif isinstance(node, ast.FunctionDef) and node.name == PATTERN:
+            patterns.append(node)
         elif isinstance(node, ast.Assign) and ast.dump(node) in _constant_dumps():
             pass
         elif (name := packed_constant(node)) is not None:
@@ -117,10 +126,10 @@ def check_module(source: str) -> ast.Module:
             constants.add(name)
         else:
             raise refuse(node, f"unexpected {type(node).__name__} at module level")
-    if len(functions) != 1 or len(formulas) > 1 or len(packed) > 1:
+    if len(functions) != 1 or len(formulas) > 1 or len(packed) > 1 or len(patterns) > 1:
         raise VerificationError(
-            f"generated code must define exactly one function (and at most one {FORMULAS} "
-            f"and one {PACKED})"
+            f"generated code must define exactly one function (and at most one {FORMULAS}, "
+            f"one {PACKED} and one {PATTERN})"
         )
     if constants and not packed:
         raise VerificationError("packed constants without a packed function")
@@ -131,11 +140,15 @@ def check_module(source: str) -> ast.Module:
     check_function(functions[0], helpers, tensor, standard=standard)
     for node in formulas:
         check_function(node, helpers, tensor, internal_params=True, standard=standard)
+    for node in patterns:
+        if standard:
+            raise refuse(node, f"{PATTERN} only in NumPy modules")
+        check_function(node, helpers, tensor, internal_params=True)
     for node in packed:
         if standard or tensor:
             raise refuse(node, f"{PACKED} only in elementwise NumPy modules")
         check_packed_function(node, helpers, constants)
-    check_defined(source, {node.name for node in (*functions, *formulas, *packed)},
+    check_defined(source, {node.name for node in (*functions, *formulas, *packed, *patterns)},
                   module_names(tree))
     return tree
 

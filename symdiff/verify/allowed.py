@@ -21,6 +21,9 @@ FUNCTION_NAMES = frozenset(
 #: module ``_xp_elementwise``, whose formulas take the namespace ``_xp`` last). Its parameters
 #: are generated names too.
 FORMULAS = "_formulas"
+#: The function of sparse Jacobians and Hessians that returns where their values go (rows,
+#: columns and shape: :mod:`symdiff.sparse.pattern`). Its parameters are dimension sizes.
+PATTERN = "_pattern"
 #: The runtime helpers that run the formulas, and the keywords a call of them may pass.
 ELEMENTWISE_HELPERS = frozenset({"_elementwise", "_xp_elementwise", "_at_point"})
 ELEMENTWISE_KEYWORDS = frozenset({"threads", "leading", "direction", "floats"})
@@ -48,7 +51,7 @@ RUNTIME_IMPORTS = frozenset({
     "_elementwise", "_at_point", "_at_packed", "_float_arrays", "_check_shapes",
     "_erf", "_erfc", "_gamma", "_loggamma", "_polygamma", "_argmax_share", "_hypot_share",
     "_sinc_d", "_sigmoid", "_softplus", "_prod_others", "_tril_inv", "_gram",
-    "_xp_elementwise", "_xp_namespace", "_xp_float_arrays",
+    "_xp_elementwise", "_xp_namespace", "_xp_float_arrays", "_affine_grid",
 })
 #: The helpers that make a module one of the Array API backend (``backend="array_api"``): it
 #: imports no NumPy, binds the namespace of its arguments to :data:`NAMESPACE` with

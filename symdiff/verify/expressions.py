@@ -32,6 +32,14 @@ from .allowed import (
 )
 from .errors import refuse
 from .literals import all_axes, names_tuple, plain_index
+from .sizes import (
+    ALLOCATING,
+    ALLOCATING_HELPERS,
+    check_allocation,
+    check_binop,
+    check_size,
+    constant_elements,
+)
 
 
 def _dotted_path(node: ast.Attribute, namespace: str) -> str | None:
@@ -147,6 +155,10 @@ class ExpressionChecker:
             return []  # the namespace, passed to the ``_xp_`` helpers
         raise refuse(node, f"unexpected name {name!r}")
 
+    def visit_BinOp(self, node: ast.BinOp) -> list[ast.AST]:
+        check_binop(node)
+        return self.generic_visit(node)
+
     def visit_Constant(self, node: ast.Constant) -> list[ast.AST]:
         if self.tensor and type(node.value) is str and (
             PARAM.match(node.value) or node.value == VECTOR or CONSTANT.match(node.value)
@@ -245,6 +257,11 @@ class ExpressionChecker:
                                 for a in args[1].elts)):
                     raise refuse(node, f"{func.id} runs {FORMULAS} on parameters")
                 keywords = ELEMENTWISE_KEYWORDS
+                for item in node.keywords:  # ``leading=(n, n)``: the shape of an array result
+                    if item.arg == "leading":
+                        check_size(item, constant_elements(item.value))
+            if func.id in ALLOCATING_HELPERS:
+                check_allocation(node, func.id)
             if func.id in NAMING_HELPERS and args and names_tuple(args[0], self.params):
                 args = args[1:]  # the names of parameters, for the helper's messages
             elif (
@@ -255,6 +272,10 @@ class ExpressionChecker:
                 args = [args[0], *args[2:]]  # ``_xp_float_arrays(_xp, ('x', 'y'), x, y)``
         elif isinstance(func, ast.Attribute) and not self._into_call(node):
             self.visit_Attribute(func, callee=True)
+            owner = func.value
+            if (isinstance(owner, ast.Name) and owner.id in ("_np", "_xp")
+                    and func.attr in ALLOCATING):
+                check_allocation(node, func.attr)
         elif not isinstance(func, ast.Attribute):
             raise refuse(node, "unexpected call")
         for item in node.keywords:

@@ -22,6 +22,7 @@ from .allowed import OPERATOR_UFUNCS, PACKED, PACKED_HELPER, PACKED_REDUCTIONS, 
 from .errors import refuse
 from .expressions import ExpressionChecker
 from .literals import literal_int
+from .sizes import MAX_CONSTANT_ELEMENTS, constant_int
 
 #: The names of a packed function's module constants: index arrays and constant arrays.
 PACKED_CONSTANT = re.compile(r"_(ix|cv)\d+\Z")
@@ -74,6 +75,7 @@ def check_packed_call(value: ast.AST, params: set[str]) -> bool:
         and value.args[0].id == PACKED
         and isinstance(value.args[1], ast.Tuple)
         and literal_int(value.args[2])
+        and constant_int(value.args[2]) <= MAX_CONSTANT_ELEMENTS
     ):
         return False
     inputs, nest = value.args[1].elts, value.args[3]

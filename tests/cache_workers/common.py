@@ -27,3 +27,9 @@ def big_text(k: int, megabytes: int = 4) -> str:
     """A large deterministic text (``megabytes`` MiB) for the killed-writer test."""
     line = f"w{k} = {k}  # {'y' * 50}\n"
     return line * (megabytes * 1024 * 1024 // len(line))
+
+
+def crash_text(k: int) -> str:
+    """The text of entry ``k`` of the crash test: from 20 KB to about 1.5 MB."""
+    line = f"c{k} = {k}  # {'z' * 60}\n"
+    return line * (300 * (1 + 25 * (k % 3)))

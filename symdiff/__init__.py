@@ -37,6 +37,10 @@ _LAZY = {
     "math": "math",
     "nn": "nn",
     "graph": "graphs",
+    "flatten": "trees",
+    "unflatten": "trees",
+    "custom_vjp": "custom",
+    "defvjp": "custom",
 }
 #: Names in ``_LAZY`` that are submodules themselves rather than attributes of one.
 _SUBMODULES = frozenset({"math", "nn"})

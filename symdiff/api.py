@@ -17,7 +17,7 @@ import numpy as np
 from . import pipeline, request_index
 from .cache import open_store
 from .compiled import CompiledFunction
-from .errors import SymdiffError
+from .errors import SymdiffError, UnsupportedError
 from .layer import Call
 from .options import Options
 
@@ -51,19 +51,46 @@ def _decorator(builder: Callable[..., CompiledFunction], **options: Any) -> Any:
 
 
 # -- inputs ------------------------------------------------------------------------------------
+def _python_function(exprs: Any) -> bool:
+    """Whether a builder's expression is a Python function (a SymPy expression can be
+    callable too)."""
+    return callable(exprs) and not type(exprs).__module__.startswith("sympy")
+
+
+def _ufunc_function(ufunc: np.ufunc) -> Callable[..., Any]:
+    """A NumPy ufunc (``np.sqrt``, ``np.arctan2``) as a Python function of its inputs, named
+    ``x`` (one input) or ``x1, x2`` as NumPy names them; its ``out=`` and the other keyword
+    arguments are left out."""
+    if ufunc.nout != 1 or ufunc.nin not in (1, 2):
+        raise UnsupportedError(
+            f"the ufunc {ufunc.__name__} has {ufunc.nin} inputs and {ufunc.nout} outputs; wrap "
+            f"it in a function returning one value: lambda x: np.{ufunc.__name__}(x)[0]")
+    if ufunc.nin == 1:
+        def function(x: Any) -> Any:
+            return ufunc(x)
+    else:
+        def function(x1: Any, x2: Any) -> Any:  # type: ignore[misc]
+            return ufunc(x1, x2)
+    function.__name__ = function.__qualname__ = ufunc.__name__
+    return function
+
+
 def _compiled(
     kind: str, exprs: Any, wrt: Any, options: Options, shapes: Any, threads: int | None = None,
-    sparse: bool | str = False,
+    example: Any = None, static: Any = None, sparse: bool | str = False,
 ) -> Any:
     """The one path from a builder's arguments to its function; without expressions, the
     builder as a decorator with these options (``@sd.grad(wrt="x")``). ``threads`` (not part of
     the generated code) is the function's number of threads
-    (:meth:`~symdiff.compiled.CompiledFunction.with_threads`); ``sparse`` (a Jacobian's or a
-    Hessian's) is True or a ``scipy.sparse`` format (:func:`_sparse_format`)."""
+    (:meth:`~symdiff.compiled.CompiledFunction.with_threads`). A Python function with
+    parameter trees or static arguments (``example=``, ``static=``, a tree in ``shapes=``:
+    :mod:`symdiff.structured`) is built by :func:`symdiff.structured_function` instead.
+    ``sparse`` (a Jacobian's or a Hessian's) is True or a ``scipy.sparse`` format
+    (:func:`_sparse_format`)."""
     if exprs is _MISSING:
         settings = {"simplify": options.simplify, "cse": options.cse, "mode": options.mode,
                     "cache": options.cache, "shapes": shapes, "threads": threads,
-                    "backend": options.backend}
+                    "backend": options.backend, "example": example, "static": static}
         if kind != "value":
             settings["wrt"] = wrt
         if kind in ("jacobian", "hessian"):
@@ -80,6 +107,22 @@ def _compiled(
     format = _sparse_format(sparse, options)
     if format is not None:
         options = replace(options, sparse=True)
+    if isinstance(exprs, np.ufunc):  # sd.grad(np.sqrt): the ufunc of its inputs
+        exprs = _ufunc_function(exprs)
+    if isinstance(exprs, CompiledFunction):  # sd.grad(sd.grad(f)): traced symbolically
+        from . import compose
+
+        exprs = compose.proxy(exprs)
+    if _python_function(exprs):
+        from . import structured, structured_function
+
+        if structured.wanted(exprs, shapes, example, static):
+            if format is not None:
+                raise UnsupportedError(
+                    "sparse= with parameter trees or static arguments is not supported: give "
+                    "the function flat array parameters (sd.flatten) for a sparse result")
+            return structured_function.build(kind, exprs, wrt, options, shapes, example, static,
+                                             threads)
     function = pipeline.compiled(Call(kind, exprs, wrt, options, shapes))
     if format is not None:
         function = function.with_format(format)  # type: ignore[attr-defined]
@@ -144,13 +187,15 @@ def compile(
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
     backend: str = "numpy",
+    example: Any = None,
+    static: str | Sequence[str] | None = None,
 ) -> CompiledFunction:
     """Compile the expression itself into a vectorized NumPy function of its variables.
 
     Without ``expr`` (``@sd.compile(cse=False)``) returns a decorator with these options.
     """
     options = Options(simplify, cse, mode, cache, backend)
-    return _compiled("value", expr, None, options, shapes, threads)
+    return _compiled("value", expr, None, options, shapes, threads, example, static)
 
 
 def grad(
@@ -164,6 +209,8 @@ def grad(
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
     backend: str = "numpy",
+    example: Any = None,
+    static: str | Sequence[str] | None = None,
 ) -> CompiledFunction:
     """The gradient of ``expr`` as a compiled function.
 
@@ -182,7 +229,7 @@ def grad(
     ``threads=``.
     """
     options = Options(simplify, cse, mode, cache, backend)
-    return _compiled("grad", expr, wrt, options, shapes, threads)
+    return _compiled("grad", expr, wrt, options, shapes, threads, example, static)
 
 
 def value_and_grad(
@@ -196,12 +243,14 @@ def value_and_grad(
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
     backend: str = "numpy",
+    example: Any = None,
+    static: str | Sequence[str] | None = None,
 ) -> CompiledFunction:
     """Value and gradient together, sharing every common subexpression: ``(value, grads)``.
 
     Arguments and ``wrt`` as for :func:`grad`; without ``expr``, a decorator."""
     options = Options(simplify, cse, mode, cache, backend)
-    return _compiled("value_and_grad", expr, wrt, options, shapes, threads)
+    return _compiled("value_and_grad", expr, wrt, options, shapes, threads, example, static)
 
 
 def jacobian(
@@ -216,6 +265,8 @@ def jacobian(
     threads: int | None = None,
     backend: str = "numpy",
     sparse: bool | str = False,
+    example: Any = None,
+    static: str | Sequence[str] | None = None,
 ) -> CompiledFunction:
     """The Jacobian of a list of expressions: the call returns an array ``(m, n) + shape``.
 
@@ -229,7 +280,8 @@ def jacobian(
     row per output entry and one column per variable entry, each flattened and laid end to end).
     """
     options = Options(simplify, cse, mode, cache, backend)
-    return _compiled("jacobian", exprs, wrt, options, shapes, threads, sparse)
+    return _compiled("jacobian", exprs, wrt, options, shapes, threads, example, static,
+                     sparse)
 
 
 def hessian(
@@ -244,6 +296,8 @@ def hessian(
     threads: int | None = None,
     backend: str = "numpy",
     sparse: bool | str = False,
+    example: Any = None,
+    static: str | Sequence[str] | None = None,
 ) -> CompiledFunction:
     """The Hessian of ``expr``: the call returns an array ``(n, n) + shape`` (symmetric).
 
@@ -258,7 +312,7 @@ def hessian(
     :func:`jacobian`); ``.tril()`` gives the lower triangle.
     """
     options = Options(simplify, cse, mode, cache, backend)
-    return _compiled("hessian", expr, wrt, options, shapes, threads, sparse)
+    return _compiled("hessian", expr, wrt, options, shapes, threads, example, static, sparse)
 
 
 def hvp(
@@ -272,6 +326,8 @@ def hvp(
     shapes: Mapping[str, Any] | None = None,
     threads: int | None = None,
     backend: str = "numpy",
+    example: Any = None,
+    static: str | Sequence[str] | None = None,
 ) -> CompiledFunction:
     """Hessian-vector product: the call takes the variables and then a direction ``_v`` with one
     component per ``wrt`` name on its first axis, and returns ``H @ _v`` of that shape.
@@ -285,7 +341,7 @@ def hvp(
     Without ``expr``, a decorator.
     """
     options = Options(simplify, cse, mode, cache, backend)
-    return _compiled("hvp", expr, wrt, options, shapes, threads)
+    return _compiled("hvp", expr, wrt, options, shapes, threads, example, static)
 
 
 _BUILDERS: dict[str, Callable[..., CompiledFunction]] = {

@@ -39,6 +39,9 @@ class CompiledFunction:
     gives the function with other values, :attr:`constants` shows them.
     """
 
+    #: How a traced function recognises a compiled function it calls (:mod:`symdiff.compose`).
+    _symdiff_compiled = True
+
     def __init__(
         self,
         *,
@@ -195,6 +198,12 @@ class CompiledFunction:
             return self
         return self._clone(_origin=ref)
 
+    def with_graph(self, graph: tuple[Any, ...]) -> CompiledFunction:
+        """The same generated function keeping the expression graph it was built from (its
+        roots, parameters, their shapes, and whether the roots are rows): what composing it into
+        another traced function needs (:mod:`symdiff.compose`). In memory only."""
+        return self._clone(_graph=graph)
+
     def traced_from(self) -> Callable[..., Any] | None:
         """The Python function this function was traced from, while it is alive (never kept
         alive by this function, nor pickled): ``explain()`` traces it again where the text of
@@ -324,7 +333,7 @@ class CompiledFunction:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         for transient in ("_fn", "_run", "_call", "__doc__", "__signature__", "recorded",
-                          "numpy_twin", "_unchunked", "_origin"):
+                          "numpy_twin", "_unchunked", "_origin", "_graph"):
             state.pop(transient, None)
         twin = self.__dict__.get("numpy_twin")
         if twin is not None:  # the NumPy module its Dask chunks run, built now if not yet

@@ -81,6 +81,28 @@ class softplus(sp.Function):
         return sp.log(1 + sp.exp(self.args[0])).evalf(prec)
 
 
+class log_ndtr(sp.Function):
+    """``log(ndtr(u))``: the log of the standard normal distribution function, emitted through
+    a helper that stays accurate far in both tails (``scipy.special.log_ndtr``)."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, u):
+        if u.is_zero:
+            return -sp.log(2)
+        return None
+
+    def _eval_rewrite_as_erfc(self, u, **kwargs):
+        return sp.log(sp.erfc(-u / sp.sqrt(2)) / 2)
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def _eval_evalf(self, prec):
+        return sp.log(sp.erfc(-self.args[0] / sp.sqrt(2)) / 2).evalf(prec)
+
+
 class tie_share(sp.Function):
     """Share of the gradient of ``max(a_1, ..., a_n)`` that goes to ``a``.
 

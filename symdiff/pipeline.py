@@ -87,12 +87,15 @@ def compiled(call: Call) -> CompiledFunction:
         if found is not None:
             return _found(found, call)
         layer = LAYERS[call.layer]()
-        title = progress.describe(call.kind, call.exprs, call.wrt)
+        title = progress.describe(call.kind, getattr(call.exprs, "fn", call.exprs), call.wrt)
         with collector_paused(), progress.build(title):  # reported if it runs long
             with progress.stage("parse") as counts:
                 request = layer.request(call)
                 counts["names"] = len(getattr(request, "params", ()))
             function = compile_request(layer, request)
+        if call.layer == "tensor":  # its graph, for composing it into another traced function
+            function = function.with_graph((tuple(request.roots), request.params,
+                                            dict(request.shapes), request.many))
         request_index.remember(raw, function)
     return _traced(function, call)
 
@@ -113,6 +116,9 @@ def _traced(function: CompiledFunction, call: Call) -> CompiledFunction:
     for ``explain()``: the text of a traced expression does not always parse again."""
     if call.shapes is not None and callable(call.exprs):
         return function.with_origin(call.exprs)
+    origin = getattr(call.exprs, "fn", None)  # a function with trees or static arguments
+    if call.layer == "tensor" and callable(origin):
+        return function.with_origin(origin)
     return function
 
 

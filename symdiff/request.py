@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
-from . import __version__
+from . import __version__, compose
 from .arguments import check_parameters, resolve_wrt
 from .codegen.naming import code_names
 from .engine.inputtext import input_text
@@ -37,6 +37,7 @@ from .trace import (
     trace_function,
     traced_name,
 )
+from .trace.layout import Structured
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ def _items(kind: str, exprs: object) -> list[object]:
     values are the Jacobian's rows)."""
     if kind != "jacobian":
         return [exprs]
-    if is_function(exprs):
+    if is_function(exprs) or isinstance(exprs, Structured):
         return [exprs]
     if isinstance(exprs, str | sp.Basic) or not isinstance(exprs, Sequence) or not exprs:
         raise SymdiffError(
@@ -194,11 +195,13 @@ def make_request(kind: str, exprs: object, wrt: object, options: Options) -> Req
     functions: list[object] = []
     folded: dict[str, str] = {}
     for item in items:
-        if is_function(item):
-            outputs, sig = trace_function(item, many=kind == "jacobian", folded=folded)
+        if is_function(item) or isinstance(item, Structured):
+            fn, layout = (item.fn, item.layout) if isinstance(item, Structured) else (item, None)
+            outputs, sig = trace_function(fn, many=kind == "jacobian", folded=folded,
+                                          layout=layout, replace=compose.replace)
             parsed += [stable_forms(parse(e)) for e in outputs]
             signatures.append(sig)
-            functions.append(item)
+            functions.append(fn)
         else:
             parsed.append(stable_forms(expression(item)))
     parsed_names, wrt, aliases = _with_code_names(tuple(parsed), wrt)

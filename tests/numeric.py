@@ -15,3 +15,12 @@ def central(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1e-6) 
         e[i] = eps
         out[i] = (f(x + e) - f(x - e)) / (2 * eps)
     return out
+
+
+def central_tree(f: Callable[[object], float], tree: object, eps: float = 1e-6) -> object:
+    """The gradient of the scalar ``f`` of a parameter tree (lists, tuples and dicts of arrays
+    and numbers) by central differences, as a tree of the same structure."""
+    from symdiff.trees import flatten
+
+    vector, unflatten = flatten(tree)
+    return unflatten(central(lambda v: f(unflatten(v)), vector, eps))

@@ -63,6 +63,20 @@ def _derived(name: str, role: str) -> str:
     return f"{name}_{role}" if name.startswith("_") else f"_{name}_{role}"
 
 
+def inner_variable(serial: int, name: str) -> str:
+    """The variable standing for parameter ``name`` of a compiled function composed into a
+    traced one (:mod:`symdiff.compose`), the ``serial``-th in that trace: ``_inner3_x``; it is
+    replaced by the argument before any code is emitted."""
+    return f"_inner{serial}_{name}"
+
+
+def adjoint_placeholder(serial: int) -> str:
+    """The variable standing for the adjoint ``G`` while a function's own derivative rule is
+    traced (:mod:`symdiff.custom`): ``_adjoint7``; replaced by the actual adjoint before any
+    code is emitted."""
+    return f"_adjoint{serial}"
+
+
 def adjoint(name: str, output: int | None = None) -> str:
     """The gradient (adjoint) of ``name`` in generated code: ``_x_bar`` for a variable ``x``
     (the gradient outputs, scalar and tensor), ``_t0_bar`` for reverse mode's temporary ``_t0``;

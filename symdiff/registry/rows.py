@@ -331,6 +331,15 @@ ROWS: tuple[Fn, ...] = (
        domain=on((-3, 9)),
        doc="Complementary error function ``1 - erf(x)``, accurate where it is tiny "
            f"{_VECTORIZED}."),
+    Fn(("log_ndtr",), "F:log_ndtr", helper="_log_ndtr", helper_deps=("_cody_erf",),
+       scipy=("log_ndtr",),
+       rule="log normal distribution function",
+       identity="d/du log_ndtr(u) = exp(-u^2/2 - log_ndtr(u)) / sqrt(2 pi)",
+       partials=unary(lambda u: sp.exp(-u**2 / 2 - F.log_ndtr(u)) / sp.sqrt(2 * sp.pi)),
+       reference=lambda u: sp.log(sp.erfc(-u / sp.sqrt(2)) / 2), domain=on((-8, 8)),
+       doc="``log(ndtr(x))``, the log of the standard normal distribution function "
+           "``(1 + erf(x/sqrt(2)))/2``, accurate far in both tails (``scipy.special.log_ndtr``) "
+           f"{_VECTORIZED}."),
     Fn(("sinc",), "sinc", build=lambda x: sp.sinc(sp.pi * x), ufunc="sinc", method="sinc",
        standard="",
        rule="sinc",

@@ -14,7 +14,7 @@ imports what it calls in one line (``from symdiff.runtime import _elementwise, _
 * :mod:`~symdiff.runtime.arguments`: the argument checks (``_as_arrays``, ``_common_shape``,
   ``_float_dtype``, ``_float_arrays``, ``_as_vector``, ``_check_shapes``);
 * :mod:`~symdiff.runtime.erf`, :mod:`~symdiff.runtime.gamma`: special functions NumPy lacks
-  (``_erf``, ``_erfc``, ``_gamma``, ``_loggamma``, ``_polygamma``), and
+  (``_erf``, ``_erfc``, ``_log_ndtr``, ``_gamma``, ``_loggamma``, ``_polygamma``), and
   :mod:`~symdiff.runtime.derivatives`: what derivatives print (``_argmax_share``,
   ``_hypot_share``, ``_sinc_d``, ``_sigmoid``, ``_softplus``, ``_prod_others``, ``_tril_inv``,
   ``_gram``);
@@ -79,7 +79,7 @@ MODULES = {
     "derivatives": ("_argmax_share", "_gram", "_hypot_share", "_prod_others", "_sigmoid",
                     "_sinc_d", "_softplus", "_tril_inv"),
     "elementwise": ("_elementwise",),
-    "erf": ("_cody_erf", "_erf", "_erfc"),
+    "erf": ("_cody_erf", "_erf", "_erfc", "_log_ndtr"),
     "gamma": ("_gamma", "_loggamma", "_polygamma", "_sinpi"),
     "points": ("_at_packed", "_at_point", "_at_scalars", "_leaves", "_on_floats",
                "_point_numpy", "_zero_d"),

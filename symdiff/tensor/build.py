@@ -16,7 +16,9 @@ What each kind returns (``S`` is a ``wrt`` variable's shape, ``O`` the expressio
   the same shape, or a traced function returning a tuple of ``m`` such arrays,
   ``(m,) + O + S``. Forward mode (``mode="reverse"`` is refused);
 * ``hessian``: shape ``S + S`` (for a list of names, a tuple of tuples of blocks
-  ``S_i + S_j``), forward over reverse: the gradient graph, differentiated by forward mode;
+  ``S_i + S_j``, as JAX gives; for a list of scalars, one ``(n, n)`` array, as the API
+  promises and the scalar layer gives), forward over reverse: the gradient graph,
+  differentiated by forward mode;
   a matrix or vector variable that enters only through ``X @ W`` with a row-local gradient is
   seeded along its small axis and contracted with ``X`` (:mod:`symdiff.tensor.hessians`).
 * ``hvp``: one ``wrt`` variable; the last argument ``_v`` is a direction of shape ``S`` and the
@@ -288,6 +290,11 @@ def _plan_hessian(b, roots, many, vars_, single, options) -> _Plan:
     outputs.sort(key=lambda item: item[0])
     if single:
         result = outputs[0][1]
+    elif all(v.shape == () for v in vars_):  # scalars: one (n, n) array, as without shapes=
+        rows = [[name for (i, _), name, _ in outputs if i == k] for k in range(len(vars_))]
+        result = "_np.stack((" + ", ".join(
+            f"_np.stack(({', '.join(row)},))" for row in rows) + ",))"
+        returns = "the Hessian, an array of shape (n, n) for the n scalar wrt names"
     else:
         rows = [[name for (i, _), name, _ in outputs if i == k] for k in range(len(vars_))]
         result = _structure([_structure(row, False) for row in rows], False)

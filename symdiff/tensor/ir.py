@@ -36,7 +36,7 @@ repeat     ``np.repeat`` [repeats, axis]
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,6 +130,24 @@ def topological(roots: Iterable[Node]) -> list[Node]:
                 seen.add(id(child))
                 stack.append((child, iter(child.args)))
     return order
+
+
+def rebuild(graph: Graph, roots: Sequence[Node], leaf: Callable[[Node], Node | None],
+            change: Callable[[Any], Any] | None = None) -> list[Node]:
+    """``roots`` made again in ``graph`` (which may be another graph), each node that ``leaf``
+    maps to a node replaced by it, every other node rebuilt from its rebuilt operands with its
+    attributes and shape passed through ``change`` (when given: named dimensions replaced)."""
+    made: dict[int, Node] = {}
+    for node in topological(roots):
+        mapped = leaf(node)
+        if mapped is None:
+            args = [made[id(a)] for a in node.args]
+            attrs, shape = node.attrs, node.shape
+            if change is not None:
+                attrs, shape = change(attrs), change(shape)
+            mapped = graph.node(node.op, args, attrs, shape)
+        made[id(node)] = mapped
+    return [made[id(r)] for r in roots]
 
 
 def variables(roots: Iterable[Node]) -> list[str]:

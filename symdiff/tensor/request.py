@@ -26,6 +26,7 @@ from ..parsing import FUNCTIONS as scalar_functions
 from ..recipe import KINDS, Recipe, function_name, shapes_of
 from ..request import is_function
 from ..trace import DIRECTION, call_signature, combine_signatures, signature_text, traced_name
+from ..trace.layout import Structured
 from .captures import Captures
 from .derived import hoist
 from .formula import text
@@ -141,12 +142,13 @@ def request_for(kind: str, exprs: object, wrt: object, options: Options,
     functions: list[object] = []
     captures = Captures()
     for item in items:
-        if is_function(item):
-            nodes, sig, listed = trace_tensor(item, parsed_shapes, b, many=kind == "jacobian",
-                                              captures=captures)
+        if is_function(item) or isinstance(item, Structured):
+            fn, layout = (item.fn, item.layout) if isinstance(item, Structured) else (item, None)
+            nodes, sig, listed = trace_tensor(fn, parsed_shapes, b, many=kind == "jacobian",
+                                              captures=captures, layout=layout)
             many = many or listed
             signatures.append(sig)
-            functions.append(item)
+            functions.append(fn)
             texts += [item] * len(nodes)
             roots += nodes
         else:

@@ -50,7 +50,6 @@ message suggests the closest supported one: :func:`symdiff.trace.refusals.unsupp
 
 from __future__ import annotations
 
-import linecache
 import operator
 import sys
 from collections.abc import Callable, Iterator
@@ -63,6 +62,7 @@ from .. import trace as scalar
 from ..errors import SymdiffError, UnsupportedError
 from ..parsing import LIMITS
 from ..trace import draws
+from ..trace.refusals import code_line
 from .captures import Captures
 from .closed import ClosedArray, ClosedArrays, as_array, numbers_of, unnamed
 from .families import gather, quantiles
@@ -117,9 +117,7 @@ class Tracer(Values):
             frame = frame.f_back
         if frame is None:
             return f" (in {self.name})"
-        line = " ".join(linecache.getline(frame.f_code.co_filename, frame.f_lineno).split())
-        line = line if len(line) <= 60 else line[:57] + "..."
-        return f" (in {self.name}, line {frame.f_lineno}: {line!r})"
+        return code_line(self.name, frame.f_code, frame.f_lineno)
 
     # -- values ------------------------------------------------------------------------------------
     def operand(self, value: object) -> Elem:
@@ -278,9 +276,12 @@ class Tracer(Values):
         if any(isinstance(item, TracedTensor) for item in items):  # y[np.argmax(x)]
             keys = tuple(self.node(i) if isinstance(i, TracedTensor) else i for i in items)
             if not any(isinstance(k, Node) and quantiles.is_argext(k) for k in keys):
-                raise UnsupportedError("indexing by a traced array is supported only with an "
-                                       "index from np.argmax / np.argmin (a value-dependent "
-                                       "index); for a mask use np.where")
+                raise UnsupportedError(
+                    "indexing by a traced array is supported only with an index from "
+                    "np.argmax / np.argmin (a value-dependent index); for a mask use np.where; "
+                    "for an argument of integers used as indices (observations, labels) make "
+                    "it static, static='name' (or leave it out of shapes=): the function is "
+                    "then built once per value" + self.where())
             return self.wrap(quantiles.index_by(self.b, node, keys, self.where()))
         if gather.wants_gather(key):  # integer arrays, lists, masks: a gather
             return self.wrap(gather.fancy_index(self.b, node, key, self.where()))

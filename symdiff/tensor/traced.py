@@ -33,7 +33,8 @@ _NO_TRUTH = ("a traced array has no truth value: use np.where(cond, a, b) instea
              "instead of and / or / not between comparisons ((x > 0) & (x < 1)), and "
              "np.maximum / np.minimum instead of the built-in max / min; np.max, np.min or "
              "np.sort of np.array([...]) of traced values compare its elements one by one in "
-             "Python: build it with np.stack([...]) instead")
+             "Python: build it with np.stack([...]) instead; a while loop on a traced value "
+             "cannot be traced: loop a fixed number of times (for _ in range(n))")
 _NO_NUMBER = ("a traced array has no numeric value while tracing: float(), int() and the "
               "standard library's math cannot take it; use NumPy or symdiff.math functions. "
               "Assigning it into a NumPy array (y = np.zeros(4); y[1] = x[0]) needs its number "

@@ -14,9 +14,12 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from .. import compose
 from .. import trace as scalar
 from ..errors import ShapeError, SymdiffError, UnsupportedError
 from ..trace import draws
+from ..trace.layout import Layout
+from ..trace.refusals import NOT_COMPOSED, from_generated_code, locate
 from .captures import Captures
 from .closed import ClosedArrays
 from .ir import Node
@@ -27,7 +30,8 @@ from .traced import TensorCondition, TracedTensor
 
 
 def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Builder,
-                 many: bool = False, captures: Captures | None = None
+                 many: bool = False, captures: Captures | None = None,
+                 layout: Layout | None = None
                  ) -> tuple[list[Node], inspect.Signature, bool]:
     """Run ``fn`` on traced arrays of the declared shapes: the node(s) of what it returns, its
     checked signature (:func:`symdiff.trace.signature`: every parameter is an argument of the
@@ -37,8 +41,11 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
 
     The arrays it reads by name are traced constants (:mod:`symdiff.tensor.closed`); where that
     fails, ``fn`` is traced again with them as plain arrays, each noted folded in
-    ``captures``."""
-    sig = scalar.signature(fn)
+    ``captures``.
+
+    With a ``layout`` (parameter trees, static arguments: :mod:`symdiff.trace.layout`), the
+    generated function's parameters are the layout's and ``fn`` is called with its values."""
+    sig = scalar.signature(fn) if layout is None else layout.signature
     names = tuple(sig.parameters)
     missing = [n for n in names if n not in shapes]
     if missing:
@@ -49,7 +56,7 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
     saved, needs = captures.checkpoint(), dict(builder.needs)
     closed = ClosedArrays(captures.folded)
     try:
-        return _traced(fn, sig, shapes, builder, captures, closed, many)
+        return _traced(fn, sig, shapes, builder, captures, closed, many, layout)
     except Exception as exc:  # traced again below, which raises what it meets
         if not closed.made:
             raise
@@ -58,7 +65,7 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
     builder.needs.clear()
     builder.needs.update(needs)
     plain = ClosedArrays(captures.folded, symbolic=False)
-    result = _traced(fn, sig, shapes, builder, captures, plain, many)
+    result = _traced(fn, sig, shapes, builder, captures, plain, many, layout)
     why = str(first).split("\n")[0]
     why = why if len(why) <= 200 else why[:197] + "..."
     for _, label in closed.made.values():
@@ -68,18 +75,34 @@ def trace_tensor(fn: Callable[..., Any], shapes: dict[str, Shape], builder: Buil
 
 
 def _traced(fn: Callable[..., Any], sig: inspect.Signature, shapes: dict[str, Shape],
-            builder: Builder, captures: Captures, closed: ClosedArrays | None, many: bool
-            ) -> tuple[list[Node], inspect.Signature, bool]:
+            builder: Builder, captures: Captures, closed: ClosedArrays | None, many: bool,
+            layout: Layout | None = None) -> tuple[list[Node], inspect.Signature, bool]:
     """One trace of ``fn`` (see :func:`trace_tensor`), the arrays it reads by name seen as
     ``closed`` makes them."""
     tracer = Tracer(builder, fn, captures, closed)
-    arguments = [tracer.wrap(builder.var(n, shapes[n])) for n in sig.parameters]
+
+    def make(name: str) -> TracedTensor:
+        return tracer.wrap(builder.var(name, shapes[name]))
+
+    statics = {} if layout is None else dict(layout.statics)
+
+    def replace(value: Any, label: str) -> Any:  # compiled functions, then named arrays
+        found = compose.replace(value, label)
+        return found if found is not None else tracer.closed.replace(value, label)
+
     try:
-        with draws.watched(fn, tracer.draw, tracer.closed.replace) as run:
-            value = scalar.call_with(run, sig, arguments)
-    except ShapeError as exc:
-        raise ShapeError(f"{exc}{_fixed_sizes_hint(tracer, shapes)}") from None
-    except SymdiffError:
+        with draws.watched(fn, tracer.draw, replace, views=statics) as run:
+            if layout is None:
+                value = scalar.call_with(run, sig, [make(n) for n in sig.parameters])
+            else:
+                value = scalar.call_with(run, layout.function_signature,
+                                         layout.values(make, statics))
+    except SymdiffError as exc:
+        if from_generated_code(exc):
+            raise UnsupportedError(f"{NOT_COMPOSED} (in {tracer.name}: {exc})") from exc
+        if isinstance(exc, ShapeError):
+            raise ShapeError(f"{exc}{_fixed_sizes_hint(tracer, shapes)}") from None
+        locate(exc, fn)
         raise
     except Exception as exc:
         if isinstance(exc.__cause__, UnsupportedError):  # NumPy turned a refusal into its error

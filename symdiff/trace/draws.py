@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import UnsupportedError
+from . import scipy_forms
 from .environment import Replace, rewired
 
 #: The generators a traced function can draw from.
@@ -312,19 +313,26 @@ def refuse_draws(call: Call) -> Any:
 
 @contextmanager
 def watched(fn: Callable[..., Any], on_draw: Callable[[Call], Any],
-            also: Replace | None = None) -> Iterator[Callable[..., Any]]:
+            also: Replace | None = None, views: dict[str, Any] | None = None
+            ) -> Iterator[Callable[..., Any]]:
     """``fn`` rewired (:func:`~symdiff.trace.environment.rewired`) to see the generators it
     reaches through views whose draws go to ``on_draw``, and the values ``also`` replaces;
     to be called inside the ``with``. On leaving it without an error, an UnsupportedError if a
-    generator seen drew without a view (:meth:`Watch.check`)."""
+    generator seen drew without a view (:meth:`Watch.check`). ``views`` holds the values of
+    static arguments by name: a generator among them is replaced there by its view."""
     recorder = Recorder(on_draw)
     watch = Watch(recorder)
 
     def replace(value: Any, label: str) -> Any:
         found = watch.replace(value, label)
+        if found is None:
+            found = scipy_forms.replace(value, label)  # SciPy's densities as formulas
         return found if found is not None or also is None else also(value, label)
 
     found = rewired(fn, replace, watch.notice)
+    for name, value in (views or {}).items():
+        if isinstance(value, GENERATORS):
+            views[name] = watch.replace(value, name)  # type: ignore[index]
     watch.start()
     try:
         yield found.function

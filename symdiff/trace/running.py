@@ -13,7 +13,9 @@ import sympy as sp
 
 from ..errors import SymdiffError, UnsupportedError
 from .draws import refuse_draws, watched
-from .refusals import CONDITION_ONLY
+from .environment import Replace
+from .layout import Layout
+from .refusals import CONDITION_ONLY, NOT_COMPOSED, from_generated_code, locate
 from .signatures import call_with, describe, signature
 from .values import Condition, Symbolic, Traced, operand
 
@@ -21,19 +23,32 @@ _FOLDED = ("the function was traced without shapes=, so what it computes from th
            "numbers in the compiled function; give shapes= to make it a bound constant")
 
 
-def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Traced],
-          folded: dict[str, str]) -> object:
+def _call(fn: Callable[..., Any], sig: inspect.Signature, arguments: list[Any],
+          folded: dict[str, str], statics: dict[str, Any] | None = None,
+          replace: Replace | None = None) -> object:
     """``fn`` on the traced arguments; a failure that is not symdiff's own becomes an
-    UnsupportedError. The labels of the arrays it reads by name go into ``folded``."""
+    UnsupportedError. The labels of the arrays it reads by name go into ``folded``.
+    ``statics`` are the static arguments among ``arguments`` by name (a generator among them
+    is seen as the ones ``fn`` reads by name are). ``replace`` gives what ``fn`` reads instead
+    of a value it reaches by name, if anything (:mod:`symdiff.trace.environment`)."""
 
-    def note(value: Any, label: str) -> None:
+    def note(value: Any, label: str) -> Any:
         if isinstance(value, np.ndarray) and value.ndim:
             folded.setdefault(label, _FOLDED)
+        return None if replace is None else replace(value, label)
 
     try:
-        with watched(fn, refuse_draws, note) as run:
+        views = dict(statics or {})
+        with watched(fn, refuse_draws, note, views=views) as run:
+            if views:
+                names = list(sig.parameters)
+                arguments = [views.get(n, a) if n in views else a
+                             for n, a in zip(names, arguments, strict=True)]
             return call_with(run, sig, arguments)
-    except SymdiffError:
+    except SymdiffError as exc:
+        if from_generated_code(exc):
+            raise UnsupportedError(f"{NOT_COMPOSED} (in {describe(fn)}: {exc})") from exc
+        locate(exc, fn)
         raise
     except Exception as exc:
         hint = "; use symdiff.math or NumPy functions on traced values"
@@ -47,6 +62,8 @@ def _result(value: object, fn: object) -> sp.Expr:
     """What a traced function returned, as a SymPy expression."""
     if isinstance(value, Condition):
         raise UnsupportedError(f"{describe(fn)} returned a comparison; {CONDITION_ONLY}")
+    if isinstance(value, tuple) and len(value) == 1 and _one_name_gradient(fn):
+        value = value[0]  # grad(grad(f)) of a one-parameter f: the tuple of its one partial
     if isinstance(value, np.ndarray) and value.ndim:
         raise UnsupportedError(
             f"{describe(fn)} returned an array of shape {value.shape}; a traced function must "
@@ -60,25 +77,54 @@ def _result(value: object, fn: object) -> sp.Expr:
     hint = " (for a function returning several values, use sd.jacobian)" if isinstance(
         value, tuple | list
     ) else ""
+    if isinstance(value, tuple) and getattr(_compiled(fn), "kind", None) == "grad":
+        hint = (": it is a gradient, one partial per wrt name; differentiate one of them "
+                "(sd.grad(sd.grad(f, wrt='x'), wrt='y')) or take sd.hessian(f) for all")
     raise UnsupportedError(
         f"{describe(fn)} returned {returned}; a traced function must return one scalar: a number "
         f"or an expression of its parameters{hint}"
     )
 
 
+def _compiled(fn: object) -> object:
+    """The compiled function ``fn`` stands for, where it is the proxy of one, else ``fn``."""
+    return getattr(fn, "_symdiff_compiled", fn)
+
+
+def _one_name_gradient(fn: object) -> bool:
+    """Whether ``fn`` is a compiled gradient taken with ``wrt=None`` of a function of one
+    parameter (it returns a tuple of one partial, which a nested ``sd.grad`` differentiates)."""
+    fn = _compiled(fn)
+    wrt = getattr(fn, "wrt", None)
+    return getattr(fn, "kind", None) == "grad" and isinstance(wrt, tuple) and len(wrt) == 1
+
+
 def trace_function(
-    fn: Callable[..., Any], many: bool = False, folded: dict[str, str] | None = None
+    fn: Callable[..., Any], many: bool = False, folded: dict[str, str] | None = None,
+    layout: Layout | None = None, replace: Replace | None = None,
 ) -> tuple[tuple[sp.Expr, ...], inspect.Signature]:
     """Run ``fn`` on symbols: the SymPy expression(s) it computes and its checked signature.
 
     With ``many`` (a Jacobian), ``fn`` may return a non-empty tuple or list of scalars, one
     expression each; otherwise (and for a single scalar) the result is one expression. The
     NumPy arrays ``fn`` reads by name (whose numbers the expressions hold) go into ``folded``,
-    by name, with why.
+    by name, with why. With a ``layout`` (static arguments: :mod:`symdiff.trace.layout`),
+    ``fn`` gets its static values and the returned signature is the layout's. ``replace``
+    gives what ``fn`` reads instead of a value it reaches by name (compiled functions it calls).
     """
-    sig = signature(fn)
-    arguments = [Traced(sp.Symbol(name, real=True)) for name in sig.parameters]
-    value = _call(fn, sig, arguments, {} if folded is None else folded)
+    folded = {} if folded is None else folded
+    if layout is not None:
+        def make(name: str) -> Traced:
+            return Traced(sp.Symbol(name, real=True))
+
+        statics = layout.statics
+        value = _call(fn, layout.function_signature, layout.values(make), folded, statics,
+                      replace)
+        sig = layout.signature
+    else:
+        sig = signature(fn)
+        arguments = [Traced(sp.Symbol(name, real=True)) for name in sig.parameters]
+        value = _call(fn, sig, arguments, folded, replace=replace)
     if many and isinstance(value, tuple | list):
         if not value:
             raise UnsupportedError(f"{describe(fn)} returned an empty {type(value).__name__}")

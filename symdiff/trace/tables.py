@@ -79,6 +79,9 @@ SCIPY_FORMS: dict[str, Callable[..., sp.Basic]] = {
     "logit": lambda p: sp.log(p) - log1p(-p),
     "log_expit": lambda x: -F.softplus(-x),
     "ndtr": lambda x: F.erfc(-x / sp.sqrt(2)) / 2,
+    "betaln": lambda a, b: sp.loggamma(a) + sp.loggamma(b) - sp.loggamma(a + b),
+    "xlogy": lambda x, y: x * sp.log(y),
+    "xlog1py": lambda x, y: x * log1p(y),
 }
 
 

@@ -25,6 +25,7 @@ from ..parsing import parse
 from .logic import JoinsConditions
 from .refusals import (
     CONDITION_ONLY,
+    GIVE_SHAPES,
     NO_NUMBER,
     NO_TRUTH,
     SCALAR_ONLY,
@@ -150,8 +151,10 @@ class Symbolic:
 
     __float__ = __int__ = __index__ = __complex__ = refuse(NO_NUMBER)
     __round__ = __trunc__ = __floor__ = __ceil__ = refuse(NO_NUMBER)
-    __getitem__ = refuse(f"indexing a traced value (x[i]) is not supported: {SCALAR_ONLY}")
-    __iter__ = refuse(f"iterating over a traced value is not supported: {SCALAR_ONLY}")
+    __getitem__ = refuse(f"indexing a traced value (x[i]) is not supported: {SCALAR_ONLY}; "
+                         f"{GIVE_SHAPES}")
+    __iter__ = refuse(f"iterating over a traced value is not supported: {SCALAR_ONLY}; "
+                      f"{GIVE_SHAPES}")
     __len__ = refuse(f"len() of a traced value is not supported: {SCALAR_ONLY}")
     __eq__ = refuse("comparison '==' of traced values is not supported; " + CONDITION_ONLY)
     __ne__ = refuse("comparison '!=' of traced values is not supported; " + CONDITION_ONLY)

@@ -49,8 +49,8 @@ IMPORTS = {("numpy", "_np")}
 RUNTIME = "symdiff.runtime"
 RUNTIME_IMPORTS = frozenset({
     "_elementwise", "_at_point", "_at_packed", "_float_arrays", "_check_shapes",
-    "_erf", "_erfc", "_gamma", "_loggamma", "_polygamma", "_argmax_share", "_hypot_share",
-    "_sinc_d", "_sigmoid", "_softplus", "_prod_others", "_tril_inv", "_gram",
+    "_erf", "_erfc", "_log_ndtr", "_gamma", "_loggamma", "_polygamma", "_argmax_share",
+    "_hypot_share", "_sinc_d", "_sigmoid", "_softplus", "_prod_others", "_tril_inv", "_gram",
     "_xp_elementwise", "_xp_namespace", "_xp_float_arrays", "_affine_grid",
 })
 #: The helpers that make a module one of the Array API backend (``backend="array_api"``): it

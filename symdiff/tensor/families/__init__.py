@@ -20,6 +20,7 @@ from . import (
     building,
     contractions,
     conv,
+    custom,
     decompositions,
     gather,
     grams,
@@ -44,7 +45,7 @@ from . import (
 _FAMILIES = (
     scans, products, building, rearrange, stats, contractions, linalg, sorting, gather, numeric,
     decompositions, shifts, grams, windows, conv, pooling, norms,
-    npmisc, matrices, quantiles, signals, qr,
+    npmisc, matrices, quantiles, signals, qr, custom,
 )
 
 #: Every family op by name.

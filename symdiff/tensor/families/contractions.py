@@ -233,7 +233,28 @@ def einsum(b: Builder, subscripts: str, *operands: Node, optimize: Any = False,
     """``np.einsum(subscripts, *operands)`` (``optimize=`` is accepted and left to the emitted
     code, which optimizes contractions of more than two operands)."""
     terms, out = parse_spec(subscripts, [a.ndim for a in operands], where)
+    terms, operands = _broadcast_ones(b, terms, operands)
     return contract(b, terms, operands, out, "einsum", where)
+
+
+def _broadcast_ones(b: Builder, terms: list[str], operands: Sequence[Node]
+                    ) -> tuple[list[str], tuple[Node, ...]]:
+    """NumPy's einsum broadcasts an axis of length 1 against the same letter's length in
+    another operand (``einsum("ij,ij->i", x, w)`` with ``w`` of shape ``(n, 1)``): such an axis is
+    dropped from its operand (and its letter from the operand's subscripts)."""
+    longer = {c for t, a in zip(terms, operands, strict=True) for c, d in zip(t, a.shape,
+                                                                           strict=True)
+              if not (isinstance(d, int) and d == 1)}
+    new_terms, new_operands = [], []
+    for term, a in zip(terms, operands, strict=True):
+        ones = [p for p, (c, d) in enumerate(zip(term, a.shape, strict=True))
+                if isinstance(d, int) and d == 1 and c in longer and term.count(c) == 1]
+        if ones:
+            a = b.reshape(a, tuple(d for p, d in enumerate(a.shape) if p not in ones))
+            term = "".join(c for p, c in enumerate(term) if p not in ones)
+        new_terms.append(term)
+        new_operands.append(a)
+    return new_terms, tuple(new_operands)
 
 
 def _diagonal_terms(b: Builder, name: str, a: Node, offset: int, axis1: int, axis2: int,

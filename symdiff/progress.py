@@ -106,7 +106,6 @@ class _Build:
         self.stopped_in: str | None = None  # the stages an exception left, innermost last
         self.timer = threading.Timer(after, self.announce)
         self.timer.daemon = True
-        self.timer.start()
 
     def _elapsed(self) -> float:
         return time.perf_counter() - self.start
@@ -125,7 +124,7 @@ class _Build:
             done = "".join(f"{s.text()}; " for s in self.done)
             message = (f"symdiff: building {self.title()} ({self._elapsed():.1f} s so far): "
                        f"{done}running {self._now_running()}")
-        emit(message)
+            emit(message)  # (under the lock: before any stage's line the build thread writes)
 
     def _pending(self) -> list[str]:
         """The lines of the top-level stages ended and not yet reported (under ``lock``)."""
@@ -196,6 +195,7 @@ def build(title: Callable[[], str]) -> Iterator[None]:
     made = _Build(title, after)
     token = _BUILD.set(made)
     try:
+        made.timer.start()  # (inside: Ctrl-C while the watcher starts is answered too)
         yield
     except BaseException as error:
         made.end(error)

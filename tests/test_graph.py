@@ -459,3 +459,26 @@ def test_graph_is_what_reverse_mode_computes():
     linear(sd.parse(SEED))
     g = sd.graph(SEED)
     assert len([n for n in g.nodes if n.kind == "operation"]) == len(linear.nodes)
+
+
+_TERMS = st.lists(st.sampled_from([
+    "x*y", "sin(x)", "x**2*y", "exp(y)*x", "3*x", "y**3", "cos(x*y)", "x*sin(y)*exp(x)",
+]), min_size=2, max_size=5, unique=True)
+
+
+@given(_TERMS)
+@settings(max_examples=40, deadline=None)
+def test_a_sympy_expression_is_drawn_with_children_in_the_order_its_node_prints_them(terms):
+    expr = sp.sympify(" + ".join(terms))
+    graph = sd.graph(expr, at={"x": 0.7, "y": 1.3})
+    by_id = {node.id: node for node in graph.nodes}
+    for node in graph.nodes:
+        if node.label not in ("+", "*") or node.kind != "operation":
+            continue
+        places = [node.expr.find(by_id[child].expr) for child in node.children]
+        assert -1 not in places and places == sorted(places), (node.expr, [
+            by_id[child].expr for child in node.children])
+    point = {s: {"x": 0.7, "y": 1.3}[s.name] for s in expr.free_symbols}
+    for symbol in expr.free_symbols:
+        want = float(sp.diff(expr, symbol).subs(point))
+        assert math.isclose(graph.gradient[symbol.name], want, rel_tol=1e-12)

@@ -8,6 +8,8 @@ reverse-mode code comes from) so that ``x - y`` is a ``-`` node and ``x / y`` a 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import sympy as sp
 
 from ..engine.local import operation_rule, signed_sum_rule
@@ -103,15 +105,15 @@ class AsWritten(Linearizer):
             self.typed[left] = SignedSum.of(expr.signs[:k], expr.terms[:k])
         return left
 
-    def _operation(self, function: type[sp.Expr], operands: tuple[sp.Expr, ...]) -> sp.Expr:
+    def _operation(self, function: type[sp.Expr], operands: Sequence[sp.Expr]) -> sp.Expr:
         """A node applying ``function`` to the nodes of ``operands``, in their order."""
         children = tuple(self(a) for a in operands)
         value = function(*children)
         return self.add(value, children, operation_rule(function, children, value).partials)
 
     def _as_written(self, expr: sp.Expr) -> sp.Expr | None:
-        if isinstance(expr, sp.Add):
-            return self._subtraction(expr)
+        if isinstance(expr, sp.Add):  # (children in the order SymPy prints the terms)
+            return self._subtraction(expr) or self._operation(sp.Add, expr.as_ordered_terms())
         if isinstance(expr, sp.Pow) and expr.exp == -1:
             return self._division(sp.S.One, expr.base)
         if not isinstance(expr, sp.Mul):
@@ -130,7 +132,7 @@ class AsWritten(Linearizer):
         if expr.args[0] == -1:
             operand = self(sp.Mul(*expr.args[1:]))
             return self._labelled("-", -operand, (operand,), (sp.S.NegativeOne,))
-        return None
+        return self._operation(sp.Mul, expr.as_ordered_factors())  # as SymPy prints it
 
     def _subtraction(self, expr: sp.Add) -> sp.Expr | None:
         terms = expr.as_ordered_terms()  # as SymPy prints them

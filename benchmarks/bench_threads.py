@@ -4,9 +4,9 @@ thread) and JAX ``jit`` (its default threads), over 1e6 and 1e7 points.
 Run: ``OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_threads.py [--points 1e6,1e7]
 [--repeat R] [--threads 1,2] [--base PATH] [--no-jax] [--busy [FRACTION]]`` (JAX, where installed:
 ``pip install ".[bench]"``; set ``OMP_NUM_THREADS``/``OPENBLAS_NUM_THREADS`` only for NumPy: XLA
-keeps its own threads). ``--base`` names another checkout's ``symdiff/codegen/helpers/blocks.py``
-(main's, say): its ``_in_blocks`` then runs the same generated formulas as extra columns ("base
-t=N"), interleaved with this checkout's in every round: an A/B of the block loop in one process.
+keeps its own threads). ``--base`` names another checkout's root (main's, say): its symdiff
+builds the same gradients, timed as extra columns ("base t=N") interleaved with this checkout's
+in every round: an A/B in one process (see ``bench_ab.py``).
 
 The column "default" is symdiff with ``threads=None`` (the number of threads chosen from the
 cores other processes leave free), and "def/t=1" its time over that of ``threads=1``: the
@@ -28,14 +28,12 @@ on each number of threads with its result on one thread, bit for bit.
 from __future__ import annotations
 
 import argparse
-import ast
 import os
 import signal
 import statistics
 import subprocess
 import sys
 import time
-import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,8 +41,10 @@ import numpy as np
 import sympy as sp
 
 import symdiff as sd
+from symdiff.runtime import blocks
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_ab import load_base
 from bench_elementwise import CASES, round_times
 
 
@@ -68,29 +68,10 @@ def _jax_gradient(text: str, wrt: tuple[str, ...], names: list[str]) -> Callable
     return run
 
 
-def _base_blocks(path: str) -> Callable:
-    """The ``_in_blocks`` helper of another checkout's ``blocks.py``, compiled on its own."""
-    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
-    node = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_in_blocks")
-    namespace = {"_np": np, "_ArgumentError": TypeError}
-    exec(compile(ast.Module([node], []), path, "exec"), namespace)
-    return namespace["_in_blocks"]
-
-
-def _with_blocks(g: sd.CompiledFunction, blocks: Callable, threads: int) -> Callable:
-    """``g``'s generated function with its ``_in_blocks`` replaced by ``blocks``."""
-    fn = g._fn
-    scope = dict(fn.__globals__)
-    scope["_in_blocks"] = blocks
-    copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
-    copy.__kwdefaults__ = fn.__kwdefaults__
-    return lambda **arrays: copy(**arrays, threads=threads)
-
-
-def _count_choices(g: sd.CompiledFunction) -> dict[int, int]:
-    """How often the default (``threads=None``) of ``g``'s module chose each number of
-    threads, counted from now on (its ``_free_threads`` wrapped)."""
-    scope = g._fn.__globals__
+def _count_choices() -> dict[int, int]:
+    """How often the default (``threads=None``) chose each number of threads, counted from now
+    on (the runtime's ``_free_threads`` wrapped; only the default calls it)."""
+    scope = vars(blocks)
     choose = scope["_free_threads"]
     choose = getattr(choose, "__wrapped__", choose)
     seen: dict[int, int] = {}
@@ -149,7 +130,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--only", default="", help="run only the cases containing this text")
-    parser.add_argument("--base", default="", help="another checkout's helpers/blocks.py")
+    parser.add_argument("--base", default="", help="another checkout's root")
     parser.add_argument("--no-jax", action="store_true", help="leave JAX out")
     parser.add_argument("--busy", nargs="?", type=float, const=1.0, default=0.0,
                         help="keep every core but one busy (this fraction of the time)")
@@ -162,7 +143,7 @@ def main() -> None:
 
 
 def _run(options: argparse.Namespace) -> None:
-    base = _base_blocks(options.base) if options.base else None
+    base = load_base(Path(options.base).resolve()) if options.base else None
     counts = [int(t) for t in options.threads.split(",")]
     sizes = [int(float(p)) for p in options.points.split(",")]
     if options.busy:
@@ -191,11 +172,11 @@ def _run(options: argparse.Namespace) -> None:
             peers: dict[str, Callable] = {
                 "hand": lambda hand=hand, wrt=wrt, **a: hand(**a)[: len(wrt)]}
             peers["default"] = g.with_threads(None)
-            chosen = _count_choices(g)
+            chosen = _count_choices()
             for t in counts:
                 peers[f"threads={t}"] = g.with_threads(t)
             for t in counts if base else ():
-                peers[f"base t={t}"] = _with_blocks(g, base, t)
+                peers[f"base t={t}"] = base.grad(text, wrt=list(wrt)).with_threads(t)
             jitted = None if options.no_jax else _jax_gradient(text, wrt, names)
             if jitted is not None:
                 peers["jax jit"] = jitted

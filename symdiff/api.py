@@ -8,7 +8,6 @@ simplify, emit) -> CompiledFunction (with its recipe)
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Union
@@ -374,6 +373,8 @@ def check_grad(
     f = compile(expr)
     names = [g.wrt] if isinstance(g.wrt, str) else list(g.wrt)
     at = dict(at or {})
+    import inspect
+
     empty = inspect.Parameter.empty
     missing = [
         a for a in g.args if a not in at and g.__signature__.parameters[a].default is empty

@@ -11,15 +11,12 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .chunks import chunked
+from .binding import binder, plain, positional, threads_keyword, unbound
 from .codegen.load import load_function
 from .codegen.naming import code_names, rename_keywords
 from .constants import Bound, drawing, rebinding
 from .errors import SymdiffError
 from .recipe import Recipe
-from .source_html import compiled_html
-from .teach import explain
-from .teach.explain import names as _names
 
 
 class CompiledFunction:
@@ -27,7 +24,7 @@ class CompiledFunction:
 
     Call it with arrays, positionally in the order of :attr:`args` or by name. Inputs broadcast
     like a NumPy ufunc and every output has the broadcast shape. :attr:`source` is the module it
-    runs, which imports only NumPy; :meth:`save` writes it as a standalone file.
+    runs (its helpers imported from :mod:`symdiff.runtime`); :meth:`save` writes it standalone.
 
     ``signature`` (for a traced Python function: its own signature, plus ``_v`` for a
     Hessian-vector product) is the signature callers see; its parameter names must be the
@@ -110,11 +107,13 @@ class CompiledFunction:
         if self.recipe is not None:  # a module that is not the recipe's is refused
             renamed = code_names(self.args)
             expected = [renamed.get(a, a) for a in self.args] + list(self._constant_names)
-            if _positional(inspect.signature(function)) != expected:
+            if positional(inspect.signature(function)) != expected:
                 raise ValueError(f"the module's {self.name} does not take {expected}")
         self._fn = rename_keywords(function, self.args)  # g(**{"x_{1}": 1.0}): codenames
         self._unchunked = self._fn
         if self._on_chunks():  # Dask arrays: chunk by chunk through the NumPy module
+            from .chunks import chunked
+
             self._fn = chunked(self._fn, self._chunk_function)
         self.__doc__ = self._fn.__doc__
         self._sign()
@@ -142,7 +141,7 @@ class CompiledFunction:
         defaults or parameters that are not plain. A function whose bound constants are not
         given yet (:meth:`with_constants` gives them) refuses calls."""
         generated = inspect.signature(self._fn)
-        keyword = _threads_keyword(generated)
+        keyword = threads_keyword(generated)
         generated = generated.replace(parameters=[
             p for p in generated.parameters.values() if p.name != keyword])
         names = self._constant_names
@@ -160,7 +159,7 @@ class CompiledFunction:
                 self._run = (functools.partial(fn, **values) if len(values) == len(names)
                              else drawing(fn, values, self._constants))
             else:
-                self._run = _unbound(self.name, names)
+                self._run = unbound(self.name, names)
         signature = self._signature
         if signature is None:
             self.__signature__, self._call = generated, self._run
@@ -170,8 +169,8 @@ class CompiledFunction:
                 f"signature {signature} does not name the parameters of {self.name}{generated}"
             )
         self.__signature__ = signature
-        self._call = (self._run if _plain(signature)
-                      else _binder(self._run, signature, self._fn, keyword))
+        self._call = (self._run if plain(signature)
+                      else binder(self._run, signature, self._fn, keyword))
 
     def _clone(self, **attributes: Any) -> CompiledFunction:
         """A copy of this function (its module not loaded again) with ``attributes`` set, and
@@ -313,13 +312,22 @@ class CompiledFunction:
         return self._exprs
 
     # -- persistence -------------------------------------------------------------------------------
+    @property
+    def standalone_source(self) -> str:
+        """:attr:`source` with the runtime helpers it calls copied in instead of imported: a
+        module that runs with NumPy alone (:mod:`symdiff.codegen.standalone`)."""
+        from .codegen.standalone import standalone
+
+        return standalone(self.source)
+
     def save(self, path: str | Path) -> Path:
-        """Write :attr:`source` to ``path`` as a standalone module; returns the path. (Its
-        function takes a traced function's bound constants as trailing parameters ``_c0, ...``,
-        which its docstring lists: pass the arrays :attr:`constants` shows by those names (or
-        labels), and for a random draw an array drawn as the docstring says.)"""
+        """Write :attr:`standalone_source` to ``path``: a module that runs with NumPy alone;
+        returns the path. (Its function takes a traced function's bound constants as trailing
+        parameters ``_c0, ...``, which its docstring lists: pass the arrays :attr:`constants`
+        shows by those names (or labels), and for a random draw an array drawn as the
+        docstring says.)"""
         path = Path(path)
-        path.write_text(self.source, encoding="utf-8")
+        path.write_text(self.standalone_source, encoding="utf-8")
         return path
 
     def __getstate__(self) -> dict[str, Any]:
@@ -359,80 +367,30 @@ class CompiledFunction:
     def _repr_html_(self) -> str:
         """The signature, the kind of function and the highlighted source, as one ``<div>``
         (see :func:`symdiff.source_html.compiled_html`)."""
-        wrt = "" if self.wrt is None else f" with respect to {_names(self.wrt)}"
-        return compiled_html(self.signature, self.kind + wrt, self.source, self.name)
+        from .source_html import compiled_html  # (displays import what they show with)
+        from .teach.explain import names
+
+        wrt = "" if self.wrt is None else f" with respect to {names(self.wrt)}"
+        return compiled_html(self.signature, self.kind + wrt, self.source)
 
     # -- which rule produced which line ------------------------------------------------------------
     def origin(self) -> list[Any]:
         """The expression(s) this function was built from, read from :attr:`recipe` (see
         :func:`symdiff.teach.explain.origin`)."""
+        from .teach import explain
+
         return explain.origin(self)
 
     def explain(
         self, expr: Any = None, verbose: str = "key", shapes: Mapping[str, Any] | None = None,
-        width: int | None = explain.EXPLAIN_WIDTH,
+        width: int | None = 100,  # symdiff.teach.explain.EXPLAIN_WIDTH, loaded when first called
     ) -> str:
         """Pair each generated output line with the rule tree of the derivative it computes
         (see :func:`symdiff.teach.explain.explain`, which documents every kind, scalar and
         tensor); lines longer than ``width`` are broken at spaces (``None``: whole lines)."""
+        from .teach import explain
+
         return explain.explain(self, expr, verbose, shapes, width)
-
-
-def _threads_keyword(signature: inspect.Signature) -> str | None:
-    """The generated function's keyword-only parameter that sets its number of threads."""
-    keywords = [p.name for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY]
-    return keywords[0] if keywords else None
-
-
-def _positional(signature: inspect.Signature) -> list[str]:
-    """The generated function's parameters without its threads keyword."""
-    return [p.name for p in signature.parameters.values() if p.kind is not p.KEYWORD_ONLY]
-
-
-def _plain(signature: inspect.Signature) -> bool:
-    """Whether the generated function can be called directly for this signature: every
-    parameter positional-or-keyword, without a default (annotations do not matter)."""
-    return all(
-        p.kind is p.POSITIONAL_OR_KEYWORD and p.default is p.empty
-        for p in signature.parameters.values()
-    )
-
-
-def _unbound(name: str, constants: Sequence[str]) -> Callable[..., Any]:
-    """What a function whose bound constants were not given runs: a clear ``TypeError``."""
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        raise TypeError(f"{name}() needs its bound constants {', '.join(constants)}, which "
-                        "were not given (CompiledFunction.with_constants)")
-
-    return call
-
-
-def _binder(fn: Callable[..., Any], signature: inspect.Signature,
-            generated: Callable[..., Any], keyword: str | None = None) -> Callable[..., Any]:
-    """A call of ``fn`` (which takes every parameter positionally, in order; the ``generated``
-    function, or it with the bound constants given) through ``signature``: arguments bound as
-    Python binds them, defaults filled in; the generated function's threads ``keyword``, if
-    given, passed on."""
-    bind = signature.bind
-    count = len(signature.parameters)
-    keyword_only = inspect.Parameter.KEYWORD_ONLY
-    positional = all(p.kind is not keyword_only for p in signature.parameters.values())
-
-    def call(*args: Any, **kwargs: Any) -> Any:
-        if positional and not kwargs and len(args) == count:
-            return fn(*args)
-        extra = {}
-        if keyword is not None and keyword in kwargs and keyword not in signature.parameters:
-            extra[keyword] = kwargs.pop(keyword)
-        bound = bind(*args, **kwargs)
-        bound.apply_defaults()
-        return fn(*bound.arguments.values(), **extra)
-
-    call.__name__ = call.__qualname__ = generated.__name__
-    call.__doc__ = generated.__doc__
-    call.__signature__ = signature  # type: ignore[attr-defined]
-    return call
 
 
 def _same(value: Any) -> Any:

@@ -33,7 +33,7 @@ from typing import Any, TypeAlias
 import numpy as np
 
 from . import registry as _registry
-from .codegen import helpers as _runtime
+from . import runtime as _runtime
 
 #: The rows' canonical names, the binary ``minimum``/``maximum``, ``where``, the axis functions
 #: and the constants.

@@ -25,7 +25,7 @@ import functools
 import hashlib
 import inspect
 import json
-import logging
+import os
 import sys
 from collections.abc import Callable, Mapping
 from contextlib import AbstractContextManager
@@ -39,7 +39,13 @@ from .options import Options
 from .recipe import Recipe
 from .sparse.function import function_class
 
-log = logging.getLogger(__name__)
+
+def _log():  # (logging is imported when there is something to say: not on a warm start)
+    import logging
+
+    return logging.getLogger(__name__)
+
+
 _PACKAGE = Path(__file__).resolve().parent
 
 #: The version of the index record's layout (``{"format", "module", "recipe"}``).
@@ -53,11 +59,23 @@ Exprs = Callable[[], list[Any]]
 
 # -- keys ------------------------------------------------------------------------------------------
 def code_digest(package: Path = _PACKAGE) -> str:
-    """SHA-256 over the package's own ``.py`` files, so that any change of symdiff's code (an
-    editable install, a patched copy) keys new entries even before the version number moves."""
+    """SHA-256 over the name, size and modification time of each of the package's ``.py``
+    files, so that any change of symdiff's code (an editable install, a patched copy) keys new
+    entries even before the version number moves. The files are not read: Python's own
+    bytecode cache tells a changed source the same way, and a warm start reads no source."""
     digest = hashlib.sha256()
-    for path in sorted(package.rglob("*.py")):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    pending = [("", str(package))]
+    while pending:
+        prefix, folder = pending.pop()
+        with os.scandir(folder) as found:
+            entries = sorted(found, key=lambda e: e.name)
+        for entry in reversed(entries):  # (a stack: folders in order of their names)
+            if entry.is_dir() and entry.name != "__pycache__":
+                pending.append((f"{prefix}{entry.name}/", entry.path))
+        for entry in entries:
+            if entry.name.endswith(".py") and entry.is_file():
+                info = entry.stat()
+                digest.update(f"{prefix}{entry.name}\0{info.st_size}\0{info.st_mtime_ns}\0".encode())
     return digest.hexdigest()
 
 
@@ -151,20 +169,20 @@ def load_module(
     try:
         entry = unpack_module(text)
         if entry is None:
-            log.debug("cache entry %s has no recipe (an older format); rebuilding", key)
+            _log().debug("cache entry %s has no recipe (an older format); rebuilding", key)
             return None
         source, record = entry
         recipe = Recipe.from_json(record)
     except Exception:  # any malformed field of the record: a miss, rebuilt
-        log.debug("cache entry %s has an unreadable recipe; rebuilding", key, exc_info=True)
+        _log().debug("cache entry %s has an unreadable recipe; rebuilding", key, exc_info=True)
         return None
     if expected is not None and not recipe.same_function(expected):
-        log.debug("cache entry %s is not %s; rebuilding", key, expected)
+        _log().debug("cache entry %s is not %s; rebuilding", key, expected)
         return None
     try:
         return function_class(recipe).of(source, recipe, exprs, key=key, signature=signature)
     except Exception:  # a verified entry that still fails to load is rebuilt, not raised
-        log.debug("cache entry %s failed to load; rebuilding", key, exc_info=True)
+        _log().debug("cache entry %s failed to load; rebuilding", key, exc_info=True)
         return None
 
 
@@ -194,7 +212,7 @@ def lookup(key: str | None, exprs: Exprs) -> CompiledFunction | None:
             return None  # an older record (no recipe), or not one: a miss, rebuilt
         module, recipe = record["module"], Recipe.from_json(record["recipe"])
     except Exception:  # any malformed field of the record: a miss, rebuilt and overwritten
-        log.debug("index record %s is malformed; rebuilding", key, exc_info=True)
+        _log().debug("index record %s is malformed; rebuilding", key, exc_info=True)
         return None
     if not is_key(module):
         return None

@@ -1,8 +1,10 @@
 """Regenerate every golden file: ``python -m tests.regenerate_goldens`` from the repository root.
 
 Golden files pin the exact generated source of a handful of functions, scalar
-(``tests/golden/*.py``) and tensor (``tests/golden/tensor_*.py``), plus the printed code of every
-function head (``tests/golden/print_snapshot.json``, see ``tests/test_print_snapshot.py``).
+(``tests/golden/*.py``) and tensor (``tests/golden/tensor_*.py``), the runtime those modules
+import (``tests/golden/runtime.txt``: every helper's signature and a digest of its source, see
+:func:`runtime_snapshot`), plus the printed code of every function head
+(``tests/golden/print_snapshot.json``, see ``tests/test_print_snapshot.py``).
 ``tests/test_golden.py`` fails on any difference. After an intended change to generated code,
 run this script and review ``git diff tests/golden`` like any other code change; say in the
 commit message why the generated code changed.
@@ -10,6 +12,7 @@ commit message why the generated code changed.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pathlib
 import subprocess
@@ -54,6 +57,27 @@ TENSOR_CASES: dict[str, Callable[[], sd.CompiledFunction]] = {
 CASES = {**SCALAR_CASES, **TENSOR_CASES}
 
 
+#: The golden file of the runtime (``symdiff.runtime``).
+RUNTIME_GOLDEN = GOLDEN / "runtime.txt"
+
+
+def runtime_snapshot() -> str:
+    """One line per helper and constant of :mod:`symdiff.runtime`, in the order of its files:
+    its module, its first line (a helper's signature) and the SHA-256 of its source (the first
+    16 hex digits), as a standalone module copies it. Any change of the runtime changes a line
+    that names what changed."""
+    from symdiff.codegen.standalone import runtime_definitions
+
+    lines = ["# symdiff.runtime: every helper and constant, its first line and a digest of its",
+             f"# source. Regenerate with `{REGENERATE}` after an intended change."]
+    for name, definition in runtime_definitions().items():
+        digest = hashlib.sha256(definition.text.encode()).hexdigest()[:16]
+        first = definition.text.splitlines()[0].split("  #")[0]
+        lines.append(f"{definition.module:12} {digest}  {first}")
+        assert name in first
+    return "\n".join(lines) + "\n"
+
+
 def golden_path(name: str) -> pathlib.Path:
     """The golden file of the case ``name``."""
     return GOLDEN / f"{name}.py"
@@ -80,6 +104,10 @@ def main() -> int:
     os.environ["SYMDIFF_CACHE_DIR"] = tempfile.mkdtemp(prefix="symdiff-goldens-")
     changed = write_modules()
     print(f"golden modules: {len(CASES)}, rewritten: {', '.join(changed) or 'none'}")
+    runtime = runtime_snapshot()
+    if not RUNTIME_GOLDEN.exists() or RUNTIME_GOLDEN.read_text() != runtime:
+        RUNTIME_GOLDEN.write_text(runtime)
+        print(f"rewritten: {RUNTIME_GOLDEN.name}")
     env = {**os.environ, "SYMDIFF_UPDATE_GOLDEN": "1"}
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                "tests/test_print_snapshot.py"]

@@ -187,26 +187,31 @@ def test_out_of_domain_gives_nan_not_an_exception():
 
 def test_generated_source_imports_only_numpy_and_runs_standalone(tmp_path):
     g = sd.grad(EXPR + " + erf(x) + gamma(y)")
-    tree = ast.parse(g.source)
+    imports = [line for line in g.source.splitlines() if line.startswith(("import", "from"))]
+    assert imports[0] == "import numpy as _np" and len(imports) == 2
+    assert imports[1].startswith("from symdiff.runtime import ")
+    path = g.save(tmp_path / "grad_f.py")
+    tree = ast.parse(path.read_text())
     imported = {
         alias.name.split(".")[0]
         for node in ast.walk(tree)
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in node.names
     } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
-    # the block loop runs its threads with the standard library's (imported where it does)
-    assert imported <= {"numpy", "math", "os", "time", "threading", "queue", "contextvars"}
-    path = g.save(tmp_path / "grad_f.py")
+    # the block loop runs its threads with the standard library's (imported where it does), and
+    # the default number of threads reads the clock and the cores (time, os)
+    assert imported <= {"numpy", "math", "os", "time", "threading", "queue", "contextvars",
+                        "operator", "types"}
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); import grad_f; "
         "print(' '.join(repr(float(v)) for v in grad_f.grad_f(0.3, 0.7)))"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True,
-        cwd=tmp_path,
+        [sys.executable, "-I", "-c", code, str(tmp_path)], capture_output=True, text=True,
+        check=True, cwd=tmp_path,
     )
     assert [float(v) for v in g(0.3, 0.7)] == [float(v) for v in out.stdout.split()]
-    assert path.read_text() == g.source
+    assert path.read_text() == g.standalone_source
 
 
 def test_pickle_roundtrip_keeps_behaviour():
@@ -233,7 +238,7 @@ def test_traceback_shows_generated_lines():
         text = "".join(traceback.format_exception(error))
     else:
         pytest.fail("shapes (2,) and (3,) must not broadcast")
-    assert "grad_f-" in text and "_common_shape(('x', 'y'), x, y)" in text
+    assert "grad_f-" in text and "return _elementwise(_formulas, (x, y), threads=threads)" in text
 
 
 def test_exprs_are_the_computed_derivatives():

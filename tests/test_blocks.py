@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.codegen.helpers import _in_blocks, helper_source
+from symdiff.runtime import _in_blocks
 from symdiff.verify import VerificationError, check_module
 
 EXPRESSIONS = [
@@ -95,11 +95,10 @@ def test_in_blocks_covers_every_row_once_with_cache_sized_blocks(rows, block):
     on threads, GIL handovers per element; still several blocks per thread)."""
     seen = []
 
-    def formulas(a, b, shape, dtype, into):
-        seen.append(shape)
-        assert a.shape[0] == shape[0]
+    def formulas(a, b, _out=(None, None)):
+        seen.append(a.shape)
         assert b.shape == (1, 7)  # broadcast along the blocked axis: never cut
-        return a * b, (np.stack([a + b, a - b]),)
+        return a * b, (np.add(a, b, out=_out[1]),)
 
     a = np.arange(rows * 7.0).reshape(rows, 7)
     b = np.ones((1, 7))
@@ -108,16 +107,28 @@ def test_in_blocks_covers_every_row_once_with_cache_sized_blocks(rows, block):
     assert sum(s[0] for s in seen) == rows
     assert max(s[0] for s in seen) == block // 7
     np.testing.assert_array_equal(out, a * b)
-    np.testing.assert_array_equal(pair, np.stack([a + b, a - b]))
+    np.testing.assert_array_equal(pair, a + b)
+
+
+def test_in_blocks_fills_an_array_result_block_by_block():
+    """With ``leading``, the formulas fill the rows of one array (zeros first) they are given."""
+    def formulas(a, _out):
+        _out[0] = np.multiply(a, 2.0, out=_out[0])
+        _out[2] = -a
+        return _out
+
+    a = np.linspace(0, 1, 100_000)
+    out = _in_blocks(formulas, [a], a.shape, np.float64, 2, (3,))
+    np.testing.assert_array_equal(out, np.stack([2 * a, np.zeros_like(a), -a]))
 
 
 @pytest.mark.parametrize("shape", [(), (0,), (3,), (3, 20000), (32767,)])
 def test_in_blocks_computes_short_or_flat_arrays_in_one_go(shape):
     calls = []
 
-    def formulas(a, shape_, dtype, into):
-        assert into is None
-        calls.append(shape_)
+    def formulas(a, _out=(None,)):
+        assert _out == (None,)
+        calls.append(a.shape)
         return a + 1.0
 
     a = np.zeros(shape)
@@ -126,42 +137,37 @@ def test_in_blocks_computes_short_or_flat_arrays_in_one_go(shape):
 
 
 VALID = (
-    "def _formulas(x, _shape, _dtype, _into):\n    _t0 = _np.sin(x)\n"
-    "    _t1 = _t0*x if _into is None else _np.multiply(_t0, x, out=_into[0])\n"
+    "def _formulas(x, _out=(None,)):\n    _t0 = _np.sin(x)\n"
+    "    _t1 = _np.multiply(_t0, x, out=_out[0])\n"
     "    return _t1\n"
 )
 
 
 def _module(body: str) -> str:
     return (
-        "import numpy as _np\n\n\n"
-        + helper_source(["_in_blocks"])
-        + "\n\ndef f(x, *, threads=None):\n"
-        "    x = _np.asarray(x)\n"
-        "    _dtype = _np.result_type(x, 1.0)\n"
-        "    _shape = x.shape\n"
-        "    return _in_blocks(_formulas, (x,), _shape, _dtype, threads)\n\n\n" + body
+        "import numpy as _np\nfrom symdiff.runtime import _elementwise\n\n\n"
+        "def f(x, *, threads=None):\n"
+        "    return _elementwise(_formulas, (x,), threads=threads)\n\n\n" + body
     )
 
 
 def test_verify_accepts_the_formulas_function():
     check_module(_module(VALID))
-    check_module(_module(VALID.replace(
-        "    _t1 = _t0*x if _into is None else _np.multiply(_t0, x, out=_into[0])\n",
-        "    if _into is None:\n        _t1 = _t0*x\n    else:\n"
-        "        _t1 = _np.multiply(_t0, x, out=_into[0])\n",
-    )))
+    check_module(_module(VALID.replace("_np.multiply(_t0, x, out=_out[0])", "_t0*x")))
 
 
 @pytest.mark.parametrize(
     "body",
     [
-        "def _formulas(x, _shape, _dtype):\n    return open('/etc/passwd')\n",
-        "def _formulas(x, _shape, _dtype, *rest):\n    return x\n",
-        "def _formulas(x, _shape, _dtype):\n    import os\n    return x\n",
-        "def _formulas(x, _np, _dtype):\n    return x\n",
-        "def _formulas(x, _shape, _dtype):\n    return x\n\n\n"
-        "def _formulas(x, _shape, _dtype):\n    return x\n",
+        "def _formulas(x, _out=(None,)):\n    return open('/etc/passwd')\n",
+        "def _formulas(x, *rest):\n    return x\n",
+        "def _formulas(x, _out=(None,)):\n    import os\n    return x\n",
+        "def _formulas(x, _np):\n    return x\n",
+        "def _formulas(x, _out=print):\n    return x\n",
+        "def _formulas(x, _out=(None,)):\n    return x if _out is None else x\n",
+        "def _formulas(x, _out=(None,)):\n    return _np.multiply(x, x, out=_t0)\n",
+        "def _formulas(x, _out=(None,)):\n    return x\n\n\n"
+        "def _formulas(x, _out=(None,)):\n    return x\n",
     ],
 )
 def test_verify_refuses_a_tampered_formulas_function(body):
@@ -171,8 +177,8 @@ def test_verify_refuses_a_tampered_formulas_function(body):
 
 def test_generated_module_has_the_formulas_function_and_stays_standalone(tmp_path):
     g = sd.grad("sin(x)*y", wrt=["x", "y"])
-    assert "def _formulas(x, y, _shape, _dtype, _into):" in g.source
-    assert "return _in_blocks(_formulas, (x, y), _shape, _dtype, threads)" in g.source
+    assert "def _formulas(x, y, _out=(None, None)):" in g.source
+    assert "return _elementwise(_formulas, (x, y), threads=threads)" in g.source
     path = tmp_path / "grad_standalone.py"
     g.save(path)
     namespace: dict = {}
@@ -201,8 +207,8 @@ def test_the_block_loop_makes_few_python_calls_per_block():
     gradients' blocks: an op count, not a timing)."""
     import sys
 
-    def formulas(a, b, shape, dtype, into):
-        return (a + b,) if into is None else (np.add(a, b, out=into[0]),)
+    def formulas(a, b, _out=(None,)):
+        return (np.add(a, b, out=_out[0]),)
 
     a, b = np.ones(61 * 65536 + 100), np.ones(1)
     calls = []
@@ -219,4 +225,4 @@ def test_the_block_loop_makes_few_python_calls_per_block():
     np.testing.assert_array_equal(out, a + 1.0)
     blocks = 62
     assert calls.count("formulas") == blocks
-    assert len(calls) <= 2 * blocks + 20, sorted(set(calls))  # (the old loop: 4 per block)
+    assert len(calls) <= 2 * blocks + 25, sorted(set(calls))  # (the old loop: 4 per block)

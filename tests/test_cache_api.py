@@ -205,6 +205,11 @@ def test_a_change_to_symdiffs_code_changes_the_key(tmp_path):
     (package / "sub" / "b.py").write_text("y = 2\n")
     before = warm.code_digest(package)
     assert warm.code_digest(package) == before
-    (package / "sub" / "b.py").write_text("y = 3\n")
-    assert warm.code_digest(package) != before
+    (package / "sub" / "b.py").write_text("y = 30\n")  # another size
+    changed = warm.code_digest(package)
+    assert changed != before
+    info = os.stat(package / "sub" / "b.py")  # the same size, another modification time
+    (package / "sub" / "b.py").write_text("y = 31\n")
+    os.utime(package / "sub" / "b.py", ns=(info.st_atime_ns, info.st_mtime_ns + 1_000_000))
+    assert warm.code_digest(package) not in (before, changed)
     assert f"code={warm.code_digest()}" in warm.fingerprint()

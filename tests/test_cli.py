@@ -197,6 +197,23 @@ def test_output_file_is_written(capsys, tmp_path):
     ast.parse(source)
 
 
+def test_grad_prints_the_short_module_and_standalone_the_one_that_runs_alone(capsys, tmp_path):
+    code, out, _ = run(capsys, "grad", "sin(x)*exp(y)/(1 + x**2)", "--wrt", "x,y")
+    assert code == 0 and len(out.splitlines()) <= 40
+    assert "from symdiff.runtime import _elementwise" in out and "def _in_blocks" not in out
+    code, standalone, _ = run(capsys, "grad", "sin(x)*exp(y)/(1 + x**2)", "--wrt", "x,y",
+                              "--standalone", "-o", str(tmp_path / "grad_f.py"))
+    assert code == 0 and standalone == ""
+    text = (tmp_path / "grad_f.py").read_text(encoding="utf-8")
+    assert "symdiff.runtime import" not in text and "def _in_blocks(" in text
+    assert text.startswith(out.split("from symdiff.runtime")[0])
+    fn = load(text, "grad_f")
+    x, y = np.linspace(0.5, 2, 9), np.linspace(-1, 1, 9)
+    want = sd.grad("sin(x)*exp(y)/(1 + x**2)", wrt=["x", "y"])(x, y)
+    for got, expected in zip(fn(x, y), want, strict=True):
+        np.testing.assert_array_equal(got, expected)
+
+
 def test_unwritable_output_file_is_bad_input(capsys, tmp_path):
     code, _, err = run(capsys, "compile", "x", "--output", str(tmp_path / "missing" / "f.py"))
     assert code == 2
@@ -268,9 +285,14 @@ def test_backend_array_api_writes_a_module_of_the_standard(capsys, argv):
     code, out, _ = run(capsys, *argv, "--backend", "array_api")
     assert code == 0
     imports = [line for line in out.splitlines() if line.startswith(("import ", "from "))]
+    assert len(imports) == 1 and imports[0].startswith("from symdiff.runtime import _")
+    assert "_xp_" in imports[0]
+    code, standalone, _ = run(capsys, *argv, "--backend", "array_api", "--standalone")
+    assert code == 0
+    imports = [line for line in standalone.splitlines() if line.startswith(("import ", "from "))]
     assert imports == ["import array_api_compat as _xpc"]
     name = "hessian_f" if argv[0] == "hessian" else "grad_f"
-    fn = load(out, name)
+    fn = load(standalone, name)
     args = (np.ones((3, 2)), np.arange(2.0)) if "--shapes" in argv else (2.0, 3.0)
     python = getattr(sd, argv[0])(argv[1], **({"wrt": "w", "shapes": {
         "X": ("n", "d"), "w": ("d",)}} if "--shapes" in argv else {}))

@@ -98,7 +98,7 @@ def test_no_python_exception_and_no_warning_escalation(mode):
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
 @pytest.mark.parametrize("name", ["sigmoid", "erf"])
 def test_runtime_helpers_emit_no_warning_at_infinities_and_nan(name, mode):
-    """The runtime helpers silence their own floating-point warnings (symdiff.codegen.helpers:
+    """The runtime helpers silence their own floating-point warnings (symdiff.runtime:
     sigmoid
     even raises internally to detect overflow): at +-inf, nan and far in the tails, with every
     warning an error, values and derivatives equal SciPy's."""

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.codegen.helpers import _as_arrays
+from symdiff.runtime import _as_arrays
 
 ELEMENTWISE = "x**2*sin(y) + log1p(exp(x*y))"
 LOGISTIC = "sum(log(1 + exp(-y * (X @ w))))"
@@ -59,7 +59,7 @@ def test_ndarrays_skip_the_helper_and_other_plain_arguments_convert_as_before():
     g = sd.grad(ELEMENTWISE)
     x, y = np.linspace(-1, 1, 7), np.linspace(0.5, 2, 7)
     want = g(x, y)
-    assert "if x.__class__ is not _np.ndarray or y.__class__ is not _np.ndarray:" in g.source
+    assert "return _elementwise(_formulas, (x, y), threads=threads)" in g.source
     for args in [(x.tolist(), y.tolist()), (x, y.tolist()), (list(x), tuple(y))]:
         for got, ref in zip(g(*args), want, strict=True):
             np.testing.assert_array_equal(got, ref)
@@ -177,9 +177,10 @@ print("symdiff" in sys.modules)
 
 def test_a_saved_module_refuses_them_on_its_own(tmp_path):
     g = sd.grad(ELEMENTWISE)
-    imports = [line for line in g.source.splitlines() if line.startswith(("import", "from"))]
-    assert imports == ["import numpy as _np"]
     path = g.save(tmp_path / "saved.py")
+    imports = [line for line in path.read_text().splitlines()
+               if line.startswith(("import", "from"))]
+    assert imports == ["import numpy as _np"]
     run = subprocess.run([sys.executable, "-I", "-c", SCRIPT, str(path)], capture_output=True,
                          text=True, cwd=tmp_path, timeout=120, check=True)
     first = [float(v) for v in g(np.ones(2), [1.0, 2.0])[0]]

@@ -1,4 +1,5 @@
-"""The default number of threads (``_free_threads``): one per core this process may use that
+"""The default number of threads (``_free_threads``, which the runtime's ``_thread_count`` asks
+for ``threads=None``): one per core this process may use that
 other processes leave free, from ``/proc/stat`` (or the processes running at an instant, or the
 load average), never more than 8 nor fewer than 1; kept for a quarter of a second."""
 
@@ -14,7 +15,8 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.codegen.helpers import _free_threads, blocks
+from symdiff.runtime import blocks
+from symdiff.runtime.blocks import _free_threads, _thread_count
 
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
@@ -175,3 +177,30 @@ def test_busy_processes_on_every_other_core_leave_one_thread():
 def test_the_default_is_a_number_of_threads_the_process_may_use():
     cores = len(getattr(os, "sched_getaffinity", lambda _: range(os.cpu_count() or 1))(0))
     assert 1 <= _fresh()() <= min(cores, 8)
+
+
+def test_the_default_of_a_long_call_is_the_free_cores(monkeypatch):
+    """``threads=None`` asks ``_free_threads`` from 524,288 elements on; a number given, or a
+    shorter call, does not ask."""
+    asked = []
+    monkeypatch.setattr(blocks, "_free_threads", lambda: asked.append(1) or 3)
+    assert _thread_count(None, 524_288) == 3 and len(asked) == 1
+    assert _thread_count(None, 524_287) == 1
+    assert _thread_count(2, 10**7) == 2
+    assert len(asked) == 1
+
+
+def test_a_generated_function_and_its_saved_module_use_the_free_cores(monkeypatch, tmp_path):
+    g = sd.grad("sin(x)*exp(y)/(1 + x**2)")
+    monkeypatch.setattr(blocks, "_free_threads", lambda: 1)
+    threads = []
+    run = blocks._on_threads
+    monkeypatch.setattr(blocks, "_on_threads", lambda *a: threads.append(a[-1]) or run(*a))
+    x = np.linspace(0.0, 1.0, 600_000)
+    g(x, 0.5)
+    assert threads == []  # one free core: no threads
+    monkeypatch.setattr(blocks, "_free_threads", lambda: 2)
+    g(x, 0.5)
+    assert threads == [2]
+    saved = g.save(tmp_path / "grad_f.py").read_text()
+    assert "def _free_threads(" in saved and "return _free_threads()" in saved

@@ -1,5 +1,6 @@
-"""The layout of a generated module: the public function and its formulas first, then one section
-with only the runtime helpers the code calls (#14 item 6), for the scalar and the tensor layer."""
+"""The layout of a generated module: the public function and its formulas, with one import of
+the runtime helpers the code calls; its standalone form (``save``) with exactly those helpers,
+and the ones they call, copied after it; for the scalar and the tensor layer."""
 
 from __future__ import annotations
 
@@ -9,9 +10,8 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.codegen.helpers import HELPER_DEPENDENCIES
-from symdiff.codegen.render import HELPERS_HEADING
-from symdiff.verify import check_module
+from symdiff.codegen.standalone import HELPERS_HEADING, runtime_closure
+from symdiff.verify import RUNTIME, check_module
 from tests.tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES
 
 MODULES = {
@@ -34,42 +34,55 @@ def _defined(tree: ast.Module) -> list[str]:
     return [node.name for node in tree.body if isinstance(node, ast.FunctionDef)]
 
 
-def _called_names(nodes: list[ast.AST]) -> set[str]:
+def _read_names(nodes: list[ast.AST]) -> set[str]:
     return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 @pytest.mark.parametrize("case", sorted(MODULES))
-def test_the_function_comes_first_and_only_the_helpers_it_calls_follow(case):
+def test_the_module_imports_exactly_the_helpers_its_code_calls(case):
     compiled = MODULES[case]()
-    source = compiled.source
-    check_module(source)
-    tree = ast.parse(source)
+    tree = check_module(compiled.source)
     names = _defined(tree)
-    own = [n for n in names if n in (compiled.name, "_formulas")]
-    assert names[: len(own)] == own and names[0] == compiled.name, names
-    helpers = set(names[len(own) :])
-    assert helpers <= set(HELPER_DEPENDENCIES)
-    # every helper is reached from the function's code: directly or through another helper
-    code = [node for node in tree.body if getattr(node, "name", None) in own]
-    wanted = set(HELPER_DEPENDENCIES) & _called_names(code)
-    pending = list(wanted)
+    assert names[0] == compiled.name and set(names) <= {compiled.name, "_formulas", "_packed"}
+    imports = [n for n in tree.body if isinstance(n, ast.ImportFrom)]
+    imported = {a.name for node in imports for a in node.names}
+    assert len(imports) <= 1 and all(node.module == RUNTIME for node in imports)
+    code = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
+    assert imported == _read_names(code) & imported and imported <= _read_names(code)
+
+
+@pytest.mark.parametrize("case", sorted(MODULES))
+def test_the_standalone_module_copies_exactly_the_helpers_it_needs(case):
+    compiled = MODULES[case]()
+    source = compiled.standalone_source
+    tree = ast.parse(source)
+    assert not [n for n in tree.body if isinstance(n, ast.ImportFrom)]
+    assert {a.name for n in tree.body if isinstance(n, ast.Import) for a in n.names} <= {
+        "numpy", "math"}
+    own = {compiled.name, "_formulas", "_packed"}
+    helpers = [name for name in _defined(tree) if name not in own]
+    imported = {a.name for n in ast.parse(compiled.source).body
+                if isinstance(n, ast.ImportFrom) for a in n.names}
+    assert set(helpers) == {n for n in runtime_closure(sorted(imported)) if not n.isupper()
+                            and not n.startswith("_POINT")}
+    # every copied helper is reached from the module's own code, directly or through another
+    code = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name in own]
+    reached, pending = set(), [n for n in _read_names(code) if n in helpers]
+    by_name = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
     while pending:
-        for dependency in HELPER_DEPENDENCIES[pending.pop()]:
-            if dependency not in wanted:
-                wanted.add(dependency)
-                pending.append(dependency)
-    assert helpers == wanted
-    # the helpers, and the error classes they raise, sit in one section under one comment
-    if helpers:
-        lines = source.splitlines()
+        name = pending.pop()
+        if name not in reached:
+            reached.add(name)
+            pending.extend(n for n in _read_names([by_name[name]]) if n in helpers)
+    assert reached == set(helpers)
+    lines = source.splitlines()
+    if helpers:  # one section under one comment, after the module's own functions
         start = lines.index(HELPERS_HEADING)
-        first_helper = min(i for i, ln in enumerate(lines) if ln.startswith("def _") and
-                           ln[4:].split("(")[0] in helpers)
-        assert lines.count(HELPERS_HEADING) == 1 and start < first_helper
-        assert all(not ln.startswith("_ShapeError") for ln in lines[:start])
-        assert f"def {compiled.name}(" in "\n".join(lines[:start])
+        assert lines.count(HELPERS_HEADING) == 1
+        assert all(not ln.startswith(("_ShapeError", "def _")) or ln.startswith(
+            ("def _formulas", "def _packed")) for ln in lines[:start])
     else:
-        assert HELPERS_HEADING not in source
+        assert HELPERS_HEADING not in source and source == compiled.source
 
 
 @pytest.mark.parametrize("case", sorted(MODULES))
@@ -81,15 +94,21 @@ def test_the_same_request_gives_the_same_bytes(case):
 
 def test_a_function_without_arguments_has_no_block_splitter():
     f = sd.compile("pi")
-    assert "_in_blocks" not in f.source and "def _formulas" not in f.source
+    assert "_in_blocks" not in f.standalone_source and "_elementwise" not in f.source
     assert f() == np.pi and f().dtype == np.float64
     assert sd.compile("exp(1) + 2")() == pytest.approx(np.e + 2, rel=1e-15)
-    # 76 lines before (47 of them the block splitter); the helper it calls is one short function
-    assert len(f.source.splitlines()) < 35
+    assert len(f.source.splitlines()) < 25
 
 
 def test_a_function_with_arguments_keeps_the_block_splitter_for_long_arrays():
     f = sd.compile("sin(x)*exp(y)")
-    assert "_in_blocks(_formulas, (x, y), _shape, _dtype, threads)" in f.source
+    assert "return _elementwise(_formulas, (x, y), threads=threads)" in f.source
+    assert "def _in_blocks(" in f.standalone_source
     x = np.linspace(0, 1, 100_000)  # long enough to be computed in blocks
     np.testing.assert_array_equal(f(x, 0.5), np.sin(x) * np.exp(0.5))
+
+
+def test_a_tensor_module_has_no_block_splitter_and_no_threads():
+    g = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
+    standalone = g.standalone_source
+    assert "_in_blocks" not in standalone and "_on_threads" not in standalone

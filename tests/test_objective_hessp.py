@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 
 import symdiff as sd
 from symdiff.codegen import pack
-from symdiff.codegen.helpers import helper_source
 from symdiff.verify import VerificationError, check_module
 
 N = 40  # enough names for the packed point path
@@ -136,14 +135,15 @@ def test_few_names_keep_the_plain_call(monkeypatch):
 # -- the verifier ---------------------------------------------------------------------------------
 def _hvp_module(test: str, call: str) -> str:
     return (
-        "import numpy as _np\n\n\ndef hvp_f(x, y, _v, *, threads=None):\n"
+        "import numpy as _np\nfrom symdiff.runtime import _at_packed, _elementwise\n\n\n"
+        "def hvp_f(x, y, _v, *, threads=None):\n"
         "    if (x.__class__ is float or x.__class__ is _np.float64) and "
         f"(y.__class__ is float or y.__class__ is _np.float64) and {test}:\n"
         f"        return {call}\n"
-        "    return _in_blocks(_formulas, (x, y, _v), (), 0, threads)\n\n\n"
-        "def _formulas(x, y, _v, _shape, _dtype, _into):\n    return x\n\n\n"
-        "def _packed(_r):\n    _r[4:6] = _r[0:2]*_r[2:4]\n    return _r[4:6]\n\n\n"
-        + helper_source(["_at_packed", "_in_blocks"])
+        "    return _elementwise(_formulas, (x, y), threads=threads, leading=(2,), "
+        "direction=_v, floats=False)\n\n\n"
+        "def _formulas(x, y, _x_dir, _y_dir, _out):\n    _out[0] = x\n    return _out\n\n\n"
+        "def _packed(_r):\n    _r[4:6] = _r[0:2]*_r[2:4]\n    return _r[4:6]\n"
     )
 
 

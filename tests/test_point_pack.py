@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 import symdiff as sd
 from symdiff.codegen import pack
-from symdiff.codegen.helpers import _at_packed, helper_source
 from symdiff.codegen.printer import CodePrinter
+from symdiff.runtime import _at_packed
 from symdiff.verify import VerificationError, check_module
 
 
@@ -169,9 +169,10 @@ def test_the_cost_model_packs_many_names_and_not_a_few():
 
     few = sd.grad(rosenbrock(4), wrt=_names(4), cache=False).source
     many = sd.grad(rosenbrock(60), wrt=_names(60), cache=False).source
-    assert "_at_point(_formulas" in few and "_packed" not in few
+    assert "_elementwise(_formulas, (x0, x1, x2, x3), threads=threads)" in few
+    assert "_packed" not in few
     assert "_at_packed(_packed" in many and "def _packed(_r):" in many
-    assert "_at_point(" not in many
+    assert "floats=False" in many
     # the register of 60 inputs in natural order, the alike lines as slices of it
     assert "(x0, x1, x2, x3, x4, x5, x6, x7, x8, x9, x10, x11," in many
     assert "_r[1:60]" in many and "_r[0:59]" in many
@@ -204,14 +205,14 @@ def test_at_packed_nests_the_outputs_as_told():
 def _packed_module(packed_body: str, constants: str = "_ix0 = _np.array([1, 0])",
                    call: str = "_at_packed(_packed, (x, y), 4, 2)") -> str:
     return (
-        f"import numpy as _np\n\n{constants}\n\n\ndef grad_f(x, y, *, threads=None):\n"
+        "import numpy as _np\nfrom symdiff.runtime import _at_packed, _elementwise\n\n"
+        f"{constants}\n\n\ndef grad_f(x, y, *, threads=None):\n"
         "    if (x.__class__ is float or x.__class__ is _np.float64) and "
         "(y.__class__ is float or y.__class__ is _np.float64):\n"
         f"        return {call}\n"
-        "    return _in_blocks(_formulas, (x, y), (), 0, threads)\n\n\n"
-        "def _formulas(x, y, _shape, _dtype, _into):\n    return (y, x)\n\n\n"
-        f"def _packed(_r):\n{packed_body}\n\n\n"
-        + helper_source(["_at_packed", "_in_blocks"])  # every name a module reads is bound
+        "    return _elementwise(_formulas, (x, y), threads=threads, floats=False)\n\n\n"
+        "def _formulas(x, y, _out=(None, None)):\n    return (y, x)\n\n\n"
+        f"def _packed(_r):\n{packed_body}\n"
     )
 
 
@@ -262,7 +263,7 @@ def test_vector_stores_compute_into_the_register_and_integers_are_0_d_constants(
     text = " + ".join(f"100*(x{i + 1} - x{i}**2)**2 + (1 - x{i})**2" for i in range(n - 1))
     source = sd.grad(text, wrt=_names(n), cache=False).source
     packed_body = source[source.index("def _packed(_r):"):]
-    packed_body = packed_body[:packed_body.index("\n\n\n")]
+    packed_body = packed_body.split("\n\n\n")[0]
     assert "out=_r[" in packed_body and "_r[0]" in packed_body
     constants = [line for line in source.splitlines() if line.startswith("_cv")]
     assert "_cv0 = _np.array(200.0)" in constants

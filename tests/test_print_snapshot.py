@@ -24,7 +24,6 @@ from sympy.codegen.numpy_nodes import logaddexp
 import symdiff as sd
 from symdiff import registry
 from symdiff.codegen.printer import ArrayCodePrinter, CodePrinter
-from symdiff.codegen.render import HELPERS_HEADING
 from symdiff.engine.rules import RULES, rule_for
 from symdiff.functions import relu, sigmoid, softplus, tie_share
 
@@ -122,12 +121,9 @@ def _scalar(expr: sp.Expr) -> dict[str, object]:
 
 
 def _tensor(text: str, wrt: list[str], shapes: dict) -> str:
-    """The generated function of the module (the helpers after it come from symdiff.codegen.helpers
-    as
-    is)."""
+    """The generated function of the module."""
     source = sd.value_and_grad(text, wrt=wrt, shapes=shapes).source
-    end = source.find("\n\n\n" + HELPERS_HEADING)
-    return source[source.index("\ndef value_and_grad_f(") + 1 : None if end < 0 else end + 1]
+    return source[source.index("\ndef value_and_grad_f(") + 1 :]
 
 
 def _current() -> dict[str, object]:

@@ -1,6 +1,5 @@
-"""symdiff.codegen.helpers: accuracy against mpmath and scipy, dtype/shape/special-value rules, and
-the
-rules on the helpers' source (it is pasted into generated modules)."""
+"""symdiff.runtime: accuracy against mpmath and scipy, dtype/shape/special-value rules, the
+helpers on their own (as a standalone module copies them), and the rules on their source."""
 
 from __future__ import annotations
 
@@ -16,17 +15,20 @@ import warnings
 import array_api_compat
 import array_api_compat.numpy as _xp_numpy
 import mpmath
+import numpy as _np  # (what the formulas of a generated module call NumPy)
 import numpy as np
 import pytest
 import scipy.special as sc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symdiff.codegen import helpers as runtime
-from symdiff.codegen.helpers import (
-    HELPER_DEPENDENCIES,
+from symdiff import runtime as runtime
+from symdiff.codegen.standalone import runtime_closure, runtime_definitions
+from symdiff.errors import ShapeError
+from symdiff.runtime import (
     _argmax_share,
     _as_output,
+    _as_outputs,
     _as_vector,
     _at_point,
     _cody_erf,
@@ -44,11 +46,12 @@ from symdiff.codegen.helpers import (
     _sinpi,
     _softplus,
     _tril_inv,
-    helper_source,
 )
-from symdiff.errors import ShapeError
+from symdiff.verify import ERROR_CONSTANTS
 
-HELPERS = sorted(HELPER_DEPENDENCIES)
+#: Every helper and constant of the runtime, as a standalone module copies them.
+DEFINITIONS = runtime_definitions()
+HELPERS = sorted(name for name, d in DEFINITIONS.items() if d.text.startswith("def "))
 PUBLIC_HELPERS = ["_argmax_share", "_erf", "_gamma", "_loggamma", "_polygamma"]
 
 
@@ -431,46 +434,36 @@ def test_loggamma_property_vs_scipy(x):
     assert agrees(_loggamma(x), ref, mpmath.loggamma, x, 1e-13, 2e-16)
 
 
-# ------------------------------------------------------------------ helper_source contract
+# ------------------------------------------------------------- helpers as copied on their own
 
 
-def test_helper_source_includes_dependencies_sorted():
-    src = helper_source(["_gamma"])
-    assert src.index("def _gamma(") < src.index("def _sinpi(")
-    assert "def _erf(" not in src
-    assert helper_source(["_sinpi", "_gamma", "_gamma"]) == src
-    assert helper_source("_gamma") == src  # a single name
-    assert helper_source(iter(["_gamma"])) == src
-
-
-def test_helper_source_layout():
-    src = helper_source(HELPERS)
-    assert src.endswith("\n") and not src.endswith("\n\n")
-    chunks = src.split("\n\n\ndef ")
-    assert len(chunks) == len(HELPERS)
-    assert "\n\n\n\n" not in src
-    names = [ast.parse(src).body[i].name for i in range(len(HELPERS))]
-    assert names == HELPERS
-    assert helper_source([]) == ""
-
-
-def test_helper_source_unknown_name():
+def test_runtime_closure_follows_what_each_helper_reads():
+    names = runtime_closure(["_gamma"])
+    assert names[0] == "_gamma" and "_sinpi" in names and "_erf" not in names
+    assert runtime_closure(["_sinpi", "_gamma", "_gamma"])[:2] == ["_sinpi", "_gamma"]
     with pytest.raises(KeyError):
-        helper_source(["_erf", "_no_such_helper"])
-    with pytest.raises(KeyError):
-        helper_source(["helper_source"])
+        runtime_closure(["_erf", "_no_such_helper"])
+    assert set(runtime_closure(["_elementwise"])) >= {"_in_blocks", "_at_point", "_on_threads"}
 
 
-def _twice_block(a, shape, dtype, into):
-    """A stand-in for a module's ``_formulas``: elementwise, returns a value and a tuple."""
-    return a * 2.0, (np.stack([a, -a]),)
+def _twice_block(a, _out=(None, None)):
+    """A stand-in for a module's ``_formulas``: elementwise, returns a value and a tuple, the
+    first written into its output's rows when given."""
+    return np.multiply(a, 2.0, out=_out[0]), (-a,)
 
 
-def _reciprocal_point(a, shape, dtype, into):
+def _filled_block(a, _out):
+    """A stand-in for an array result's ``_formulas``: fills its two rows."""
+    _out[0] = np.multiply(a, 2.0, out=_out[0])
+    _out[1] = -a
+    return _out
+
+
+def _reciprocal_point(a, _out=(None, None, None, None)):
     """A stand-in for ``_formulas`` at a point: ``1/a`` (Python raises at 0.0, NumPy: inf)
     and ``a`` nested as value_and_grad's outputs are; last, 1 where ``1/a`` was computed on a
-    Python float and the dtype was None (outputs handed back as computed)."""
-    return 1 / a, (a, (1 / a,)), float(type(1 / a) is float and dtype is None)
+    Python float."""
+    return 1 / a, (a, (1 / a,)), float(type(1 / a) is float)
 
 
 def _reciprocal_packed(r):
@@ -485,9 +478,20 @@ def _call_examples():
     long = np.linspace(-1.0, 1.0, 40000)
     return {
         "_in_blocks": (
-            (_twice_block, [long], long.shape, long.dtype),
-            (long * 2.0, (np.stack([long, -long]),)),
+            (_twice_block, [long], long.shape, long.dtype, 2),
+            (long * 2.0, (-long,)),
         ),
+        "_elementwise": ((_filled_block, (long,), 1, (2,)), np.stack([long * 2.0, -long])),
+        "_at_scalars": ((_twice_block, [np.asarray(1.5)], np.dtype(np.float32)), (3.0, (-1.5,))),
+        "_as_outputs": (((x[:1], 2), (2,), np.float32, ()), (np.full(2, x[0], np.float32),
+                                                             np.full(2, 2.0, np.float32))),
+        "_leaves": ((((1, (2, 3)), 4),), [1, 2, 3, 4]),
+        "_nested_like": ((((1, (2, 3)), 4), [5, 6, 7, 8]), ((5, (6, 7)), 8)),
+        "_thread_count": ((None, 1000), 1),
+        "_on_threads": ((lambda a, b: b.__setitem__(0, a), iter([(1, [0]), (2, [0])]),
+                         lambda: None, 2), None),
+        "_on_floats": ((_reciprocal_packed,), None),
+        "_point_numpy": ((), None),
         "_at_point": ((_reciprocal_point, (4.0,)), (0.25, (4.0, (0.25,)), 1.0)),
         "_at_packed": ((_reciprocal_packed, (4.0, np.float64(2.0)), 4, (0, 2)),
                        (0.25, (4.0, 0.5))),
@@ -513,7 +517,7 @@ def _call_examples():
                   np.stack([x, x**2], axis=1).T @ (x[:, None] * np.stack([x, x**2], axis=1))),
         "_common_shape": ((("a", "b", "c"), x, x[:, None], np.asarray(1.0)), (6, 6)),
         "_float_dtype": ((("a", "b"), x.astype(np.float32), np.arange(2)), np.dtype(np.float64)),
-        "_as_output": ((x[:1], (2,), np.float32), _as_output(x[:1], (2,), np.float32)),
+        "_as_output": ((x[:1], (2,), np.float32), np.full(2, x[0], np.float32)),
         "_as_vector": ((x[:2], 2), _as_vector(x[:2], 2)),
         "_as_arrays": ((("a", "b"), x[:2], [1, 2]), [x[:2], np.array([1, 2])]),
         "_float_arrays": (
@@ -535,9 +539,12 @@ def _call_examples():
                           np.full(2, x[0], dtype=np.float32)),
         "_xp_vector": ((np.ones((2, 3)), 2), np.ones((2, 3))),
         "_xp_in_blocks": (
-            (_twice_block, [long], long.shape, long.dtype, _xp_numpy),
-            (long * 2.0, (np.stack([long, -long]),)),
+            (lambda part, size: (part[0] * 2.0, (-part[0],)), [long], long.shape, _xp_numpy),
+            (long * 2.0, (-long,)),
         ),
+        "_xp_elementwise": ((lambda a, xp: (a * 2.0, -a), (long,)), (long * 2.0, -long)),
+        "_xp_outputs": ((_xp_numpy, ((x, 1.0), (x, x)), (6,), np.float64, (2, 2), ()),
+                        np.stack([np.stack([x, np.ones(6)]), np.stack([x, x])])),
     }
 
 
@@ -679,36 +686,35 @@ def _assert_same_structure(got, ref):
         np.testing.assert_array_equal(got, ref)
 
 
-def test_helper_source_executes_in_bare_namespace():
-    """How generated code uses the helpers: their text, run where only _np and _math exist."""
+def test_each_helper_runs_on_its_own_as_a_standalone_module_copies_it():
+    """A helper's text and that of everything it reads, run where only ``_np``, ``_math``,
+    ``_xpc`` and the error classes exist, as :func:`symdiff.codegen.standalone.standalone`
+    writes them; each gives the example's result."""
     examples = _call_examples()
     assert set(examples) == set(HELPERS)
     for name in HELPERS:
         namespace = {"_np": np, "_math": math, "_xpc": array_api_compat}
-        exec(compile(helper_source([name]), f"<helpers {name}>", "exec"), namespace)
-        defined = {k for k in namespace if k not in ("_np", "_math", "_xpc", "__builtins__")}
-        expected = {name}
-        pending = [name]
-        while pending:
-            for dep in HELPER_DEPENDENCIES[pending.pop()]:
-                if dep not in expected:
-                    expected.add(dep)
-                    pending.append(dep)
-        assert defined == expected
+        for line in ERROR_CONSTANTS:
+            exec(line, namespace)
+        texts = [DEFINITIONS[n].text for n in runtime_closure([name])]
+        exec(compile("\n\n".join(texts), f"<helpers {name}>", "exec"), namespace)
         args, ref = examples[name]
-        _assert_same_structure(namespace[name](*args), ref)
+        got = namespace[name](*args)
+        if ref is not None:
+            _assert_same_structure(got, ref)
 
 
 # ------------------------------------------------------------------------- source rules
 
 PACKAGE_DIR = pathlib.Path(runtime.__file__).parent
 HELPER_MODULES = sorted(p for p in PACKAGE_DIR.glob("*.py") if p.name != "__init__.py")
-#: The imports a helper module may make: the names its helpers' text may use.
+#: The imports a helper module may make: the names its helpers' text may use, and the helpers
+#: of the package's other modules.
 HELPER_IMPORTS = {
     "import math as _math",
     "import numpy as _np",
-    "from ...errors import ArgumentError as _ArgumentError",
-    "from ...errors import ShapeError as _ShapeError",
+    "from ..errors import ArgumentError as _ArgumentError",
+    "from ..errors import ShapeError as _ShapeError",
 }
 #: The optional import of the Array API backend's helper module (``standard.py``).
 OPTIONAL_IMPORT = (
@@ -730,53 +736,57 @@ def test_the_package_is_its_init_and_helper_modules():
 
 @pytest.mark.parametrize("path", HELPER_MODULES, ids=lambda p: p.name)
 def test_helper_module_top_level_statements(path):
-    """A helper module: its docstring, imports of ``_np``/``_math``/the error classes, helpers."""
+    """A helper module: its docstring, imports of ``_np``/``_math``/the error classes and of
+    its package's helpers, helpers and constants (one assignment to an underscored name)."""
     body = ast.parse(path.read_text()).body
     _docstring_first(body)
     for node in body[1:]:
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            assert all(a.asname is None and a.name in DEFINITIONS for a in node.names)
+            continue
         if isinstance(node, ast.Import | ast.ImportFrom):
             assert ast.unparse(node) in HELPER_IMPORTS, ast.unparse(node)
             continue
         if path.stem == "standard" and isinstance(node, ast.Try):
             assert ast.unparse(node) == OPTIONAL_IMPORT
             continue
+        if isinstance(node, ast.Assign):
+            assert len(node.targets) == 1 and node.targets[0].id.startswith("_")
+            continue
         assert isinstance(node, ast.FunctionDef), f"unexpected: {ast.unparse(node)[:80]}"
-        assert node.name in HELPER_DEPENDENCIES, f"{node.name} is not in HELPER_DEPENDENCIES"
-        assert getattr(runtime, node.name).__module__ == f"symdiff.codegen.helpers.{path.stem}"
-    if path.stem != "standard":  # the Array API helpers use the namespace they are given
-        assert "import numpy as _np" in {ast.unparse(n) for n in body[1:]}
+        assert node.name.startswith("_") and node.name in HELPERS
+        assert getattr(runtime, node.name).__module__ == f"symdiff.runtime.{path.stem}"
 
 
-def test_every_helper_is_defined_once_and_calls_only_its_own_modules_helpers():
+def test_every_helper_is_defined_once():
     defined: dict[str, str] = {}
     for path in HELPER_MODULES:
         for node in ast.parse(path.read_text()).body:
-            if isinstance(node, ast.FunctionDef):
-                assert node.name not in defined, f"{node.name} in {defined.get(node.name)}"
-                defined[node.name] = path.stem
-    assert sorted(defined) == HELPERS
-    for name, deps in HELPER_DEPENDENCIES.items():
-        assert {defined[d] for d in deps} <= {defined[name]}, name
+            if isinstance(node, ast.FunctionDef | ast.Assign):
+                name = node.name if isinstance(node, ast.FunctionDef) else node.targets[0].id
+                assert name not in defined, f"{name} in {defined.get(name)}"
+                defined[name] = path.stem
+    assert sorted(n for n in defined if n in HELPERS) == HELPERS
 
 
-def test_init_top_level_statements():
-    """``__init__``: its docstring, imports, ``__all__``, HELPER_DEPENDENCIES and helper_source."""
+def test_init_exports_every_helper():
+    """``__init__``: its docstring, imports, the index of its modules' helpers (``MODULES``),
+    ``__all__`` (every helper) and ``__getattr__`` (which imports a module on first use)."""
     body = ast.parse((PACKAGE_DIR / "__init__.py").read_text()).body
     _docstring_first(body)
-    functions = []
     for node in body[1:]:
         if isinstance(node, ast.Import | ast.ImportFrom):
             continue
         if isinstance(node, ast.FunctionDef):
-            functions.append(node.name)
+            assert node.name in ("__getattr__", "__dir__")
             continue
-        if isinstance(node, ast.AnnAssign | ast.Assign):
-            targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
-            assert [ast.unparse(t) for t in targets] in (["HELPER_DEPENDENCIES"], ["__all__"])
-            continue
-        raise AssertionError(f"unexpected top-level statement: {ast.unparse(node)[:80]}")
-    assert functions == ["helper_source"]
-    assert sorted(runtime.__all__) == sorted([*HELPERS, "HELPER_DEPENDENCIES", "helper_source"])
+        assert isinstance(node, ast.Assign), ast.unparse(node)[:80]
+        assert [ast.unparse(t) for t in node.targets] in (["MODULES"], ["_MODULE_OF"],
+                                                           ["__all__"])
+    assert sorted(runtime.__all__) == HELPERS
+    for module, names in runtime.MODULES.items():
+        assert {n for n, d in DEFINITIONS.items() if d.module == module
+                and d.text.startswith("def ")} == set(names)
 
 
 def test_public_helpers_present():
@@ -802,17 +812,14 @@ def _global_names(source: str) -> set[str]:
 
 @pytest.mark.parametrize("name", HELPERS)
 def test_helper_refers_only_to_allowed_names(name):
-    used = _global_names(inspect.getsource(getattr(runtime, name)))
-    builtin_names = set(dir(builtins))
-    helpers_used = {u for u in used if u in HELPER_DEPENDENCIES}
-    assert helpers_used == set(HELPER_DEPENDENCIES[name]), "HELPER_DEPENDENCIES out of date"
-    errors = {"_ShapeError", "_ArgumentError"}  # bound by the module (see verify.ERROR_CONSTANTS)
-    allowed = {"_np", "_math", "_xpc"} | errors | set(HELPER_DEPENDENCIES[name]) | builtin_names
+    used = _global_names(DEFINITIONS[name].text)
+    errors = {"_ShapeError", "_ArgumentError"}  # bound by a standalone module
+    allowed = {"_np", "_math", "_xpc"} | errors | set(DEFINITIONS) | set(dir(builtins))
     assert used <= allowed, f"{name} refers to {sorted(used - allowed)}"
 
 
 def test_common_shape_is_numpy_broadcasting():
-    from symdiff.codegen.helpers import _common_shape
+    from symdiff.runtime import _common_shape
 
     for shapes in [[(3,), (3,)], [(), (4, 1), (5,)], [(2, 1, 3), (4, 1)], [(0,), (1,)]]:
         arrays = [np.zeros(s) for s in shapes]
@@ -851,27 +858,64 @@ def test_sinc_d_is_accurate_through_zero_and_beyond(n):
 
 
 def test_at_point_runs_on_floats_and_falls_back_to_numpy_scalars_where_python_raises():
-    """Python floats where they give NumPy's numbers (NumPy float64 scalars are made Python
-    floats first); at 1/0.0 (ZeroDivisionError) the point is computed again on NumPy scalars,
-    which give inf, as every other path does. The formulas get the dtype None (outputs as
-    computed) and every output comes back a 0-d float64 array, nested as it was."""
-    for point in ((4.0,), (np.float64(4.0),)):
-        value, (same, (reciprocal,)), on_floats = _at_point(_reciprocal_point, point)
+    """Python floats where they give NumPy's numbers (``_elementwise`` makes NumPy float64
+    scalars Python floats first); at 1/0.0 (ZeroDivisionError) the point is computed again on
+    NumPy scalars, which give inf, as every other path does. Every output comes back a 0-d
+    float64 array, nested as it was."""
+    from symdiff.runtime import _elementwise
+
+    for value, (same, (reciprocal,)), on_floats in (
+            _at_point(_reciprocal_point, (4.0,)),
+            _elementwise(_reciprocal_point, (np.float64(4.0),))):
         for got, want in ((value, 0.25), (same, 4.0), (reciprocal, 0.25), (on_floats, 1.0)):
             assert type(got) is np.ndarray and got.shape == () and got.dtype == np.float64
             assert got == want
     with np.errstate(divide="ignore"):
         value, _, on_floats = _at_point(_reciprocal_point, (0.0,))
     assert value == np.inf and on_floats == 0.0
-    single = _at_point(lambda a, shape, dtype, into: a * 2.0, (1.5,))
+
+    def doubled(a, _out=(None,)):
+        return a * 2.0
+
+    single = _at_point(doubled, (1.5,))
     assert type(single) is np.ndarray and single.shape == () and single == 3.0
+
+
+def test_at_point_runs_the_arithmetic_ufuncs_as_operators():
+    """A formula writes an output's last operation as the operator's ufunc (``out=`` its
+    block); at a point those ufuncs are the operators themselves: Python floats in, Python
+    floats computed (ZeroDivisionError raised, then NumPy scalars)."""
+    seen = []
+
+    def formulas(x, y, _out=(None, None)):
+        first = _np.divide(x, y, out=_out[0])
+        seen.append(type(first))
+        return first, _np.square(_np.negative(x, out=None), out=_out[1])
+
+    value, square = _at_point(formulas, (3.0, 4.0))
+    assert seen == [float] and value == 0.75 and square == 9.0
+    with np.errstate(divide="ignore"):
+        value, _ = _at_point(formulas, (3.0, 0.0))
+    assert seen[-1] is np.float64 and value == np.inf
+    assert formulas(3.0, 4.0)[0].__class__ is np.float64  # (NumPy's own ufuncs, as written)
+
+
+def test_as_outputs_copies_arguments_and_arrays_handed_out_twice():
+    x = np.arange(3.0)
+    first, _, third = _as_outputs((x, x * 2, 1.0), (3,), np.dtype(np.float64), (x,))
+    assert first is not x and np.array_equal(first, x)
+    assert third.tolist() == [1.0, 1.0, 1.0]
+    t = x * 2
+    a, b = _as_outputs((t, t), (3,), np.dtype(np.float64), ())
+    assert a is t and b is not t and np.array_equal(a, b)
+    assert _as_output(2, (2,), np.float32).dtype == np.float32
 
 
 @pytest.mark.parametrize("count", [1, 2, 7, 100, 101, 1000])
 def test_zero_d_views_are_each_element_as_a_0d_array(count):
     """The outputs of a point: one 0-d float64 array per element, in order, views of the
     vector (an itemgetter up to 100 elements, an nditer beyond)."""
-    from symdiff.codegen.helpers import _zero_d
+    from symdiff.runtime import _zero_d
 
     values = np.arange(count, dtype=np.float64) * 1.5 - 3.0
     views = _zero_d(values)

@@ -12,6 +12,7 @@ import sys
 
 import pytest
 
+from symdiff.cache import FORMAT_VERSION
 from symdiff.cli import main
 
 from .serve_client import post
@@ -42,7 +43,8 @@ def test_it_writes_nothing_but_the_cache_and_stops_on_ctrl_c(tmp_path):
         assert process.wait(timeout=60) == 0
     assert _files(work) == [] and _files(home) == [] and _files(temporary) == []
     written = _files(cache)
-    assert written and all(p.split(os.sep)[0] in ("v1", "sources") for p in written), written
+    assert written and all(p.split(os.sep)[0] in (f"v{FORMAT_VERSION}", "sources", "secret")
+                       for p in written), written
 
 
 def test_another_address_is_served_with_a_warning():

@@ -9,7 +9,7 @@ import scipy.sparse as sps
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symdiff.codegen.helpers import _affine_grid
+from symdiff.runtime import _affine_grid
 from symdiff.sparse.assemble import data, layout, matrix
 
 

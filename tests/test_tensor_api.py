@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.codegen.helpers import _check_shapes
-from symdiff.codegen.render import HELPERS_HEADING
+from symdiff.runtime import _check_shapes
 from symdiff.verify import check_module
 
 from .tensor_cases import LOGISTIC, LOGISTIC_SHAPES, MLP, MLP_SHAPES
@@ -261,7 +260,7 @@ def test_named_dimensions_used_in_reshape_must_belong_to_an_argument():
 # -- the generated code ---------------------------------------------------------------------------
 def test_logistic_gradient_reads_like_what_a_person_writes():
     g = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
-    body = g.source[g.source.index("_check_shapes((") : g.source.index(HELPERS_HEADING)]
+    body = g.source[g.source.index("_check_shapes((") :]
     lines = [line.strip() for line in body.splitlines()[1:] if line.strip()]
     assert lines == [
         "_t0 = X @ w",
@@ -296,7 +295,7 @@ def test_mlp_gradient_is_backpropagation():
                  "@ W2.T", "_t5 = _t3 - _t4\n    _t5 = _np.exp(_t5, out=_t5)",
                  "_t7 = (_t5/_t6 - Y)/_n_dim"):
         assert line in source, line
-    assert "for " not in source.split("def grad_f")[1].split(HELPERS_HEADING)[0]
+    assert "for " not in source.split("def grad_f")[1]
 
 
 @pytest.mark.parametrize("kind", ["compile", "grad", "value_and_grad", "hessian"])
@@ -309,7 +308,8 @@ def test_generated_modules_pass_verification_and_are_deterministic(kind):
     check_module(first)
     ast.parse(first)
     imports = [line for line in first.splitlines() if line.startswith(("import", "from"))]
-    assert imports == ["import numpy as _np"]
+    assert imports[0] == "import numpy as _np" and len(imports) == 2
+    assert imports[1].startswith("from symdiff.runtime import _check_shapes, _float_arrays")
 
 
 def test_source_is_byte_identical_in_a_fresh_process():
@@ -341,8 +341,10 @@ def test_saved_module_runs_without_symdiff(tmp_path):
 
 def test_tensor_modules_need_the_shape_check_helper_for_tensor_syntax():
     source = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES).source
-    start = source.index("def _check_shapes")
-    end = source.index("\ndef ", start + 1)  # the helper after it
+    imported = "from symdiff.runtime import _check_shapes, _float_arrays"
+    assert imported in source
+    shape_test = source[source.index("    if X.ndim != 2"):source.index("    _t0 = ")]
+    tampered = source.replace(imported, "from symdiff.runtime import _float_arrays")
     with pytest.raises(sd.SymdiffError):  # without the helper, '@' and '.T' are refused
-        check_module(source[:start] + source[end:])
+        check_module(tampered.replace(shape_test, ""))
 

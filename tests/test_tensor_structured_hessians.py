@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import symdiff as sd
-from symdiff.codegen.helpers import _gram
+from symdiff.runtime import _gram
 from symdiff.tensor.emit import Program
 from symdiff.tensor.families.grams import gram
 from symdiff.tensor.hessians import row_local, structured_hessian

@@ -11,6 +11,8 @@ and its answer is the derivative the compiled gradient computes.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -18,6 +20,7 @@ import sympy as sp
 import symdiff as sd
 from symdiff.engine.sweeps import derivation
 from symdiff.simplify import stable_forms
+from symdiff.teach.explain import EXPLAIN_WIDTH
 
 from .test_derive_text import check_printed_equalities
 
@@ -238,3 +241,6 @@ def test_explain_breaks_long_lines_at_spaces():
     assert max(map(len, whole.splitlines())) > 100
     assert all(len(r) <= 100 or " " not in r.strip() for r in broken.splitlines())
     assert " ".join(broken.split()) == " ".join(whole.split())
+    # the method's default is the teaching module's width (which loads when first called)
+    default = inspect.signature(sd.CompiledFunction.explain).parameters["width"].default
+    assert default == EXPLAIN_WIDTH

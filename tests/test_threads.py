@@ -15,6 +15,7 @@ import pytest
 
 import symdiff as sd
 from symdiff.errors import SymdiffError
+from symdiff.runtime import blocks
 
 #: Long enough for several blocks (the default uses threads only from 524,288 elements).
 N = 200_003
@@ -189,9 +190,11 @@ def count_threads(monkeypatch):
 
 
 def _fresh_pool(fn):
-    """Forget the worker threads of ``fn``'s module (its ``_in_blocks``' pool), as in a module
-    just loaded; the old workers end on their own."""
-    fn._fn.__globals__["_in_blocks"].__defaults__[-1].clear()
+    """Forget the worker threads of the runtime (``_on_threads``' pool), as in a process
+    just started; the old workers end on their own."""
+    from symdiff.runtime import _on_threads
+
+    _on_threads.__defaults__[-1].clear()
 
 
 def test_one_thread_starts_no_thread_and_the_workers_are_kept(count_threads, monkeypatch):
@@ -203,7 +206,7 @@ def test_one_thread_starts_no_thread_and_the_workers_are_kept(count_threads, mon
     g(x, 2.0)  # under 524,288 elements: the default is one thread
     g(1.0, 2.0, threads=4)  # one point
     g(x[:30000], 2.0, threads=4)  # computed in one go
-    monkeypatch.setitem(g._fn.__globals__, "_free_threads", lambda: 8)  # 8 free cores
+    monkeypatch.setattr(blocks, "_free_threads", lambda: 8)  # 8 free cores
     g(np.linspace(0, 1, 524287), 2.0)
     assert count_threads == []
     g(x, 2.0, threads=3)  # two worker threads besides this one
@@ -306,12 +309,12 @@ def test_errors_and_errstate_reach_the_threads():
 
 
 def test_an_error_on_a_worker_thread_is_raised_in_the_caller_and_all_stop():
-    from symdiff.codegen.helpers import _in_blocks
+    from symdiff.runtime import _in_blocks
 
     caller = threading.current_thread()
     seen = []
 
-    def formulas(a, shape, dtype, into):
+    def formulas(a, _out=(None,)):
         here = threading.current_thread()
         seen.append((here is caller, np.geterr()["divide"]))
         if here is not caller:
@@ -332,7 +335,7 @@ def test_an_error_on_a_worker_thread_is_raised_in_the_caller_and_all_stop():
         pytest.fail("no block ran on a worker")
     assert {d for _, d in seen} == {"raise"}  # errstate on every thread, the workers too
     assert any(not mine for mine, _ in seen) and len(seen) < 40  # then all stopped
-    ok = _in_blocks(lambda a, s, d, i: a * 2.0, (a,), a.shape, a.dtype, 2)
+    ok = _in_blocks(lambda a, _out=(None,): a * 2.0, (a,), a.shape, a.dtype, 2)
     assert np.array_equal(ok, a * 2.0)  # the workers still serve
 
 

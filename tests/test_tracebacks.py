@@ -43,7 +43,8 @@ def _run(tmp_path, build: str, **env: str) -> str:
 
 @pytest.mark.parametrize(
     ("build", "line"),
-    [(SCALAR, "_shape = _common_shape(('x', 'y'), x, y)"), (TENSOR, "_check_shapes(('x', 'y')")],
+    [(SCALAR, "return _elementwise(_formulas, (x, y), threads=threads)"),
+     (TENSOR, "_check_shapes(('x', 'y')")],
 )
 def test_a_plain_script_shows_the_generated_line(tmp_path, build, line):
     cache = {"SYMDIFF_CACHE_DIR": str(tmp_path / "cache"), "SYMDIFF_SOURCE_DIR": ""}
@@ -63,7 +64,7 @@ def test_without_a_cache_the_copy_is_written_only_for_a_traceback(tmp_path):
     assert "Traceback" not in _run(tmp_path, fine, **env)  # no error in generated code
     assert not sources.exists() or not list(sources.iterdir())  # nothing written
     stderr = _run(tmp_path, build, **env)
-    assert "_shape = _common_shape(('x', 'y'), x, y)" in stderr
+    assert "return _elementwise(_formulas, (x, y), threads=threads)" in stderr
     (copy,) = sources.iterdir()  # written for the traceback, just before it was printed
     assert copy.name.startswith("grad_f-")
 
@@ -97,7 +98,7 @@ def test_without_a_usable_directory_linecache_still_serves_the_lines(tmp_path, m
     except sd.ShapeError as error:
         sources._write_needed(error)  # what the hook does: nothing here, and no error
         text = "".join(traceback.format_exception(error))
-    assert "_common_shape(('x', 'y'), x, y)" in text
+    assert "return _elementwise(_formulas, (x, y), threads=threads)" in text
 
 
 @pytest.mark.skipif(os.name != "posix", reason="permissions")

@@ -35,11 +35,10 @@ def test_generated_modules_pass(expr, mode):
 
 
 SIGNATURE = "def grad_f(x, y, *, threads=None):"
-#: The argument prelude: anything but ndarrays goes through ``_as_arrays``.
-PRELUDE = (
-    "    if x.__class__ is not _np.ndarray or y.__class__ is not _np.ndarray:\n"
-    "        x, y = _as_arrays(('x', 'y'), x, y)\n"
-)
+#: The one import of the runtime helpers.
+IMPORT = "from symdiff.runtime import _elementwise"
+#: The public function's body: the formulas handed to the runtime.
+CALL = "    return _elementwise(_formulas, (x, y), threads=threads, floats=False)\n"
 
 
 def _inject_into_formulas(line: str) -> str:
@@ -50,9 +49,8 @@ def _inject_into_formulas(line: str) -> str:
 
 
 def _inject_into_function(line: str) -> str:
-    marker = "    x = x.astype(_dtype, copy=False)\n"
-    assert marker in BASE
-    return BASE.replace(marker, marker + f"    {line}\n", 1)
+    assert CALL in BASE
+    return BASE.replace(CALL, f"    {line}\n" + CALL, 1)
 
 
 @pytest.mark.parametrize(
@@ -62,7 +60,7 @@ def _inject_into_function(line: str) -> str:
         BASE.replace("import numpy as _np", "import numpy as np\nimport numpy as _np"),
         BASE + "\nprint('hello')\n",
         BASE + "\ndef grad_f2(x):\n    return x\n",
-        BASE.replace("as an array of the broadcast", "as an array of a broadcast"),
+        BASE + "\ndef _erf(x):\n    return x\n",  # no helper is defined in a module
         BASE.replace(SIGNATURE, "@staticmethod\n" + SIGNATURE),
         BASE.replace(SIGNATURE, "def grad_f(x, y=1, *, threads=None):"),
         BASE.replace(SIGNATURE, "def grad_f(x, *y, threads=None):"),
@@ -70,40 +68,39 @@ def _inject_into_function(line: str) -> str:
         BASE.replace(SIGNATURE, "def grad_f(x, y, *, threads=None, other=None):"),
         BASE.replace(SIGNATURE, "def grad_f(x, y, *, other=None):"),
         BASE.replace(SIGNATURE, "def grad_f(x, y, **threads):"),
+        # the one import of runtime helpers, and nothing else
+        BASE.replace(IMPORT, IMPORT + ", _in_blocks"),
+        BASE.replace(IMPORT, IMPORT + " as _erf"),
+        BASE.replace(IMPORT, IMPORT + "\n" + IMPORT),
+        BASE.replace(IMPORT, "from symdiff.runtime import *"),
+        BASE.replace(IMPORT, "from symdiff import runtime"),
+        BASE.replace(IMPORT, "from .runtime import _elementwise"),
+        BASE.replace(IMPORT, "from os import _elementwise"),
+        BASE.replace(IMPORT, "from symdiff.runtime.blocks import _elementwise"),
+        BASE.replace(IMPORT, "import symdiff.runtime"),
+        # the formulas' parameter of where outputs go
+        BASE.replace("_out=(None, None)", "_out=(None, print)"),
+        BASE.replace("_out=(None, None)", "_out=None"),
+        BASE.replace("_out=(None, None)", "_out=()"),
+        BASE.replace("(x, y, _out=(None, None))", "(x, y=1, _out=(None, None))"),
+        BASE.replace("(x, y, _out=(None, None))", "(x, _out=(None, None), y=(None,))"),
+        BASE.replace(CALL, CALL.replace("threads=threads", "threads=open")),
+        BASE.replace(CALL, CALL.replace("floats=False", "dtype=float")),
+        BASE.replace(CALL, CALL.replace("_formulas", "print")),
         _inject_into_function("_t = _np.sin(x, out=x)"),
-        _inject_into_function("_t = _np.sin(x, out=_into[0])"),
+        _inject_into_function("_t = _np.sin(x, out=_out[0])"),
         _inject_into_formulas("_t = _np.sin(x, out=x)"),
-        _inject_into_formulas("_t = _np.sin(x, out=_into)"),
-        _inject_into_formulas("_t = _np.sin(x, out=_into[0, 1])"),
-        _inject_into_formulas("_t = _np.sin(x, out=_into[_t0])"),
-        _inject_into_formulas("_t = _erf(x, out=_into[0])"),
+        _inject_into_formulas("_t = _np.sin(x, out=_out)"),
+        _inject_into_formulas("_t = _np.sin(x, out=_out[_t0])"),
+        _inject_into_formulas("_t = _np.sin(x, out=_out[0:1])"),
+        _inject_into_formulas("_t = _erf(x, out=_out[0])"),
         _inject_into_formulas("_t = _np.multiply"),
         _inject_into_formulas("_t = _np.multiply(x, x)"),
         _inject_into_formulas("_t = _np.multiply(x, x, out=x)"),
-        _inject_into_formulas("_t = _np.multiply(x, x, out=_into[0], where=x)"),
-        _inject_into_function("_t = _np.multiply(x, x, out=_out[0])"),
-        _inject_into_formulas("_t = x if x is None else y"),
-        _inject_into_formulas("_t = x if _into is not None else y"),
-        _inject_into_formulas("_t = x if _into else y"),
-        _inject_into_formulas("_t = x if _into is None else open('/tmp/x')"),
-        # the statement form of an output written into its slice admits nothing else
-        _inject_into_formulas("if _into is None:\n        _t = x\n    else:\n"
-                              "        _t = open('/tmp/x')"),
-        _inject_into_formulas("if x is None:\n        _t = x\n    else:\n        _t = y"),
-        _inject_into_formulas("if _into is not None:\n        _t = x\n    else:\n"
-                              "        _t = y"),
-        _inject_into_formulas("if _into is None:\n        _t = x\n    else:\n        _u = y"),
-        _inject_into_formulas("if _into is None:\n        _t = x"),
-        _inject_into_formulas("if _into is None:\n        _t = x\n        _np.sin(x)\n"
-                              "    else:\n        _t = y"),
-        _inject_into_formulas("if _into is None:\n        _t = x\n    else:\n"
-                              "        if _into is None:\n            _t = y\n"
-                              "        else:\n            _t = x"),
-        _inject_into_formulas("if _into is None:\n        _t = x\n    else:\n"
-                              "        _t = _np.sin(x, out=x)"),
-        _inject_into_formulas("if _into is None:\n        x.shape = (1,)\n    else:\n"
-                              "        x.shape = (1,)"),
-        _inject_into_function("if _into is None:\n        _t = x\n    else:\n        _t = y"),
+        _inject_into_formulas("_t = _np.multiply(x, x, out=_out[0], where=x)"),
+        _inject_into_formulas("_t = x if _out is None else y"),
+        _inject_into_formulas("if _out is None:\n        _t = x\n    else:\n        _t = y"),
+        _inject_into_formulas("_out = (x, y)"),
         _inject_into_function("_t = open('/tmp/x', 'w')"),
         _inject_into_function("_t = __import__('os')"),
         _inject_into_function("_t = x.__class__"),
@@ -123,14 +120,9 @@ def _inject_into_function(line: str) -> str:
         _inject_into_function("del x"),
         _inject_into_function("x.shape = (1,)"),
         _inject_into_function("with _np.errstate(): pass"),
-        _inject_into_function("_t = _erf"),
-        BASE.replace(PRELUDE, PRELUDE.replace("_as_arrays(", "_float_arrays(")),
-        BASE.replace(PRELUDE, PRELUDE.replace("_as_arrays(", "_np.asarray(")),
-        BASE.replace(PRELUDE, PRELUDE.replace("_np.ndarray", "_np.generic")),
-        BASE.replace(PRELUDE, PRELUDE.replace(
-            "is not _np.ndarray:", "is not _np.ndarray or x.dtype is not _FLOAT64:")),
-        BASE.replace(PRELUDE, PRELUDE.replace("x, y = ", "x, _t = ")),
-        BASE.replace(PRELUDE, PRELUDE + "    else:\n        x = y\n"),
+        _inject_into_function("_t = _elementwise"),
+        _inject_into_function(
+            "if x.__class__ is float:\n        return _elementwise(_formulas, (x, y))"),
         "def grad_f(x, y):\n    return x\n\ndef f(x):\n    return x\n",
         "this is not python",
     ],
@@ -149,10 +141,8 @@ def test_a_forged_cache_entry_with_a_valid_checksum_is_refused_and_rebuilt(tmp_p
     g = sd.grad("x**2*y", wrt="x")
     canary = tmp_path / "canary"
     entry = cache.open_store().get("module", g.key)  # the recipe line, then the source
-    forged = entry.replace(
-        "    x = x.astype(_dtype, copy=False)\n",
-        f"    x = x.astype(_dtype, copy=False)\n    open({str(canary)!r}, 'w').write('ran')\n",
-    )
+    call = "    return _elementwise("
+    forged = entry.replace(call, f"    open({str(canary)!r}, 'w').write('ran')\n{call}")
     assert forged != entry
     cache.open_store().put("module", g.key, forged)  # the store computes a valid checksum
     pipeline.clear_memo()
@@ -189,7 +179,7 @@ def test_titles_print_long_sums_briefly_and_short_ones_in_full():
 @pytest.mark.parametrize(
     "statement, ok",
     [("del _t0", True), ("del _t0, _t1", True), ("del x", False), ("del _np", False),
-     ("del _t0[0]", False), ("del _as_output", False)],
+     ("del _t0[0]", False)],
 )
 def test_only_temporaries_may_be_deleted(statement, ok):
     source = (

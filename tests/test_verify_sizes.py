@@ -22,7 +22,13 @@ def in_tensor(line: str) -> str:
 
 
 def in_scalar(line: str) -> str:
-    marker = "    x = x.astype(_dtype, copy=False)\n"
+    """``line`` in the formulas of an elementwise module, or (a ``return`` line) in place of its
+    public function's call of ``_elementwise``."""
+    call = "    return _elementwise(_formulas, (x, y), threads=threads)\n"
+    assert call in SCALAR
+    if line.startswith("return "):
+        return SCALAR.replace(call, f"    {line}\n", 1)
+    marker = "    _t0 = _np.exp(y)\n"
     assert marker in SCALAR
     return SCALAR.replace(marker, marker + f"    {line}\n", 1)
 
@@ -58,8 +64,8 @@ def test_a_repeated_sequence_is_refused(line):
 @pytest.mark.parametrize(("fine", "huge"), [
     ("_t9 = _np.zeros(10**6)", "_t9 = _np.zeros(10**12)"),
     ("_t9 = _np.zeros((2**20,))", "_t9 = _np.zeros((2**40,))"),
-    ("_t9 = _as_output(1.0, (200, 200, 200), _dtype)",
-     "_t9 = _as_output(1.0, (20000, 20000, 20000), _dtype)"),
+    ("return _elementwise(_formulas, (x, y), threads=threads, leading=(200, 200, 200))",
+     "return _elementwise(_formulas, (x, y), threads=threads, leading=(20000, 20000, 20000))"),
 ])
 def test_huge_constant_shapes_are_refused_in_elementwise_modules(fine, huge):
     check_module(in_scalar(fine))

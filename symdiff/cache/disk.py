@@ -5,7 +5,6 @@ Its tuning constants are patched here, on this module."""
 from __future__ import annotations
 
 import contextlib
-import logging
 import os
 import threading
 import warnings
@@ -36,7 +35,10 @@ BUILD_WAIT_SECONDS = 300.0
 STUCK_SECONDS = 5.0
 """A builder seen stopped (Ctrl-Z, a debugger) this long is given up on: the waiter builds."""
 
-log = logging.getLogger(__package__)  # "symdiff.cache"
+def _log():  # (logging is imported when there is something to say: not on a warm start)
+    import logging
+
+    return logging.getLogger(__package__)  # "symdiff.cache"
 
 
 class DiskStore:
@@ -97,7 +99,7 @@ class DiskStore:
             self._drop(path, None, str(exc))
             return None
         except OSError as exc:
-            log.debug("symdiff cache: cannot read %s: %s", path, exc)
+            _log().debug("symdiff cache: cannot read %s: %s", path, exc)
             return None
         try:
             text = decode_entry(data, namespace, key, self._secret)
@@ -110,7 +112,7 @@ class DiskStore:
 
     def _drop(self, path: Path, st: os.stat_result | None, why: str) -> None:
         """Delete a bad entry (best effort; only if it is still the file we read)."""
-        log.debug("symdiff cache: discarding %s: %s", path, why)
+        _log().debug("symdiff cache: discarding %s: %s", path, why)
         try:
             if st is not None:
                 now = os.stat(path, follow_symlinks=False)
@@ -150,12 +152,13 @@ class DiskStore:
         try:
             body = text.encode("utf-8")
         except UnicodeEncodeError:
-            log.debug("symdiff cache: %s/%s is not encodable, kept in memory", namespace, key)
+            _log().debug("symdiff cache: %s/%s is not encodable, kept in memory", namespace, key)
             self._fallback.put(namespace, key, text)
             return
         data = encode_entry(body, namespace, key, self._secret)
         if len(data) > self.max_bytes:
-            log.debug("symdiff cache: %s/%s is larger than the cap, kept in memory", namespace, key)
+            _log().debug("symdiff cache: %s/%s is larger than the cap, kept in memory",
+                         namespace, key)
             self._fallback.put(namespace, key, text)
             return
         path = self._entry(namespace, key)
@@ -217,12 +220,13 @@ class DiskStore:
                     lock = FileLock(path.parent / f"{usage.LOCK_PREFIX}{key}", remove=True,
                                     owner=True)
                     if not lock.acquire(BUILD_WAIT_SECONDS, stuck=STUCK_SECONDS):
-                        log.debug("symdiff cache: %s/%s: its builder is busy or stuck; "
-                                  "building here too", namespace, key)
+                        _log().debug("symdiff cache: %s/%s: its builder is busy or stuck; "
+                                     "building here too", namespace, key)
                 except UnsafePath as exc:
                     self._go_unsafe(exc)
                 except OSError as exc:
-                    log.debug("symdiff cache: no build lock for %s/%s: %s", namespace, key, exc)
+                    _log().debug("symdiff cache: no build lock for %s/%s: %s",
+                                 namespace, key, exc)
             got = lock is not None and lock.held
             if got:
                 held.add((namespace, key))
@@ -267,11 +271,11 @@ class DiskStore:
         try:
             got = lock.acquire(LOCK_WAIT_SECONDS)
         except OSError as exc:
-            log.debug("symdiff cache: no lock to %s: %s", what, exc)
+            _log().debug("symdiff cache: no lock to %s: %s", what, exc)
             got = False
         if not got:
-            log.debug("symdiff cache: lock busy, %s %s", what,
-                      "skipped" if otherwise is None else "without it")
+            _log().debug("symdiff cache: lock busy, %s %s", what,
+                         "skipped" if otherwise is None else "without it")
             return None if otherwise is None else otherwise()
         try:
             return work()

@@ -4,7 +4,7 @@ copied, swapped or foreign file is a miss. Pure functions of their arguments: no
 
 An entry is one header line, then the body (UTF-8)::
 
-    # symdiff-cache v2 <namespace>/<key> bytes=<length of the body> hmac-sha256=<hex>
+    # symdiff-cache v3 <namespace>/<key> bytes=<length of the body> hmac-sha256=<hex>
 
 The MAC is HMAC-SHA256, keyed by the cache's secret (:mod:`symdiff.cache.secret`), of the
 header without its MAC (version, namespace, key, length), a newline, and the body. A file is
@@ -18,8 +18,10 @@ import hashlib
 import hmac
 import re
 
-FORMAT_VERSION: int = 2
-"""Version of the on-disk format; entries live under ``<root>/v{FORMAT_VERSION}/``."""
+FORMAT_VERSION: int = 3
+"""Version of the on-disk format; entries live under ``<root>/v{FORMAT_VERSION}/``. (2: the
+authenticated header; 3: the generated modules import their helpers from ``symdiff.runtime``.
+Entries of another version are never read.)"""
 
 NAMESPACE_RE = re.compile(r"[a-z]+")
 """What a namespace (a directory under ``v{FORMAT_VERSION}/``) must fully match."""

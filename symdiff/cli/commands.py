@@ -28,16 +28,19 @@ def builder_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def write_module(compiled: Any, args: argparse.Namespace) -> int:
-    """Print the generated source, or save it to ``--output``."""
+    """Print the generated source (with ``--standalone``, the module that runs with NumPy
+    alone), or write it to ``--output``."""
+    text = compiled.standalone_source if args.standalone else compiled.source
     if args.output is None:
-        emit(compiled.source)
+        emit(text)
         return EXIT_OK
     try:
-        path = compiled.save(args.output)
+        with open(args.output, "w", encoding="utf-8") as handle:
+            handle.write(text)
     except OSError as exc:
         note(f"error: cannot write {args.output}: {exc.strerror or exc}")
         return EXIT_USAGE
-    note(f"wrote {path}")
+    note(f"wrote {args.output}")
     return EXIT_OK
 
 

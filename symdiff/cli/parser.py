@@ -134,6 +134,12 @@ def _add_builder_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     _add_shapes(parser)
     parser.add_argument(
+        "--standalone",
+        action="store_true",
+        help="the module that runs with NumPy alone: symdiff's runtime helpers it calls copied "
+        "into it instead of imported (what CompiledFunction.save writes)",
+    )
+    parser.add_argument(
         "-o", "--output", metavar="FILE", help="write the module to FILE instead of stdout"
     )
 

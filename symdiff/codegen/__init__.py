@@ -1,3 +1,4 @@
 """The emit, render and load stages: SymPy outputs to NumPy text (:mod:`.printer`, names by
-:mod:`.naming`), one module (:mod:`.emit`, templates by :mod:`.render`, helper code pasted from
-:mod:`.helpers`), and source to callable (:mod:`.load`)."""
+:mod:`.naming`), one module (:mod:`.emit`, templates by :mod:`.render`; the helpers it calls
+imported from :mod:`symdiff.runtime`, or copied into it by :mod:`.standalone`), and source to
+callable (:mod:`.load`)."""

@@ -22,13 +22,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import progress
-from ..errors import ArgumentError, ShapeError
 from ..verify import check_module
 from . import sources
-
-#: What the error classes of a generated module (``_ShapeError = ValueError``, see
-#: :data:`symdiff.verify.ERROR_CONSTANTS`) are rebound to once it runs inside symdiff.
-_ERRORS: dict[str, type[Exception]] = {"_ShapeError": ShapeError, "_ArgumentError": ArgumentError}
 
 _mutex = threading.Lock()
 #: How many loaded functions are compiled under each name registered with linecache.
@@ -40,12 +35,11 @@ def load_function(source: str, name: str, filename: str, *, copy: bool = True
     """Execute generated ``source`` in a fresh namespace and return its function ``name``.
 
     The module's syntax tree is checked first (:func:`symdiff.verify.check_module`); anything a
-    template cannot produce is refused before it runs. The error classes its helpers raise are
-    rebound to :class:`~symdiff.errors.ShapeError` and :class:`~symdiff.errors.ArgumentError`.
-    The code is compiled under the path of a copy of the source on disk (written now if
-    ``copy``, else only if a traceback needs it; see :mod:`symdiff.codegen.sources`), or under
-    ``filename`` where there can be no copy, and the source is registered with
-    :mod:`linecache` under that name for as long as the function lives.
+    template cannot produce is refused before it runs. The code is compiled under the path of a
+    copy of the source on disk (written now if ``copy``, else only if a traceback needs it; see
+    :mod:`symdiff.codegen.sources`), or under ``filename`` where there can be no copy, and the
+    source is registered with :mod:`linecache` under that name for as long as the function
+    lives.
     """
     with progress.stage("verify"):
         tree = check_module(source)
@@ -57,9 +51,6 @@ def load_function(source: str, name: str, filename: str, *, copy: bool = True
         code = compile(tree, filename, "exec")  # the tree just checked, not a second parse
         namespace: dict[str, Any] = {"__name__": "symdiff.generated", "__file__": filename}
         exec(code, namespace)  # our own rendered module, never user text
-    for constant, error in _ERRORS.items():  # the module binds built-ins, for a saved copy
-        if constant in namespace:
-            namespace[constant] = error
     function = namespace[name]
     _register(filename, source, function, later=not copy)
     return function

@@ -13,9 +13,9 @@ temporary is never the gradient ``_t0_bar`` of a variable ``t0``); the names der
 generated name add the role to it (``_t0_bar``, the tangent ``_t0_dot`` or ``_t0_bar_dot1``).
 A traced function's bound constants are the parameters :func:`constant` ``_c0, _c1, ...``.
 Fixed names: :data:`VALUE` ``_value``, :data:`SECOND` ``_d2``, :data:`DIRECTION` ``_v``; the
-templates and the pasted helpers (:mod:`symdiff.codegen.helpers`) spell the few names they share
-with the emitters themselves (``_np``, ``_shape``, ``_dtype``, ``_out``, ``_formulas``);
-:data:`INTO` ``_into`` is the block's output slices. The one generated name that is not
+templates and the runtime (:mod:`symdiff.runtime`) spell the few names they share with the emitters
+themselves (``_np``, ``_shape``, ``_dtype``, ``_formulas``); :data:`OUT` ``_out`` is where
+the formulas' outputs go. The one generated name that is not
 ``_``-prefixed is the keyword-only :data:`THREADS` ``threads`` (``_threads`` when a variable
 has that name, :func:`threads_keyword`).
 Since the roles are distinct suffixes, no two of these names are equal for distinct variables
@@ -43,8 +43,9 @@ VALUE = "_value"
 SECOND = "_d2"
 #: The direction parameter of Hessian-vector products (and of traced ``hvp`` functions).
 DIRECTION = "_v"
-#: The parameter of ``_formulas`` holding the block's slices of the outputs (or None).
-INTO = "_into"
+#: The last parameter of ``_formulas``: where its outputs go (a tuple, one per output, of the
+#: block's rows of each, or None; or the array of an array result).
+OUT = "_out"
 #: The keyword-only parameter of an elementwise function that sets its number of threads
 #: (:func:`threads_keyword`).
 THREADS = "threads"

@@ -2,7 +2,7 @@
 
 Generated code imports NumPy as ``_np``; every name the printer introduces starts with an
 underscore, and user variables never do, so the two cannot collide. Functions NumPy lacks (erf,
-gamma, ...) print as calls of helpers from :mod:`symdiff.codegen.helpers`; the printer records which
+gamma, ...) print as calls of helpers from :mod:`symdiff.runtime`; the printer records which
 helpers an expression needs in :attr:`CodePrinter.helpers`.
 """
 

@@ -17,12 +17,6 @@ from ..errors import SymdiffError
 #: The ``symdiff`` package folder: an installed wheel carries ``templates/`` inside it.
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent
 
-#: The comment that opens the helper section at the end of a generated module
-#: (``module.py.jinja``): every line after it is helper code copied from
-#: :mod:`symdiff.codegen.helpers`, which displays may fold away.
-HELPERS_HEADING = "# Helpers copied from symdiff.codegen.helpers, so this module runs on its own."
-
-
 def templates_dir() -> Path:
     """The folder holding ``module.py.jinja`` and friends (installed wheel or source tree)."""
     for candidate in (_PACKAGE_DIR / "templates", _PACKAGE_DIR.parent / "templates"):

@@ -28,7 +28,6 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -58,7 +57,22 @@ def source_dir() -> Path:
     if configured:
         return Path(configured)
     user = os.getuid() if hasattr(os, "getuid") else os.environ.get("USERNAME", "user")
-    return Path(tempfile.gettempdir()) / f"symdiff-sources-{user}"
+    return Path(_temporary_dir()) / f"symdiff-sources-{user}"
+
+
+def _temporary_dir() -> str:
+    """The system's directory of temporary files: ``$TMPDIR`` (``$TEMP``, ``$TMP``) where set,
+    else ``/tmp`` on POSIX systems, else :func:`tempfile.gettempdir` (imported only then:
+    loading a cached function should not import ``tempfile``)."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    if os.name == "posix":
+        return "/tmp"
+    import tempfile
+
+    return tempfile.gettempdir()
 
 
 def copy_path(source: str, name: str) -> Path:
@@ -87,6 +101,8 @@ def write_copy(source: str, name: str) -> str | None:
 
 
 def _write(path: Path, data: bytes) -> None:
+    import tempfile  # (a write: not when the copy is there already)
+
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=_TEMP_PREFIX, suffix=".py")
     try:
         with os.fdopen(fd, "wb") as handle:

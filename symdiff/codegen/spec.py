@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .. import __version__
-from ..verify import ERROR_CONSTANTS
-from .helpers import helper_source
-from .render import HELPERS_HEADING, render
+from .render import render
+
+#: The module generated code imports its runtime helpers from (:mod:`symdiff.runtime`).
+RUNTIME = "symdiff.runtime"
 
 
 class Header(Protocol):
@@ -45,13 +46,15 @@ class ModuleSpec:
       or ``-=`` brings its operator; an empty target makes ``code`` an expression statement,
       ``_np.add.at(_t0, [0, 2, 2], _t1)``); ``outputs``: further statement lines; ``result``: the
       returned expression;
-    * ``helpers``: the runtime helpers the code calls (:mod:`symdiff.codegen.helpers`; their
-      dependencies are added when rendered); ``constants``: module-level assignments it reads;
-    * ``block_inputs``: for elementwise programs, the arrays that ``_in_blocks`` splits into
-      cache-sized blocks for the formulas (None: the formulas stay in the public function);
-      ``threads``: then the name of the public function's keyword-only parameter that sets the
-      number of threads (``threads``, or ``_threads`` beside a variable of that name).
-    * ``backend``: ``"numpy"`` or ``"array_api"`` (the module imports ``array_api_compat``).
+    * ``helpers``: the runtime helpers the code calls (:mod:`symdiff.runtime`, imported in one
+      line); ``constants``: module-level assignments it reads;
+    * ``formulas``: for elementwise programs, the parameters of the second function
+      ``_formulas`` that holds the assignments, outputs and result (the public function's body
+      is then its prelude, which hands the formulas to the runtime), with its docstring
+      ``formulas_doc``; None: one function; ``threads``: the name of the public function's
+      keyword-only parameter that sets the number of threads (``threads``, or ``_threads``
+      beside a variable of that name), if it has one.
+    * ``backend``: ``"numpy"`` (the module imports NumPy) or ``"array_api"`` (it does not).
     * ``functions``: further generated functions, as text, placed after the formulas (the
       packed point path's ``_packed``, :mod:`symdiff.codegen.pack`).
     """
@@ -69,7 +72,8 @@ class ModuleSpec:
     outputs: tuple[str, ...] = ()
     helpers: tuple[str, ...] = ()
     constants: tuple[str, ...] = ()
-    block_inputs: tuple[str, ...] | None = None
+    formulas: tuple[str, ...] | None = None
+    formulas_doc: str = ""
     threads: str | None = None
     backend: str = "numpy"
     functions: tuple[str, ...] = ()
@@ -85,7 +89,8 @@ class ModuleSpec:
         outputs: Sequence[str] = (),
         helpers: Sequence[str] = (),
         constants: Sequence[str] = (),
-        block_inputs: Sequence[str] | None = None,
+        formulas: Sequence[str] | None = None,
+        formulas_doc: str = "",
         threads: str | None = None,
         backend: str = "numpy",
         functions: Sequence[str] = (),
@@ -97,7 +102,8 @@ class ModuleSpec:
             doc=tuple(header.doc), prelude=tuple(prelude), assignments=tuple(assignments),
             result=result, outputs=tuple(outputs), helpers=tuple(sorted(set(helpers))),
             constants=tuple(constants),
-            block_inputs=None if block_inputs is None else tuple(block_inputs),
+            formulas=None if formulas is None else tuple(formulas),
+            formulas_doc=formulas_doc,
             threads=threads,
             backend=backend,
             functions=tuple(functions),
@@ -124,21 +130,12 @@ def render_module(spec: ModuleSpec) -> str:
     """Render ``module.py.jinja``: every text that came from an expression goes through
     :func:`safe_comment` here, in one place, for the scalar and the tensor layer alike.
 
-    The module reads top-down as a person would write it: the header, the imports, the public
-    function and its formulas, then one section of helpers (the source of the runtime helpers
-    the code calls, under :data:`~symdiff.codegen.render.HELPERS_HEADING`; Python resolves
-    module-level names when a function runs, so the helpers may follow it). With
-    ``block_inputs`` (elementwise programs), the formulas go into a second function,
-    ``_formulas(*block_inputs, _shape, _dtype, _into)``, which the public one calls through the
-    ``_in_blocks`` helper so that long arrays are computed in cache-sized blocks (on the
-    number of threads its keyword-only ``threads`` parameter gives); an Array API module's is
-    ``_formulas(*block_inputs, _shape, _dtype, _xp)``, called through ``_xp_in_blocks``. The
-    ``constants`` are printed after the imports (each one must be on
-    :data:`symdiff.verify.CONSTANTS`); the error classes the helpers raise
-    (:data:`symdiff.verify.ERROR_CONSTANTS`) open the helper section.
+    The module reads top-down as a person would write it: the header, the imports (NumPy, and
+    the runtime helpers the code calls in one line), the module constants (each one on
+    :data:`symdiff.verify.CONSTANTS` or a packed constant), the public function, and, for an
+    elementwise program, its formulas (``_formulas``), which the public function hands to
+    the runtime (:func:`symdiff.runtime._elementwise`: at a point, or on arrays in blocks).
     """
-    helpers = helper_source(list(spec.helpers))
-    errors = [line for line in ERROR_CONSTANTS if line.split(" = ")[0] in helpers]
     return render(
         "module.py.jinja",
         version=__version__,
@@ -147,42 +144,39 @@ def render_module(spec: ModuleSpec) -> str:
         summary=safe_comment(spec.title) + ".",
         mode=spec.mode,
         key=spec.key,
-        imports=_imports(helpers, spec.backend),
+        imports=imports(spec.helpers, spec.backend),
         constants=list(spec.constants),
-        helpers_heading=HELPERS_HEADING,
-        helper_constants=errors,
-        helpers=[helpers.rstrip("\n")] if helpers else [],
         name=spec.name,
         params=list(spec.params),
         doc=[safe_comment(line, 200) for line in spec.doc],
         prelude=list(spec.prelude),
+        formulas=None if spec.formulas is None else list(spec.formulas),
+        formulas_doc=safe_comment(spec.formulas_doc, 200),
         assignments=list(spec.assignments),
         outputs=list(spec.outputs),
         result=spec.result,
-        block_inputs=None if spec.block_inputs is None else list(spec.block_inputs),
         threads=spec.threads,
         functions=list(spec.functions),
-        **_blocks(spec.backend, spec.threads),
     )
 
 
-def _blocks(backend: str, threads: str | None) -> dict[str, str | None]:
-    """How the public function hands its formulas to the block loop: the helper, its last
-    argument (the threads keyword, or the namespace) and the formulas' last parameter (the
-    block's output slices, or the namespace: an Array API module writes blocks by item
-    assignment, never with ``out=``)."""
-    if backend == "array_api":
-        return {"blocks_helper": "_xp_in_blocks", "block_last": "_xp", "formulas_last": "_xp"}
-    return {"blocks_helper": "_in_blocks", "block_last": threads, "formulas_last": "_into"}
-
-
-def _imports(helpers: str, backend: str = "numpy") -> list[str]:
-    """``import numpy as _np``, plus the standard library's math where a helper uses it; for
-    the Array API backend ``import array_api_compat as _xpc`` instead (and no NumPy)."""
-    if backend == "array_api":
-        return ["import array_api_compat as _xpc"]
-    return (
-        ["import math as _math", "import numpy as _np"]
-        if "_math." in helpers
-        else ["import numpy as _np"]
-    )
+def imports(helpers: Sequence[str], backend: str = "numpy") -> list[str]:
+    """The import lines of a module: ``import numpy as _np`` (not for the Array API backend,
+    whose code calls the namespace of its arguments) and one line importing the runtime
+    ``helpers`` (wrapped in parentheses when long)."""
+    lines = [] if backend == "array_api" else ["import numpy as _np"]
+    if not helpers:
+        return lines
+    names = sorted(helpers)
+    line = f"from {RUNTIME} import {', '.join(names)}"
+    if len(line) <= 95:
+        return [*lines, line]
+    rows, row = [], ""
+    for name in names:
+        if row and len(row) + len(name) + 2 > 91:
+            rows.append(row)
+            row = ""
+        row += f"{name}, "
+    rows.append(row)
+    inner = "\n".join(f"    {r.rstrip()}" for r in rows)
+    return [*lines, f"from {RUNTIME} import (\n{inner}\n)"]

@@ -55,7 +55,7 @@ STANDARD_NAMES = frozenset(STANDARD.values()) | {"float64", "asarray"}
 #: Runtime helpers an Array API module may call (the others use NumPy).
 STANDARD_HELPERS = frozenset({
     "_xp_namespace", "_xp_float_dtype", "_xp_float_arrays", "_xp_common_shape", "_xp_as_output",
-    "_xp_in_blocks", "_xp_vector", "_check_shapes",
+    "_xp_in_blocks", "_xp_vector", "_xp_elementwise", "_check_shapes",
 })
 
 #: NumPy helpers of the scalar printer with a standard-only formula (``{0}``: the argument).

@@ -6,7 +6,7 @@ rule (multiplying by the inner derivatives and summing) is applied once, in
 :mod:`symdiff.engine.forward`, never inside an entry. The entries are read from the function
 registry (:mod:`symdiff.registry`), whose row for a function holds its rule beside everything
 else about it, its test domain included: adding a function is one row there (plus a SymPy
-class in :mod:`symdiff.functions` or a helper in :mod:`symdiff.codegen.helpers` only where SymPy or
+class in :mod:`symdiff.functions` or a helper in :mod:`symdiff.runtime` only where SymPy or
 NumPy lacks one).
 
 Conventions at non-differentiable points (each row's ``identity``; the function table of

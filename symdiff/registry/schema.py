@@ -29,7 +29,7 @@ class _Lazy:
 sp = _Lazy("sympy")
 np = _Lazy("numpy")
 F = _Lazy("symdiff.functions")
-H = _Lazy("symdiff.codegen.helpers")  # the runtime helpers, for a row's numeric=
+H = _Lazy("symdiff.runtime")  # the runtime helpers, for a row's numeric=
 CF = _Lazy("sympy.codegen.cfunctions")
 errors = _Lazy("symdiff.errors")
 #: Where a row's ``head`` is looked up: ``"sin"`` in SymPy, ``"CF:log1p"`` in
@@ -97,7 +97,7 @@ class Fn:
     # scipy.special ufuncs traced to this row (``scipy.special.expit`` of a traced value); SciPy
     # is not a dependency: they are looked up only in a process that imported scipy.special
     scipy: tuple[str, ...] = ()
-    helper: str | None = None  # runtime helper printed "<helper>(...)" and pasted into modules
+    helper: str | None = None  # runtime helper printed "<helper>(...)", of symdiff.runtime
     helper_deps: tuple[str, ...] = ()  # helpers that helper calls
     template: str | None = None  # printed form with {0}, {1}, ... for the printed arguments
     method: str | None = None  # printer method for an irregular form ("nested", "heaviside")

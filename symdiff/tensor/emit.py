@@ -349,7 +349,7 @@ class _Emitter:
     def _prod_others(self, node: Node, target: str) -> None:
         """The product of the other elements along the axes, without dividing by zero: the
         runtime helper ``_prod_others`` (``prod(x) / x`` when ``x`` has no zero, else zeros
-        counted; see :mod:`symdiff.codegen.helpers`)."""
+        counted; see :mod:`symdiff.runtime`)."""
         (axes,) = node.attrs
         (code,) = self._args(node)
         self.printer.helpers.add("_prod_others")

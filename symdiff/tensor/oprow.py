@@ -57,7 +57,7 @@ class OpRow:
     #: ``(builder, node, index) -> Node | None``: a slice of the node built without it, when
     #: possible (:data:`symdiff.tensor.simplify.INDEX_RULES`).
     index: Callable[[Builder, Node, tuple[Any, ...]], Node | None] | None = None
-    #: Runtime helpers (:mod:`symdiff.codegen.helpers`) the statements call ("_gram").
+    #: Runtime helpers (:mod:`symdiff.runtime`) the statements call ("_gram").
     helpers: frozenset[str] = field(default_factory=frozenset)
 
 

@@ -1,13 +1,15 @@
 """Defence in depth: check a generated module's syntax tree before it is ever executed.
 
-The templates can only produce a narrow shape of module: ``import numpy as _np`` (and
-``import math as _math``; or, for the Array API backend, ``import array_api_compat as _xpc``
-alone, whose function calls only the standard's functions of ``_xp``, see
-:data:`STANDARD_NAMES`), the module constants in :data:`CONSTANTS`, helper functions copied
-verbatim from :mod:`symdiff.codegen.helpers`, and one function whose body assigns arithmetic on its
-parameters and NumPy calls to temporaries and returns them. :func:`check_module` accepts
-exactly that and refuses anything else (an unexpected statement, name, attribute or call), so
-neither a bug nor a tampered cache entry can run arbitrary code. Standard library only.
+The templates can only produce a narrow shape of module: ``import numpy as _np`` (not in the
+Array API backend, whose functions call only the standard's functions of ``_xp``, see
+:data:`STANDARD_NAMES`), one ``from symdiff.runtime import ...`` of the runtime helpers the code
+calls (:data:`RUNTIME_IMPORTS`), the module constants in :data:`CONSTANTS`, and one function
+whose body assigns arithmetic on its parameters and NumPy calls to temporaries and returns them
+(with its formulas, ``_formulas``, a packed point path, ``_packed``, and a sparse function's
+``_pattern``, where its values go).
+:func:`check_module` accepts exactly that and refuses anything else (an unexpected statement,
+name, attribute, call or import), so neither a bug nor a tampered cache entry can run
+arbitrary code. Standard library only.
 
 Constant shapes are bounded too (``sizes``): no module allocates an array of a constant shape
 beyond ``MAX_CONSTANT_ELEMENTS`` or repeats a sequence (``(20000,) * 3``).
@@ -22,7 +24,6 @@ from __future__ import annotations
 
 import ast
 import functools
-from pathlib import Path
 
 from .allowed import (
     BLOCK_SLICES,
@@ -39,7 +40,9 @@ from .allowed import (
     PARAM_METHODS,
     PATTERN,
     REDUCING_UFUNCS,
-    STANDARD_IMPORT,
+    RUNTIME,
+    RUNTIME_IMPORTS,
+    STANDARD_HELPERS,
     STANDARD_NAMES,
     STRUCTURAL_NUMPY_NAMES,
     TENSOR_ATTRIBUTES,
@@ -65,6 +68,8 @@ __all__ = [
     "OPERATOR_UFUNCS",
     "PARAM_METHODS",
     "REDUCING_UFUNCS",
+    "RUNTIME",
+    "RUNTIME_IMPORTS",
     "STANDARD_NAMES",
     "STRUCTURAL_NUMPY_NAMES",
     "TENSOR_ATTRIBUTES",
@@ -73,19 +78,7 @@ __all__ = [
     "VECTOR",
     "VerificationError",
     "check_module",
-    "trusted_helpers",
 ]
-
-
-@functools.cache
-def trusted_helpers() -> dict[str, str]:
-    """The syntax tree dump of every helper in the modules of the ``codegen.helpers`` package,
-    read as text (not imported)."""
-    helpers: dict[str, str] = {}
-    for path in sorted((Path(__file__).parent.parent / "codegen" / "helpers").glob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        helpers.update((n.name, ast.dump(n)) for n in tree.body if isinstance(n, ast.FunctionDef))
-    return helpers
 
 
 @functools.cache
@@ -106,11 +99,17 @@ def check_module(source: str) -> ast.Module:
     patterns = []
     constants: set[str] = set()
     imports: set[tuple[str, str | None]] = set()
+    helpers: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.Import):
             if not all((a.name, a.asname) in IMPORTS for a in node.names):
                 raise refuse(node, "unexpected import")
             imports |= {(a.name, a.asname) for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            if helpers or not _imports_runtime(node):
+                raise refuse(node, f"unexpected import: one 'from {RUNTIME} import ...' of its "
+                             "helpers is allowed")
+            helpers = {a.name for a in node.names}
         elif isinstance(node, ast.FunctionDef) and node.name in FUNCTION_NAMES:
             functions.append(node)
         elif isinstance(node, ast.FunctionDef) and node.name == FORMULAS:
@@ -119,9 +118,6 @@ def check_module(source: str) -> ast.Module:
             packed.append(node)
         elif isinstance(node, ast.FunctionDef) and node.name == PATTERN:
             patterns.append(node)
-        elif isinstance(node, ast.FunctionDef):
-            if trusted_helpers().get(node.name) != ast.dump(node):
-                raise refuse(node, f"helper {node.name!r} is not symdiff's own")
         elif isinstance(node, ast.Assign) and ast.dump(node) in _constant_dumps():
             pass
         elif (name := packed_constant(node)) is not None:
@@ -137,24 +133,31 @@ def check_module(source: str) -> ast.Module:
         )
     if constants and not packed:
         raise VerificationError("packed constants without a packed function")
-    standard = STANDARD_IMPORT in imports  # the Array API backend: no NumPy, the standard only
-    if standard and imports != {STANDARD_IMPORT}:
-        raise VerificationError("an Array API module imports array_api_compat and nothing else")
-    helpers = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
+    standard = bool(helpers & STANDARD_HELPERS)  # the Array API backend: the standard only
+    if standard and imports:
+        raise VerificationError("an Array API module imports no NumPy")
     tensor = TENSOR_HELPER in helpers
-    check_function(functions[0], set(trusted_helpers()), tensor, standard=standard)
+    check_function(functions[0], helpers, tensor, standard=standard)
     for node in formulas:
-        check_function(node, set(trusted_helpers()), tensor, internal_params=True,
-                       standard=standard)
+        check_function(node, helpers, tensor, internal_params=True, standard=standard)
     for node in patterns:
         if standard:
             raise refuse(node, f"{PATTERN} only in NumPy modules")
-        check_function(node, set(trusted_helpers()), tensor, internal_params=True)
+        check_function(node, helpers, tensor, internal_params=True)
     for node in packed:
         if standard or tensor:
             raise refuse(node, f"{PACKED} only in elementwise NumPy modules")
-        check_packed_function(node, set(trusted_helpers()), constants)
+        check_packed_function(node, helpers, constants)
     check_defined(source, {node.name for node in (*functions, *formulas, *packed, *patterns)},
                   module_names(tree))
     return tree
+
+
+def _imports_runtime(node: ast.ImportFrom) -> bool:
+    """``from symdiff.runtime import _a, _b``: helpers of :data:`RUNTIME_IMPORTS`, each once and
+    under its own name."""
+    names = [a.name for a in node.names]
+    return (node.module == RUNTIME and node.level == 0 and bool(names)
+            and len(set(names)) == len(names)
+            and all(a.asname is None and a.name in RUNTIME_IMPORTS for a in node.names))
 

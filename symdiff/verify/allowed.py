@@ -11,49 +11,62 @@ import re
 
 from .. import registry
 from ..codegen.naming import CONSTANT as BOUND_CONSTANT
-from ..codegen.naming import DIRECTION, INTO, THREADS, threads_keyword
+from ..codegen.naming import DIRECTION, OUT, THREADS, threads_keyword
 
 FUNCTION_NAMES = frozenset(
     {"f", "grad_f", "value_and_grad_f", "jacobian_f", "hessian_f", "hvp_f"}
 )
-#: The second function of elementwise modules: the formulas, which the public function runs
-#: through the ``_in_blocks`` helper (``_xp_in_blocks`` in an Array API module, whose formulas
-#: take the namespace ``_xp`` last). Its parameters are generated names too.
+#: The second function of elementwise modules: the formulas, which the public function hands
+#: to the runtime (``return _elementwise(_formulas, (x, y), threads=threads)``; in an Array API
+#: module ``_xp_elementwise``, whose formulas take the namespace ``_xp`` last). Its parameters
+#: are generated names too.
 FORMULAS = "_formulas"
 #: The function of sparse Jacobians and Hessians that returns where their values go (rows,
 #: columns and shape: :mod:`symdiff.sparse.pattern`). Its parameters are dimension sizes.
 PATTERN = "_pattern"
-#: The runtime helper an elementwise function's point path returns (the one ``if`` of a scalar
-#: function: ``if x.__class__ is float ...: return _at_point(_formulas, (x, ...))``).
-POINT_HELPER = "_at_point"
-#: The packed point path (:mod:`symdiff.verify.packed`): the helper the point test may return
-#: instead, the packed function it calls, that function's register parameter and the ufuncs
-#: whose ``reduce``/``reduceat`` it may call.
+#: The runtime helpers that run the formulas, and the keywords a call of them may pass.
+ELEMENTWISE_HELPERS = frozenset({"_elementwise", "_xp_elementwise", "_at_point"})
+ELEMENTWISE_KEYWORDS = frozenset({"threads", "leading", "direction", "floats"})
+#: The packed point path (:mod:`symdiff.verify.packed`): the helper the public function's
+#: point test returns (``if x.__class__ is float ...: return _at_packed(_packed, ...)``), the
+#: packed function it calls, that function's register parameter and the ufuncs whose
+#: ``reduce``/``reduceat`` it may call.
 PACKED_HELPER = "_at_packed"
 PACKED = "_packed"
 REGISTER = "_r"
 PACKED_REDUCTIONS = frozenset({"add", "multiply"})
-#: The parameter of ``_formulas`` holding the block's slices of the outputs, or None. It may
-#: only be tested (``... if _into is None else ...``), indexed by an int literal and written
-#: through ``out=`` of a NumPy call.
-BLOCK_SLICES = INTO
+#: The last parameter of ``_formulas``: where its outputs go. It may only be indexed by int
+#: literals (``_out[0]``, ``_out[1, 0]``), written through ``out=`` of a NumPy call, and
+#: given as its default a tuple of ``None`` (one per output).
+BLOCK_SLICES = OUT
 #: The one keyword-only parameter an elementwise public function may have (default None), under
-#: either spelling: its number of threads, passed on to ``_in_blocks``.
+#: either spelling: its number of threads, passed on to ``_elementwise``.
 THREADS_KEYWORDS = frozenset({THREADS, threads_keyword([THREADS])})
-IMPORTS = {("numpy", "_np"), ("math", "_math"), ("array_api_compat", "_xpc")}
-#: The import that makes a module one of the Array API backend (``backend="array_api"``): it
+IMPORTS = {("numpy", "_np")}
+#: The one other import a generated module may have: ``from symdiff.runtime import ...`` of
+#: these helpers (each under its own name), which generated code calls. Written out here
+#: because this list is the security boundary; a test checks that the runtime has each one.
+RUNTIME = "symdiff.runtime"
+RUNTIME_IMPORTS = frozenset({
+    "_elementwise", "_at_point", "_at_packed", "_float_arrays", "_check_shapes",
+    "_erf", "_erfc", "_log_ndtr", "_gamma", "_loggamma", "_polygamma", "_argmax_share",
+    "_hypot_share", "_sinc_d", "_sigmoid", "_softplus", "_prod_others", "_tril_inv", "_gram",
+    "_xp_elementwise", "_xp_namespace", "_xp_float_arrays", "_affine_grid",
+})
+#: The helpers that make a module one of the Array API backend (``backend="array_api"``): it
 #: imports no NumPy, binds the namespace of its arguments to :data:`NAMESPACE` with
-#: :data:`NAMESPACE_HELPER` and may use only :data:`STANDARD_NAMES` of it.
-STANDARD_IMPORT = ("array_api_compat", "_xpc")
+#: :data:`NAMESPACE_HELPER` (or gets it as the formulas' last parameter) and may use only
+#: :data:`STANDARD_NAMES` of it.
+STANDARD_HELPERS = frozenset({"_xp_elementwise", "_xp_namespace"})
 NAMESPACE = "_xp"
 NAMESPACE_HELPER = "_xp_namespace"
-#: The error classes the runtime helpers raise, bound to built-ins in a generated module (so
-#: that a saved module runs on its own) and rebound by the loader to symdiff's ``ShapeError``
-#: and ``ArgumentError`` (:func:`symdiff.codegen.load.load_function`), which subclass them.
+#: The error classes the runtime helpers raise, bound to built-ins in a standalone module (so
+#: that a saved module runs without symdiff), which symdiff's ``ShapeError`` and
+#: ``ArgumentError`` subclass.
 ERROR_CONSTANTS = ("_ShapeError = ValueError", "_ArgumentError = TypeError")
 #: The module-level constants a generated module may define, each exactly as written here.
-CONSTANTS = ('_FLOAT64 = _np.dtype("float64")', *ERROR_CONSTANTS)
-MODULE_NAMES = frozenset(alias for _, alias in IMPORTS)
+CONSTANTS = ('_FLOAT64 = _np.dtype("float64")',)
+MODULE_NAMES = frozenset({"_np"})
 #: ``_np.<name>`` the templates and the printer's structural forms use (arrays, shapes,
 #: reductions, constants, ``where``/logic, and ``sqrt`` for any ``x**(1/2)``). The elementwise
 #: functions' names come from the registry rows (:func:`symdiff.registry.numpy_names`).
@@ -100,8 +113,7 @@ STANDARD_NAMES = frozenset({
 PARAM_METHODS = frozenset({"astype", "shape", "dtype"})
 #: Runtime helpers that check arguments and take the parameters' names as their first argument
 #: (a tuple of strings, each the name of a parameter), to name an argument in their errors.
-NAMING_HELPERS = frozenset({"_float_dtype", "_common_shape", "_float_arrays",
-                            "_xp_common_shape"})
+NAMING_HELPERS = frozenset({"_float_arrays"})
 #: The Array API backend's naming helpers, which take the namespace first, then the names.
 STANDARD_NAMING_HELPERS = frozenset({"_xp_float_arrays", "_xp_float_dtype"})
 #: Tensor modules (those that embed this helper to check argument shapes) may also use ``@``,

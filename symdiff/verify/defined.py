@@ -24,7 +24,7 @@ def module_names(tree: ast.Module) -> set[str]:
     """The names ``tree`` binds at module level: imports, constants and functions."""
     names: set[str] = set()
     for node in tree.body:
-        if isinstance(node, ast.Import):
+        if isinstance(node, ast.Import | ast.ImportFrom):
             names.update(a.asname or a.name for a in node.names)
         elif isinstance(node, ast.FunctionDef):
             names.add(node.name)

@@ -10,7 +10,10 @@ from .allowed import (
     BLOCK_SLICES,
     CONSTANT,
     EINSUM,
+    ELEMENTWISE_HELPERS,
+    ELEMENTWISE_KEYWORDS,
     EXPRESSION_NODES,
+    FORMULAS,
     INTERNAL,
     KEYWORDS,
     MODULE_NAMES,
@@ -29,7 +32,14 @@ from .allowed import (
 )
 from .errors import refuse
 from .literals import all_axes, names_tuple, plain_index
-from .sizes import ALLOCATING, ALLOCATING_HELPERS, check_allocation, check_binop
+from .sizes import (
+    ALLOCATING,
+    ALLOCATING_HELPERS,
+    check_allocation,
+    check_binop,
+    check_size,
+    constant_elements,
+)
 
 
 def _dotted_path(node: ast.Attribute, namespace: str) -> str | None:
@@ -43,19 +53,6 @@ def _dotted_path(node: ast.Attribute, namespace: str) -> str | None:
     if not (isinstance(owner, ast.Name) and owner.id == namespace) or len(parts) < 2:
         return None
     return ".".join(reversed(parts))
-
-
-def tests_no_slices(test: ast.AST) -> bool:
-    """Whether ``test`` is ``_into is None`` (a block without output slices)."""
-    return (
-        isinstance(test, ast.Compare)
-        and isinstance(test.left, ast.Name)
-        and test.left.id == BLOCK_SLICES
-        and len(test.ops) == 1
-        and isinstance(test.ops[0], ast.Is)
-        and isinstance(test.comparators[0], ast.Constant)
-        and test.comparators[0].value is None
-    )
 
 
 class ExpressionChecker:
@@ -78,6 +75,8 @@ class ExpressionChecker:
         self.names = STANDARD_NAMES if standard else NUMPY_NAMES
 
     def target(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Name) and node.id == BLOCK_SLICES:
+            raise refuse(node, f"{BLOCK_SLICES} is only written through")
         if isinstance(node, ast.Name) and (node.id in self.params or INTERNAL.match(node.id)):
             return
         if isinstance(node, ast.Subscript) and self._is_out_index(node):
@@ -204,7 +203,7 @@ class ExpressionChecker:
         raise refuse(node, f"unexpected attribute {node.attr!r}")
 
     def block_slice(self, node: ast.AST) -> bool:
-        """``_into[3]``: a slice of an output, in ``_formulas`` (whose parameter it is)."""
+        """``_out[3]``: where output 3 goes, in ``_formulas`` (whose parameter it is)."""
         return (
             BLOCK_SLICES in self.params
             and isinstance(node, ast.Subscript)
@@ -213,7 +212,7 @@ class ExpressionChecker:
         )
 
     def _output_slice(self, node: ast.AST) -> bool:
-        """``_into[0]`` or ``_out[1, 0]`` in ``_formulas``: where an output's last operation
+        """``_out[0]`` or ``_out[1, 0]`` in ``_formulas``: where an output's last operation
         may write (``out=``)."""
         return self.block_slice(node) or (
             BLOCK_SLICES in self.params
@@ -235,13 +234,6 @@ class ExpressionChecker:
             and self._output_slice(node.keywords[0].value)
         )
 
-    def visit_IfExp(self, node: ast.IfExp) -> list[ast.AST]:
-        """``<expression> if _into is None else <expression>``: a line of ``_formulas`` that
-        writes into the output's slice when ``_in_blocks`` gives one; no other test."""
-        if not (BLOCK_SLICES in self.params and tests_no_slices(node.test)):
-            raise refuse(node, "unexpected conditional expression")
-        return [node.body, node.orelse]
-
     def visit_Subscript(self, node: ast.Subscript) -> list[ast.AST]:
         if self._is_out_index(node, ("_out", VECTOR)) or self.block_slice(node):
             return []
@@ -256,7 +248,18 @@ class ExpressionChecker:
     def visit_Call(self, node: ast.Call) -> list[ast.AST]:
         func = node.func
         args = list(node.args)
+        keywords = KEYWORDS
         if isinstance(func, ast.Name) and func.id in self.helpers:
+            if func.id in ELEMENTWISE_HELPERS:  # ``(_formulas, (x, y), threads=threads)``
+                if not (len(args) == 2 and isinstance(args[0], ast.Name)
+                        and args[0].id == FORMULAS and isinstance(args[1], ast.Tuple)
+                        and all(isinstance(a, ast.Name) and a.id in self.params
+                                for a in args[1].elts)):
+                    raise refuse(node, f"{func.id} runs {FORMULAS} on parameters")
+                keywords = ELEMENTWISE_KEYWORDS
+                for item in node.keywords:  # ``leading=(n, n)``: the shape of an array result
+                    if item.arg == "leading":
+                        check_size(item, constant_elements(item.value))
             if func.id in ALLOCATING_HELPERS:
                 check_allocation(node, func.id)
             if func.id in NAMING_HELPERS and args and names_tuple(args[0], self.params):
@@ -283,7 +286,7 @@ class ExpressionChecker:
             if item.arg == "out" and isinstance(func, ast.Attribute) and self._output_slice(
                 item.value
             ):
-                continue  # ``_np.multiply(_t0, x, out=_into[0])``: into an output's slice
-            if item.arg not in KEYWORDS:
+                continue  # ``_np.multiply(_t0, x, out=_out[0])``: where an output goes
+            if item.arg not in keywords:
                 raise refuse(item, f"unexpected keyword {item.arg!r}")
         return [*args, *(item.value for item in node.keywords if not all_axes(item))]

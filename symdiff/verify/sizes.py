@@ -18,8 +18,9 @@ MAX_CONSTANT_ELEMENTS = 2**32
 #: sides; ``repeat``: the count).
 ALLOCATING = {"empty": 0, "zeros": 0, "ones": 0, "full": 0, "broadcast_to": 1, "eye": 0,
               "repeat": 1}
-#: The helpers (:mod:`symdiff.codegen.helpers`) that allocate arrays of a shape they are given,
-#: and which argument it is.
+#: The runtime helpers (:mod:`symdiff.runtime`) that allocate arrays of a shape they are given
+#: as an argument, and which argument it is (``_elementwise``'s ``leading=`` is checked where
+#: its call is).
 ALLOCATING_HELPERS = {"_as_output": 1, "_in_blocks": 2, "_xp_as_output": 2, "_xp_in_blocks": 2}
 _OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Pow)
 

@@ -9,19 +9,17 @@ import keyword
 from .allowed import (
     BLOCK_SLICES,
     CONSTANT,
-    FORMULAS,
     INTERNAL,
     MODULE_NAMES,
     NAMESPACE,
     NAMESPACE_HELPER,
     PARAM,
-    POINT_HELPER,
     TENSOR_HELPER,
     THREADS_KEYWORDS,
     VECTOR,
 )
 from .errors import refuse
-from .expressions import ExpressionChecker, tests_no_slices
+from .expressions import ExpressionChecker
 from .literals import int_list, literal_int, names_tuple
 from .packed import check_packed_call
 
@@ -31,13 +29,14 @@ def check_function(
     standard: bool = False,
 ) -> None:
     """Refuse ``func`` unless its parameters are plain names and every statement is one a
-    template writes (``internal_params``: generated names as parameters, as ``_formulas`` has;
-    ``standard``: a module of the Array API backend, whose namespace ``_xp`` is bound once, by
-    the ``_xp_namespace`` helper, before anything reads it)."""
+    template writes (``internal_params``: generated names as parameters, as ``_formulas`` has,
+    whose ``_out`` may default to a tuple of None; ``standard``: a module of the Array API
+    backend, whose namespace ``_xp`` is bound once, by the ``_xp_namespace`` helper, before
+    anything reads it, or is the formulas' last parameter)."""
     args = func.args
-    if args.vararg or args.kwarg or args.posonlyargs or args.defaults or not (
+    if args.vararg or args.kwarg or args.posonlyargs or not (
         _threads_keyword(args, internal_params) or not args.kwonlyargs
-    ):
+    ) or (args.defaults and not (internal_params and _no_outputs(args))):
         raise refuse(func, "only plain parameters are allowed")
     if func.decorator_list or func.returns:
         raise refuse(func, "no decorators or annotations")
@@ -97,38 +96,25 @@ def check_function(
         elif tensor and isinstance(statement, ast.Expr) and _puts_along(statement, checker):
             checker.visit(statement.value.args[1])  # type: ignore[attr-defined]
             checker.visit(statement.value.args[2])  # type: ignore[attr-defined]
-        elif (isinstance(statement, ast.If) and _converts(statement)
-              and (tensor or not internal_params)):
-            _check_dtype_test(statement, checker, tensor)
+        elif isinstance(statement, ast.If) and _converts(statement) and tensor:
+            _check_dtype_test(statement, checker)
         elif isinstance(statement, ast.If) and not tensor and not internal_params:
             _check_point_test(statement, params)
-        elif isinstance(statement, ast.If) and internal_params and not tensor:
-            _check_blocked_assignment(statement, checker)
         elif isinstance(statement, ast.If) and tensor:
             _check_shape_test(statement, checker)
         else:
             raise refuse(statement, f"unexpected {type(statement).__name__} statement")
 
 
-def _check_blocked_assignment(statement: ast.If, checker: ExpressionChecker) -> None:
-    """``if _into is None: <target> = <expression> else: <target> = <expression>`` in
-    ``_formulas``: one output (or temporary) computed plainly, or with its last operation
-    written into its block's slice (:mod:`symdiff.codegen.into`). Each branch is exactly one
-    assignment to the same target, checked like any other."""
-    if not (BLOCK_SLICES in checker.params and tests_no_slices(statement.test)):
-        raise refuse(statement, "unexpected if statement")
-    branches = (statement.body, statement.orelse)
-    if not all(
-        len(branch) == 1 and isinstance(branch[0], ast.Assign) and len(branch[0].targets) == 1
-        for branch in branches
-    ):
-        raise refuse(statement, "each branch of 'if _into is None' is one assignment")
-    first, second = (branch[0] for branch in branches)
-    if ast.dump(first.targets[0]) != ast.dump(second.targets[0]):  # type: ignore[attr-defined]
-        raise refuse(statement, "both branches of 'if _into is None' assign one target")
-    for assignment in (first, second):
-        checker.target(assignment.targets[0])  # type: ignore[attr-defined]
-        checker.visit(assignment.value)  # type: ignore[attr-defined]
+def _no_outputs(args: ast.arguments) -> bool:
+    """``..., _out=(None, None)``: the one default of ``_formulas``, on its last parameter."""
+    default = args.defaults[0] if len(args.defaults) == 1 else None
+    return (
+        isinstance(default, ast.Tuple)
+        and bool(default.elts)
+        and all(isinstance(e, ast.Constant) and e.value is None for e in default.elts)
+        and args.args[-1].arg == BLOCK_SLICES
+    )
 
 
 def _threads_keyword(args: ast.arguments, internal_params: bool) -> bool:
@@ -249,19 +235,17 @@ def _check_shape_test(statement: ast.If, checker: ExpressionChecker) -> None:
 
 
 def _check_point_test(statement: ast.If, params: set[str]) -> None:
-    """The point path of an elementwise function, and nothing else::
+    """The packed point path of an elementwise function, and nothing else::
 
         if (x.__class__ is float or x.__class__ is _np.float64) and (y.__class__ is float
                 or y.__class__ is _np.float64):
-            return _at_point(_formulas, (x, y))
+            return _at_packed(_packed, (x, y), 4, 2)
 
     The test is one class test or an ``and`` of them; a class test is one ``is`` comparison of
     ``<param>.__class__`` with the name ``float`` or ``_np.float64``, or an ``or`` of such
-    comparisons on one parameter. The body returns one call of ``_at_point`` on the name
-    ``_formulas`` and a tuple of parameters (or, the packed point path, one call of
-    ``_at_packed`` on ``_packed``: :func:`symdiff.verify.packed.check_packed_call`); no
-    ``else``. A Hessian-vector product's test also has the direction's
-    (:func:`_direction_test`).
+    comparisons on one parameter. The body returns one call of ``_at_packed`` on ``_packed``
+    (:func:`symdiff.verify.packed.check_packed_call`); no ``else``. A Hessian-vector
+    product's test also has the direction's (:func:`_direction_test`).
     """
     test = statement.test
     tests = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
@@ -271,20 +255,8 @@ def _check_point_test(statement: ast.If, params: set[str]) -> None:
             raise refuse(statement, "unexpected test in the point path")
     body = statement.body
     value = body[0].value if len(body) == 1 and isinstance(body[0], ast.Return) else None
-    if not statement.orelse and check_packed_call(value, params - THREADS_KEYWORDS):
-        return
-    if statement.orelse or not (
-        isinstance(value, ast.Call)
-        and isinstance(value.func, ast.Name)
-        and value.func.id == POINT_HELPER
-        and not value.keywords
-        and len(value.args) == 2
-        and isinstance(value.args[0], ast.Name)
-        and value.args[0].id == FORMULAS
-        and isinstance(value.args[1], ast.Tuple)
-        and all(isinstance(a, ast.Name) and a.id in params for a in value.args[1].elts)
-    ):
-        raise refuse(statement, f"the point path may only return {POINT_HELPER}(...)")
+    if statement.orelse or not check_packed_call(value, params - THREADS_KEYWORDS):
+        raise refuse(statement, "the point path may only return _at_packed(...)")
 
 
 def _class_test(clause: ast.AST, params: set[str]) -> bool:
@@ -344,23 +316,18 @@ def _converts(statement: ast.If) -> bool:
     return len(statement.body) == 1 and isinstance(statement.body[0], ast.Assign)
 
 
-def _check_dtype_test(statement: ast.If, checker: ExpressionChecker, tensor: bool) -> None:
+def _check_dtype_test(statement: ast.If, checker: ExpressionChecker) -> None:
     """The argument prelude of a tensor function, and nothing else::
 
         if x.__class__ is not _np.ndarray or x.dtype is not _FLOAT64 or ...:
             x, y = _float_arrays(('x', 'y'), x, y)
 
-    or that of an elementwise function (``_as_arrays``, no dtype tests)::
-
-        if x.__class__ is not _np.ndarray or y.__class__ is not _np.ndarray:
-            x, y = _as_arrays(('x', 'y'), x, y)
-
     The test is an ``or`` of ``is not`` comparisons, each of ``<param>.__class__`` with
-    ``_np.ndarray`` or (tensor functions) of ``<param>.dtype`` with ``_FLOAT64``; the body
-    assigns the parameters (a tuple of names) from one call of the helper on the parameters'
-    names (a tuple of strings) and the parameters; no ``else``.
+    ``_np.ndarray`` or of ``<param>.dtype`` with ``_FLOAT64``; the body assigns the parameters
+    (a tuple of names) from one call of the helper on the parameters' names (a tuple of
+    strings) and the parameters; no ``else``.
     """
-    helper = "_float_arrays" if tensor else "_as_arrays"
+    helper = "_float_arrays"
     test = statement.test
     comparisons = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or) \
         else [test]
@@ -369,8 +336,7 @@ def _check_dtype_test(statement: ast.If, checker: ExpressionChecker, tensor: boo
             isinstance(comparison, ast.Compare)
             and len(comparison.ops) == 1
             and isinstance(comparison.ops[0], ast.IsNot)
-            and _dtype_operands(comparison.left, comparison.comparators[0], checker.params,
-                                tensor)
+            and _dtype_operands(comparison.left, comparison.comparators[0], checker.params)
         ):
             raise refuse(statement, "unexpected test in the argument prelude")
     assign = statement.body[0]
@@ -391,8 +357,8 @@ def _check_dtype_test(statement: ast.If, checker: ExpressionChecker, tensor: boo
         raise refuse(statement, f"an argument prelude may only call {helper}")
 
 
-def _dtype_operands(left: ast.AST, right: ast.AST, params: set[str], dtypes: bool) -> bool:
-    """``p.__class__`` with ``_np.ndarray``, or (``dtypes``) ``p.dtype`` with ``_FLOAT64``."""
+def _dtype_operands(left: ast.AST, right: ast.AST, params: set[str]) -> bool:
+    """``p.__class__`` with ``_np.ndarray``, or ``p.dtype`` with ``_FLOAT64``."""
     if not (
         isinstance(left, ast.Attribute)
         and isinstance(left.value, ast.Name)
@@ -406,8 +372,7 @@ def _dtype_operands(left: ast.AST, right: ast.AST, params: set[str], dtypes: boo
             and right.value.id == "_np"
             and right.attr == "ndarray"
         )
-    return dtypes and left.attr == "dtype" and isinstance(right, ast.Name) \
-        and right.id == "_FLOAT64"
+    return left.attr == "dtype" and isinstance(right, ast.Name) and right.id == "_FLOAT64"
 
 
 def _shape_operand(node: ast.AST, checker: ExpressionChecker) -> bool:

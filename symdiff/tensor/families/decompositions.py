@@ -241,7 +241,7 @@ def _with_tuple(node: Node, a_bar: Node) -> tuple[Node | None, ...]:
 
 def tril_inv(b: Builder, a: Node) -> Node:
     """The inverse of the lower-triangular (stack of) matrices ``a`` (a Cholesky factor):
-    ``_tril_inv`` (:mod:`symdiff.codegen.helpers`), matrix products rather than an LU."""
+    ``_tril_inv`` (:mod:`symdiff.runtime`), matrix products rather than an LU."""
     return b.node("tril_inv", (a,), (), a.shape)
 
 

@@ -1,6 +1,5 @@
 """The error functions ``_erf`` and ``_erfc`` and the log normal distribution function
-``_log_ndtr``, on one core ``_cody_erf`` (Cody's rational approximations). Pasted verbatim into
-generated modules: the rules of :mod:`symdiff.codegen.helpers` hold for every function here."""
+``_log_ndtr``, on one core ``_cody_erf`` (Cody's rational approximations)."""
 
 import numpy as _np
 

@@ -1,14 +1,12 @@
 """The argument checks of a generated function: arguments as NumPy arrays (``_as_arrays``,
 which refuses Dask collections and other libraries' arrays instead of copying them), broadcast
 shape (``_common_shape``), float dtype (``_float_dtype``, ``_float_arrays``), a direction
-vector (``_as_vector``) and a tensor function's declared shapes (``_check_shapes``). Pasted
-verbatim into generated modules: the rules of :mod:`symdiff.codegen.helpers` hold for every
-function here; the two error classes are bound as that docstring says."""
+vector (``_as_vector``) and a tensor function's declared shapes (``_check_shapes``)."""
 
 import numpy as _np
 
-from ...errors import ArgumentError as _ArgumentError
-from ...errors import ShapeError as _ShapeError
+from ..errors import ArgumentError as _ArgumentError
+from ..errors import ShapeError as _ShapeError
 
 
 def _as_arrays(names, *values):

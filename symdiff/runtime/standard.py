@@ -1,11 +1,10 @@
-"""The argument checks, output shaping and block loop of ``backend="array_api"`` modules,
-written with the Array API standard's functions only (``xp``, the namespace of the arguments,
-found by ``array_api_compat``): ``_xp_namespace``, ``_xp_float_dtype``, ``_xp_float_arrays``,
-``_xp_common_shape``, ``_xp_as_output`` and ``_xp_in_blocks``. Pasted verbatim into generated
-modules: the rules of
-:mod:`symdiff.codegen.helpers` hold for every function here, except that they refer to
-``_xpc`` (``array_api_compat``) and to the namespace they are given instead of ``_np``; a
-generated module of that backend imports ``array_api_compat as _xpc`` and not NumPy.
+"""The runtime of ``backend="array_api"`` modules, written with the Array API standard's
+functions only (``xp``, the namespace of the arguments, found by ``array_api_compat``):
+``_xp_elementwise`` runs an elementwise module's formulas (``_xp_in_blocks``, in blocks on NumPy
+arrays), the others check and convert arguments (``_xp_namespace``, ``_xp_float_dtype``,
+``_xp_float_arrays``, ``_xp_common_shape``, ``_xp_vector``) and shape outputs
+(``_xp_outputs``, ``_xp_as_output``). They refer to ``_xpc`` (``array_api_compat``) and to
+the namespace they are given instead of ``_np``.
 
 ``array_api_compat`` is an optional dependency (the ``array-api`` extra): this module imports
 without it, and ``_xp_namespace`` says what to install when it is missing.
@@ -16,8 +15,8 @@ try:
 except ImportError:  # the extra is not installed: only array_api modules need it
     _xpc = None
 
-from ...errors import ArgumentError as _ArgumentError
-from ...errors import ShapeError as _ShapeError
+from ..errors import ArgumentError as _ArgumentError
+from ..errors import ShapeError as _ShapeError
 
 
 def _xp_namespace(*arrays, _known={}):  # noqa: B006 (the cache of namespaces by types)
@@ -150,9 +149,63 @@ def _xp_vector(v, n):
     return v
 
 
+def _xp_elementwise(formulas, inputs, leading=None, direction=None):
+    """``formulas`` (an elementwise module's ``_formulas``, which takes the namespace last) on
+    the arguments ``inputs``, arrays of any Array API namespace (NumPy, Dask, CuPy, PyTorch,
+    JAX): they become arrays of the namespace of the arguments, of one real floating dtype,
+    and every output an array of it of their broadcast shape, after the ``leading`` axes of an
+    array result (whose formulas return its entries as nested tuples, stacked here).
+    ``direction``: the direction ``_v`` of a Hessian-vector product, whose components (along
+    its first axis, one per entry of ``leading``; ``_v`` itself without ``leading``) are the
+    formulas' last inputs. Long NumPy arrays are computed in blocks (``_xp_in_blocks``)."""
+    given = inputs if direction is None else (*inputs, direction)
+    xp = _xp_namespace(*given)
+    names = formulas.__code__.co_varnames[: len(inputs)] + ("_v",) * (direction is not None)
+    if not given:
+        return _xp_outputs(xp, formulas(xp), (), xp.float64, leading, ())
+    arrays = list(_xp_float_arrays(xp, names, *given))
+    dtype = arrays[0].dtype
+    if direction is not None:
+        vector = arrays.pop()
+        if leading is not None:
+            vector = _xp_vector(vector, leading[0])
+            arrays += [vector[i, ...] for i in range(leading[0])]
+            names = names[:-1] + ("_v",) * leading[0]
+        else:
+            arrays.append(vector)
+    shape = _xp_common_shape(names, *arrays)
+
+    def compute(part, size):  # the formulas on a block, its outputs shaped
+        return _xp_outputs(xp, formulas(*part, xp), size, dtype, leading, part)
+
+    return _xp_in_blocks(compute, arrays, shape, xp)
+
+
+def _xp_outputs(xp, result, shape, dtype, leading, inputs):
+    """What the formulas returned (an array, or nested tuples of them) as arrays of namespace
+    ``xp`` of ``shape`` and ``dtype`` (``_xp_as_output``; one of ``inputs``, or an array
+    returned twice, copied); with ``leading``, its nested tuples stacked into one array."""
+    seen = [*inputs]
+
+    def shaped(value):  # (stacked entries are copied by the stack)
+        new = _xp_as_output(xp, value, shape, dtype)
+        if leading is None and any(new is other for other in seen):
+            new = xp.asarray(new, copy=True)
+        seen.append(new)
+        return new
+
+    def each(tree, depth, again):  # given itself: a closure calling itself by name is a cycle
+        if type(tree) is not tuple:
+            return shaped(tree)
+        items = [again(item, depth + 1, again) for item in tree]
+        return xp.stack(items) if leading is not None and depth < len(leading) else tuple(items)
+
+    return each(result, 0, each)
+
+
 def _xp_as_output(xp, value, shape, dtype):
     """``value`` as an array of namespace ``xp``, of the broadcast ``shape`` and ``dtype``
-    (constants included): a new array, never one of the arguments."""
+    (constants included)."""
     if value.__class__ in (bool, int, float):
         return xp.full(shape, value, dtype=dtype)
     if value.dtype != dtype:
@@ -162,20 +215,20 @@ def _xp_as_output(xp, value, shape, dtype):
     return value
 
 
-def _xp_in_blocks(formulas, inputs, shape, dtype, xp):
-    """``formulas(*inputs, shape, dtype, xp)``, computed in blocks of about 16384 elements
-    when the arrays are NumPy's (or array-api-strict's, which wraps NumPy's): mutable arrays
-    computed at once in main memory, where a block's temporaries stay in the CPU's cache and
-    a full-length temporary costs a pass over memory (at 1e6 points the gradients ran at 1.2-1.4x
-    the NumPy module before). Other namespaces get one call on the whole arrays: Dask's arrays
-    are lazy and already in chunks, JAX's cannot be written, GPU arrays and PyTorch's (which
-    spreads long loops over its threads) want whole passes.
+def _xp_in_blocks(compute, inputs, shape, xp):
+    """``compute(inputs, shape)`` (the formulas on arrays of namespace ``xp`` broadcasting to
+    ``shape``, their outputs shaped), computed in blocks of about 16384 elements when the
+    arrays are NumPy's (or array-api-strict's, which wraps NumPy's): there a block's
+    temporaries stay in the CPU's caches, where a full-length temporary costs a pass over
+    memory. Other namespaces get one call on the whole arrays: Dask's arrays are lazy and
+    already in chunks, JAX's cannot be written, GPU arrays and PyTorch's (which spreads long
+    loops over its threads) want whole passes.
 
-    Long arrays (32768 elements or more, 4 rows or more) are cut along the first axis of the
-    broadcast ``shape``, with the standard's slicing; ``formulas`` returns an array or nested
-    tuples of arrays, each of shape ``leading axes + block shape``; the full arrays are made
-    with ``xp.empty`` after the first block, with its dtypes and device, and every block is
-    written into them (the standard's item assignment). Every element goes through the same
+    Long arrays (32768 elements or more, 4 rows or more) are cut along the first axis of
+    ``shape`` with the standard's slicing; ``compute`` returns an array or nested tuples of
+    arrays, each of shape ``leading axes + block shape``; the full arrays are made with
+    ``xp.empty`` after the first block, with its dtypes and device, and every block is written
+    into them (the standard's item assignment). Every element goes through the same
     operations either way, so the results are the same bit for bit."""
     size = 1
     for length in shape:
@@ -183,12 +236,12 @@ def _xp_in_blocks(formulas, inputs, shape, dtype, xp):
     if size < 32768 or shape[0] < 4 or not (
         _xpc.is_numpy_namespace(xp) or _xpc.is_array_api_strict_namespace(xp)
     ):
-        return formulas(*inputs, shape, dtype, xp)
+        return compute(inputs, shape)
     rows, tail = shape[0], shape[1:]
     step = max(1, 16384 // (size // rows))
     cut = [len(a.shape) == len(shape) and a.shape[0] == rows for a in inputs]
 
-    def leaves(tree):  # the arrays of nested tuples, depth first (a loop: see rebuild)
+    def leaves(tree):  # the arrays of nested tuples, depth first
         found, stack = [], [tree]
         while stack:
             item = stack.pop()
@@ -198,13 +251,13 @@ def _xp_in_blocks(formulas, inputs, shape, dtype, xp):
                 found.append(item)
         return found
 
-    def compute(start):  # the formulas on the rows from start, and their arrays in order
+    def block_at(start):  # the outputs of the rows from start, and their arrays in order
         stop = min(start + step, rows)
-        part = [a[start:stop, ...] if c else a for a, c in zip(inputs, cut, strict=True)]
-        block = formulas(*part, (stop - start, *tail), dtype, xp)
+        part = tuple([a[start:stop, ...] if c else a for a, c in zip(inputs, cut, strict=True)])
+        block = compute(part, (stop - start, *tail))
         return block, leaves(block), slice(start, stop)
 
-    block, found, where = compute(0)
+    block, found, where = block_at(0)
     full = [
         xp.empty((*b.shape[: len(b.shape) - len(shape)], *shape), dtype=b.dtype,
                  device=_xpc.device(b))
@@ -221,7 +274,7 @@ def _xp_in_blocks(formulas, inputs, shape, dtype, xp):
     result = rebuild(block, rebuild)
     for start in range(0, rows, step):
         if start:
-            block, found, where = compute(start)
+            block, found, where = block_at(start)
         for f, h, b in zip(full, heads, found, strict=True):
             f[(*h, where, ...)] = b  # (the standard wants every axis or an ellipsis)
     return result

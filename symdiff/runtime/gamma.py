@@ -1,7 +1,5 @@
 """The gamma family: ``_gamma`` (on the exactly reduced ``_sinpi``), ``_loggamma`` and
-``_polygamma``. Pasted verbatim into generated modules: the rules of :mod:`symdiff.codegen.helpers`
-hold
-for every function here."""
+``_polygamma``."""
 
 import math as _math
 

@@ -1,8 +1,8 @@
 """Helpers that derivatives print: the shares of ``max`` (``_argmax_share``) and ``hypot``
 (``_hypot_share``), the derivatives of ``sinc`` (``_sinc_d``), ``_sigmoid`` (softplus's
-derivative and a function of its own), ``_softplus`` and, for tensor code, the gradient of ``prod``
-(``_prod_others``). Pasted verbatim into generated modules: the rules of
-:mod:`symdiff.codegen.helpers` hold for every function here."""
+derivative and a function of its own), ``_softplus`` and, for tensor code, the gradient of
+``prod`` (``_prod_others``), the inverse of a triangular matrix (``_tril_inv``) and weighted
+Gram matrices (``_gram``)."""
 
 import math as _math
 
@@ -115,7 +115,7 @@ def _softplus(x):
     """``log(1 + exp(x))`` without overflow: ``max(x, 0) + log1p(exp(-|x|))``.
 
     The formula ``np.logaddexp(0, x)`` evaluates, in four vectorised passes written into one
-    new array (``logaddexp`` runs it element by element: ten times as long on float64 arrays).
+    new array.
     At a point of Python floats it runs on ``math``; nan gives nan, ``+inf`` gives ``+inf``,
     ``-inf`` gives 0. Float dtypes are kept.
     """

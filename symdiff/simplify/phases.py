@@ -22,6 +22,7 @@ from sympy.functions.elementary.trigonometric import TrigonometricFunction
 from sympy.simplify.radsimp import collect_abs, fraction
 from sympy.utilities.iterables import has_variety
 
+from .angles import with_masked_angles
 from .budget import (
     SIMPLIFY_MAX_OPS,
     Budget,
@@ -161,7 +162,7 @@ class _Simplifier:
                 return folded
         expr = sp.hyperexpand(expr)
         if expr.has(*_TRIG) and self.trig("trigsimp", expr):
-            expr = sp.trigsimp(expr, deep=True)
+            expr = with_masked_angles(lambda e: sp.trigsimp(e, deep=True), expr)
         if expr.has(sp.log):
             expr = _shorter(expand_log(expr, deep=True), sp.logcombine(expr))
         if _gamma_ratio(expr) and self.small("combsimp", expr):
@@ -174,7 +175,7 @@ class _Simplifier:
         else:
             short = _shorter(short, sp.factor_terms(short))
         if short.has(*_TRIG, ExpBase, sp.exp) and self.small("exptrigsimp", short):
-            short = sp.exptrigsimp(short)
+            short = with_masked_angles(sp.exptrigsimp, short)
         expr = short.xreplace(_HOLLOW_MUL)
         numerator, denominator = expr.as_numer_denom()
         if denominator.is_Add and self.small("radsimp", denominator):

@@ -260,7 +260,7 @@ def test_quick_fraction_rules_are_taken() -> None:
     cases = [(power, inner, sp.Integer(2)), (power, 3 * inner, sp.Integer(-2)),
              (product, x, (1 + inner**2) ** -1), (product, 2 * x * (x + y), (1 + y) ** -2)]
     for make, left, right in cases:
-        expected = make.__name__ == "power" and left**right or left * right
+        expected = (make.__name__ == "power" and left**right) or left * right
         clear_cache()
         with mock.patch.object(sp.Mul, "flatten", side_effect=AssertionError("evaluated")):
             made = make(left, right)

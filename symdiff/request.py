@@ -4,7 +4,7 @@
 them in stable forms, gives symbols whose names are not identifiers their code names, and
 decides the arguments and ``wrt`` (:mod:`symdiff.arguments`). A request knows its key (what
 determines the generated code) and its :class:`~symdiff.recipe.Recipe`, with the expressions
-as input-language text (:func:`symdiff.engine.inputtext.input_text`) that
+as input-language text (:func:`symdiff.engine.inputtext.recipe_text`) that
 :func:`symdiff.parse` reads back.
 """
 
@@ -21,7 +21,7 @@ import sympy as sp
 from . import __version__
 from .arguments import check_parameters, resolve_wrt
 from .codegen.naming import code_names
-from .engine.inputtext import input_text
+from .engine.inputtext import recipe_text
 from .errors import SymdiffError
 from .keytext import key_repr
 from .options import Options
@@ -86,11 +86,11 @@ class Request:
     @functools.cached_property
     def recipe(self) -> Recipe:
         """The recipe of the function asked for (the build adds the mode and output names):
-        the expressions as :func:`input_text` (code names), the arguments and ``wrt`` as the
+        the expressions as :func:`recipe_text` (code names), the arguments and ``wrt`` as the
         caller named them."""
         return Recipe(
             kind=self.kind,
-            exprs=tuple(input_text(e, order="none") for e in self.exprs),
+            exprs=tuple(recipe_text(e) for e in self.exprs),
             args=self.original(self.params),
             wrt=self.original(self.wrt),
             single=self.single,

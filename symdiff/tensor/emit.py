@@ -29,7 +29,7 @@ import sympy as sp
 from ..codegen import naming
 from ..codegen.printer import ArrayCodePrinter
 from ..codegen.standard import printer_for
-from ..simplify import stable_forms
+from ..simplify import operation_nodes, stable_forms
 from . import families
 from .codetext import (
     dim_code,
@@ -115,11 +115,15 @@ class _Emitter:
         return not any(u.op in VIEWS for u in users)
 
     def _inline_map(self, node: Node) -> bool:
-        """An elementwise node is composed into its one elementwise (or gathering) user."""
+        """An elementwise node is composed into its one elementwise (or gathering) user, unless
+        that user reads it more than once and it is not small (:func:`_composes`): a chain of
+        steps that each read the last twice (``x - h*(x**2 - a)``) would compose into one
+        expression exponentially large in the number of steps."""
         users = self.users.get(id(node), [])
         return (
             id(node) not in self.outputs and len(users) == 1
             and (users[0].op == "map" or id(users[0]) in self.gathered)
+            and _composes(node, users[0])
         )
 
     def _target(self, node: Node) -> str:
@@ -437,3 +441,17 @@ def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str]]:
     return statements, set(emitter.printer.helpers)
 
 
+#: An elementwise node read more than once by its one user is composed into it only when its
+#: expression has at most this many operations.
+COMPOSE_REREAD_MAX_OPS = 8
+
+
+def _composes(node: Node, user: Node) -> bool:
+    """Whether ``node`` may be composed into ``user`` (a ``map`` reading it, or a gathering
+    sum): ``user`` reads it once, or its expression is small."""
+    if user.op != "map" or operation_nodes(node.attrs[0]) <= COMPOSE_REREAD_MAX_OPS:
+        return True
+    (expr,) = user.attrs
+    symbols = {arg_symbol(i) for i, arg in enumerate(user.args) if arg is node}
+    reads = sum(1 for part in sp.preorder_traversal(expr) if part in symbols)
+    return reads <= 1

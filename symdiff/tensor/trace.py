@@ -72,10 +72,11 @@ from .traced import (
     TracedArray,
     TracedTensor,
     no_array,
+    settle,
     tracer_of,
     value_of,
 )
-from .values import Elem, Values
+from .values import Elem, Values, large_elementwise
 
 _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
 _NO_MASK = ("indexing by a mask from a traced comparison (x[x > 0.5]) is not supported: how "
@@ -119,7 +120,11 @@ class Tracer(Values):
         if isinstance(value, TracedTensor):
             if tracer_of(value) is not self:
                 raise UnsupportedError("a traced array from another trace cannot be used here")
-            return value_of(value)
+            elem = value_of(value)
+            if large_elementwise(elem.expr):  # a loop's state: a node, read by its placeholder
+                elem = self.elem(self.tensor(elem))
+                settle(value, elem)
+            return elem
         if isinstance(value, TensorCondition):
             raise UnsupportedError(scalar.CONDITION_ONLY)
         if isinstance(value, scalar.Symbolic):

@@ -3,7 +3,9 @@
 A chain of elementwise operations (``log(1 + exp(-y * z))``) is kept as one SymPy expression in
 placeholders ``_p0, _p1, ...``, each standing for a tensor node, until a non-elementwise
 operation needs it as a node: then it becomes *one* ``map`` node, in stable forms (so
-``log(1 + exp(u))`` is ``softplus(u)``). Text and traced functions build the same graph, and so
+``log(1 + exp(u))`` is ``softplus(u)``). A traced function's value that has grown large
+(:func:`large_elementwise`) becomes a node when it is used again, so that a loop's state is
+computed once per step. Text and traced functions build the same graph, and so
 the same code, for the same computation.
 """
 
@@ -14,10 +16,25 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..codegen import naming
-from ..simplify import stable_forms
+from ..simplify import operation_nodes, stable_forms
 from .ir import Node, arg_symbol
 from .ops import Builder
 from .shapes import Shape
+
+
+#: An elementwise expression with more operations than this in its tree becomes a node when a
+#: traced function uses it again (:func:`large_elementwise`).
+ELEMENTWISE_MAX_OPS = 48
+
+
+def large_elementwise(expr: sp.Expr) -> bool:
+    """Whether a traced elementwise value is large enough to be computed as a node of its own
+    before it is used again: a loop over time (``c = f*c + i*g`` in an LSTM, a fixed-point
+    iteration) would otherwise compose every step into one expression, which grows with the
+    number of steps (exponentially where a step reads the state twice, ``x - h*(x**2 - a)``),
+    and so would its simplification and differentiation. As nodes, the steps are a chain of
+    temporaries, each step's expression the same small size."""
+    return operation_nodes(expr, ELEMENTWISE_MAX_OPS + 1) > ELEMENTWISE_MAX_OPS
 
 
 @dataclass(frozen=True)

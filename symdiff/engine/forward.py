@@ -28,6 +28,8 @@ from ..parsing.written import (
     SignedSum,
     canonical_values,
 )
+from ..simplify.budget import own_free_symbols
+from ..simplify.dag import free_symbols
 from .local import (
     Local,
     base_log_rule,
@@ -40,8 +42,6 @@ from .local import (
     signed_sum_rule,
     sum_rule,
 )
-from ..simplify.budget import own_free_symbols
-from ..simplify.dag import free_symbols
 from .rules import rule_for
 from .steps import Note, Step, inner_names
 

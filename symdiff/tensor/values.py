@@ -21,7 +21,6 @@ from .ir import Node, arg_symbol
 from .ops import Builder
 from .shapes import Shape
 
-
 #: An elementwise expression with more operations than this in its tree becomes a node when a
 #: traced function uses it again (:func:`large_elementwise`).
 ELEMENTWISE_MAX_OPS = 48

@@ -37,6 +37,7 @@ from .trace import (
     trace_function,
     traced_name,
 )
+from .trace.values import without_holds
 
 
 @dataclass(frozen=True)
@@ -237,11 +238,13 @@ def _with_code_names(
 
 
 def restored(request: Request, exprs: Sequence[sp.Expr]) -> list[sp.Expr]:
-    """``exprs`` (in code names) in the symbols the caller gave (for ``.exprs``)."""
+    """``exprs`` (in code names) in the symbols the caller gave, without the holds of a traced
+    loop's state (for ``.exprs``)."""
+    exprs = [without_holds(sp.sympify(e)) for e in exprs]
     if not request.aliases:
-        return list(exprs)
+        return exprs
     swap = {symbol(code): symbol(original) for code, original in request.aliases}
-    return [sp.sympify(e).xreplace(swap) for e in exprs]
+    return [e.xreplace(swap) for e in exprs]
 
 
 

@@ -80,6 +80,10 @@ class InputPrinter(StrPrinter):
     def _print_Exp1(self, expr: sp.Basic) -> str:
         return "e"
 
+    def _print_held(self, expr: sp.Basic) -> str:
+        """A traced loop's held state (:class:`symdiff.functions.held`) is its value."""
+        return f"({self._print(expr.args[0])})"
+
     def _print_Piecewise(self, expr: sp.Piecewise) -> str:
         *pairs, (otherwise, condition) = expr.args
         text = self._print(otherwise)

@@ -54,6 +54,9 @@ class Budget:
     #: ``radsimp``, the rewrites SymPy leaves to ``Piecewise`` and other functions): operations
     #: of their input.
     other_ops: int = 60
+    #: ``exptrigsimp`` (exponentials rewritten as hyperbolic functions and back): operations
+    #: of its input.
+    exptrig_ops: int = 60
 
 
 @functools.cache

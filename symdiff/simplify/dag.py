@@ -51,6 +51,20 @@ def tree_size(expr: sp.Basic, cap: int = 10**12) -> int:
     return operation_nodes(expr, cap)
 
 
+def larger_than(expr: sp.Basic, limit: int) -> bool:
+    """Whether ``expr``'s tree has more than ``limit`` operation nodes, found by walking at
+    most ``limit + 1`` of them (a quick test however large the expression)."""
+    count, pending = 0, [expr]
+    while pending:
+        node = pending.pop()
+        if node.args:
+            count += 1
+            if count > limit:
+                return True
+            pending.extend(node.args)
+    return False
+
+
 def free_symbols(exprs: Iterable[sp.Basic]) -> set[sp.Basic]:
     """The free symbols of ``exprs`` (a type with bound variables asked directly)."""
     found: set[sp.Basic] = set()

@@ -175,7 +175,9 @@ class _Simplifier:
             short = _shorter(short, sp.factor_terms(short), expand_power_exp(expand_mul(short)))
         else:
             short = _shorter(short, sp.factor_terms(short))
-        if short.has(*_TRIG, ExpBase, sp.exp) and self.small("exptrigsimp", short):
+        if short.has(*_TRIG, ExpBase, sp.exp) and self._within(
+                "exptrigsimp", short, operation_nodes(short), self.budget.exptrig_ops,
+                "operations"):
             short = with_masked_angles(sp.exptrigsimp, short)
         expr = short.xreplace(_HOLLOW_MUL)
         numerator, denominator = expr.as_numer_denom()

@@ -29,7 +29,7 @@ import sympy as sp
 from ..codegen import naming
 from ..codegen.printer import ArrayCodePrinter
 from ..codegen.standard import printer_for
-from ..simplify import operation_nodes, stable_forms
+from ..simplify import stable_forms
 from . import families
 from .codetext import (
     dim_code,
@@ -43,6 +43,7 @@ from .codetext import (
 from .finish import finish, tensor_forms
 from .ir import VIEWS, Node, arg_symbol, format_axes, topological
 from .shapes import Shape, same_shape
+from .values import composes
 
 
 @dataclass(frozen=True)
@@ -116,14 +117,14 @@ class _Emitter:
 
     def _inline_map(self, node: Node) -> bool:
         """An elementwise node is composed into its one elementwise (or gathering) user, unless
-        that user reads it more than once and it is not small (:func:`_composes`): a chain of
-        steps that each read the last twice (``x - h*(x**2 - a)``) would compose into one
-        expression exponentially large in the number of steps."""
+        that user reads it more than once and it is not small (:func:`.values.composes`): a
+        chain of steps that each read the last twice (``x - h*(x**2 - a)``) would compose into
+        one expression exponentially large in the number of steps."""
         users = self.users.get(id(node), [])
         return (
             id(node) not in self.outputs and len(users) == 1
             and (users[0].op == "map" or id(users[0]) in self.gathered)
-            and _composes(node, users[0])
+            and composes(node, users[0])
         )
 
     def _target(self, node: Node) -> str:
@@ -439,19 +440,3 @@ def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str]]:
     emitter = _Emitter(program)
     statements = emitter.run()
     return statements, set(emitter.printer.helpers)
-
-
-#: An elementwise node read more than once by its one user is composed into it only when its
-#: expression has at most this many operations.
-COMPOSE_REREAD_MAX_OPS = 8
-
-
-def _composes(node: Node, user: Node) -> bool:
-    """Whether ``node`` may be composed into ``user`` (a ``map`` reading it, or a gathering
-    sum): ``user`` reads it once, or its expression is small."""
-    if user.op != "map" or operation_nodes(node.attrs[0]) <= COMPOSE_REREAD_MAX_OPS:
-        return True
-    (expr,) = user.attrs
-    symbols = {arg_symbol(i) for i, arg in enumerate(user.args) if arg is node}
-    reads = sum(1 for part in sp.preorder_traversal(expr) if part in symbols)
-    return reads <= 1

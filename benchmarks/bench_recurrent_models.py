@@ -25,22 +25,24 @@ from symdiff.pipeline import clear_memo
 from tests.recurrent_models import central_gradient, hmm, lstm
 
 
-def build_seconds(model, steps: int, repeat: int) -> tuple[float, float]:
-    """Median build seconds (memos cleared before each) and the worst relative gradient error
-    against central differences."""
-    times = []
+def build_seconds(model, steps: int, repeat: int) -> tuple[float, float, float]:
+    """Median build seconds, wall and CPU (of this process: on a loaded machine the wall time
+    counts other processes' turns), memos cleared before each, and the worst relative gradient
+    error against central differences."""
+    times, cpu = [], []
     for _ in range(repeat):
         clear_memo()
         clear_cache()
         f, shapes, params = model(steps)
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         g = sd.grad(f, wrt=list(shapes), shapes=shapes, cache=False)
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
     worst = 0.0
     for name, got in zip(shapes, g(**params), strict=True):
         ref = central_gradient(f, params, name)
         worst = max(worst, float(np.max(np.abs(got - ref)) / max(np.max(np.abs(ref)), 1e-3)))
-    return statistics.median(times), worst
+    return statistics.median(times), statistics.median(cpu), worst
 
 
 def main() -> None:
@@ -49,13 +51,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1)
     options = parser.parse_args()
     sd.grad(lambda x: np.sum(x**2), shapes={"x": (3,)}, cache=False)  # imports, first build
-    print(f"{'model':6} {'steps':>5} {'build s':>8} {'ratio':>6} {'grad err':>9}")
+    print(f"{'model':6} {'steps':>5} {'build s':>8} {'cpu s':>6} {'ratio':>6} {'grad err':>9}")
     for name, model in (("lstm", lstm), ("hmm", hmm)):
         last = None
         for steps in (int(s) for s in options.steps.split(",")):
-            seconds, error = build_seconds(model, steps, options.repeat)
+            seconds, cpu, error = build_seconds(model, steps, options.repeat)
             ratio = f"{seconds / last:6.2f}" if last else "      "
-            print(f"{name:6} {steps:5d} {seconds:8.2f} {ratio} {error:9.1e}", flush=True)
+            print(f"{name:6} {steps:5d} {seconds:8.2f} {cpu:6.2f} {ratio} {error:9.1e}",
+                  flush=True)
             last = seconds
 
 

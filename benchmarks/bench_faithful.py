@@ -8,6 +8,8 @@ built three ways in this one process, with the cache off:
 - "simplified": the simplified form always (the check switched off);
 - "dag": ``simplify=False``, the expression as derived (its DAG, CSE'd).
 
+Each build starts from a cold SymPy cache and symdiff memo.
+
 The table gives each build's seconds, whether the checked code differs from the always
 simplified code, and the run time of the three over ``--points`` points (median of
 ``--repeat`` interleaved rounds), as ratios to "simplified".
@@ -28,12 +30,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np
 from bench_elementwise import CASES
+from sympy.core.cache import clear_cache
 from timing import interleaved_times
 
 import symdiff as sd
 import symdiff.build
 import symdiff.engine.sweeps
 import symdiff.tensor.elementwise
+from symdiff.pipeline import clear_memo
 from symdiff.simplify.numeric import faithful_form
 
 _USERS = (symdiff.build, symdiff.engine.sweeps, symdiff.tensor.elementwise)
@@ -54,6 +58,8 @@ def _switch(checked: bool) -> None:
 
 
 def _build(expr: str, wrt: tuple[str, ...], how: str):
+    clear_cache()  # (each build from a cold SymPy cache: the first would fill it for the others)
+    clear_memo()
     _switch(how != "simplified")
     start = time.perf_counter()
     g = sd.grad(expr, wrt=list(wrt), simplify=how != "dag", cache=False)

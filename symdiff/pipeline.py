@@ -69,6 +69,8 @@ def compiled(call: Call) -> CompiledFunction:
                 lambda: compiled(twin))
         return _traced(found, call)
     layer = LAYERS[call.layer]()
+    from .parsing.limits import recursion_limit  # (SymPy is loaded by now: the layer needs it)
+
     with collector_paused(), recursion_limit(BUILD_RECURSION_LIMIT), limits_named():
         function = compile_request(layer, layer.request(call))
     request_index.remember(raw, function)
@@ -87,17 +89,6 @@ def _traced(function: CompiledFunction, call: Call) -> CompiledFunction:
 #: own walks recurse once per level of an expression, and an unrolled loop of 30 steps nests
 #: a few hundred levels deep (with several Python frames each).
 BUILD_RECURSION_LIMIT = 10_000
-
-
-@contextlib.contextmanager
-def recursion_limit(limit: int) -> Iterator[None]:
-    """The interpreter's recursion limit raised (never lowered) to ``limit`` meanwhile."""
-    previous = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(previous, limit))
-    try:
-        yield
-    finally:
-        sys.setrecursionlimit(previous)
 
 
 @contextlib.contextmanager

@@ -27,7 +27,8 @@ from .keytext import key_repr
 from .options import Options
 from .parsing import FUNCTIONS, check_wrt, parse
 from .recipe import Recipe
-from .simplify import own_free_symbols, stable_forms
+from .simplify import stable_forms
+from .simplify.dag import free_symbols
 from .trace import (
     DIRECTION,
     call_signature,
@@ -128,23 +129,9 @@ def expression(expr: object) -> sp.Expr:
 
 def _free_names(exprs: Sequence[sp.Expr]) -> set[str]:
     """The names of the free symbols of ``exprs``, each distinct subexpression visited once
-    (SymPy's ``free_symbols`` builds a set at every node of the tree); a type with its own
-    ``free_symbols`` (bound variables) is asked directly."""
-    names: set[str] = set()
-    seen: set[sp.Basic] = set()
-    pending = list(exprs)
-    while pending:
-        expr = pending.pop()
-        if expr in seen:
-            continue
-        seen.add(expr)
-        if expr.is_Symbol:
-            names.add(expr.name)
-        elif expr.is_Atom or own_free_symbols(type(expr)):
-            names.update(s.name for s in expr.free_symbols)
-        else:
-            pending.extend(expr.args)
-    return names
+    (:func:`symdiff.simplify.dag.free_symbols`: SymPy's ``free_symbols`` builds a set at every
+    node of the tree)."""
+    return {s.name for s in free_symbols(exprs)}
 
 
 def wrt_names(wrt: object, exprs: Sequence[sp.Expr]) -> tuple[tuple[str, ...], bool]:

@@ -73,12 +73,14 @@ def _reference(steps: int) -> float:
 def test_the_fixed_point_gradient_is_right_in_every_mode_and_layer(steps):
     """``sd.grad(f, wrt="a")(2.0)`` for the loop of the report: 0.17950... at 8 steps (it was
     0.21469), and right at 9 and 10 steps (nan), 12 (a ValueError of Python's integer-string
-    limit while printing) and 30."""
+    limit while printing) and 30; no literal of the code overflows (``1e999``) or comes near
+    float64's range (``e+3..``)."""
     expected = _reference(steps)
     for shapes in (None, {"a": ()}):
         for mode in MODES if steps in (8, 12, 30) else ("auto",):
             g = sd.grad(_fixed_point(steps), wrt="a", mode=mode, shapes=shapes, cache=False)
             assert float(g(2.0)) == pytest.approx(expected, rel=1e-10, abs=0), (mode, shapes)
+            assert "1e999" not in g.source and "e+3" not in g.source, (mode, shapes)
     if steps == 8:
         assert expected == pytest.approx(0.17950515464916222, rel=1e-15)
 

@@ -33,6 +33,7 @@ from .layer import Built, Call
 from .recipe import KindTable
 from .request import Request, expression, make_request, restored, symbol, wrt_names
 from .simplify import operation_nodes, simplify_for_people
+from .simplify.numeric import faithful_form
 
 __all__ = [
     "LAYER",
@@ -104,11 +105,17 @@ def _names(wrt: Sequence[str]) -> str:
     return ", ".join(wrt)
 
 
+def _simplified_value(expr: sp.Expr, simplify: bool) -> sp.Expr:
+    """The value as the code computes it: simplified when asked, where that keeps its accuracy
+    in float64 (:func:`symdiff.simplify.numeric.faithful_form`)."""
+    return faithful_form(expr, simplify_for_people(expr)) if simplify else expr
+
+
 @PLANNERS.kind("value")
 def _plan_value(r: Request, mode: str) -> Plan:
     (expr,) = r.exprs
     with progress.stage("simplify"):
-        value = simplify_for_people(expr) if r.options.simplify else expr
+        value = _simplified_value(expr, r.options.simplify)
     return Plan([value], [naming.VALUE], 0, f"Value of {brief_text(expr)}")
 
 
@@ -134,7 +141,7 @@ def _plan_value_and_grad(r: Request, mode: str) -> Plan:
     if mode == "reverse":
         assignments, (value,), (row,), record = gradient_program([expr], r.wrt, keep_values=True)
         return Plan([value, *row], names, (0, grads), title, mode, assignments, record)
-    value = simplify_for_people(expr) if r.options.simplify else expr
+    value = _simplified_value(expr, r.options.simplify)
     (row,), record = partials([expr], r.wrt, r.options.simplify)
     return Plan([value, *row], names, (0, grads), title, recorded=record)
 
@@ -237,9 +244,14 @@ def _build(request: Request) -> Built:
 
 def _program(request: Request, plan: Plan, name: str) -> Program:
     """What the code generator emits for ``plan``."""
+    title = plan.title
+    if plan.recorded.unsimplified:
+        count = plan.recorded.unsimplified
+        title += (f"; {count} derivative{'s' if count > 1 else ''} unsimplified (the simplified "
+                  "form lost accuracy in float64)")
     return Program(
         name=name,
-        title=plan.title,
+        title=title,
         expression="; ".join(brief_text(e) for e in request.exprs),
         params=request.params,
         outputs=plan.outputs,

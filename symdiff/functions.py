@@ -1,6 +1,7 @@
 """SymPy function classes that SymPy lacks: ``relu``, ``sigmoid``, ``softplus``, the tie share,
 the real cube root ``cbrt``, ``rint`` and ``trunc`` (rounding), ``hypot_share`` (the partials of
-``hypot``), an ``erfc`` that keeps its argument's sign and ``sinc_d`` (the derivatives of ``sinc``).
+``hypot``), an ``erfc`` that keeps its argument's sign, ``sinc_d`` (the derivatives of ``sinc``)
+and ``held`` (a traced loop's state, kept as one value).
 
 They carry no derivative of their own (``fdiff`` is deliberately absent): the derivative rules
 live in the rows of :mod:`symdiff.registry` (:data:`symdiff.engine.rules.RULES`), which name these
@@ -35,6 +36,38 @@ class relu(sp.Function):
 
     def _eval_evalf(self, prec):
         return sp.Max(self.args[0], 0).evalf(prec)
+
+
+class held(sp.Function):
+    """``held(u)`` is ``u``, kept as one value: SymPy never merges a sum or product inside it
+    with the sums and products around it. A traced loop's state is held where the loop reads
+    it (``x = r*x*(1 - x)`` unrolled), so the expression keeps the loop's steps and each step
+    reads the last one's value, as the Python code does, instead of one product of every
+    step's factors (whose derivative cancels digits at every step); shared, it is one
+    temporary of the code. Printed as ``(u)``; a number is itself."""
+
+    nargs = 1
+
+    @classmethod
+    def eval(cls, u):
+        if u.is_Number or isinstance(u, held):
+            return u
+        return None
+
+    def _eval_rewrite_as_exp(self, u, **kwargs):
+        return u
+
+    def _eval_is_extended_real(self):
+        return self.args[0].is_extended_real
+
+    def _eval_evalf(self, prec):
+        return self.args[0].evalf(prec)
+
+    def _sympystr(self, printer) -> str:
+        return f"({printer._print(self.args[0])})"
+
+    def _latex(self, printer) -> str:
+        return rf"\left({printer._print(self.args[0])}\right)"
 
 
 class sigmoid(sp.Function):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import sympy as sp
 from sympy.printing.repr import ReprPrinter
 
+from .simplify.dag import distinct_nodes, tree_size
+
 
 class _KeyPrinter(ReprPrinter):
     """``srepr`` with symbols printed by name and sorted ``assumptions0`` (a ``Dummy``'s index
@@ -27,7 +29,28 @@ class _KeyPrinter(ReprPrinter):
         return f"{type(expr).__name__}({inside})"
 
 
+#: Expressions whose tree has more operations than this get the DAG form of :func:`key_repr`.
+TREE_KEY_MAX_OPS = 20_000
+
+
 def key_repr(expr: sp.Basic) -> str:
     """The text of ``expr`` for a key: ``srepr`` with arguments in their stored order and
-    every symbol by name and its sorted assumptions (the same for equal symbols)."""
-    return _KeyPrinter({"order": "none"}).doprint(expr)
+    every symbol by name and its sorted assumptions (the same for equal symbols).
+
+    An expression whose tree has more than :data:`TREE_KEY_MAX_OPS` operations (a traced
+    recurrence shares its subexpressions, and its tree grows exponentially with its depth) is
+    written as its DAG instead: one line per distinct subexpression, children first, each
+    naming its operands by line number (``#3``), so the text grows with the distinct nodes."""
+    printer = _KeyPrinter({"order": "none"})
+    if tree_size(expr, TREE_KEY_MAX_OPS + 1) <= TREE_KEY_MAX_OPS:
+        return printer.doprint(expr)
+    index: dict[sp.Basic, int] = {}
+    lines = []
+    for node in distinct_nodes([expr]):
+        index[node] = len(index)
+        if node.args:
+            operands = ", ".join(f"#{index[a]}" for a in node.args)
+            lines.append(f"{type(node).__name__}({operands})")
+        else:
+            lines.append(printer.doprint(node))
+    return "dag:" + ";".join(lines)

@@ -28,12 +28,14 @@ import dataclasses
 import functools
 import gc
 import inspect
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from . import progress, request_index
 from .cache import LRU
 from .compiled import CompiledFunction
+from .errors import SymdiffError, UnsupportedError
 from .layer import Built, Call, Layer, Request
 from .sparse.function import function_class
 
@@ -87,8 +89,11 @@ def compiled(call: Call) -> CompiledFunction:
         if found is not None:
             return _found(found, call)
         layer = LAYERS[call.layer]()
+        from .parsing.limits import recursion_limit  # (SymPy is loaded by now)
+
         title = progress.describe(call.kind, getattr(call.exprs, "fn", call.exprs), call.wrt)
-        with collector_paused(), progress.build(title):  # reported if it runs long
+        with collector_paused(), recursion_limit(BUILD_RECURSION_LIMIT), limits_named(), \
+                progress.build(title):  # reported if it runs long
             with progress.stage("parse") as counts:
                 request = layer.request(call)
                 counts["names"] = len(getattr(request, "params", ()))
@@ -120,6 +125,34 @@ def _traced(function: CompiledFunction, call: Call) -> CompiledFunction:
     if call.layer == "tensor" and callable(origin):
         return function.with_origin(origin)
     return function
+
+
+#: The interpreter's recursion limit while a build runs: derivation, linearisation and SymPy's
+#: own walks recurse once per level of an expression, and an unrolled loop of 30 steps nests
+#: a few hundred levels deep (with several Python frames each).
+BUILD_RECURSION_LIMIT = 10_000
+
+
+@contextlib.contextmanager
+def limits_named() -> Iterator[None]:
+    """A limit of the interpreter that a build meets, raised as an
+    :class:`~symdiff.errors.UnsupportedError` naming it: the recursion limit (an expression
+    nested deeper than :data:`BUILD_RECURSION_LIMIT` frames allow) and Python's limit on the
+    digits of an integer converted to text (``sys.set_int_max_str_digits``)."""
+    try:
+        yield
+    except RecursionError:
+        raise UnsupportedError(
+            "the expression is nested too deeply to build: deriving it met Python's recursion "
+            f"limit ({sys.getrecursionlimit()} frames); split it into steps (a function of "
+            "intermediate results) or build it with mode='reverse'") from None
+    except ValueError as error:
+        if isinstance(error, SymdiffError) or "integer string conversion" not in str(error):
+            raise
+        raise UnsupportedError(
+            "the expression has a number too long to build: an integer of more digits than "
+            f"Python's limit for integer strings ({sys.get_int_max_str_digits()} digits, "
+            "sys.set_int_max_str_digits)") from None
 
 
 @contextlib.contextmanager

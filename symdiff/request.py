@@ -4,7 +4,7 @@
 them in stable forms, gives symbols whose names are not identifiers their code names, and
 decides the arguments and ``wrt`` (:mod:`symdiff.arguments`). A request knows its key (what
 determines the generated code) and its :class:`~symdiff.recipe.Recipe`, with the expressions
-as input-language text (:func:`symdiff.engine.inputtext.input_text`) that
+as input-language text (:func:`symdiff.engine.inputtext.recipe_text`) that
 :func:`symdiff.parse` reads back.
 """
 
@@ -21,13 +21,14 @@ import sympy as sp
 from . import __version__, compose
 from .arguments import check_parameters, resolve_wrt
 from .codegen.naming import code_names
-from .engine.inputtext import input_text
+from .engine.inputtext import recipe_text
 from .errors import SymdiffError
 from .keytext import key_repr
 from .options import Options
 from .parsing import FUNCTIONS, check_wrt, parse
 from .recipe import Recipe
-from .simplify import own_free_symbols, stable_forms
+from .simplify import stable_forms
+from .simplify.dag import free_symbols
 from .trace import (
     DIRECTION,
     call_signature,
@@ -38,6 +39,7 @@ from .trace import (
     traced_name,
 )
 from .trace.layout import Structured
+from .trace.values import without_holds
 
 
 @dataclass(frozen=True)
@@ -90,11 +92,11 @@ class Request:
     @functools.cached_property
     def recipe(self) -> Recipe:
         """The recipe of the function asked for (the build adds the mode and output names):
-        the expressions as :func:`input_text` (code names), the arguments and ``wrt`` as the
+        the expressions as :func:`recipe_text` (code names), the arguments and ``wrt`` as the
         caller named them."""
         return Recipe(
             kind=self.kind,
-            exprs=tuple(input_text(e, order="none") for e in self.exprs),
+            exprs=tuple(recipe_text(e) for e in self.exprs),
             args=self.original(self.params),
             wrt=self.original(self.wrt),
             single=self.single,
@@ -131,23 +133,9 @@ def expression(expr: object) -> sp.Expr:
 
 def _free_names(exprs: Sequence[sp.Expr]) -> set[str]:
     """The names of the free symbols of ``exprs``, each distinct subexpression visited once
-    (SymPy's ``free_symbols`` builds a set at every node of the tree); a type with its own
-    ``free_symbols`` (bound variables) is asked directly."""
-    names: set[str] = set()
-    seen: set[sp.Basic] = set()
-    pending = list(exprs)
-    while pending:
-        expr = pending.pop()
-        if expr in seen:
-            continue
-        seen.add(expr)
-        if expr.is_Symbol:
-            names.add(expr.name)
-        elif expr.is_Atom or own_free_symbols(type(expr)):
-            names.update(s.name for s in expr.free_symbols)
-        else:
-            pending.extend(expr.args)
-    return names
+    (:func:`symdiff.simplify.dag.free_symbols`: SymPy's ``free_symbols`` builds a set at every
+    node of the tree)."""
+    return {s.name for s in free_symbols(exprs)}
 
 
 def wrt_names(wrt: object, exprs: Sequence[sp.Expr]) -> tuple[tuple[str, ...], bool]:
@@ -245,11 +233,13 @@ def _with_code_names(
 
 
 def restored(request: Request, exprs: Sequence[sp.Expr]) -> list[sp.Expr]:
-    """``exprs`` (in code names) in the symbols the caller gave (for ``.exprs``)."""
+    """``exprs`` (in code names) in the symbols the caller gave, without the holds of a traced
+    loop's state (for ``.exprs``)."""
+    exprs = [without_holds(sp.sympify(e)) for e in exprs]
     if not request.aliases:
-        return list(exprs)
+        return exprs
     swap = {symbol(code): symbol(original) for code, original in request.aliases}
-    return [sp.sympify(e).xreplace(swap) for e in exprs]
+    return [e.xreplace(swap) for e in exprs]
 
 
 

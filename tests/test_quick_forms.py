@@ -220,6 +220,53 @@ def test_quick_products_take_the_quick_rules() -> None:
         assert _same(made, expected), (left, right)
 
 
+@st.composite
+def _fractions(draw) -> sp.Expr:
+    """Products of names, sums and their integer powers, as nested fractions build them
+    (``x/(1 + (x/(1 + y**2))**2)``), and numbers and other factors among them."""
+    kind = draw(st.integers(0, 4))
+    if kind == 0:
+        return draw(st.sampled_from(_RATIONALS + _OTHERS[:3]))
+    if kind == 1:
+        return _factor(draw)
+    if kind == 2:
+        return draw(_operands()) + draw(st.sampled_from([*_NAMES[:3], sp.S.One]))
+    inner = draw(_fractions()) if kind == 3 else draw(_operands())
+    term = sp.Mul(draw(st.sampled_from(_RATIONALS)), _factor(draw),
+                  (1 + inner ** 2) ** draw(st.sampled_from([-1, -2, 2, 1])))
+    return term if draw(st.booleans()) else sp.Mul(term, sp.sin(_NAMES[0]))
+
+
+@settings(max_examples=500, deadline=None, derandomize=True)
+@given(_fractions(), _fractions(), st.sampled_from(_EXPONENTS))
+def test_quick_fraction_products_and_powers_are_sympys(left: sp.Expr, right: sp.Expr,
+                                                      exponent: sp.Expr) -> None:
+    """``product`` of two products of names, sums and their powers, and ``power`` of one,
+    give SymPy's node: the factors' powers taken one by one, the bases never combined."""
+    assert _agree(product, operator.mul, left, right), (left, right)
+    assert _agree(power, sp.Pow, left, exponent), (left, exponent)
+    assert _agree(power, sp.Pow, left * right, exponent), (left, right, exponent)
+
+
+def test_quick_fraction_rules_are_taken() -> None:
+    """A nested fraction's power and product are made without ``Mul.flatten`` (whose
+    re-evaluated powers of sums ask assumption queries that clear every nested denominator)."""
+    from unittest import mock
+
+    from sympy.core.cache import clear_cache
+
+    x, y = _NAMES[:2]
+    inner = x * (1 + y**2) ** -1
+    cases = [(power, inner, sp.Integer(2)), (power, 3 * inner, sp.Integer(-2)),
+             (product, x, (1 + inner**2) ** -1), (product, 2 * x * (x + y), (1 + y) ** -2)]
+    for make, left, right in cases:
+        expected = (make.__name__ == "power" and left**right) or left * right
+        clear_cache()
+        with mock.patch.object(sp.Mul, "flatten", side_effect=AssertionError("evaluated")):
+            made = make(left, right)
+        assert _same(made, expected), (left, right)
+
+
 @settings(max_examples=400, deadline=None, derandomize=True)
 @given(st.lists(_operands(), min_size=0, max_size=4), st.sampled_from(_RATIONALS))
 def test_quick_short_sums_are_sympys_hypothesis(terms: list, constant: sp.Expr) -> None:

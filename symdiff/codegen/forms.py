@@ -21,7 +21,8 @@ rewrite only where the printed program makes fewer passes over arrays:
 Every rewrite is an identity of real arithmetic; the values printed differ from the original
 forms by rounding only. Programs with more than :data:`SEARCH_MAX` temporaries keep the power
 rewrites only (the sign search prints the program once per temporary), and so do programs of
-more than :data:`SEARCH_MAX_NODES` operation nodes (a dense quadratic form of 100 names has a
+more than :data:`SEARCH_MAX_NODES` operation nodes or :data:`SEARCH_MAX_WORK` temporaries times
+operation nodes (a dense quadratic form of 100 names has a
 handful of temporaries but outputs of 100 terms each: factoring and reprinting them per trial took
 minutes).
 """
@@ -33,6 +34,7 @@ from collections.abc import Callable, Sequence
 import sympy as sp
 
 from ..simplify import operation_nodes
+from ..simplify.literals import common_factors
 from .cost import total_passes
 from .naming import TEMPORARY
 from .printer import CHAIN_MAX, CodePrinter
@@ -44,6 +46,9 @@ SEARCH_MAX = 48
 #: ... and so do programs with more operation nodes than this (lines and outputs together): the
 #: search reprints and factors whole lines per trial, so its cost grows with their size.
 SEARCH_MAX_NODES = 1_500
+#: ... and those whose temporaries times operation nodes exceed this: a trial per temporary,
+#: each reprinting the lines that read it, so the search costs at most this much work.
+SEARCH_MAX_WORK = 30_000
 
 
 def cheaper_program(
@@ -57,7 +62,9 @@ def cheaper_program(
     cost = _Costs()
     lines, outs = _compound_power_bases(lines, outs, fresh)
     lines, outs = _reuse_powers(lines, outs, cost)
-    if len(lines) <= SEARCH_MAX and _nodes(lines, outs) <= SEARCH_MAX_NODES:
+    nodes = _nodes(lines, outs)
+    if len(lines) <= SEARCH_MAX and nodes <= SEARCH_MAX_NODES and (
+            len(lines) * nodes <= SEARCH_MAX_WORK):
         lines, outs = _share_negated_outputs(lines, outs, fresh)
         lines, outs = _factor_lines(lines, outs, cost)
         lines, outs = _share_negated_sums(lines, outs, fresh, cost)
@@ -253,7 +260,7 @@ def _share_output_factors(
     ``v*x*(1 - h)``) computed once into a temporary, where that costs fewer passes."""
     cost = costs.program(lines, outs)
     for j in range(len(outs)):
-        factored = sp.factor_terms(outs[j])
+        factored = common_factors(outs[j])
         if not factored.is_Mul:
             continue
         factors = sp.Mul.make_args(factored)
@@ -365,7 +372,7 @@ def _factor_lines(
     def cheaper(expr: sp.Expr) -> sp.Expr:
         if not expr.is_Add:
             return expr
-        factored = sp.factor_terms(expr)
+        factored = common_factors(expr)
         if factored == expr:
             return expr
         return factored if cost(factored) < cost(expr) else expr

@@ -16,6 +16,7 @@ from sympy.printing.precedence import PRECEDENCE, precedence
 from sympy.printing.str import StrPrinter
 
 from .. import registry
+from ..simplify.dag import tree_size
 from .quickprint import joined_terms, minus_sign, names_product_text
 from .terms import ordered_terms
 
@@ -51,8 +52,35 @@ class _BriefPrinter(_OrderedTerms, StrPrinter):
         return [*terms[:BRIEF_TERMS], sp.Symbol(f"...({len(terms) - BRIEF_TERMS} more terms)")]
 
 
+class _ShallowPrinter(_BriefPrinter):
+    """:class:`_BriefPrinter` that writes subexpressions deeper than ``depth`` as ``...``."""
+
+    def __init__(self, depth: int) -> None:
+        super().__init__()
+        self.depth, self.level = depth, 0
+
+    def _print(self, expr, **kwargs) -> str:
+        if self.level >= self.depth and isinstance(expr, sp.Basic) and expr.args:
+            return "(...)"
+        self.level += 1
+        try:
+            return super()._print(expr, **kwargs)
+        finally:
+            self.level -= 1
+
+
+#: Expressions whose tree has more operations than this are written to :data:`BRIEF_DEPTH`
+#: levels only in titles (a traced recurrence shares its subexpressions: its tree, which the
+#: text spells out, grows exponentially with the number of steps).
+BRIEF_MAX_OPS = 2_000
+BRIEF_DEPTH = 6
+
+
 def brief_text(expr: sp.Basic) -> str:
-    """``expr`` as plain text for titles and comments: a long sum shows its first terms only."""
+    """``expr`` as plain text for titles and comments: a long sum shows its first terms only,
+    a very large expression its outer levels only."""
+    if tree_size(expr, BRIEF_MAX_OPS + 1) > BRIEF_MAX_OPS:
+        return _ShallowPrinter(BRIEF_DEPTH).doprint(expr)
     return _BriefPrinter().doprint(expr)
 
 

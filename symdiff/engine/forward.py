@@ -28,6 +28,8 @@ from ..parsing.written import (
     SignedSum,
     canonical_values,
 )
+from ..simplify.budget import own_free_symbols
+from ..simplify.dag import free_symbols
 from .local import (
     Local,
     base_log_rule,
@@ -53,6 +55,7 @@ class Deriver:
     def __init__(self, var: sp.Symbol, as_written: bool = False):
         self.var = var
         self._memo: dict[sp.Expr, Step] = {}
+        self._varying: dict[sp.Expr, bool] = {}
         self._structural: dict[type, Callable[[sp.Expr], Step]] = {
             sp.Symbol: self._variable,
             sp.Add: self._sum,
@@ -84,14 +87,27 @@ class Deriver:
         step = self._memo.get(expr)
         if step is None:
             if self._taken is None:
-                self._taken = {s.name for s in expr.free_symbols} | {self.var.name}
+                self._taken = {s.name for s in free_symbols([expr])} | {self.var.name}
             step = self._differentiate(expr)
             self._memo[expr] = step
         return step
 
+    def _varies(self, expr: sp.Expr) -> bool:
+        """Whether ``expr`` depends on the variable, memoised over the DAG (SymPy's
+        ``free_symbols`` walks the tree below a node each time: exponential in the depth of a
+        traced recurrence)."""
+        found = self._varying.get(expr)
+        if found is None:
+            if expr.is_Atom or own_free_symbols(type(expr)):
+                found = self.var in expr.free_symbols
+            else:
+                found = any(self._varies(arg) for arg in expr.args)
+            self._varying[expr] = found
+        return found
+
     # -- dispatch ------------------------------------------------------------------------------
     def _differentiate(self, expr: sp.Expr) -> Step:
-        if self.var not in expr.free_symbols:
+        if not self._varies(expr):
             return self._step("constant", expr, sp.S.Zero)
         for cls in type(expr).__mro__:
             handler = self._structural.get(cls)
@@ -125,8 +141,8 @@ class Deriver:
         rule with ``f = 1``; a single one (``1/g``, ``g**-3``) stays the power rule, with the
         chain rule when ``g`` is not the variable itself.
         """
-        constant = [f for f in expr.args if self.var not in f.free_symbols]
-        varying = [f for f in expr.args if self.var in f.free_symbols]
+        constant = [f for f in expr.args if not self._varies(f)]
+        varying = [f for f in expr.args if self._varies(f)]
         if constant:
             c, rest = sp.Mul(*constant), sp.Mul(*varying)
             inner = self(rest)
@@ -180,8 +196,8 @@ class Deriver:
 
     def _pow(self, expr: sp.Pow) -> Step:
         base, exponent = expr.args
-        base_varies = self.var in base.free_symbols
-        exponent_varies = self.var in exponent.free_symbols
+        base_varies = self._varies(base)
+        exponent_varies = self._varies(exponent)
         value = self._value
         local = power_rule(value(base), value(exponent), base_varies, exponent_varies, value(expr))
         if base_varies and exponent_varies:
@@ -221,9 +237,9 @@ class Deriver:
         """``a*b*c`` as typed: the constant multiple rule when some factors are constant (the
         others, in their order, are ``f``), else the product rule over the factors."""
         factors = list(expr.args)
-        constant = [f for f in factors if self.var not in f.free_symbols]
+        constant = [f for f in factors if not self._varies(f)]
         if constant:
-            varying = [f for f in factors if self.var in f.free_symbols]
+            varying = [f for f in factors if self._varies(f)]
             rest = varying[0] if len(varying) == 1 else Product(*varying)
             inner = self(rest)
             c = sp.Mul(*(self._value(f) for f in constant))
@@ -237,8 +253,8 @@ class Deriver:
         """``f/g`` as typed: the quotient rule, or the constant multiple rule ``f'/c`` when the
         denominator is a constant ``c``."""
         numerator, denominator = expr.args
-        if self.var in denominator.free_symbols:
-            if self.var in numerator.free_symbols:
+        if self._varies(denominator):
+            if self._varies(numerator):
                 return self._quotient(expr, numerator, denominator)
             constants, rest = self._constant_factors(denominator)
             c = self._value(numerator) / sp.Mul(*(self._value(f) for f in constants))
@@ -284,7 +300,7 @@ class Deriver:
         ``u``); a base that varies is the change of base ``log(u)/log(b)`` and the quotient
         rule."""
         argument, base = expr.args
-        if self.var in base.free_symbols:
+        if self._varies(base):
             quotient = Quotient(sp.log(argument, evaluate=False), sp.log(base, evaluate=False))
             inner = self(quotient)
             note = Note("log_b(u) = ln(u)/ln(b) with b = {0}", (base,))
@@ -329,7 +345,7 @@ class Deriver:
         local = function_rule(func, [self._value(arg) for arg in args])
         pairs = []
         for i, (arg, partial) in enumerate(zip(args, local.partials, strict=True)):
-            if self.var not in arg.free_symbols:
+            if not self._varies(arg):
                 continue
             if partial is None:
                 raise UnsupportedError(

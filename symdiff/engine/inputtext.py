@@ -20,6 +20,7 @@ from .. import registry
 from ..codegen.quickprint import joined_terms, names_product_text
 from ..codegen.terms import ordered_terms
 from ..functions import sinc_d_closed_form
+from ..simplify.dag import node_count, tree_size
 
 
 class InputPrinter(StrPrinter):
@@ -80,6 +81,10 @@ class InputPrinter(StrPrinter):
     def _print_Exp1(self, expr: sp.Basic) -> str:
         return "e"
 
+    def _print_held(self, expr: sp.Basic) -> str:
+        """A traced loop's held state (:class:`symdiff.functions.held`) is its value."""
+        return f"({self._print(expr.args[0])})"
+
     def _print_Piecewise(self, expr: sp.Piecewise) -> str:
         *pairs, (otherwise, condition) = expr.args
         text = self._print(otherwise)
@@ -109,3 +114,20 @@ def input_text(expr: sp.Basic, order: str | None = None) -> str:
     """``expr`` as text in the input language. Recipes (:class:`~symdiff.recipe.Recipe`) use
     ``order="none"``, SymPy's stored order: sorting a long sum costs more than deriving it."""
     return InputPrinter(order).doprint(expr)
+
+
+#: Expressions whose tree has more operations than this are not spelt out in recipes.
+RECIPE_MAX_OPS = 50_000
+
+
+def recipe_text(expr: sp.Basic) -> str:
+    """``expr`` as a recipe holds it: :func:`input_text` in stored order, or, for a tree of
+    more than :data:`RECIPE_MAX_OPS` operations (a traced recurrence: its distinct
+    subexpressions are few, but the text spells out every path of its tree, exponentially
+    many), a description of its size that :func:`symdiff.parse` does not read back
+    (``explain()`` then asks for ``expr=``)."""
+    size = tree_size(expr, RECIPE_MAX_OPS + 1)
+    if size <= RECIPE_MAX_OPS:
+        return input_text(expr, order="none")
+    return (f"<an expression of {tree_size(expr):,} operations in its tree and "
+            f"{node_count([expr]):,} distinct ones, too large to spell out>")

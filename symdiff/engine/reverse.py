@@ -21,6 +21,7 @@ import sympy as sp
 from ..codegen import naming
 from ..errors import UnsupportedError
 from ..simplify import own_free_symbols, quick, stable_forms, zero_power_log
+from ..simplify.dag import free_symbols
 from .adjoints import AdjointStep, Contribution, Definition, GradientStep, ReverseSteps, Sweep
 from .local import Local, operation_rule, piecewise_rule
 
@@ -152,7 +153,7 @@ def reverse_program(
     given, receives the forward pass and every backward step as they are made.
     """
     outputs = [sp.sympify(out) for out in outputs]
-    variables = {s.name for e in [*outputs, *wrt] for s in e.free_symbols}
+    variables = {s.name for s in free_symbols([*outputs, *wrt])}
     linear = Linearizer(variables)
     roots = [linear(out) for out in outputs]
     assignments: list[Assignment] = [(n.symbol, n.value) for n in linear.nodes]

@@ -29,6 +29,7 @@ import sympy as sp
 from .. import progress
 from ..codegen import naming
 from ..simplify import simplify_for_people
+from ..simplify.numeric import faithful_form
 from .adjoints import ReverseSteps, TangentStep
 from .forward import differentiate
 from .reverse import inline_single_use, prune, reverse_program
@@ -52,6 +53,9 @@ class Recorded:
     tangents: list[list[TangentStep]] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
     derivations: dict[tuple[object, ...], Derivation] = field(default_factory=dict)
+    #: Forward mode: how many derivatives are computed unsimplified because their simplified
+    #: form lost accuracy in float64 (:func:`code_derivation`).
+    unsimplified: int = 0
 
     def output_tangents(self, sweep: int) -> list[sp.Expr]:
         """The tangents of the gradient outputs in tangent sweep ``sweep`` (a Hessian's
@@ -100,16 +104,30 @@ def derivation(
     return Derivation(expr, var, result, root.result, steps, verbose)
 
 
+def code_derivation(expr: sp.Expr, var: sp.Symbol, simplify: bool,
+                    record: Recorded) -> Derivation:
+    """:func:`derivation` for generated code: the simplified derivative only where it is about
+    as accurate in float64 as the derivative as derived
+    (:func:`symdiff.simplify.numeric.faithful_form`), else the unsimplified one (counted in
+    ``record.unsimplified``)."""
+    found = derivation(expr, var, simplify)
+    if found.result == found.raw or faithful_form(found.raw, found.result) is not found.raw:
+        return found
+    record.unsimplified += 1
+    return derivation(expr, var, False)
+
+
 def partials(
     exprs: Sequence[sp.Expr], wrt: Sequence[str], simplify: bool
 ) -> tuple[list[list[sp.Expr]], Recorded]:
-    """Forward mode: ``rows[i][k]`` = d exprs[i] / d wrt[k], each recorded as a derivation."""
+    """Forward mode: ``rows[i][k]`` = d exprs[i] / d wrt[k], each recorded as a derivation
+    (simplified where that keeps the accuracy, :func:`code_derivation`)."""
     record = Recorded()
     rows = []
     for i, expr in enumerate(exprs):
         row = []
         for name in wrt:
-            found = derivation(expr, sp.Symbol(name, real=True), simplify)
+            found = code_derivation(expr, sp.Symbol(name, real=True), simplify, record)
             record.derivations[(i, name)] = found
             row.append(found.result)
         rows.append(row)
@@ -125,7 +143,7 @@ def second_partials(
     upper: dict[tuple[int, int], sp.Expr] = {}
     for i, gradient in enumerate(first):
         for j in range(i, len(wrt)):
-            found = derivation(gradient, sp.Symbol(wrt[j], real=True), simplify)
+            found = code_derivation(gradient, sp.Symbol(wrt[j], real=True), simplify, record)
             record.derivations[(0, wrt[i], wrt[j])] = found
             upper[(i, j)] = found.result
     return upper, record

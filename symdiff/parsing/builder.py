@@ -187,7 +187,7 @@ class ExpressionBuilder(BuildChecks):
             self.check_operator(item)
             factor = self.build(item.right)
             if isinstance(item.op, ast.Div):
-                if factor.is_zero:
+                if factor.is_zero if factor.is_number else factor == 0:
                     self.fail("division by zero", self.operator_position(item))
                 factor = power(factor, sp.S.NegativeOne)
             operands.append((item, factor))

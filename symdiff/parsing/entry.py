@@ -11,6 +11,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..errors import ParseError, UnsupportedError
+from ..simplify.dag import distinct_nodes, free_symbols, substitute
 from .budget import OverBudget
 from .builder import ExpressionBuilder
 from .functions import CONSTANTS
@@ -18,6 +19,8 @@ from .limits import LIMITS, PARSER_RECURSION_LIMIT, recursion_limit
 from .names import check_symbol_name
 from .sizes import NON_FINITE, numerically_real, short_expr
 from .source import Source, check_tree, scan, syntax_error
+
+_NOT_REAL = frozenset([*NON_FINITE, sp.I])
 
 
 def parse(source: str | sp.Expr | int | float) -> sp.Expr:
@@ -116,26 +119,34 @@ def read_text(text: str) -> tuple[sp.Expr, Source, ast.Expression]:
 
 
 def _from_sympy(expr: sp.Basic) -> sp.Expr:
+    """A SymPy expression validated, its symbols real. Each distinct subexpression is looked
+    at once (:mod:`symdiff.simplify.dag`): a traced recurrence shares its subexpressions, and
+    SymPy's own walks would follow every path of its tree."""
     if not isinstance(expr, sp.Expr):
         raise ParseError(f"expected a SymPy expression, not {type(expr).__name__}")
+    nodes = distinct_nodes([expr])
     replacements: dict[sp.Basic, sp.Basic] = {}
-    for sym in expr.atoms(sp.Symbol):
+    for sym in nodes:
+        if not isinstance(sym, sp.Symbol):
+            continue
         if type(sym) is not sp.Symbol:
             raise ParseError(f"{type(sym).__name__} {sym} is not supported; use sympy.Symbol")
         check_symbol_name(sym.name)
-        replacements[sym] = sp.Symbol(sym.name, real=True)
-    for free in expr.free_symbols:
+        real = sp.Symbol(sym.name, real=True)
+        if real != sym:
+            replacements[sym] = real
+    for free in free_symbols([expr]):
         if not isinstance(free, sp.Symbol):
             raise UnsupportedError(f"{type(free).__name__} {free} is not supported")
-    undefined = expr.atoms(sp.core.function.AppliedUndef)
+    undefined = [n for n in nodes if isinstance(n, sp.core.function.AppliedUndef)]
     if undefined:
         raise UnsupportedError(
-            f"undefined function {type(next(iter(undefined))).__name__}() is not supported"
+            f"undefined function {type(undefined[0]).__name__}() is not supported"
         )
-    if expr.has(*NON_FINITE, sp.I):
+    if any(n in _NOT_REAL for n in nodes):
         raise ParseError(f"{short_expr(expr)} contains a value that is not a finite real number")
-    result = expr.xreplace(replacements)
-    if result.is_number and not result.is_Rational:
+    result = substitute(expr, replacements)
+    if not free_symbols([result]) and not result.is_Rational:
         real = result.is_extended_real
         if real is False or (real is None and not numerically_real(result)):
             raise ParseError(f"{short_expr(result)} is not a finite real number")

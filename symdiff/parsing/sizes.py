@@ -9,6 +9,7 @@ import re
 
 import sympy as sp
 
+from ..simplify.dag import tree_size
 from .functions import FUNCTION_SPECS
 from .limits import LIMITS
 from .syntax import CHAINS
@@ -89,7 +90,10 @@ def log10_int(n: int) -> float:
 
 
 def short_expr(expr: sp.Basic, limit: int = 60) -> str:
-    """``expr`` as text for a message, cut to ``limit`` characters with ``...``."""
+    """``expr`` as text for a message, cut to ``limit`` characters with ``...`` (an expression
+    too large to print in full is described by its size)."""
+    if tree_size(expr, 10**5) >= 10**5:
+        return f"an expression of {tree_size(expr):,} operations"
     text = str(expr)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 

@@ -394,7 +394,8 @@ ROWS: tuple[Fn, ...] = (
        domain=on((-7, 3), kinks=_at_zero, at=(((0.0,), (0.0,)),)),
        doc="Rectified linear unit ``max(x, 0)``; by convention ``relu'(0) = 0``."),
     Fn(("sigmoid",), "F:sigmoid", helper="_sigmoid", nesting=2, scipy=("expit",),
-       tensor_form=lambda u: 1 / (1 + sp.exp(sp.Min(-u, SIGMOID_CLIP))),
+       # (Min unevaluated: the same node, without assumption queries comparing -u with 88)
+       tensor_form=lambda u: 1 / (1 + sp.exp(sp.Min(-u, SIGMOID_CLIP, evaluate=False))),
        rule="sigmoid", identity="d/du sigmoid(u) = sigmoid(u) (1 - sigmoid(u))",
        partials=unary(lambda u: F.sigmoid(u) * (1 - F.sigmoid(u))),
        reference=lambda u: 1 / (1 + sp.exp(-u)), domain=on((-16, 16)),
@@ -402,7 +403,7 @@ ROWS: tuple[Fn, ...] = (
     Fn(("softplus",), "F:softplus", helper="_softplus",
        numeric=lambda x: np.logaddexp(0.0, x), nesting=2,
        # what np.logaddexp(0, u) computes, in vectorised calls: a tenth of its time
-       tensor_form=lambda u: sp.Max(u, 0) + CF.log1p(sp.exp(-sp.Abs(u))),
+       tensor_form=lambda u: sp.Max(u, 0, evaluate=False) + CF.log1p(sp.exp(-sp.Abs(u))),
        rule="softplus", identity="d/du softplus(u) = sigmoid(u)",
        partials=unary(lambda u: F.sigmoid(u)), reference=lambda u: sp.log(1 + sp.exp(u)),
        domain=on((-8, 8)),
@@ -411,4 +412,7 @@ ROWS: tuple[Fn, ...] = (
        rule="tie share", identity="d/du tie_share(u, ...) = 0  (piecewise constant)",
        partials=lambda *args: tuple(sp.S.Zero for _ in args), reference=_unique_max_indicator,
        domain=on((-3, 3), (-3, 3), (-2, 2), kinks=_ties)),
+    Fn((), "F:held", template="({0})", numeric=lambda x: x, passes=0,
+       rule="held value", identity="d/du held(u) = 1  (held(u) is u)",
+       partials=unary(lambda u: sp.S.One), reference=lambda u: u, domain=on((-3, 3))),
 )

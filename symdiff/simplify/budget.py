@@ -31,6 +31,9 @@ class Budget:
 
     #: The whole pipeline: SymPy's ``count_ops`` of the expression (beyond it, ``factor_terms``).
     ops: int = SIMPLIFY_MAX_OPS
+    #: Any simplification at all (``factor_terms`` included): operation nodes of the
+    #: expression's tree (:func:`operation_nodes`, counted without walking the tree).
+    tree_ops: int = 4_000
     #: Phases that multiply out (``cancel``, ``expand``, the numerator of ``radsimp``): the
     #: number of terms the full expansion of their input can have (:func:`expansion_terms`),
     #: and for ``cancel`` (a polynomial gcd) the number of its polynomial generators
@@ -51,6 +54,9 @@ class Budget:
     #: ``radsimp``, the rewrites SymPy leaves to ``Piecewise`` and other functions): operations
     #: of their input.
     other_ops: int = 60
+    #: ``exptrigsimp`` (exponentials rewritten as hyperbolic functions and back): operations
+    #: of its input.
+    exptrig_ops: int = 60
 
 
 @functools.cache
@@ -63,16 +69,21 @@ def own_free_symbols(cls: type) -> bool:
     return owner is not sp.Basic
 
 
-def operation_nodes(expr: sp.Basic) -> int:
-    """Operation nodes of the tree (a product of k factors is one node). Linear time, unlike
-    ``sympy.count_ops``, which rebuilds fractions."""
-    count, pending = 0, [expr]
-    while pending:
-        node = pending.pop()
-        if node.args:
-            count += 1
-            pending.extend(node.args)
-    return count
+def operation_nodes(expr: sp.Basic, cap: int = 10**12) -> int:
+    """Operation nodes of the tree (a product of k factors is one node), at most ``cap``.
+    Counted over the DAG, each distinct subexpression once (linear time, unlike
+    ``sympy.count_ops``, which rebuilds fractions, or a walk of the tree, which is exponential
+    in the depth of a traced recurrence)."""
+    size: dict[sp.Basic, int] = {}
+    stack: list[tuple[sp.Basic, bool]] = [(expr, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            size[node] = min(cap, 1 + sum(size[a] for a in node.args)) if node.args else 0
+        elif node not in size:
+            stack.append((node, True))
+            stack.extend((a, False) for a in node.args if a not in size)
+    return size[expr]
 
 
 def expansion_terms(expr: sp.Basic, cap: int = 10**6) -> int:

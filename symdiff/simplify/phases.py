@@ -22,6 +22,7 @@ from sympy.functions.elementary.trigonometric import TrigonometricFunction
 from sympy.simplify.radsimp import collect_abs, fraction
 from sympy.utilities.iterables import has_variety
 
+from .angles import with_masked_angles
 from .budget import (
     SIMPLIFY_MAX_OPS,
     Budget,
@@ -29,6 +30,7 @@ from .budget import (
     operation_nodes,
     polynomial_generators,
 )
+from .literals import common_factors, keeps_literals
 
 #: The package's name, as before the split: ``caplog``/``logging`` configuration keeps working.
 log = logging.getLogger("symdiff.simplify")
@@ -161,7 +163,7 @@ class _Simplifier:
                 return folded
         expr = sp.hyperexpand(expr)
         if expr.has(*_TRIG) and self.trig("trigsimp", expr):
-            expr = sp.trigsimp(expr, deep=True)
+            expr = with_masked_angles(lambda e: sp.trigsimp(e, deep=True), expr)
         if expr.has(sp.log):
             expr = _shorter(expand_log(expr, deep=True), sp.logcombine(expr))
         if _gamma_ratio(expr) and self.small("combsimp", expr):
@@ -173,8 +175,10 @@ class _Simplifier:
             short = _shorter(short, sp.factor_terms(short), expand_power_exp(expand_mul(short)))
         else:
             short = _shorter(short, sp.factor_terms(short))
-        if short.has(*_TRIG, ExpBase, sp.exp) and self.small("exptrigsimp", short):
-            short = sp.exptrigsimp(short)
+        if short.has(*_TRIG, ExpBase, sp.exp) and self._within(
+                "exptrigsimp", short, operation_nodes(short), self.budget.exptrig_ops,
+                "operations"):
+            short = with_masked_angles(sp.exptrigsimp, short)
         expr = short.xreplace(_HOLLOW_MUL)
         numerator, denominator = expr.as_numer_denom()
         if denominator.is_Add and self.small("radsimp", denominator):
@@ -260,15 +264,27 @@ def simplify_for_people(
     expr: sp.Expr, max_ops: int = SIMPLIFY_MAX_OPS, budget: Budget | None = None
 ) -> sp.Expr:
     """A simpler equal form of ``expr``, never longer than the original: SymPy's ``simplify``
-    with each phase within ``budget`` (``max_ops`` bounds the whole, see :class:`Budget`)."""
+    with each phase within ``budget`` (``max_ops`` bounds the whole, see :class:`Budget`).
+
+    A form whose numbers grow by more than a few digits (denominators cleared across nested
+    levels) or leave float64's range is not taken (:func:`~symdiff.simplify.literals.
+    keeps_literals`): the code would lose accuracy, or overflow, where the original form does
+    not. Beyond :attr:`Budget.ops` operations only ``factor_terms`` is tried, and beyond
+    :attr:`Budget.tree_ops` operations in its tree (a derivative of a deeply nested or traced
+    expression shares its subexpressions, and every phase walks the tree) nothing is."""
     if expr.is_Atom:
         return expr
     budget = budget or Budget(ops=max_ops)
+    tree = operation_nodes(expr, budget.tree_ops + 1)
+    if tree > budget.tree_ops:
+        log.debug("simplify: skipped, %d operations in the tree > budget %d", tree,
+                  budget.tree_ops)
+        return expr
     size = _ops(expr)
     if size > budget.ops:
         log.debug("simplify: only factor_terms, %d operations > budget %d: %s", size,
                   budget.ops, _Brief(expr))
-        candidate = sp.factor_terms(expr)
+        candidate = common_factors(expr)
     else:
         try:
             candidate = _Simplifier(budget)(expr)
@@ -278,4 +294,10 @@ def simplify_for_people(
             return expr
         if candidate.has(sp.Piecewise) and not expr.has(sp.Piecewise):
             candidate = expr  # simplify turns Heaviside/Max into Piecewise: not simpler to read
+        if not keeps_literals(expr, candidate):
+            log.debug("simplify: its numbers grew, only factor_terms: %s", _Brief(expr))
+            candidate = common_factors(expr)
+    if not keeps_literals(expr, candidate):
+        log.debug("simplify: its numbers grew, kept as it is: %s", _Brief(expr))
+        return expr
     return candidate if _ops(candidate) <= size else expr

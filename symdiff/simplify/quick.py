@@ -57,10 +57,77 @@ def _name_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
 
 def power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
     """``sp.Pow(base, exponent)``, the same node, without SymPy's assumption queries where the
-    evaluation cannot change it (:func:`_sum_power_stays`, :func:`_name_power_stays`)."""
+    evaluation cannot change it (:func:`_sum_power_stays`, :func:`_name_power_stays`,
+    :func:`_product_power`)."""
     if _name_power_stays(base, exponent) or _sum_power_stays(base, exponent):
         return sp.Pow(base, exponent, evaluate=False)
-    return sp.Pow(base, exponent)
+    made = _product_power(base, exponent)
+    return sp.Pow(base, exponent) if made is None else made
+
+
+def _staying_factor(factor: sp.Expr) -> tuple[sp.Expr, sp.Integer] | None:
+    """``(base, k)`` for a factor that ``Mul.flatten`` keeps as it is, ``base**k``: a
+    commutative name, a sum that is not a number, or an integer power of either that stays
+    (:func:`_name_power_stays`, :func:`_sum_power_stays`); else None."""
+    if factor.is_Symbol or factor.is_Add:
+        if factor.is_commutative and not factor.is_number:
+            return factor, sp.S.One
+        return None
+    if factor.is_Pow and factor.base.is_commutative and (
+            _name_power_stays(*factor.args) or _sum_power_stays(*factor.args)):
+        return factor.base, factor.exp
+    return None
+
+
+def _staying_factors(expr: sp.Expr) -> tuple[sp.Expr, list[sp.Expr]] | None:
+    """``(c, [factors])`` for a product of a rational ``c`` (not 0) and staying factors
+    (:func:`_staying_factor`) with distinct bases, or one such factor; else None."""
+    coefficient, rest = expr.as_coeff_Mul() if expr.is_Mul else (sp.S.One, expr)
+    if not coefficient.is_Rational or coefficient.p == 0:
+        return None
+    factors = list(sp.Mul.make_args(rest))
+    if any(_staying_factor(f) is None for f in factors):
+        return None
+    return coefficient, factors
+
+
+def _product_of_staying(coefficient: sp.Expr, factors: list[sp.Expr]) -> sp.Expr | None:
+    """SymPy's ``Mul`` of a rational ``coefficient`` (not 0) and staying factors, when their
+    bases are distinct (nothing to combine) and it is not a coefficient times one sum (which
+    ``Mul`` distributes): the coefficient (unless 1), then the factors in canonical order; else
+    None."""
+    bases = [_staying_factor(f)[0] for f in factors]  # type: ignore[index]
+    if not factors or len(set(bases)) != len(bases):
+        return None
+    if len(factors) == 1:
+        if coefficient is sp.S.One:
+            return factors[0]
+        if factors[0].is_Add:
+            return None
+    ordered = sorted(factors, key=_COMPARED)
+    return unevaluated(sp.Mul, ordered if coefficient is sp.S.One else [coefficient, *ordered])
+
+
+def _product_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr | None:
+    """``Pow(base, k)`` for a product ``base`` of a rational and staying factors
+    (:func:`_staying_factors`) and an integer ``k`` other than 0 and 1: ``Mul._eval_power``
+    gives the product of each factor to the power ``k`` (``(x/(1 + y**2))**2`` is
+    ``x**2/(1 + y**2)**2``), made here without re-evaluating the powers of sums (each an
+    assumption query that clears every nested denominator below it); else None."""
+    if not (base.is_Mul and exponent.is_Integer) or exponent.p in (0, 1) or base.is_number:
+        return None
+    found = _staying_factors(base)
+    if found is None:
+        return None
+    coefficient, factors = found
+    powered = []
+    for factor in factors:
+        inner, k = _staying_factor(factor)  # type: ignore[misc]
+        k = k * exponent
+        if not (_name_power_stays(inner, k) or _sum_power_stays(inner, k) or k is sp.S.One):
+            return None
+        powered.append(inner if k is sp.S.One else sp.Pow(inner, k, evaluate=False))
+    return _product_of_staying(coefficient**exponent, powered)
 
 
 def _staying_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
@@ -162,7 +229,23 @@ def _quick_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
         made = _names_product(left, right)
     if made is None:
         made = _distributed(left, right)
+    if made is None:
+        made = _factors_product(left, right)
     return made
+
+
+def _factors_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
+    """``Mul(left, right)`` for two products of staying factors (:func:`_staying_factors`:
+    names, sums, staying integer powers of them) with rational coefficients and no base in
+    both: ``x*(1 + y**2)**-1``, made without ``Mul.flatten`` re-evaluating each power of a sum;
+    else None (SymPy's two-factor rule for a rational and a sum included)."""
+    for one, other in ((left, right), (right, left)):
+        if one.is_Rational and other.as_coeff_Mul()[1].is_Add:
+            return None
+    one, other = _staying_factors(left), _staying_factors(right)
+    if one is None or other is None:
+        return None
+    return _product_of_staying(one[0] * other[0], one[1] + other[1])
 
 
 def product(left: sp.Expr, right: sp.Expr) -> sp.Expr:

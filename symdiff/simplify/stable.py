@@ -11,9 +11,10 @@ from __future__ import annotations
 import sympy as sp
 from sympy.codegen.cfunctions import expm1, log1p
 from sympy.codegen.numpy_nodes import logaddexp
-from sympy.codegen.rewriting import ReplaceOptim, optimize
+from sympy.codegen.rewriting import ReplaceOptim
 
 from ..functions import sigmoid, softplus
+from .dag import has_type, replace
 
 # The rewrites test the tree's structure directly: a Wild pattern is tried at every node and
 # made the log-sum-exp of 1,000 variables spend seconds here.
@@ -166,6 +167,8 @@ def stable_forms(expr: sp.Expr) -> sp.Expr:
     ``1 - sigmoid(u)`` -> ``sigmoid(-u)``, ``log(sigmoid(u))`` -> ``-softplus(-u)`` (so
     ``log(1 - sigmoid(u))`` -> ``-softplus(u)``), ``log(1 + u)`` -> ``log1p(u)``,
     ``exp(u) - 1`` -> ``expm1(u)``."""
-    if not expr.has(sp.exp, sp.log, sigmoid):
+    if not has_type(expr, sp.exp, sp.log, sigmoid):
         return expr
-    return optimize(expr, STABLE_REWRITES)
+    for rewrite in STABLE_REWRITES:  # SymPy's ``optimize``, each distinct node visited once
+        expr = replace(expr, rewrite.query, rewrite.value)
+    return expr

@@ -14,6 +14,7 @@ import sympy as sp
 
 from ..codegen import naming
 from ..codegen.printer import ArrayCodePrinter, CodePrinter
+from ..simplify.literals import common_factors
 from .ir import Node, format_index
 from .shapes import Dim, Shape
 
@@ -119,8 +120,10 @@ def reduce_code(op: str, code: str, arguments: str, ndim: int | None = None) -> 
 
 def factored(expr: sp.Expr) -> sp.Expr:
     """``expr`` with common factors of sums taken out (``200*a - 200*b`` -> ``200*(a - b)``), so
-    that the sums left are found again elsewhere by CSE and each costs one pass."""
-    return sp.factor_terms(expr) if isinstance(expr, sp.Expr) else expr
+    that the sums left are found again elsewhere by CSE and each costs one pass; where that
+    would grow the numbers (nested denominators cleared), ``expr`` itself
+    (:func:`symdiff.simplify.literals.common_factors`)."""
+    return common_factors(expr) if isinstance(expr, sp.Expr) else expr
 
 
 def inline_scalars(

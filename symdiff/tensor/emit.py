@@ -43,6 +43,7 @@ from .codetext import (
 from .finish import finish, tensor_forms
 from .ir import VIEWS, Node, arg_symbol, format_axes, topological
 from .shapes import Shape, same_shape
+from .values import composes
 
 
 @dataclass(frozen=True)
@@ -115,11 +116,15 @@ class _Emitter:
         return not any(u.op in VIEWS for u in users)
 
     def _inline_map(self, node: Node) -> bool:
-        """An elementwise node is composed into its one elementwise (or gathering) user."""
+        """An elementwise node is composed into its one elementwise (or gathering) user, unless
+        that user reads it more than once and it is not small (:func:`.values.composes`): a
+        chain of steps that each read the last twice (``x - h*(x**2 - a)``) would compose into
+        one expression exponentially large in the number of steps."""
         users = self.users.get(id(node), [])
         return (
             id(node) not in self.outputs and len(users) == 1
             and (users[0].op == "map" or id(users[0]) in self.gathered)
+            and composes(node, users[0])
         )
 
     def _target(self, node: Node) -> str:
@@ -439,5 +444,3 @@ def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str]]:
     emitter = _Emitter(program)
     statements = emitter.run()
     return statements, set(emitter.printer.helpers)
-
-

@@ -60,6 +60,7 @@ import sympy as sp
 
 from .. import trace as scalar
 from ..errors import SymdiffError, UnsupportedError
+from ..functions import held
 from ..parsing import LIMITS
 from ..trace import draws
 from ..trace.refusals import code_line
@@ -76,10 +77,11 @@ from .traced import (
     TracedArray,
     TracedTensor,
     no_array,
+    settle,
     tracer_of,
     value_of,
 )
-from .values import Elem, Values
+from .values import Elem, Values, large_elementwise, reread_elementwise
 
 _NOT_FINITE = (sp.zoo, sp.oo, -sp.oo, sp.nan)
 _NO_MASK = ("indexing by a mask from a traced comparison (x[x > 0.5]) is not supported: how "
@@ -102,6 +104,9 @@ class Tracer(Values):
         builder.bind_index = self.bind_index
         self.handed_out = 0  # elements handed to NumPy one by one (``np.array([x, y])``)
         self.code = getattr(fn, "__code__", None)
+        #: The traced arrays read so far (by id, each kept alive so that its id stays its
+        #: own): an elementwise value read a second time becomes a node (``operand``).
+        self.read: dict[int, TracedTensor] = {}
         self.name = str(getattr(fn, "__name__", None) or type(fn).__name__)
 
     def bind_index(self, positions: np.ndarray, given: Any, kind: str, axis_size: int,
@@ -125,7 +130,7 @@ class Tracer(Values):
         if isinstance(value, TracedTensor):
             if tracer_of(value) is not self:
                 raise UnsupportedError("a traced array from another trace cannot be used here")
-            return value_of(value)
+            return self.state(value)
         if isinstance(value, TensorCondition):
             raise UnsupportedError(scalar.CONDITION_ONLY)
         if isinstance(value, scalar.Symbolic):
@@ -159,6 +164,29 @@ class Tracer(Values):
         if isinstance(value, ClosedArray):
             return value.numbers("a NumPy function took it as a constant argument")
         return as_array(value)
+
+    def state(self, value: TracedTensor) -> Elem:
+        """The elementwise value of ``value`` as an operand. A value read a second time (a
+        loop's state: ``x = r*x*(1 - x)``, ``c = f*c + i*g``) becomes a node, read by its
+        placeholder from then on; so does any large value (:func:`large_elementwise`). On its
+        first read a sum or product that may be read again is held (``held(u)``), so that the
+        reader keeps it whole and it is replaced by the node's placeholder when it becomes
+        one (:meth:`~symdiff.tensor.values.Values.release`): both readers then read the same
+        node, and no expression multiplies out the steps of a loop."""
+        elem = value_of(value)
+        again = id(value) in self.read
+        self.read[id(value)] = value  # (kept alive: its id stays its own)
+        expr = elem.expr
+        if reread_elementwise(expr) if again else large_elementwise(expr):
+            fresh = self.elem(self.tensor(elem))
+            if isinstance(expr, held):
+                self.held_nodes[expr] = fresh.expr
+            settle(value, fresh)
+            return fresh
+        if (expr.is_Add or expr.is_Mul) and reread_elementwise(expr):
+            elem = Elem(held(expr), elem.shape)
+            settle(value, elem)
+        return elem
 
     def gathered(self, value: np.ndarray) -> Node:
         """An object array NumPy built from traced elements and numbers (``np.array([x, 2 *

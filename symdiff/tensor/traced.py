@@ -172,6 +172,12 @@ def value_of(array: TracedArray) -> Elem:
     return array._value
 
 
+def settle(array: TracedArray, value: Elem) -> None:
+    """Let ``array`` stand for ``value`` from now on: the placeholder of the node that computes
+    its expression (a loop's state, computed once and read by every later use)."""
+    array._value = value
+
+
 class TensorCondition(JoinsConditions, TracedArray):
     """A traced comparison of arrays, or comparisons joined by ``&``, ``|``, ``~`` or
     ``np.logical_and`` / ``np.logical_or`` / ``np.logical_not`` (with constant boolean arrays

@@ -17,7 +17,7 @@ from .environment import Replace
 from .layout import Layout
 from .refusals import CONDITION_ONLY, NOT_COMPOSED, from_generated_code, locate
 from .signatures import call_with, describe, signature
-from .values import Condition, Symbolic, Traced, operand
+from .values import Condition, Symbolic, Traced, operand, release_single_holds, without_holds
 
 _FOLDED = ("the function was traced without shapes=, so what it computes from the array is "
            "numbers in the compiled function; give shapes= to make it a bound constant")
@@ -128,8 +128,8 @@ def trace_function(
     if many and isinstance(value, tuple | list):
         if not value:
             raise UnsupportedError(f"{describe(fn)} returned an empty {type(value).__name__}")
-        return tuple(_result(item, fn) for item in value), sig
-    return (_result(value, fn),), sig
+        return release_single_holds(tuple(_result(item, fn) for item in value)), sig
+    return release_single_holds((_result(value, fn),)), sig
 
 
 def trace(fn: Callable[..., Any]) -> tuple[sp.Expr, tuple[str, ...]]:
@@ -138,7 +138,8 @@ def trace(fn: Callable[..., Any]) -> tuple[sp.Expr, tuple[str, ...]]:
     Each parameter is a :class:`~symdiff.trace.values.Traced` value wrapping
     ``Symbol(name, real=True)`` (keyword-only ones passed by name); the names are in the
     function's order. Raises :class:`~symdiff.errors.UnsupportedError` for what cannot be traced
-    (see :mod:`symdiff.trace`), naming it.
+    (see :mod:`symdiff.trace`), naming it. The expression is written without the holds of a
+    loop's state (:func:`~symdiff.trace.values.held_state`), which :func:`trace_function` keeps.
     """
     (expr,), sig = trace_function(fn)
-    return expr, tuple(sig.parameters)
+    return without_holds(expr), tuple(sig.parameters)

@@ -18,20 +18,29 @@ from sympy.codegen.cfunctions import log1p
 
 from .. import functions as F
 from .. import registry
+from ..simplify.quick import power as quick_power
+
+
+def _zero(a: sp.Expr) -> bool:
+    """Whether ``a`` is an exact zero: asked of SymPy for a constant, compared structurally
+    for an expression in variables (SymPy's assumption query derives every fact of the
+    expression from scratch, which on an unrolled recurrence takes time exponential in its
+    depth)."""
+    return bool(a.is_zero) if a.is_number else a == 0
 
 
 def divide(a: sp.Expr, b: sp.Expr) -> sp.Expr:
     """``a / b``; dividing by an exact zero raises ``ZeroDivisionError``, as Python does."""
-    if b.is_zero:
+    if _zero(b):
         raise ZeroDivisionError("division by zero")
     return a / b
 
 
 def power(a: sp.Expr, b: sp.Expr) -> sp.Expr:
     """``a ** b``; zero to a negative power raises ``ZeroDivisionError``, as Python does."""
-    if a.is_zero and b.is_negative:
+    if _zero(a) and b.is_negative:
         raise ZeroDivisionError("0.0 cannot be raised to a negative power")
-    return a**b
+    return quick_power(a, b) if isinstance(a, sp.Expr) and isinstance(b, sp.Expr) else a**b
 
 
 #: The math namespace (:mod:`symdiff.math`) by name: each row's canonical name with the

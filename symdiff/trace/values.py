@@ -21,7 +21,9 @@ import numpy as np
 import sympy as sp
 
 from ..errors import UnsupportedError
+from ..functions import held
 from ..parsing import parse
+from ..simplify.dag import distinct_nodes, has_type, larger_than, replace
 from .logic import JoinsConditions
 from .refusals import (
     CONDITION_ONLY,
@@ -39,10 +41,58 @@ _CONSTANTS: dict[float, sp.Expr] = {math.pi: sp.pi, math.e: sp.E}
 
 
 # -- numbers and expressions ---------------------------------------------------------------------
+#: A traced sum or product with more operations than this is held (:func:`held_state`) when
+#: it is read again.
+HOLD_MIN_OPS = 24
+
+
+def held_state(value: Traced) -> sp.Expr:
+    """The expression of ``value`` as an operand: a large sum or product is first made
+    ``held(...)`` (:class:`symdiff.functions.held`), and ``value`` keeps it so, so that a loop
+    that reads its state (``x = r*x*(1 - x)``) builds one expression per step, each reading
+    the last, instead of merging every step into one sum or product. Holds of values read
+    only once are taken away again when tracing ends (:func:`release_single_holds`)."""
+    expr = value.expr
+    if (expr.is_Add or expr.is_Mul) and larger_than(expr, HOLD_MIN_OPS):
+        expr = value.expr = held(expr)
+    return expr
+
+
+def release_single_holds(exprs: tuple[sp.Expr, ...]) -> tuple[sp.Expr, ...]:
+    """``exprs`` with each ``held(u)`` that only one node (or output) reads replaced by ``u``:
+    a value read once has nothing to share, and merging it into its reader keeps the forms
+    people and the stable rewrites expect (``log(1 + exp(u))``)."""
+    readers: dict[sp.Basic, int] = {}
+    for node in distinct_nodes(exprs):
+        for arg in set(node.args):
+            readers[arg] = readers.get(arg, 0) + 1
+    for expr in exprs:
+        readers[expr] = readers.get(expr, 0) + 1
+    single = {node: node.args[0] for node in readers
+              if isinstance(node, held) and readers[node] == 1}
+    if not single:
+        return exprs
+    return tuple(replace(e, lambda n: n in single, lambda n: n.args[0]) for e in exprs)
+
+
+#: Expressions with more operations than this in their tree keep their holds in
+#: :func:`without_holds`: taking them away merges every step of a long loop into one sum or
+#: product, which SymPy then evaluates over the whole tree.
+RELEASE_MAX_OPS = 5_000
+
+
+def without_holds(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with every ``held(u)`` replaced by ``u`` (when it is not too large to write
+    out, :data:`RELEASE_MAX_OPS`: then as it is; ``held(u)`` prints as ``(u)``)."""
+    if not has_type(expr, held) or larger_than(expr, RELEASE_MAX_OPS):
+        return expr
+    return replace(expr, lambda n: isinstance(n, held), lambda n: n.args[0])
+
+
 def operand(value: object) -> sp.Expr:
     """``value`` (a traced value, a SymPy expression or a number) as a SymPy expression."""
     if isinstance(value, Traced):
-        return value.expr
+        return held_state(value)
     if isinstance(value, Condition):
         raise UnsupportedError(CONDITION_ONLY)
     if isinstance(value, sp.Expr):
@@ -176,57 +226,57 @@ class Traced(Symbolic):
     __slots__ = ()
 
     def __add__(self, other: object) -> Traced:
-        return Traced(self.expr + operand(other))
+        return Traced(operand(self) + operand(other))
 
     def __radd__(self, other: object) -> Traced:
-        return Traced(operand(other) + self.expr)
+        return Traced(operand(other) + operand(self))
 
     def __sub__(self, other: object) -> Traced:
-        return Traced(self.expr - operand(other))
+        return Traced(operand(self) - operand(other))
 
     def __rsub__(self, other: object) -> Traced:
-        return Traced(operand(other) - self.expr)
+        return Traced(operand(other) - operand(self))
 
     def __mul__(self, other: object) -> Traced:
-        return Traced(self.expr * operand(other))
+        return Traced(operand(self) * operand(other))
 
     def __rmul__(self, other: object) -> Traced:
-        return Traced(operand(other) * self.expr)
+        return Traced(operand(other) * operand(self))
 
     def __truediv__(self, other: object) -> Traced:
-        return Traced(divide(self.expr, operand(other)))
+        return Traced(divide(operand(self), operand(other)))
 
     def __rtruediv__(self, other: object) -> Traced:
-        return Traced(divide(operand(other), self.expr))
+        return Traced(divide(operand(other), operand(self)))
 
     def __pow__(self, other: object, modulo: object = None) -> Traced:
         if modulo is not None:
             raise UnsupportedError("pow() with a modulus is not supported when tracing")
-        return Traced(power(self.expr, operand(other)))
+        return Traced(power(operand(self), operand(other)))
 
     def __rpow__(self, other: object) -> Traced:
-        return Traced(power(operand(other), self.expr))
+        return Traced(power(operand(other), operand(self)))
 
     def __neg__(self) -> Traced:
-        return Traced(-self.expr)
+        return Traced(-operand(self))
 
     def __pos__(self) -> Traced:
         return self
 
     def __abs__(self) -> Traced:
-        return Traced(sp.Abs(self.expr))
+        return Traced(sp.Abs(operand(self)))
 
     def __lt__(self, other: object) -> Condition:
-        return Condition(sp.Lt(self.expr, operand(other)))
+        return Condition(sp.Lt(operand(self), operand(other)))
 
     def __le__(self, other: object) -> Condition:
-        return Condition(sp.Le(self.expr, operand(other)))
+        return Condition(sp.Le(operand(self), operand(other)))
 
     def __gt__(self, other: object) -> Condition:
-        return Condition(sp.Gt(self.expr, operand(other)))
+        return Condition(sp.Gt(operand(self), operand(other)))
 
     def __ge__(self, other: object) -> Condition:
-        return Condition(sp.Ge(self.expr, operand(other)))
+        return Condition(sp.Ge(operand(self), operand(other)))
 
     # Every other operator refuses with a message naming it.
     __floordiv__ = __rfloordiv__ = refuse(unsupported_operator("//"))

@@ -15,7 +15,7 @@ from symdiff import registry as R
 from symdiff.codegen.printer import ArrayCodePrinter, CodePrinter
 
 x, y = sp.symbols("x y", real=True)
-TEMPLATE_ROWS = [pytest.param(row, id=row.names[0]) for row in R.ROWS if row.template]
+TEMPLATE_ROWS = [pytest.param(row, id=row.names[0]) for row in R.ROWS if row.template and row.names]
 #: Compound operands (text, and as NumPy on the points); a unary row gets each one.
 OPERANDS = [("2*x - y", lambda a, b: 2 * a - b), ("x**2 + 1", lambda a, b: a**2 + 1),
             ("-x", lambda a, b: -a), ("x/y - 1", lambda a, b: a / b - 1)]

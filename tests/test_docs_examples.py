@@ -19,6 +19,8 @@ import pytest
 from sybil import Sybil
 from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser
 
+from .conftest import reset_memory
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").rglob("*.md")])
 PAGES = [p for p in PAGES if "_build" not in p.parts]
@@ -75,5 +77,12 @@ def test_example_runs_as_pasted(path, line, tmp_path, monkeypatch):
     (examples,) = [found for at, found in _blocks(path) if at == line]
     namespace = examples[0].namespace
     namespace.clear()  # a fresh namespace per block, shared by a doctest block's lines
-    for example in examples:
-        example.evaluate()
+    environment = dict(os.environ)
+    try:
+        for example in examples:
+            example.evaluate()
+    finally:  # a block run as its own process may set variables (SYMDIFF_CACHE_DIR, ...)
+        if dict(os.environ) != environment:
+            os.environ.clear()
+            os.environ.update(environment)
+            reset_memory()  # and the cache store made from them is forgotten

@@ -1,4 +1,4 @@
-"""Issue #16's benchmarks in one run ("no performance cliffs"): the elementwise set, the wide
+"""The no-cliffs benchmarks in one run ("no performance cliffs"): the elementwise set, the wide
 Hessians and the many-names problems, one after another in this process, each printing its own
 table of ratios against its peers (hand-written NumPy, SymPy's ``lambdify``, and JAX where it is
 installed).

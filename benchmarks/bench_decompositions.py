@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_decompositions.py [--repeat R] [--n N]``. Each row: the median
 time of symdiff's generated gradient, of a hand-written NumPy closed form, and their ratio
-(1.00 = as fast; the issue's target is <= 1.5), on one float64 N x N matrix (200 by default;
+(1.00 = as fast; the target is <= 1.5), on one float64 N x N matrix (200 by default;
 ``sort`` on 1e6 elements). For ``cholesky`` two hand-written forms are timed: NumPy only (two
 ``np.linalg.solve`` with ``L^T``, what one writes without a triangular solve) and SciPy's
 ``solve_triangular`` (when installed): the ratio column is against the faster of the two.

@@ -427,7 +427,7 @@ def main() -> None:
 
 
 def value_and_grad_table(options, rng) -> None:
-    """``value_and_grad`` against ``grad`` on each problem (issue #16: at most 1.1x ``grad``
+    """``value_and_grad`` against ``grad`` on each problem (target: at most 1.1x ``grad``
     plus the value's last operation): the median time of each, in rounds as above, and
     "extra": what ``value_and_grad`` adds to ``grad`` over what the function alone costs
     (``sd.compile``; 0 = the value for free, 1 = no work shared)."""

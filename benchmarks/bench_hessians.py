@@ -1,5 +1,5 @@
 """Hessians of matrix and vector variables: symdiff vs the hand-written closed form (and
-``jax.hessian`` under ``jit`` when installed), issue #16 item 3.
+``jax.hessian`` under ``jit`` when installed).
 
 Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_hessians.py
 [--repeat R] [--n N --d D --k K]``. Every entry is timed in this one process on the same

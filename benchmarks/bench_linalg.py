@@ -3,7 +3,7 @@
 
 Run: ``python benchmarks/bench_linalg.py [--repeat R]``. Every entry is timed in this one
 process on the same arrays (float64): median time of R runs and the ratio to the hand-written
-closed form (1.00 = as fast as hand-written; the issue's target is <= 1.5x). Matrices are
+closed form (1.00 = as fast as hand-written; the target is <= 1.5x). Matrices are
 200x200, vectors 1e6 elements. On a shared machine, ``OMP_NUM_THREADS=1`` gives steadier
 ratios.
 """

@@ -1,4 +1,4 @@
-"""symdiff against its peers on classic test functions of n variables (issue 4, item 6).
+"""symdiff against its peers on classic test functions of n variables.
 
 Problems: extended Rosenbrock, the product of all variables, log-sum-exp and a tridiagonal
 quadratic form, at n = 10, 100, 1000. Peers, in one process:
@@ -26,7 +26,7 @@ thread (NumPy's ufuncs are single-threaded; PyTorch and XLA are set to one threa
 
 Run: ``python benchmarks/bench_peers.py`` (the full table: about 25 minutes on 2 cores, most of
 it SymPy), or ``--quick`` for a smoke run of about 30 s; ``--sizes``, ``--problems``, ``--peers``
-select, ``--mode auto,reverse`` adds rows for other symdiff modes. At the end the issue's targets
+select, ``--mode auto,reverse`` adds rows for other symdiff modes. At the end the targets
 are checked against the rows just measured. The elementwise set (1e6 points, two variables) is
 ``benchmarks/bench_elementwise.py``.
 """
@@ -515,8 +515,8 @@ HEADER = (
 
 
 def summarize(results) -> None:
-    """The issue's targets, checked against the rows just measured (symdiff rows only)."""
-    print("\nTargets (issue 4); every symdiff row:")
+    """The targets, checked against the rows just measured (symdiff rows only)."""
+    print("\nTargets; every symdiff row:")
 
     def line(target: str, n: int, name: str, row: Row, text: str, met: bool | None) -> None:
         verdict = {True: "met", False: "MISSED", None: "n/a"}[met]

@@ -9,7 +9,7 @@ Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_resnet.p
 agree on the loss and every gradient (checked first); the table gives the median CPU time
 (``time.process_time``: the machine is often shared, and CPU time is what a busy neighbour
 disturbs least) of interleaved rounds and the ratios to the hand-written step and to PyTorch
-(lower is better; the issue's goal is symdiff <= 1.2x the hand-written step). A peer that
+(lower is better; the goal is symdiff <= 1.2x the hand-written step). A peer that
 cannot run (PyTorch not installed) is left out with the reason printed. Run from a checkout
 with PyTorch elsewhere: ``PYTHONPATH=. /path/to/venv/bin/python benchmarks/bench_resnet.py``.
 """

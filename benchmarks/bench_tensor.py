@@ -129,7 +129,7 @@ def hand_logistic_value_and_grad(X, w, y):
 
 
 def bench_value_and_grad(grad, X, w, y, repeat: int) -> list[str]:
-    """``value_and_grad`` over ``grad`` (issue #16: at most 1.1 + the value's last operation,
+    """``value_and_grad`` over ``grad`` (target: at most 1.1 + the value's last operation,
     ``sum(logaddexp(0, -z))``, whose ratio to ``grad`` is the row "value's last operation")."""
     vg = sd.value_and_grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
     value, gradient = vg(X, w, y)

@@ -140,8 +140,8 @@ class tie_share(sp.Function):
     """Share of the gradient of ``max(a_1, ..., a_n)`` that goes to ``a``.
 
     ``tie_share(a, a_1, ..., a_n)`` is ``[a == m] / #{j : a_j == m}`` with ``m = max(a_j)``:
-    1 for the unique maximum, 0 for the others, split evenly among tied arguments (the seeds'
-    convention, which ``jnp.maximum`` also follows for two arguments). Its own derivative is 0.
+    1 for the unique maximum, 0 for the others, split evenly among tied arguments (the
+    convention ``jnp.maximum`` also follows for two arguments). Its own derivative is 0.
     """
 
     @classmethod

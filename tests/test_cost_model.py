@@ -1,7 +1,7 @@
 """The emitter's cost model (codegen/cost.py) and the cheaper forms it picks (codegen/forms.py).
 
 Nothing here times code: the model counts array passes in the printed text, and these tests
-check the counts, the forms chosen for the problems of issue #16, and that the rewrites keep
+check the counts, the forms chosen for the benchmark problems, and that the rewrites keep
 values and never raise the count.
 """
 

@@ -1,4 +1,4 @@
-"""The views of a derivation a student reads (issue #19 items 2-4): every step states its identity
+"""The views of a derivation a student reads: every step states its identity
 with the parts named, names render as names, and the nesting is a tree (collapsible
 ``<details>`` in HTML, indentation in text) with no hierarchical numbers below the top level.
 

@@ -1,4 +1,4 @@
-"""Computational graphs (issue 6, items 3 and 4): values, gradients, views and escaping."""
+"""Computational graphs: values, gradients, views and escaping."""
 
 from __future__ import annotations
 

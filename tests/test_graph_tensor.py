@@ -1,4 +1,4 @@
-"""Computational graphs of tensor expressions (issue 18, item 2): sd.graph(expr, shapes=, at=).
+"""Computational graphs of tensor expressions: sd.graph(expr, shapes=, at=).
 
 One node per operation or layer called, with its shape and backward rule; with at= every node's
 value and adjoint as arrays, the inputs' adjoints equal to sd.grad's and to central differences.

@@ -29,7 +29,7 @@ def _central(fn, args: dict[str, np.ndarray], name: str, eps: float = 1e-6) -> n
 def test_gallery_is_large_enough():
     names = [entry.name for entry in GALLERY]
     assert len(names) == len(set(names)), "gallery names must be unique"
-    assert len(names) >= 40  # issue #15 asks for at least 40 ordinary NumPy functions
+    assert len(names) >= 40  # at least 40 ordinary NumPy functions
 
 
 @pytest.mark.parametrize("entry", GALLERY, ids=lambda e: e.name)

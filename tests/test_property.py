@@ -214,7 +214,7 @@ def test_derive_result_matches_sympy_diff_at_points(expr, point):
     assert _close(value, _reference(expr, var, point))
 
 
-@settings(max_examples=12)  # simplify_for_people is slow on some draws (issue #16)
+@settings(max_examples=12)  # simplify_for_people is slow on some draws
 @given(expr=expressions)
 def test_simplified_derivation_equals_raw_derivation(expr):
     var = sorted(expr.free_symbols, key=str)[0]

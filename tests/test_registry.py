@@ -1,4 +1,4 @@
-"""The function registry (symdiff/registry/) and its consumers (issue #14): each consumer
+"""The function registry (symdiff/registry/) and its consumers: each consumer
 reads the rows and keeps no list of its own (the printer, verify, runtime, parsing, tracing,
 symdiff.math, the tensor emitter, the rule table). What differs on purpose is named below
 (``MATH_ONLY``, ``MATH_EXTRAS``, ``OPERATOR_UFUNCS``), with the reason."""

@@ -1,4 +1,4 @@
-"""No symdiff module keeps a list of elementwise functions of its own (issue #14, plan T9).
+"""No symdiff module keeps a list of elementwise functions of its own.
 
 Everything about an elementwise function lives in its registry row (symdiff/registry/); the
 parser, the printer, verify, tracing, symdiff.math and the tensor emitter derive their tables

@@ -1,4 +1,4 @@
-"""Every row of the function registry, through the whole pipeline (issue #14, plan §4.2).
+"""Every row of the function registry, through the whole pipeline.
 
 One test per row: the string parses to the row's node under every name, the derivative (rule
 table) agrees with ``sympy.diff`` of the row's ``reference``, the generated module prints the row

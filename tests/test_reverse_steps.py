@@ -1,4 +1,4 @@
-"""One scalar engine (issue #14 item 2): the steps are those of the engine that wrote the code.
+"""One scalar engine: the steps are those of the engine that wrote the code.
 
 For every mode (forward, reverse, auto; a Hessian's forward over forward and forward over
 reverse; a Hessian-vector product) the steps' final result is checked against the compiled

@@ -1,4 +1,4 @@
-"""value_and_grad shares the gradient's work (issue #16, item 5), and the elementwise problems
+"""value_and_grad shares the gradient's work, and the elementwise problems
 added to benchmarks/bench_elementwise.py give the numbers of sympy.diff and central
 differences. Nothing here times code: the checks count calls and passes in the generated
 source (:mod:`symdiff.codegen.cost`)."""

@@ -1,4 +1,4 @@
-"""Bound constants: NumPy arrays a traced function closes over or builds (issue #15 item 1).
+"""Bound constants: NumPy arrays a traced function closes over or builds.
 
 Each becomes a trailing parameter ``_c0, _c1, ...`` of the generated module, declared by shape
 and dtype; the compiled function captures the values when tracing and passes them on every

@@ -59,7 +59,7 @@ def test_hvp_matches_central_differences_of_the_gradient(name, expr, wrt, shapes
                          ids=[row[0] for row in OPS])
 def test_hvp_of_every_operation_is_the_hessian_times_the_direction(expr, shapes, wrt):
     """Reverse over reverse needs the VJP of every node a gradient graph contains (scatters,
-    tie shares, broadcasts, products of the others...): the seeds' whole operation table."""
+    tie shares, broadcasts, products of the others...): the whole operation table."""
     values = random_values(shapes, np.random.default_rng(9))
     name = wrt[0]
     v = np.random.default_rng(10).normal(size=values[name].shape)

@@ -2,7 +2,7 @@
 
 One row per operation (``OPS``), like the scalar layer's rule table test: the expression, the
 declared shapes and the variables to differentiate. Sizes of named dimensions are drawn at
-random (seeded) for each row. Plus the seeds' special cases: a row broadcast over a matrix, a
+random (seeded) for each row. Plus the special cases: a row broadcast over a matrix, a
 3-axis transpose, slicing a row and a column, and max/min with two- and three-way ties.
 """
 
@@ -160,7 +160,7 @@ def test_value_matches_numpy():
     np.testing.assert_allclose(lse(X), np.log(np.exp(X).sum(axis=0)), rtol=1e-14)
 
 
-# -- the seeds' special cases ----------------------------------------------------------------------
+# -- special cases ---------------------------------------------------------------------------------
 def test_broadcasting_a_row_over_a_matrix_sums_the_gradient_over_rows():
     g = sd.grad("sum(X + b)", wrt="b", shapes={"X": ("n", "d"), "b": ("d",)})
     np.testing.assert_array_equal(g(X=np.zeros((5, 3)), b=np.zeros(3)), [5.0, 5.0, 5.0])

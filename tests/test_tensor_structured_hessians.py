@@ -1,8 +1,8 @@
-"""Structured Hessians of matrix and vector variables (issue #16 item 3,
-:mod:`symdiff.tensor.hessians`): a variable that enters only through ``X @ W`` with a row-local
-gradient is seeded along its small axis and contracted with ``X``, never with a ``d*k`` identity;
-the max-shift of ``logsumexp`` is a constant to derivatives; the least-squares Hessian is
-``2*(A.T @ A)``; Hessian-vector products never form the Hessian.
+"""Structured Hessians of matrix and vector variables (:mod:`symdiff.tensor.hessians`): a
+variable that enters only through ``X @ W`` with a row-local gradient is seeded along its small
+axis and contracted with ``X``, never with a ``d*k`` identity; the max-shift of ``logsumexp`` is
+a constant to derivatives; the least-squares Hessian is ``2*(A.T @ A)``; Hessian-vector products
+never form the Hessian.
 
 Every Hessian is checked against central differences of the gradient and against the general
 path (forward over reverse with the identity seed, which a ``wrt`` list still takes)."""

@@ -2,7 +2,7 @@
 
 ``reverse_program(outputs, wrt)`` returns SymPy assignments ``(target, value)`` in evaluation
 order: the forward pass (``_t0 = x*y``, ``_t1 = sin(_t0)``, ...), then for each output a backward
-pass (``_t1_bar = ...``, accumulating at fan-out like the seeds' branch node), ending in the
+pass (``_t1_bar = ...``, accumulating at fan-out, where a node branches), ending in the
 adjoint of every ``wrt`` variable (``_x_bar``; names from :mod:`symdiff.codegen.naming`).
 Local partials come from the same rules as forward mode (:mod:`symdiff.engine.local`: the
 structural rules and the registry's function rows), so both modes compute the same

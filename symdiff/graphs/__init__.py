@@ -9,7 +9,7 @@ own local rules, where SymPy (and the generated code) has ``a + (-1)*b`` and ``a
 :class:`~symdiff.graphs.written.AsWritten` for ``a - b - c``, ``-x``, ``1/x`` and
 ``x*y/(z*w)``. With ``at`` every node gets its forward value and, after a backward pass seeded
 with 1 at the output, its gradient (adjoint) d output / d node. A node used by more than one
-parent is a *branch* (the seeds' fan-out): its gradient is the sum of what its parents send back.
+parent is a *branch* (fan-out): its gradient is the sum of what its parents send back.
 
 Views: :meth:`Graph.to_svg` (our own template, no graphviz binary; Jupyter shows it through
 ``_repr_svg_``), :meth:`Graph.to_dot`, :meth:`Graph.tree`, and the forward- vs reverse-mode

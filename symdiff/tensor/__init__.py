@@ -49,7 +49,7 @@ Public behaviour (``shapes=`` on ``compile``, ``grad``, ``value_and_grad``, ``ja
   ``UnsupportedError``); Hessians are forward over reverse and Hessian-vector products reverse
   over reverse (the gradient of ``sum(grad * _v)``), in every mode.
 * ``max``/``min`` (reductions, and elementwise ``max(a, b)``) split the gradient evenly among
-  tied elements, as the seeds prefer, ``torch.amax`` and ``jnp.max`` do; ``torch.max(x, dim)``
+  tied elements, as ``torch.amax`` and ``jnp.max`` do; ``torch.max(x, dim)``
   gives it all to one index instead. ``relu'(0) = 0``, ``abs'(0) = 0`` as in the scalar layer.
 * ``simplify=False`` skips SymPy's simplification of elementwise derivatives (the peephole
   rewrites always apply); ``cse=False`` turns off shared elementwise subexpressions;

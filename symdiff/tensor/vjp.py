@@ -1,4 +1,4 @@
-"""``TENSOR_VJPS``: one vector-Jacobian product per tensor operation, as the seeds derive them.
+"""``TENSOR_VJPS``: one vector-Jacobian product per tensor operation.
 
 Each row (a :class:`VJPRule`) has the rule's name and identity, which the steps of ``derive``
 show (:mod:`symdiff.tensor.steps`), and the function the backward walk applies. It takes the

@@ -3,7 +3,7 @@
 ``backward`` visits the nodes from the output down, asks :data:`~symdiff.tensor.vjp.TENSOR_VJPS`
 for each node's contributions to its operands, sums every contribution back to its operand's
 shape (``unbroadcast``, the only place broadcasting is undone) and adds up the contributions of
-a node used more than once (the seeds' "branch" rule). ``forward`` pushes a batch of tangents
+a node used more than once (the "branch" rule). ``forward`` pushes a batch of tangents
 (trailing axis) from one variable up through :data:`~symdiff.tensor.jvp.TENSOR_JVPS`.
 """
 

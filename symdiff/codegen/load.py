@@ -39,12 +39,37 @@ def load_function(source: str, name: str, filename: str) -> Callable[..., Any]:
     with progress.stage("verify"):
         tree = check_module(source)
     with progress.stage("compile"):
-        filename = source_file(source, name) or filename
+        found = source_file(source, name)
+        if found is None and "\nimport numba as _numba\n" in source:
+            from ..errors import SymdiffError
+
+            raise SymdiffError(
+                "a backend='numba' function needs its module in a file (Numba caches the "
+                f"compiled code beside it), and {source_dir()} is not a private writable "
+                "directory: set SYMDIFF_SOURCE_DIR to one")
+        filename = found or filename
         code = compile(tree, filename, "exec")  # the tree just checked, not a second parse
         namespace: dict[str, Any] = {"__name__": "symdiff.generated", "__file__": filename}
+        if found is not None and "\nimport numba as _numba\n" in source:
+            namespace = _numba_namespace(found)
         exec(code, namespace)  # our own rendered module, never user text
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     return namespace[name]
+
+
+def _numba_namespace(path: str) -> dict[str, Any]:
+    """The namespace of a Numba module: a module registered in :data:`sys.modules` under a
+    name of its file's (``symdiff.generated.grad_f-<hash>``), which Numba's cache records
+    in the compiled code it writes, and imports again when a later process loads it."""
+    import sys
+    import types
+
+    name = "symdiff.generated." + Path(path).stem
+    module = sys.modules.get(name)
+    if module is None:
+        module = sys.modules[name] = types.ModuleType(name)
+    module.__file__ = path
+    return module.__dict__
 
 
 def source_dir() -> Path:

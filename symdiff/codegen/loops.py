@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import Any
 
 import sympy as sp
 
@@ -33,8 +33,7 @@ from . import naming
 from .printer import CodePrinter, _reciprocal_branches
 from .spec import ModuleSpec
 
-if TYPE_CHECKING:
-    from .emit import Program
+VECTOR = naming.DIRECTION
 
 #: The runtime helper that runs a Numba module's loops.
 NUMBA_ELEMENTWISE = "_numba_elementwise"
@@ -47,7 +46,8 @@ SERIAL, THREADED, INDEX = "_serial", "_threaded", "_i"
 #: standard library's, which Numba compiles) or as an inline formula of NumPy's ufuncs.
 _MATH = {"_erf": "_math.erf({0})", "_erfc": "_math.erfc({0})",
          "_loggamma": "(_math.lgamma({0}) if {0} > 0 else _np.nan)",
-         "_sigmoid": "(1.0/(1.0 + _np.exp(-{0})) if {0} >= 0 else _np.exp({0})/(_np.exp({0}) + 1.0))",
+         "_sigmoid": ("(1.0/(1.0 + _np.exp(-{0})) if {0} >= 0 "
+                      "else _np.exp({0})/(_np.exp({0}) + 1.0))"),
          "_softplus": "(_np.log1p(_np.exp(-_np.abs({0}))) + _np.maximum({0}, 0.0))"}
 #: The docstring line of a Numba module's public function.
 THREADS_DOC = "{keyword}: threads for long arrays (None: one per free core; same results)."
@@ -114,20 +114,20 @@ class NumbaPrinter(CodePrinter):
         return super()._print(expr, **kwargs)
 
 
-def loop_spec(program: Program, printer: NumbaPrinter,
+def loop_spec(program: Any, printer: NumbaPrinter,
               assignments: Sequence[tuple[sp.Symbol, sp.Expr]],
               outputs: Sequence[sp.Expr], leaves: Sequence[int], structure: str) -> ModuleSpec:
-    """The Numba module of an elementwise ``program`` after CSE: ``_formulas`` (the
+    """The Numba module of an elementwise ``program`` (:class:`~symdiff.codegen.emit.Program`)
+    after CSE: ``_formulas`` (the
     ``assignments`` and the ``outputs``, returned as the numbers of ``leaves``, or of an array
     result's entries), the two loops, and the public function that hands them to the
-    runtime (``structure``: how the leaves nest in what it returns)."""
-    from .emit import VECTOR, ArrayResult
-
+    runtime (``structure``: how the leaves nest in what it returns; empty for an array
+    result, ``program.result`` an :class:`~symdiff.codegen.emit.ArrayResult`)."""
     inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
     printed = [(str(name), printer.doprint(value)) for name, value in assignments]
     lines: list[str] = []
     result = program.result
-    if isinstance(result, ArrayResult):
+    if not structure:  # an array result
         slots = [(index, k) for index, k in result.entries.items() if outputs[k] != 0]
         if not slots:  # a Hessian of a linear function: one entry written, 0
             slots = [next(iter(result.entries.items()))]
@@ -161,7 +161,7 @@ def loop_spec(program: Program, printer: NumbaPrinter,
               *([f"{naming.THREADS}={keyword}"] if inputs else []),
               f"loops=({SERIAL}, {THREADED})",
               f"leading={_tuple(leading)}"]
-    if not isinstance(result, ArrayResult):
+    if structure:
         pieces.append(f"structure={structure}")
     if program.vector:
         pieces.append(f"direction={VECTOR}")

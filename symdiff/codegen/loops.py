@@ -46,9 +46,14 @@ SERIAL, THREADED, INDEX = "_serial", "_threaded", "_i"
 #: standard library's, which Numba compiles) or as an inline formula of NumPy's ufuncs.
 _MATH = {"_erf": "_math.erf({0})", "_erfc": "_math.erfc({0})",
          "_loggamma": "(_math.lgamma({0}) if {0} > 0 else _np.nan)",
-         "_sigmoid": ("(1.0/(1.0 + _np.exp(-{0})) if {0} >= 0 "
-                      "else _np.exp({0})/(_np.exp({0}) + 1.0))"),
+         # one exp, of -|u|: no overflow, and no branch around the exp
+         "_sigmoid": "((1.0 if {0} >= 0 else _np.exp(-_np.abs({0})))/(1.0 + _np.exp(-_np.abs({0}))))",
          "_softplus": "(_np.log1p(_np.exp(-_np.abs({0}))) + _np.maximum({0}, 0.0))"}
+#: What the user wrote, for the helpers that have no Numba formula (other helpers by name).
+_UNSUPPORTED = {"_polygamma": "polygamma (the derivatives of loggamma)",
+                "_argmax_share": "the gradient of max/min of more than two arguments",
+                "_hypot_share": "the gradient of hypot",
+                "_sinc_d": "the derivatives of sinc"}
 #: The docstring line of a Numba module's public function.
 THREADS_DOC = "{keyword}: threads for long arrays (None: one per free core; same results)."
 
@@ -65,9 +70,10 @@ class NumbaPrinter(CodePrinter):
     def helper_call(self, name: str, *args: str) -> str:
         template = _MATH.get(name)
         if template is None or len(args) != 1:
+            what = _UNSUPPORTED.get(name, name.lstrip("_"))
             raise UnsupportedError(
-                f"{name.lstrip('_')} has no formula for backend='numba' (its NumPy form is "
-                f"symdiff's runtime helper {name}); use backend='numpy' for this function")
+                f"{what} has no formula for backend='numba' (its NumPy form is symdiff's "
+                f"runtime helper {name}); use backend='numpy' for this function")
         self.math = self.math or "_math." in template
         arg = args[0] if args[0].isidentifier() else f"({args[0]})"
         return template.format(arg)

@@ -152,7 +152,7 @@ def _time(function: Callable, arrays: dict) -> float:
 
 def run_case(case, points: int, repeat: int) -> dict[str, float]:
     """Median times of each peer over ``repeat`` rounds (the peers interleaved)."""
-    label, builder, expr, wrt, hand, make = case
+    _, builder, expr, wrt, hand, make = case
     arrays = make(np.random.default_rng(0), points)
     numpy_backend = builder(expr, wrt=list(wrt))
     numba_backend = builder(expr, wrt=list(wrt), backend="numba")
@@ -227,7 +227,7 @@ def main() -> None:
     if options.no_startup:
         return
     print("\nstartup: build + first call on 1e6 points, in a fresh process (seconds)")
-    for expr in ("sin(x)*exp(y)/(1 + x**2)", "((x*y + 1)**2 + (x*y + 1)**3)/(1 + (x*y + 1)**2 + y**2)"):
+    for expr in (CASES[0][2], CASES[4][2]):
         cold, warm = startup(expr)
         print(f"{expr:<60} first process {cold:6.2f}  second process {warm:6.2f}")
 

@@ -10,7 +10,7 @@ from .blocks import _nested_like, _thread_count
 
 
 def _numba_elementwise(formulas, inputs, threads=None, loops=None, leading=(1,),
-                       structure=None, direction=None):
+                       structure=None, direction=None, _lock=[]):  # noqa: B006
     """The compiled ``loops`` (``(serial, threaded)``, Numba functions of the flat arguments
     and ``_out``) on the arguments ``inputs``, computed as a NumPy ufunc computes: the
     arguments broadcast together in one float dtype (float32 stays float32, integers and bools
@@ -26,6 +26,10 @@ def _numba_elementwise(formulas, inputs, threads=None, loops=None, leading=(1,),
     more than one runs the threaded loop on that many of Numba's threads. At a point (shape
     ``()``) the outputs are 0-d arrays, as the NumPy backend's are. ``formulas`` (the module's
     ``_formulas``) names the arguments in messages.
+
+    One threaded loop runs at a time in a process (a lock kept in ``_lock``): Numba's own
+    thread pool, when it is its ``workqueue`` layer, aborts the process on two launches from
+    two Python threads at once; each launch uses every thread it is given anyway.
     """
     if threads is not None and (type(threads) is not int or threads < 1):
         raise _ArgumentError(f"threads must be a positive int or None, not {threads!r}")
@@ -59,12 +63,17 @@ def _numba_elementwise(formulas, inputs, threads=None, loops=None, leading=(1,),
     if count > 1 and total > 1:
         import numba as _numba
 
-        before = _numba.get_num_threads()
-        _numba.set_num_threads(min(count, _numba.config.NUMBA_NUM_THREADS))
-        try:
-            loops[1](*flat, out)
-        finally:
-            _numba.set_num_threads(before)
+        if not _lock:
+            import threading as _threading
+
+            _lock.append(_threading.Lock())
+        with _lock[0]:
+            before = _numba.get_num_threads()
+            _numba.set_num_threads(min(count, _numba.config.NUMBA_NUM_THREADS))
+            try:
+                loops[1](*flat, out)
+            finally:
+                _numba.set_num_threads(before)
     else:
         loops[0](*flat, out)
     out = out.reshape((*leading, *shape))

@@ -25,38 +25,25 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 
 import numpy as np
+from bench_elementwise import (
+    _hand_logistic_loss,
+    _hand_normal_logpdf,
+    _hand_quotient,
+    _logistic,
+    _normal,
+    _xy,
+)
+from timing import interleaved_medians
 
 import symdiff as sd
 
 
-def _hand_quotient(x, y):
-    e, s, q = np.exp(y), np.sin(x), 1 / (1 + x**2)
-    v = e * s * q
-    return e * q * np.cos(x) - 2 * x * q * v, v
-
-
-def _hand_normal(x, mu, sigma):
-    r = 1 / sigma
-    z = (x - mu) * r
-    g = z * r
-    return -g, g, (z * z - 1) * r
-
-
 def _hand_normal_value(x, mu, sigma):
-    r = 1 / sigma
-    z = (x - mu) * r
-    g = z * r
-    value = -0.5 * z * z - np.log(sigma) - 0.5 * np.log(2 * np.pi)
-    return value, (-g, g, (z * z - 1) * r)
-
-
-def _hand_logistic(w, b, x, y):
-    s = -y / (1 + np.exp(y * (w * x + b)))
-    return s * x, s
+    z = (x - mu) / sigma
+    return -0.5 * z * z - np.log(sigma) - 0.5 * np.log(2 * np.pi), _hand_normal_logpdf(x, mu, sigma)
 
 
 def _hand_rational(x, y):
@@ -101,17 +88,7 @@ def _hand_sum(x, y):
     return gx, gy
 
 
-def _xy(rng, n):
-    return {"x": rng.uniform(0.5, 2.0, n), "y": rng.uniform(0.5, 2.0, n)}
 
-
-def _normal(rng, n):
-    return {"x": rng.normal(0, 2, n), "mu": rng.normal(0, 1, n), "sigma": rng.uniform(0.5, 2, n)}
-
-
-def _logistic(rng, n):
-    return {"w": rng.normal(0, 1, n), "b": rng.normal(0, 1, n), "x": rng.normal(0, 2, n),
-            "y": rng.choice([-1.0, 1.0], n)}
 
 
 NORMAL = "-0.5*((x - mu)/sigma)**2 - log(sigma) - 0.5*log(2*pi)"
@@ -119,11 +96,12 @@ NORMAL = "-0.5*((x - mu)/sigma)**2 - log(sigma) - 0.5*log(2*pi)"
 CASES: list[tuple[str, Callable, str, tuple[str, ...], Callable, Callable]] = [
     ("sin(x)*exp(y)/(1+x**2) grad", sd.grad, "sin(x)*exp(y)/(1 + x**2)", ("x", "y"),
      _hand_quotient, _xy),
-    ("Gaussian log-density grad", sd.grad, NORMAL, ("x", "mu", "sigma"), _hand_normal, _normal),
+    ("Gaussian log-density grad", sd.grad, NORMAL, ("x", "mu", "sigma"),
+     _hand_normal_logpdf, _normal),
     ("Gaussian log-density value_and_grad", sd.value_and_grad, NORMAL, ("x", "mu", "sigma"),
      _hand_normal_value, _normal),
-    ("logistic loss grad", sd.grad, "log(1 + exp(-y*(w*x + b)))", ("w", "b"), _hand_logistic,
-     _logistic),
+    ("logistic loss grad", sd.grad, "log(1 + exp(-y*(w*x + b)))", ("w", "b"),
+     _hand_logistic_loss, _logistic),
     ("rational, repeated subexpressions", sd.grad,
      "((x*y + 1)**2 + (x*y + 1)**3)/(1 + (x*y + 1)**2 + y**2)", ("x", "y"), _hand_rational, _xy),
     ("nested composition, depth 10", sd.grad, _nested_expr(), ("x", "y"), _hand_nested, _xy),
@@ -144,34 +122,23 @@ def _check(ours, hand, arrays) -> None:
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
-def _time(function: Callable, arrays: dict) -> float:
-    start = time.perf_counter()
-    function(**arrays)
-    return time.perf_counter() - start
-
-
 def run_case(case, points: int, repeat: int) -> dict[str, float]:
-    """Median times of each peer over ``repeat`` rounds (the peers interleaved)."""
+    """Median times of each peer over ``repeat`` rounds (the peers taking turns to go first)."""
     _, builder, expr, wrt, hand, make = case
     arrays = make(np.random.default_rng(0), points)
     numpy_backend = builder(expr, wrt=list(wrt))
     numba_backend = builder(expr, wrt=list(wrt), backend="numba")
-    order = [name for name in numpy_backend.args]
-    arrays = {name: arrays[name] for name in order}
-    peers = {
-        "hand NumPy": hand,
-        "symdiff NumPy": lambda **a: numpy_backend(**a, threads=1),
-        "numba 1 thread": lambda **a: numba_backend(**a, threads=1),
-        "numba 2 threads": lambda **a: numba_backend(**a, threads=2),
-    }
-    for name, peer in peers.items():  # warm up: compile both loops, check the numbers
-        if name != "hand NumPy":
-            _check(peer, hand, arrays)
-    times: dict[str, list[float]] = {name: [] for name in peers}
-    for _ in range(repeat):
-        for name, peer in peers.items():
-            times[name].append(_time(peer, arrays))
-    return {name: statistics.median(values) for name, values in times.items()}
+    arrays = {name: arrays[name] for name in numpy_backend.args}
+    peers = [
+        ("hand NumPy", lambda a: hand(**a)),
+        ("symdiff NumPy", lambda a: numpy_backend(**a, threads=1)),
+        ("numba 1 thread", lambda a: numba_backend(**a, threads=1)),
+        ("numba 2 threads", lambda a: numba_backend(**a, threads=2)),
+    ]
+    for _, peer in peers[1:]:  # compile both loops; the same numbers as the hand-written
+        _check(lambda **a: peer(a), hand, arrays)  # noqa: B023
+    medians = interleaved_medians(peers, (arrays,), repeat)
+    return dict(zip([name for name, _ in peers], medians, strict=True))
 
 
 STARTUP = """

@@ -30,7 +30,7 @@ import sympy as sp
 from .. import registry
 from ..errors import UnsupportedError
 from . import naming
-from .printer import CodePrinter, _reciprocal_branches
+from .printer import CodePrinter
 from .spec import ModuleSpec
 
 VECTOR = naming.DIRECTION
@@ -79,18 +79,8 @@ class NumbaPrinter(CodePrinter):
         arg = args[0] if args[0].isidentifier() else f"({args[0]})"
         return template.format(arg)
 
-    def _print_Piecewise(self, expr: sp.Piecewise) -> str:
-        denominators = _reciprocal_branches(expr)
-        if denominators is not None:
-            return f"(1/{self._print(denominators)})"
-        *branches, (last, last_cond) = expr.args
-        if last_cond != sp.true:
-            branches.append((last, last_cond))
-            last = sp.nan
-        text = self._print(last)
-        for value, cond in reversed(branches):
-            text = f"({self._print(value)} if {self._print(cond)} else {text})"
-        return text
+    def where(self, cond: str, value: str, otherwise: str) -> str:
+        return f"({value} if {cond} else {otherwise})"
 
     def _print_And(self, expr: sp.And) -> str:
         return "(" + " and ".join(self._print(a) for a in expr.args) + ")"

@@ -46,9 +46,8 @@ SERIAL, THREADED, INDEX = "_serial", "_threaded", "_i"
 #: standard library's, which Numba compiles) or as an inline formula of NumPy's ufuncs.
 _MATH = {"_erf": "_math.erf({0})", "_erfc": "_math.erfc({0})",
          "_loggamma": "(_math.lgamma({0}) if {0} > 0 else _np.nan)",
-         # one exp, of -|u|: no overflow, and no branch around the exp
-         "_sigmoid": ("((1.0 if {0} >= 0 else _np.exp(-_np.abs({0})))"
-                      "/(1.0 + _np.exp(-_np.abs({0}))))"),
+         # one exp; below -700, where exp(-u) would overflow, sigmoid(u) is exp(u) to rounding
+         "_sigmoid": "(1.0/(1.0 + _np.exp(-{0})) if {0} > -700.0 else _np.exp({0}))",
          "_softplus": "(_np.log1p(_np.exp(-_np.abs({0}))) + _np.maximum({0}, 0.0))"}
 #: What the user wrote, for the helpers that have no Numba formula (other helpers by name).
 _UNSUPPORTED = {"_polygamma": "polygamma (the derivatives of loggamma)",

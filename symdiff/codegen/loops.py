@@ -27,7 +27,6 @@ from typing import Any
 
 import sympy as sp
 
-from .. import registry
 from ..errors import UnsupportedError
 from . import naming
 from .printer import CodePrinter
@@ -102,12 +101,6 @@ class NumbaPrinter(CodePrinter):
         if at_zero in (0, sp.S.Half):
             return super()._heaviside(expr)
         return f"({float(at_zero)!r} if {arg} == 0 else _np.maximum(_np.sign({arg}), 0.0))"
-
-    def _print(self, expr, **kwargs) -> str:
-        row = registry.by_class_name().get(type(expr).__name__)
-        if row is not None and row.method == "sinc":  # NumPy's sinc of a number
-            return f"_np.sinc({self._print(expr.args[0] / sp.pi)})"
-        return super()._print(expr, **kwargs)
 
 
 def loop_spec(program: Any, printer: NumbaPrinter,

@@ -162,15 +162,15 @@ def test_the_source_is_the_formulas_in_a_loop_and_is_verified():
     g = sd.grad("sin(x)*exp(y)/(1 + x**2)", backend="numba")
     source = g.source
     assert "import numba as _numba" in source
-    assert "    for _i in range(_out.shape[-1]):" in source
-    assert "    for _i in _numba.prange(_out.shape[-1]):" in source
-    assert "_out[0, _i], _out[1, _i] = _formulas(x[_i], y[_i])" in source
+    assert "    for _i in range(_out[0].shape[-1]):" in source
+    assert "    for _i in _numba.prange(_out[0].shape[-1]):" in source
+    assert "_out[0][_i], _out[1][_i] = _formulas(x[_i], y[_i])" in source
     assert source.count("_np.sin(x)") == 1  # each formula once
     check_module(source)
     for before, after in [
         ('fastmath=False', 'fastmath=True'),
         ("_formulas(x[_i], y[_i])", "_formulas(x[_i + 1], y[_i])"),
-        ("range(_out.shape[-1])", "range(10**9)"),
+        ("range(_out[0].shape[-1])", "range(10**9)"),
         ("    return (_x_bar, _y_bar)", "    return __import__('os')"),
     ]:
         assert before in source

@@ -455,8 +455,8 @@ _loop_formulas.py_func = _loop_formulas
 
 def _serial_loop(x, _out):
     """A Numba module's serial loop, as plain Python."""
-    for i in range(_out.shape[-1]):
-        _out[0, i] = _loop_formulas(x[i])
+    for i in range(_out[0].shape[-1]):
+        _out[0][i] = _loop_formulas(x[i])
 
 
 def _twice_block(a, _out=(None, None)):

@@ -8,7 +8,8 @@ Numba module computes every formula at one element before the next (:func:`loop_
   CSE'd statements as the NumPy module's, printed by :class:`NumbaPrinter` (``_np.exp(x)`` of
   a float, ``a if c else b`` for a piecewise value, ``_math.erf`` for erf);
 * ``_serial`` and ``_threaded`` run it at every element of the flattened, broadcast arguments
-  (``range``, or ``_numba.prange`` on Numba's threads) and write ``_out[k, _i]``;
+  (``range``, or ``_numba.prange`` on Numba's threads) and write ``_out[k][_i]`` (``_out``: a
+  tuple of one array per output) or ``_out[i, j, _i]`` (an array result's entries);
 * all three are ``@_numba.njit(cache=True, fastmath=False, error_model="numpy")``: compiled
   on first call, the machine code cached beside the module's file (so a second process loads
   it), IEEE arithmetic as NumPy's, and NumPy's nan/inf where Python would raise.
@@ -138,7 +139,7 @@ def loop_spec(program: Any, printer: NumbaPrinter,
             if not (isinstance(expr, sp.Symbol) and expr.name == name) and name not in names:
                 lines.append(f"{name} = {printer.doprint(expr)}")
             names.append(name)
-        targets = [f"{naming.OUT}[{row}, {INDEX}]" for row in range(len(leaves))]
+        targets = [f"{naming.OUT}[{row}][{INDEX}]" for row in range(len(leaves))]
         mirrors = []
         leading = (len(leaves),)
     returned = names[0] if len(names) == 1 else f"({', '.join(names)})"
@@ -154,9 +155,10 @@ def loop_spec(program: Any, printer: NumbaPrinter,
         pieces.append(f"structure={structure}")
     if program.vector:
         pieces.append(f"direction={VECTOR}")
-    loops = [_loop(SERIAL, JIT, inputs, "range", body,
+    length = f"{naming.OUT}.shape[-1]" if not structure else f"{naming.OUT}[0].shape[-1]"
+    loops = [_loop(SERIAL, JIT, inputs, f"range({length})", body,
                    f"The formulas of {program.name} at every element, one after another."),
-             _loop(THREADED, PARALLEL_JIT, inputs, "_numba.prange", body,
+             _loop(THREADED, PARALLEL_JIT, inputs, f"_numba.prange({length})", body,
                    f"The formulas of {program.name} at every element, on Numba's threads.")]
     made = ModuleSpec.of(
         program, prelude=[f"return {NUMBA_ELEMENTWISE}({', '.join(pieces)})"],
@@ -172,9 +174,9 @@ def loop_spec(program: Any, printer: NumbaPrinter,
 
 def _loop(name: str, decorator: str, inputs: Sequence[str], over: str, body: Sequence[str],
           doc: str) -> str:
-    """One loop function's text: ``for _i in <over>(_out.shape[-1]):`` and ``body``."""
+    """One loop function's text: ``for _i in <over>:`` and ``body``."""
     lines = [decorator, f"def {name}({', '.join([*inputs, naming.OUT])}):", f'    """{doc}"""',
-             f"    for {INDEX} in {over}({naming.OUT}.shape[-1]):"]
+             f"    for {INDEX} in {over}:"]
     lines += [f"        {line}" for line in body]
     return "\n".join(lines)
 

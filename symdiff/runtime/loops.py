@@ -17,15 +17,15 @@ def _numba_elementwise(formulas, inputs, threads=None, loops=None, leading=(1,),
     give float64; ``_as_arrays``, ``_float_dtype`` and ``_common_shape`` name an argument that
     is wrong) and every output has their broadcast shape.
 
-    ``_out`` has the ``leading`` axes, then one axis over the elements: with ``structure`` (the
-    nesting of the outputs, each a row number of ``_out``) the rows are returned in that
-    nesting, each of the broadcast shape; without, ``_out`` itself (a Jacobian's ``(m, n)``, a
-    Hessian's ``(n, n)`` entries, zeros where the loops write nothing) of shape
-    ``leading + shape``. ``direction``: a Hessian-vector product's ``_v``, whose components are
-    the loops' last inputs. ``threads``: as for the NumPy backend (None: ``_thread_count``);
-    more than one runs the threaded loop on that many of Numba's threads. At a point (shape
-    ``()``) the outputs are 0-d arrays, as the NumPy backend's are. ``formulas`` (the module's
-    ``_formulas``) names the arguments in messages.
+    With ``structure`` (the nesting of the outputs, each a position in ``_out``) ``_out`` is a
+    tuple of ``leading[0]`` flat arrays, one per output, returned in that nesting, each of the
+    broadcast shape; without, ``_out`` is one array of the ``leading`` axes and one axis over
+    the elements, returned of shape ``leading + shape`` (a Jacobian's ``(m, n)``, a Hessian's
+    ``(n, n)`` entries, zeros where the loops write nothing). ``direction``: a Hessian-vector
+    product's ``_v``, whose components are the loops' last inputs. ``threads``: as for the
+    NumPy backend (None: ``_thread_count``); more than one runs the threaded loop on that many
+    of Numba's threads. At a point (shape ``()``) the outputs are 0-d arrays, as the NumPy
+    backend's are. ``formulas`` (the module's ``_formulas``) names the arguments in messages.
 
     One threaded loop runs at a time in a process (a lock kept in ``_lock``): Numba's own
     thread pool, when it is its ``workqueue`` layer, aborts the process on two launches from
@@ -58,7 +58,10 @@ def _numba_elementwise(formulas, inputs, threads=None, loops=None, leading=(1,),
             flat.append(_np.broadcast_to(a.reshape(1), (total,)))
         else:
             flat.append(_np.ascontiguousarray(_np.broadcast_to(a, shape)).reshape(-1))
-    out = (_np.empty if structure is not None else _np.zeros)((*leading, total), dtype=dtype)
+    if structure is None:
+        out = _np.zeros((*leading, total), dtype=dtype)
+    else:  # one array per output: each the size NumPy's own outputs are (reused by malloc)
+        out = tuple([_np.empty(total, dtype=dtype) for _ in range(leading[0])])
     count = _thread_count(threads, total)
     if count > 1 and total > 1:
         import numba as _numba
@@ -76,9 +79,8 @@ def _numba_elementwise(formulas, inputs, threads=None, loops=None, leading=(1,),
                 _numba.set_num_threads(before)
     else:
         loops[0](*flat, out)
-    out = out.reshape((*leading, *shape))
     if structure is None:
-        return out
+        return out.reshape((*leading, *shape))
     if structure.__class__ is int:
-        return out[structure, ...]
-    return _nested_like(structure, [out[k, ...] for k in range(leading[0])])
+        return out[structure].reshape(shape)
+    return _nested_like(structure, [row.reshape(shape) for row in out])

@@ -5,9 +5,12 @@ loops ``_serial`` and ``_threaded``::
     @_numba.njit(cache=True, fastmath=False, error_model="numpy")
     def _serial(x, y, _out):
         \"\"\"...\"\"\"
-        for _i in range(_out.shape[-1]):
-            _out[0, _i], _out[1, _i] = _formulas(x[_i], y[_i])
-            _out[1, 0, _i] = _out[0, 1, _i]
+        for _i in range(_out[0].shape[-1]):
+            _out[0][_i], _out[1][_i] = _formulas(x[_i], y[_i])
+
+(``_out`` a tuple of one array per output), or, filling an array result's entries,
+``for _i in range(_out.shape[-1]):`` with ``_out[0, 0, _i], _out[0, 1, _i] = _formulas(...)``
+and mirrored entries copied, ``_out[1, 0, _i] = _out[0, 1, _i]``.
 """
 
 from __future__ import annotations
@@ -29,8 +32,9 @@ def _decorator_dump(text: str) -> str:
 
 @functools.cache
 def _range_dumps() -> frozenset[str]:
-    return frozenset(ast.dump(ast.parse(f"{over}({BLOCK_SLICES}.shape[-1])", mode="eval").body)
-                     for over in ("range", "_numba.prange"))
+    return frozenset(ast.dump(ast.parse(f"{over}({out}.shape[-1])", mode="eval").body)
+                     for over in ("range", "_numba.prange")
+                     for out in (BLOCK_SLICES, f"{BLOCK_SLICES}[0]"))
 
 
 def check_decorator(func: ast.FunctionDef, text: str) -> None:
@@ -76,7 +80,13 @@ def check_loop(func: ast.FunctionDef, helpers: set[str]) -> None:
 
 
 def _out_entry(node: ast.AST) -> bool:
-    """``_out[1, 0, _i]``: integer literals, then the index."""
+    """``_out[1, 0, _i]`` (integer literals, then the index) or ``_out[1][_i]``."""
+    if (isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Name)
+            and node.slice.id == INDEX and isinstance(node.value, ast.Subscript)
+            and isinstance(node.value.value, ast.Name) and node.value.value.id == BLOCK_SLICES
+            and isinstance(node.value.slice, ast.Constant)
+            and type(node.value.slice.value) is int):
+        return True
     if not (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
             and node.value.id == BLOCK_SLICES and isinstance(node.slice, ast.Tuple)):
         return False

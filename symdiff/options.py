@@ -9,8 +9,10 @@ from .errors import SymdiffError
 MODES = ("auto", "forward", "reverse")
 #: The kinds of generated module: ``"numpy"`` (imports only NumPy; the default) and
 #: ``"array_api"`` (takes the namespace of its arguments through ``array_api_compat`` and calls
-#: only the Array API standard's functions: NumPy, Dask, CuPy, PyTorch and JAX arrays alike).
-BACKENDS = ("numpy", "array_api")
+#: only the Array API standard's functions: NumPy, Dask, CuPy, PyTorch and JAX arrays alike)
+#: and ``"numba"`` (elementwise functions only: the formulas in a loop over the elements that
+#: Numba compiles; needs the ``numba`` extra).
+BACKENDS = ("numpy", "array_api", "numba")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,12 @@ class Options:
         if not isinstance(self.backend, str) or self.backend not in BACKENDS:
             allowed = ", ".join(map(repr, BACKENDS))
             raise SymdiffError(f"backend must be one of {allowed}, not {self.backend!r}")
+        if self.backend == "numba":
+            import importlib.util
+
+            if importlib.util.find_spec("numba") is None:
+                raise SymdiffError("backend='numba' needs Numba, which is not installed: "
+                                   "pip install 'symdiff[numba]'")
         for name in ("simplify", "cse", "cache", "sparse"):
             if not isinstance(getattr(self, name), bool):
                 raise SymdiffError(f"{name} must be True or False, not {getattr(self, name)!r}")

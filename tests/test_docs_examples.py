@@ -9,6 +9,7 @@ output checked. In ``bash`` blocks each line is one command, and the lines that 
 from __future__ import annotations
 
 import doctest
+import importlib.util
 import os
 import shlex
 import subprocess
@@ -60,8 +61,21 @@ def _blocks(path: Path) -> list[tuple[int, list]]:
     return sorted(blocks.items())
 
 
+#: Optional dependencies by the text that marks a page's examples as needing them.
+OPTIONAL = {'backend="numba"': "numba"}
+
+
+def _marks(path: Path) -> list:
+    """A skip, with its reason, for a page whose examples need an optional dependency that is
+    not installed (CI installs every one: the ``dev`` extra)."""
+    text = path.read_text(encoding="utf-8")
+    return [pytest.mark.skipif(importlib.util.find_spec(module) is None,
+                               reason=f"{module} is not installed (optional)")
+            for marker, module in OPTIONAL.items() if marker in text]
+
+
 CASES = [
-    pytest.param(path, line, id=f"{path.relative_to(ROOT)}:{line}")
+    pytest.param(path, line, id=f"{path.relative_to(ROOT)}:{line}", marks=_marks(path))
     for path in PAGES
     for line, _ in _blocks(path)
 ]

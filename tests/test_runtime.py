@@ -446,6 +446,20 @@ def test_runtime_closure_follows_what_each_helper_reads():
     assert set(runtime_closure(["_elementwise"])) >= {"_in_blocks", "_at_point", "_on_threads"}
 
 
+def _loop_formulas(x):
+    """A Numba module's formulas as the runtime sees them (``py_func``: the Python function)."""
+    return 2.0 * x
+
+
+_loop_formulas.py_func = _loop_formulas
+
+
+def _serial_loop(x, _out):
+    """A Numba module's serial loop, as plain Python."""
+    for i in range(_out[0].shape[-1]):
+        _out[0][i] = _loop_formulas(x[i])
+
+
 def _twice_block(a, _out=(None, None)):
     """A stand-in for a module's ``_formulas``: elementwise, returns a value and a tuple, the
     first written into its output's rows when given."""
@@ -482,6 +496,8 @@ def _call_examples():
             (long * 2.0, (-long,)),
         ),
         "_elementwise": ((_filled_block, (long,), 1, (2,)), np.stack([long * 2.0, -long])),
+        "_numba_elementwise": ((_loop_formulas, (x,), 1, (_serial_loop, None), (1,), 0),
+                               2.0 * x),
         "_at_scalars": ((_twice_block, [np.asarray(1.5)], np.dtype(np.float32)), (3.0, (-1.5,))),
         "_as_outputs": (((x[:1], 2), (2,), np.float32, ()), (np.full(2, x[0], np.float32),
                                                              np.full(2, 2.0, np.float32))),

@@ -127,9 +127,10 @@ def _add_builder_options(parser: argparse.ArgumentParser) -> None:
         "--backend",
         choices=BACKENDS,
         default="numpy",
-        help="the kind of module: numpy (imports only NumPy) or array_api (the Array API "
+        help="the kind of module: numpy (imports only NumPy), array_api (the Array API "
         "standard's functions on the namespace of the arguments: NumPy, Dask, CuPy, PyTorch, "
-        "JAX; needs array-api-compat) (default: numpy)",
+        "JAX; needs array-api-compat) or numba (elementwise formulas in a loop that Numba "
+        "compiles; needs numba) (default: numpy)",
     )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     _add_shapes(parser)

@@ -19,6 +19,7 @@ from . import naming
 from .exps import cheapest_program
 from .forms import cheaper_program
 from .into import out_statement, slot
+from .loops import NumbaPrinter, loop_spec
 from .pack import HVP_PLAIN_COST
 from .point import floats_suffice, packed_path
 from .printer import CodePrinter
@@ -95,7 +96,7 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     use the standard's functions only (:mod:`symdiff.codegen.standard`) on the namespace of
     the arguments, and the formulas return an array result's entries as nested tuples.
     """
-    printer = printer_for(backend)
+    printer = NumbaPrinter() if backend == "numba" else printer_for(backend)
     if program.assignments is not None:
         assignments, reduced = list(program.assignments), list(program.outputs)
         if cse:
@@ -109,7 +110,23 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
             assignments, reduced = cheapest_program(outputs, cse)
             counts["temporaries"] = len(assignments)
     with progress.stage("print"):
+        if isinstance(printer, NumbaPrinter):
+            assignments, reduced = _named_outputs(program, assignments, reduced)
+            leaves = [] if isinstance(program.result, ArrayResult) else _leaves(program.result)
+            return loop_spec(program, printer, assignments, reduced, leaves,
+                             _positions(program.result, iter(range(len(leaves)))))
         return _printed_spec(program, printer, backend, assignments, reduced)
+
+
+def _positions(result: Result, counter) -> str:
+    """The nesting of ``result`` with each output replaced by its position among the leaves
+    (depth first): how the runtime nests the rows of a Numba module's ``_out``."""
+    if isinstance(result, ArrayResult):
+        return ""
+    if isinstance(result, int):
+        return str(next(counter))
+    inner = ", ".join(_positions(r, counter) for r in result)  # type: ignore[union-attr]
+    return f"({inner},)" if len(result) == 1 else f"({inner})"  # type: ignore[arg-type]
 
 
 def _printed_spec(program: Program, printer: CodePrinter, backend: str,

@@ -19,6 +19,7 @@ import linecache
 import threading
 import weakref
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from .. import progress
@@ -44,12 +45,20 @@ def load_function(source: str, name: str, filename: str, *, copy: bool = True
     with progress.stage("verify"):
         tree = check_module(source)
     with progress.stage("compile"):
-        if copy:
-            filename = sources.write_copy(source, name) or filename
-        else:
-            filename = str(sources.copy_path(source, name))
+        numba = "\nimport numba as _numba\n" in source
+        found = sources.write_copy(source, name) if copy or numba else None
+        if numba and found is None:
+            from ..errors import SymdiffError
+
+            raise SymdiffError(
+                "a backend='numba' function needs its module in a file (Numba caches the "
+                f"compiled code beside it), and {sources.source_dir()} is not a private "
+                "writable directory: set SYMDIFF_SOURCE_DIR to one")
+        filename = found or (filename if copy else str(sources.copy_path(source, name)))
         code = compile(tree, filename, "exec")  # the tree just checked, not a second parse
         namespace: dict[str, Any] = {"__name__": "symdiff.generated", "__file__": filename}
+        if numba:  # (found: its file)
+            namespace = _numba_namespace(filename)
         exec(code, namespace)  # our own rendered module, never user text
     function = namespace[name]
     _register(filename, source, function, later=not copy)
@@ -69,6 +78,21 @@ def _register(filename: str, source: str, function: Callable[..., Any], later: b
         sources.copy_later(filename)
     finalizer = weakref.finalize(function, _release, filename, later)
     finalizer.atexit = False
+
+
+def _numba_namespace(path: str) -> dict[str, Any]:
+    """The namespace of a Numba module: a module registered in :data:`sys.modules` under a
+    name of its file's (``symdiff.generated.grad_f-<hash>``), which Numba's cache records
+    in the compiled code it writes, and imports again when a later process loads it."""
+    import sys
+    import types
+
+    name = "symdiff.generated." + Path(path).stem
+    module = sys.modules.get(name)
+    if module is None:
+        module = sys.modules[name] = types.ModuleType(name)
+    module.__file__ = path
+    return module.__dict__
 
 
 def _release(filename: str, later: bool) -> None:

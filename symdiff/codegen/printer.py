@@ -245,8 +245,13 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
         numbers = all(value.is_number for value, _ in expr.args)
         text = self.number_default(last) if numbers else self._print(last)
         for value, cond in reversed(branches):
-            text = f"_np.where({self._print(cond)}, {self._print(value)}, {text})"
+            text = self.where(self._print(cond), self._print(value), text)
         return text
+
+    def where(self, cond: str, value: str, otherwise: str) -> str:
+        """The printed value of one branch of a piecewise: ``value`` where ``cond``, else
+        ``otherwise`` (``_np.where`` over arrays)."""
+        return f"_np.where({cond}, {value}, {otherwise})"
 
     def number_default(self, value: sp.Expr) -> str:
         """The last value of a piecewise whose values are all numbers (``where(c, 1, 0)``)."""

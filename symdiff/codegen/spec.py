@@ -54,7 +54,10 @@ class ModuleSpec:
       ``formulas_doc``; None: one function; ``threads``: the name of the public function's
       keyword-only parameter that sets the number of threads (``threads``, or ``_threads``
       beside a variable of that name), if it has one.
-    * ``backend``: ``"numpy"`` (the module imports NumPy) or ``"array_api"`` (it does not).
+    * ``backend``: ``"numpy"`` (the module imports NumPy), ``"array_api"`` (it does not) or
+      ``"numba"`` (it imports Numba too: :mod:`symdiff.codegen.loops`), with ``decorator``
+      the line above ``_formulas`` (Numba's ``njit``) and ``math``: whether the formulas
+      call ``math`` (``_math.erf``).
     * ``functions``: further generated functions, as text, placed after the formulas (the
       packed point path's ``_packed``, :mod:`symdiff.codegen.pack`).
     """
@@ -77,6 +80,8 @@ class ModuleSpec:
     threads: str | None = None
     backend: str = "numpy"
     functions: tuple[str, ...] = ()
+    decorator: str = ""
+    math: bool = False
 
     @classmethod
     def of(
@@ -94,6 +99,8 @@ class ModuleSpec:
         threads: str | None = None,
         backend: str = "numpy",
         functions: Sequence[str] = (),
+        decorator: str = "",
+        math: bool = False,
     ) -> ModuleSpec:
         """The spec of a program's module: the header fields read from ``header``."""
         return cls(
@@ -107,6 +114,8 @@ class ModuleSpec:
             threads=threads,
             backend=backend,
             functions=tuple(functions),
+            decorator=decorator,
+            math=math,
         )
 
 
@@ -144,7 +153,7 @@ def render_module(spec: ModuleSpec) -> str:
         summary=safe_comment(spec.title) + ".",
         mode=spec.mode,
         key=spec.key,
-        imports=imports(spec.helpers, spec.backend),
+        imports=imports(spec.helpers, spec.backend, spec.math),
         constants=list(spec.constants),
         name=spec.name,
         params=list(spec.params),
@@ -157,14 +166,18 @@ def render_module(spec: ModuleSpec) -> str:
         result=spec.result,
         threads=spec.threads,
         functions=list(spec.functions),
+        decorator=spec.decorator,
     )
 
 
-def imports(helpers: Sequence[str], backend: str = "numpy") -> list[str]:
+def imports(helpers: Sequence[str], backend: str = "numpy", math: bool = False) -> list[str]:
     """The import lines of a module: ``import numpy as _np`` (not for the Array API backend,
-    whose code calls the namespace of its arguments) and one line importing the runtime
-    ``helpers`` (wrapped in parentheses when long)."""
+    whose code calls the namespace of its arguments; after ``import math as _math`` where
+    ``math`` and ``import numba as _numba`` for the Numba backend) and one line importing the
+    runtime ``helpers`` (wrapped in parentheses when long)."""
     lines = [] if backend == "array_api" else ["import numpy as _np"]
+    if backend == "numba":
+        lines = [*(["import math as _math"] if math else []), "import numba as _numba", *lines]
     if not helpers:
         return lines
     names = sorted(helpers)

@@ -20,6 +20,8 @@ imports what it calls in one line (``from symdiff.runtime import _elementwise, _
   ``_gram``);
 * :mod:`~symdiff.runtime.sparse`: ``_affine_grid``, the rows and columns of a block of a
   sparse Jacobian's or Hessian's structural nonzeros (a sparse function's ``_pattern``);
+* :mod:`~symdiff.runtime.loops`: ``_numba_elementwise``, which runs the compiled loops of a
+  ``backend="numba"`` module (Numba itself is imported by that module);
 * :mod:`~symdiff.runtime.standard`: the ``_xp_`` helpers of ``backend="array_api"`` modules
   (they need ``array_api_compat``).
 
@@ -79,6 +81,7 @@ MODULES = {
     "derivatives": ("_argmax_share", "_gram", "_hypot_share", "_prod_others", "_sigmoid",
                     "_sinc_d", "_softplus", "_tril_inv"),
     "elementwise": ("_elementwise",),
+    "loops": ("_numba_elementwise",),
     "erf": ("_cody_erf", "_erf", "_erfc", "_log_ndtr"),
     "gamma": ("_gamma", "_loggamma", "_polygamma", "_sinpi"),
     "points": ("_at_packed", "_at_point", "_at_scalars", "_leaves", "_on_floats",

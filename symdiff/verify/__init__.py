@@ -34,6 +34,10 @@ from .allowed import (
     IMPORTS,
     KEYWORDS,
     NAMING_HELPERS,
+    NUMBA_HELPER,
+    NUMBA_IMPORTS,
+    NUMBA_JIT,
+    NUMBA_LOOPS,
     NUMPY_NAMES,
     OPERATOR_UFUNCS,
     PACKED,
@@ -52,6 +56,7 @@ from .allowed import (
 )
 from .defined import check_defined, module_names
 from .errors import VerificationError, refuse
+from .loops import check_decorator, check_loop
 from .packed import check_packed_function, packed_constant
 from .statements import check_function
 
@@ -97,12 +102,13 @@ def check_module(source: str) -> ast.Module:
     formulas = []
     packed = []
     patterns = []
+    loops = []
     constants: set[str] = set()
     imports: set[tuple[str, str | None]] = set()
     helpers: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.Import):
-            if not all((a.name, a.asname) in IMPORTS for a in node.names):
+            if not all((a.name, a.asname) in IMPORTS | NUMBA_IMPORTS for a in node.names):
                 raise refuse(node, "unexpected import")
             imports |= {(a.name, a.asname) for a in node.names}
         elif isinstance(node, ast.ImportFrom):
@@ -118,6 +124,8 @@ def check_module(source: str) -> ast.Module:
             packed.append(node)
         elif isinstance(node, ast.FunctionDef) and node.name == PATTERN:
             patterns.append(node)
+        elif isinstance(node, ast.FunctionDef) and node.name in NUMBA_LOOPS:
+            loops.append(node)
         elif isinstance(node, ast.Assign) and ast.dump(node) in _constant_dumps():
             pass
         elif (name := packed_constant(node)) is not None:
@@ -136,19 +144,31 @@ def check_module(source: str) -> ast.Module:
     standard = bool(helpers & STANDARD_HELPERS)  # the Array API backend: the standard only
     if standard and imports:
         raise VerificationError("an Array API module imports no NumPy")
+    numba = NUMBA_HELPER in helpers  # the Numba backend: decorated formulas and two loops
+    if (imports & NUMBA_IMPORTS or loops) and not numba:
+        raise VerificationError("only a Numba module imports numba or math and has loops")
+    if numba and (sorted(n.name for n in loops) != sorted(NUMBA_LOOPS) or len(formulas) != 1):
+        raise VerificationError(f"a Numba module has {FORMULAS} and one of each loop")
     tensor = TENSOR_HELPER in helpers
     check_function(functions[0], helpers, tensor, standard=standard)
     for node in formulas:
-        check_function(node, helpers, tensor, internal_params=True, standard=standard)
+        if numba:
+            check_decorator(node, NUMBA_JIT)
+            node = ast.FunctionDef(**{**node.__dict__, "decorator_list": []})
+        check_function(node, helpers, tensor, internal_params=True, standard=standard,
+                       numba=numba)
     for node in patterns:
         if standard:
             raise refuse(node, f"{PATTERN} only in NumPy modules")
         check_function(node, helpers, tensor, internal_params=True)
+    for node in loops:
+        check_loop(node, helpers)
     for node in packed:
         if standard or tensor:
             raise refuse(node, f"{PACKED} only in elementwise NumPy modules")
         check_packed_function(node, helpers, constants)
-    check_defined(source, {node.name for node in (*functions, *formulas, *packed, *patterns)},
+    check_defined(source, {node.name for node in (*functions, *formulas, *packed, *patterns,
+                                                  *loops)},
                   module_names(tree))
     return tree
 

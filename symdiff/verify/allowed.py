@@ -25,8 +25,10 @@ FORMULAS = "_formulas"
 #: columns and shape: :mod:`symdiff.sparse.pattern`). Its parameters are dimension sizes.
 PATTERN = "_pattern"
 #: The runtime helpers that run the formulas, and the keywords a call of them may pass.
-ELEMENTWISE_HELPERS = frozenset({"_elementwise", "_xp_elementwise", "_at_point"})
-ELEMENTWISE_KEYWORDS = frozenset({"threads", "leading", "direction", "floats"})
+ELEMENTWISE_HELPERS = frozenset({"_elementwise", "_xp_elementwise", "_at_point",
+                                 "_numba_elementwise"})
+ELEMENTWISE_KEYWORDS = frozenset({"threads", "leading", "direction", "floats", "loops",
+                                  "structure"})
 #: The packed point path (:mod:`symdiff.verify.packed`): the helper the public function's
 #: point test returns (``if x.__class__ is float ...: return _at_packed(_packed, ...)``), the
 #: packed function it calls, that function's register parameter and the ufuncs whose
@@ -51,8 +53,19 @@ RUNTIME_IMPORTS = frozenset({
     "_elementwise", "_at_point", "_at_packed", "_float_arrays", "_check_shapes",
     "_erf", "_erfc", "_log_ndtr", "_gamma", "_loggamma", "_polygamma", "_argmax_share",
     "_hypot_share", "_sinc_d", "_sigmoid", "_softplus", "_prod_others", "_tril_inv", "_gram",
-    "_xp_elementwise", "_xp_namespace", "_xp_float_arrays", "_affine_grid",
+    "_xp_elementwise", "_xp_namespace", "_xp_float_arrays", "_affine_grid", "_numba_elementwise",
 })
+#: A module of the Numba backend (``backend="numba"``, :mod:`symdiff.codegen.loops`): the
+#: helper that makes it one, its further imports, the one decorator of ``_formulas`` and of
+#: each loop (by name), and the ``math`` functions its formulas may call.
+NUMBA_HELPER = "_numba_elementwise"
+NUMBA_IMPORTS = frozenset({("numba", "_numba"), ("math", "_math")})
+NUMBA_JIT = '@_numba.njit(cache=True, fastmath=False, error_model="numpy")'
+NUMBA_LOOPS = {
+    "_serial": NUMBA_JIT,
+    "_threaded": '@_numba.njit(cache=True, parallel=True, fastmath=False, error_model="numpy")',
+}
+NUMBA_MATH = frozenset({"erf", "erfc", "lgamma"})
 #: The helpers that make a module one of the Array API backend (``backend="array_api"``): it
 #: imports no NumPy, binds the namespace of its arguments to :data:`NAMESPACE` with
 #: :data:`NAMESPACE_HELPER` (or gets it as the formulas' last parameter) and may use only

@@ -19,6 +19,7 @@ from .allowed import (
     MODULE_NAMES,
     NAMESPACE,
     NAMING_HELPERS,
+    NUMBA_MATH,
     NUMPY_NAMES,
     OPERATOR_UFUNCS,
     PARAM,
@@ -64,8 +65,11 @@ class ExpressionChecker:
     """
 
     def __init__(self, params: set[str], helpers: set[str], tensor: bool = False,
-                 standard: bool = False):
+                 standard: bool = False, numba: bool = False):
         self.params = params
+        #: A Numba module's formulas: numbers, so ``a if c else b``, ``and``/``or``/``not``
+        #: and ``_math.<NUMBA_MATH>`` too.
+        self.numba = numba
         self.helpers = helpers
         self.tensor = tensor
         #: An Array API module: ``_xp.<standard name>`` instead of ``_np.<name>``, no
@@ -137,6 +141,8 @@ class ExpressionChecker:
             pending.extend(method(node))
 
     def generic_visit(self, node: ast.AST) -> list[ast.AST]:
+        if self.numba and isinstance(node, ast.IfExp | ast.BoolOp | ast.And | ast.Or | ast.Not):
+            return list(ast.iter_child_nodes(node))
         if not isinstance(node, EXPRESSION_NODES):
             raise refuse(node, f"unexpected {type(node).__name__}")
         if isinstance(node, ast.operator | ast.unaryop | ast.cmpop) and not (
@@ -173,6 +179,9 @@ class ExpressionChecker:
     def visit_Attribute(self, node: ast.Attribute, callee: bool = False) -> list[ast.AST]:
         owner = node.value
         if isinstance(owner, ast.Name) and owner.id == self.owner and node.attr in self.names:
+            return []
+        if self.numba and isinstance(owner, ast.Name) and owner.id == "_math" \
+                and node.attr in NUMBA_MATH:
             return []
         if _dotted_path(node, self.owner) in self.names:
             return []  # ``_np.linalg.det``, ``_np.add.at``, ``_np.lib.stride_tricks.<name>``

@@ -26,7 +26,7 @@ from .packed import check_packed_call
 
 def check_function(
     func: ast.FunctionDef, helpers: set[str], tensor: bool = False, internal_params: bool = False,
-    standard: bool = False,
+    standard: bool = False, numba: bool = False,
 ) -> None:
     """Refuse ``func`` unless its parameters are plain names and every statement is one a
     template writes (``internal_params``: generated names as parameters, as ``_formulas`` has,
@@ -62,7 +62,7 @@ def check_function(
         if not isinstance(body[0].value.value, str):
             raise refuse(body[0], "unexpected expression statement")
         body = body[1:]
-    checker = ExpressionChecker(params, helpers, tensor, standard)
+    checker = ExpressionChecker(params, helpers, tensor, standard, numba)
     for position, statement in enumerate(body):
         if standard and _binds_namespace(statement):
             if position != 0:

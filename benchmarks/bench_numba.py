@@ -1,0 +1,203 @@
+"""``backend="numba"`` against hand-written NumPy and the NumPy backend over 1e6 points.
+
+Run: ``OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_numba.py [--points N]
+[--repeat R] [--only TEXT] [--no-startup]``.
+
+The problems: a quotient of transcendental functions, a Gaussian log-density (gradient, and
+value and gradient), a logistic loss, a rational function with repeated subexpressions, a
+composition ten deep, and a sum of 50 terms ``sin(k*x + y/k)/k``; each with its gradient
+written by hand in NumPy as a careful person writes it (the same accuracy: no approximations).
+All peers are timed in this one process on the same arrays, one after another in each round;
+the table gives each one's median time and its ratio to the hand-written NumPy (lower is
+better): the NumPy backend on one thread, the Numba backend on one thread and on two.
+
+The startup table (skip it with ``--no-startup``) times, in fresh processes sharing one cache
+directory, building a Numba function and its first call on 1e6 points: the first process
+derives, emits and compiles (Numba's compile time dominates); the second loads the module
+from symdiff's cache and the machine code from Numba's, and compiles nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+
+import numpy as np
+from bench_elementwise import (
+    _hand_logistic_loss,
+    _hand_normal_logpdf,
+    _hand_quotient,
+    _logistic,
+    _normal,
+    _xy,
+)
+from timing import interleaved_medians
+
+import symdiff as sd
+
+
+def _hand_normal_value(x, mu, sigma):
+    z = (x - mu) / sigma
+    return -0.5 * z * z - np.log(sigma) - 0.5 * np.log(2 * np.pi), _hand_normal_logpdf(x, mu, sigma)
+
+
+def _hand_rational(x, y):
+    u = x * y + 1
+    u2 = u * u
+    n = u2 + u2 * u
+    d = 1 + u2 + y * y
+    r = 1 / d
+    du = ((2 * u + 3 * u2) - n * r * 2 * u) * r
+    return du * y, du * x - 2 * y * n * r * r
+
+
+DEPTH = 10
+
+
+def _nested_expr() -> str:
+    text = "x*y"
+    for _ in range(DEPTH):
+        text = f"sin({text})"
+    return text
+
+
+def _hand_nested(x, y):
+    u = x * y
+    chain = np.cos(u)
+    u = np.sin(u)
+    for _ in range(DEPTH - 1):
+        chain *= np.cos(u)
+        u = np.sin(u)
+    return chain * y, chain * x
+
+
+TERMS = 50
+
+
+def _hand_sum(x, y):
+    gx, gy = np.zeros_like(x), np.zeros_like(x)
+    for k in range(1, TERMS + 1):
+        c = np.cos(k * x + y / k)
+        gx += c
+        gy += c / (k * k)
+    return gx, gy
+
+
+
+
+
+NORMAL = "-0.5*((x - mu)/sigma)**2 - log(sigma) - 0.5*log(2*pi)"
+#: (label, builder, expression, wrt, hand-written NumPy, arrays)
+CASES: list[tuple[str, Callable, str, tuple[str, ...], Callable, Callable]] = [
+    ("sin(x)*exp(y)/(1+x**2) grad", sd.grad, "sin(x)*exp(y)/(1 + x**2)", ("x", "y"),
+     _hand_quotient, _xy),
+    ("Gaussian log-density grad", sd.grad, NORMAL, ("x", "mu", "sigma"),
+     _hand_normal_logpdf, _normal),
+    ("Gaussian log-density value_and_grad", sd.value_and_grad, NORMAL, ("x", "mu", "sigma"),
+     _hand_normal_value, _normal),
+    ("logistic loss grad", sd.grad, "log(1 + exp(-y*(w*x + b)))", ("w", "b"),
+     _hand_logistic_loss, _logistic),
+    ("rational, repeated subexpressions", sd.grad,
+     "((x*y + 1)**2 + (x*y + 1)**3)/(1 + (x*y + 1)**2 + y**2)", ("x", "y"), _hand_rational, _xy),
+    ("nested composition, depth 10", sd.grad, _nested_expr(), ("x", "y"), _hand_nested, _xy),
+    ("sum of 50 terms sin(k*x + y/k)/k", sd.grad,
+     " + ".join(f"sin({k}*x + y/{k})/{k}" for k in range(1, TERMS + 1)), ("x", "y"),
+     _hand_sum, _xy),
+]
+
+
+def _check(ours, hand, arrays) -> None:
+    """The peers compute the same numbers (to 1e-9 relative: the hand forms differ)."""
+    got, want = ours(**arrays), hand(**arrays)
+
+    def flat(v):
+        return [leaf for item in v for leaf in flat(item)] if isinstance(v, tuple) else [v]
+
+    for a, b in zip(flat(got), flat(want), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
+
+
+def run_case(case, points: int, repeat: int) -> dict[str, float]:
+    """Median times of each peer over ``repeat`` rounds (the peers taking turns to go first)."""
+    _, builder, expr, wrt, hand, make = case
+    arrays = make(np.random.default_rng(0), points)
+    numpy_backend = builder(expr, wrt=list(wrt))
+    numba_backend = builder(expr, wrt=list(wrt), backend="numba")
+    arrays = {name: arrays[name] for name in numpy_backend.args}
+    peers = [
+        ("hand NumPy", lambda a: hand(**a)),
+        ("symdiff NumPy", lambda a: numpy_backend(**a, threads=1)),
+        ("numba 1 thread", lambda a: numba_backend(**a, threads=1)),
+        ("numba 2 threads", lambda a: numba_backend(**a, threads=2)),
+    ]
+    for _, peer in peers[1:]:  # compile both loops; the same numbers as the hand-written
+        _check(lambda **a: peer(a), hand, arrays)  # noqa: B023
+    medians = interleaved_medians(peers, (arrays,), repeat)
+    return dict(zip([name for name, _ in peers], medians, strict=True))
+
+
+STARTUP = """
+import time
+start = time.perf_counter()
+import numpy as np
+import symdiff as sd
+g = sd.grad({expr!r}, backend="numba")
+x = np.linspace(0.5, 2.0, 1_000_000)
+g(x, x, threads=1)
+print(time.perf_counter() - start)
+"""
+
+
+def startup(expr: str) -> tuple[float, float]:
+    """Seconds to build and first call a Numba function in a fresh process: with empty caches,
+    and again in a second process that finds both caches filled."""
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as sources:
+        env = {**os.environ, "SYMDIFF_CACHE_DIR": cache, "SYMDIFF_SOURCE_DIR": sources,
+               "SYMDIFF_PROGRESS": "0"}
+        found = []
+        for _ in range(2):
+            done = subprocess.run([sys.executable, "-c", STARTUP.format(expr=expr)], env=env,
+                                  capture_output=True, text=True, check=True)
+            found.append(float(done.stdout.strip().splitlines()[-1]))
+        return found[0], found[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--points", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--no-startup", action="store_true")
+    options = parser.parse_args()
+    print(f"load average: {os.getloadavg()}  points: {options.points}  rounds: {options.repeat}")
+    header = ("problem", "hand ms", "symdiff NumPy", "numba 1 thread", "numba 2 threads")
+    print(f"{header[0]:<38} {header[1]:>8} {header[2]:>14} {header[3]:>15} {header[4]:>16}")
+    ratios: dict[str, list[float]] = {"symdiff NumPy": [], "numba 1 thread": [],
+                                      "numba 2 threads": []}
+    for case in CASES:
+        if options.only not in case[0]:
+            continue
+        medians = run_case(case, options.points, options.repeat)
+        hand = medians["hand NumPy"]
+        row = [medians[name] / hand for name in ratios]
+        for name, value in zip(ratios, row, strict=True):
+            ratios[name].append(value)
+        print(f"{case[0]:<38} {hand * 1e3:>8.2f} {row[0]:>14.2f} {row[1]:>15.2f} {row[2]:>16.2f}")
+    geo = [statistics.geometric_mean(values) for values in ratios.values() if values]
+    if geo:
+        print(f"{'geometric mean':<38} {'':>8} {geo[0]:>14.2f} {geo[1]:>15.2f} {geo[2]:>16.2f}")
+    if options.no_startup:
+        return
+    print("\nstartup: build + first call on 1e6 points, in a fresh process (seconds)")
+    for expr in (CASES[0][2], CASES[4][2]):
+        cold, warm = startup(expr)
+        print(f"{expr:<60} first process {cold:6.2f}  second process {warm:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

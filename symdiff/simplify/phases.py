@@ -229,13 +229,22 @@ class _Simplifier:
         return _shorter(expr, sp.factor_terms(expr))
 
 
+#: Comparisons one condition of a ``Piecewise`` may combine for SymPy to simplify it.
+MAX_SOLVED_RELATIONS = 3
+
+
 def _conditions_solvable(expr: sp.Basic) -> bool:
     """Whether every comparison in ``expr``'s conditions is rational in its variables, the only
     kind SymPy's ``piecewise_simplify`` solves right: it solves a periodic one over one period
-    (``sin(x) < c`` became ``0 <= x <= 2*pi``) and one with an undecided constant by guesses."""
+    (``sin(x) < c`` became ``0 <= x <= 2*pi``) and one with an undecided constant by guesses;
+    and whether each condition combines at most :data:`MAX_SOLVED_RELATIONS` comparisons (it
+    rewrites conditions in normal forms, exponential in the number of ``&``/``|`` terms)."""
     for piecewise in expr.atoms(sp.Piecewise):
         for _, condition in piecewise.args:
-            for relation in condition.atoms(sp.core.relational.Relational):
+            relations = condition.atoms(sp.core.relational.Relational)
+            if len(relations) > MAX_SOLVED_RELATIONS:
+                return False
+            for relation in relations:
                 difference = relation.lhs - relation.rhs
                 if not difference.is_rational_function(*difference.free_symbols):
                     return False

@@ -13,6 +13,8 @@ from scipy.optimize import NonlinearConstraint, least_squares, minimize
 
 import symdiff as sd
 
+from .test_sparse_tensor import _brusselator
+
 ROSENBROCK = "sum(100*(x[1:] - x[:-1]**2)**2 + (1 - x[:-1])**2)"
 
 
@@ -62,18 +64,6 @@ def test_a_sparse_constraint_jacobian():
                      constraints=[NonlinearConstraint(residual, 0.0, 0.0, jac=dense)],
                      options={"gtol": 1e-10, "maxiter": 2000})
     np.testing.assert_allclose(res.x, again.x, atol=1e-6)
-
-
-def _laplacian(w):
-    return (np.roll(w, 1, axis=0) + np.roll(w, -1, axis=0) + np.roll(w, 1, axis=1)
-            + np.roll(w, -1, axis=1) - 4 * w)
-
-
-def _brusselator(y, alpha):
-    u, v = y[0], y[1]
-    du = 1 + u**2 * v - 4.4 * u + alpha * _laplacian(u)
-    dv = 3.4 * u - u**2 * v + alpha * _laplacian(v)
-    return np.stack([du, dv])
 
 
 def test_brusselator_bdf_with_the_sparse_jacobian_matches_the_dense_run():

@@ -34,13 +34,18 @@ def write_module(compiled: Any, args: argparse.Namespace) -> int:
     if args.output is None:
         emit(text)
         return EXIT_OK
+    return write_file(args.output, text)
+
+
+def write_file(path: str, text: str) -> int:
+    """Write ``text`` to ``path`` and say so; a path that cannot be written is a usage error."""
     try:
-        with open(args.output, "w", encoding="utf-8") as handle:
+        with open(path, "w", encoding="utf-8") as handle:
             handle.write(text)
     except OSError as exc:
-        note(f"error: cannot write {args.output}: {exc.strerror or exc}")
+        note(f"error: cannot write {path}: {exc.strerror or exc}")
         return EXIT_USAGE
-    note(f"wrote {args.output}")
+    note(f"wrote {path}")
     return EXIT_OK
 
 
@@ -96,15 +101,7 @@ def _cmd_derive(args: argparse.Namespace) -> int:
         "result-first",
     )
     if args.html is not None:
-        page = derivation.to_html_page()
-        try:
-            with open(args.html, "w", encoding="utf-8") as out:
-                out.write(page)
-        except OSError as exc:
-            note(f"error: cannot write {args.html}: {exc.strerror or exc}")
-            return EXIT_USAGE
-        note(f"wrote {args.html}")
-        return EXIT_OK
+        return write_file(args.html, derivation.to_html_page())
     if args.latex:
         emit(derivation.latex())
     else:

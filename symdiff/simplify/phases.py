@@ -28,6 +28,7 @@ from .budget import (
     Budget,
     expansion_terms,
     operation_nodes,
+    polynomial_degree,
     polynomial_generators,
 )
 from .literals import common_factors, keeps_literals
@@ -95,10 +96,12 @@ class _Simplifier:
         count = expansion_terms(numerator) + expansion_terms(denominator)
         if not self._within(phase, expr, count, self.budget.terms, "terms once expanded"):
             return False
-        generators = polynomial_generators(expr) if phase == "cancel" else 0
-        return phase != "cancel" or self._within(
-            phase, expr, generators, self.budget.generators, "polynomial generators"
-        )
+        if phase != "cancel":
+            return True
+        return self._within(
+            phase, expr, polynomial_generators(expr), self.budget.generators,
+            "polynomial generators",
+        ) and self._within(phase, expr, polynomial_degree(expr), self.budget.degree, "degrees")
 
     def trig(self, phase: str, expr: sp.Basic) -> bool:
         b = self.budget

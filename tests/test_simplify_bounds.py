@@ -88,10 +88,10 @@ def test_masked_angles_hide_multiples_and_sums_and_keep_identities():
 
 #: High powers of trigonometric calls (a multiple angle in disguise for the product-to-sum
 #: rewrites) and rational functions of high degree (a polynomial gcd over integers of that
-#: many digits).
+#: many digits, or dense in a generator such as exp(u) of exp(1000000*u)).
 HIGH_POWERS = ["sin(x)**(10**9)", "tan(x)**100000/(1 + x**2)", "cos(x)**1000*sin(y)**999",
                "sinh(x)**(-5000) + cos(x)**2 + sin(x)**2*y", "(x**2 + 1)**300/(x - 3)**200",
-               "x**123456789*y"]
+               "x**123456789*y", "erf(1000*(log(1 + x)**(1/1000) + x/y))"]
 
 
 def test_high_powers_build_and_derive_within_a_memory_limit():
@@ -125,3 +125,4 @@ def test_polynomial_degree_bounds_the_common_denominator_form():
         assert total <= polynomial_degree(expr), expr
     assert polynomial_degree(X**3 + X + 1) == 3
     assert polynomial_degree(sp.tan(X) ** 100000 / (1 + X**2)) == 100002
+    assert polynomial_degree(sp.exp(-(10**6) * X) + X ** sp.Rational(3, 2)) >= 10**6

@@ -15,7 +15,14 @@ and :data:`STABLE_REWRITES`), ``zero_power`` (:func:`zero_power_logs`) and ``cse
 
 from __future__ import annotations
 
-from .budget import SIMPLIFY_MAX_OPS, Budget, expansion_terms, operation_nodes, own_free_symbols
+from .budget import (
+    SIMPLIFY_MAX_OPS,
+    Budget,
+    expansion_terms,
+    operation_nodes,
+    own_free_symbols,
+    polynomial_degree,
+)
 from .cse import TEMP_PREFIX, shared_subexpressions
 from .phases import simplify_for_people
 from .stable import STABLE_REWRITES, stable_forms
@@ -29,6 +36,7 @@ __all__ = [
     "expansion_terms",
     "operation_nodes",
     "own_free_symbols",
+    "polynomial_degree",
     "shared_subexpressions",
     "simplify_for_people",
     "stable_forms",

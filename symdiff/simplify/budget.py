@@ -119,7 +119,9 @@ def polynomial_degree(expr: sp.Basic, cap: int = 10**12) -> int:
     :func:`polynomial_generators`), at most ``cap``: a product adds the degrees of its
     factors, an integer power multiplies its base's (a negative one swaps numerator and
     denominator), a sum puts its terms over the product of their denominators; every other
-    node with symbols counts one."""
+    node with symbols counts one, or the numerator of its exponent where SymPy's polynomials
+    take it as a power of a generator (``x**(3/2)`` of ``sqrt(x)``, ``exp(1000*u)`` of
+    ``exp(u)``)."""
     memo: dict[sp.Basic, tuple[int, int]] = {}
 
     def degree(e: sp.Basic) -> tuple[int, int]:
@@ -134,12 +136,28 @@ def polynomial_degree(expr: sp.Basic, cap: int = 10**12) -> int:
             elif e.is_Pow and e.exp.is_Integer:
                 k, (n, d) = int(e.exp), degree(e.base)
                 num, den = (k * n, k * d) if k >= 0 else (-k * d, -k * n)
+            elif e.free_symbols:
+                # a power of a generator: x**(p/q) of x**(1/q), exp(p*u/q) of exp(u/q)
+                k = _generator_power(e)
+                num, den = (k, 0) if k >= 0 else (0, -k)
             else:
-                num, den = (1 if e.free_symbols else 0), 0
+                num, den = 0, 0
             memo[e] = (min(num, cap), min(den, cap))
         return memo[e]
 
     return min(sum(degree(expr)), cap)
+
+
+def _generator_power(e: sp.Basic) -> int:
+    """The power of a generator that SymPy's polynomials see in ``e``: the numerator of a
+    rational exponent (of a power, or the coefficient of an exponential's argument), else 1."""
+    if e.is_Pow and e.exp.is_Rational:
+        return int(e.exp.p)
+    if isinstance(e, sp.exp):
+        coefficient = e.args[0].as_coeff_Mul()[0]
+        if coefficient.is_Rational:
+            return int(coefficient.p)
+    return 1
 
 
 def polynomial_generators(expr: sp.Basic) -> int:

@@ -91,7 +91,8 @@ def test_masked_angles_hide_multiples_and_sums_and_keep_identities():
 #: many digits, or dense in a generator such as exp(u) of exp(1000000*u)).
 HIGH_POWERS = ["sin(x)**(10**9)", "tan(x)**100000/(1 + x**2)", "cos(x)**1000*sin(y)**999",
                "sinh(x)**(-5000) + cos(x)**2 + sin(x)**2*y", "(x**2 + 1)**300/(x - 3)**200",
-               "x**123456789*y", "erf(1000*(log(1 + x)**(1/1000) + x/y))"]
+               "x**123456789*y", "erf(1000*(log(1 + x)**(1/1000) + x/y))",
+               "erf(1000000*x/cosh(y))", "loggamma(log(2 + y)**sin(y)*(x**(7/11) + x**1000000))"]
 
 
 def test_high_powers_build_and_derive_within_a_memory_limit():

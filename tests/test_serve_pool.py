@@ -87,11 +87,11 @@ def test_a_task_that_spends_cpu_time_goes_to_the_background_and_a_substitute_tak
     workers = WorkerPool(1, handle, foreground=0.2)
     try:
         (only,) = workers.pids()
-        spinner, answers = _run_in_thread(workers, "spin", {}, 600, 30)
+        spinner, answers = _run_in_thread(workers, "spin", {}, 600, 30, client="breaker")
         assert _wait_for(lambda: workers.backgrounded == 1)
         assert _priority(only) == 19
         # the pool of one still answers at full priority while the long task runs
-        status, pid = workers.run("pid", {}, budget=30, wait=60)
+        status, pid = workers.run("pid", {}, budget=30, wait=60, client="student")
         assert status == "ok" and pid != only and _priority(pid) == _priority(os.getpid())
         assert spinner.is_alive() and answers == []
         assert set(workers.pids()) == {only, pid}
@@ -119,14 +119,14 @@ def test_a_task_in_the_background_answers_and_its_process_ends_after():
 def test_at_most_as_many_tasks_in_the_background_as_the_pool_has_workers():
     workers = WorkerPool(1, handle, foreground=0.2)
     try:
-        first, _ = _run_in_thread(workers, "spin", {}, 600, 30)
+        first, _ = _run_in_thread(workers, "spin", {}, 600, 30, client="one")
         assert _wait_for(lambda: workers.backgrounded == 1)
-        second, _ = _run_in_thread(workers, "spin", {}, 600, 60)
+        second, _ = _run_in_thread(workers, "spin", {}, 600, 60, client="two")
         assert _wait_for(lambda: workers.backgrounded == 2)
         # the second keeps its worker: no third process, and nothing is free
         assert len(workers.pids()) == 2
         with pytest.raises(Busy):
-            workers.run("echo", {}, budget=30, wait=0.3)
+            workers.run("echo", {}, budget=30, wait=0.3, client="three")
     finally:
         workers.close()
     first.join(30)
@@ -141,6 +141,19 @@ def test_a_task_that_waits_stays_in_the_pool():
         assert workers.backgrounded == 0 and workers.replaced == 0
     finally:
         workers.close()
+
+
+def test_a_client_with_a_task_in_the_background_waits_for_it():
+    workers = WorkerPool(2, handle, foreground=0.2)
+    try:
+        spinner, answers = _run_in_thread(workers, "spin", {}, 600, 30, client="breaker")
+        assert _wait_for(lambda: workers.backgrounded == 1)
+        with pytest.raises(Busy):  # two workers free, but not for this client
+            workers.run("echo", {}, budget=30, wait=0.3, client="breaker")
+        assert workers.run("echo", {"f": 6}, budget=30, wait=60) == ("ok", {"f": 6})
+    finally:
+        workers.close()
+    spinner.join(30)
 
 
 def test_a_background_task_out_of_time_ends_its_process():
@@ -358,6 +371,21 @@ def _take_in_turn(queue, waiters, puts):
     for taker in takers:
         taker.join()
     return order
+
+
+def test_a_client_with_a_task_in_the_background_waits_until_it_ends():
+    from symdiff.serve.fair import FairQueue, Timeout
+
+    queue = FairQueue()
+    for item in ("w1", "w2", "w3"):
+        queue.put(item)
+    assert queue.get("student", wait=1) == "w1"
+    queue.background("student")
+    with pytest.raises(Timeout):  # workers are free, but not for this client
+        queue.get("student", wait=0.2)
+    assert queue.get("other", wait=1) == "w2"
+    queue.release("student", 3.0, background=True)
+    assert queue.get("student", wait=1) == "w3"
 
 
 def test_a_free_worker_goes_first_to_a_request_that_prefers_its_place():

@@ -2,13 +2,14 @@
 
 Order: first come, first served, except that a client who has used more than :data:`HEAVY`
 seconds of worker time lately waits behind everyone else and has at most one task running at
-a time. A student whose inputs run out of time spends a whole budget each time, so the next
-free worker goes to the others first; such a student is served when nobody else waits, one
-request after the other. A class asking for textbook derivatives (a tenth of a second each)
-stays first come, first served. Usage decays with a half-life of :data:`HALF_LIFE` seconds,
-so a heavy client is back to equal terms a minute or two later. A client is who the page says
-it is (a random name per open page), else its address; it is a matter of fairness, not of
-security.
+a time, and a client with a task in the background (:meth:`FairQueue.background`: one that
+outgrew what a classroom exercise needs) waits until it ends. A student whose inputs run out
+of time spends a whole budget each time, so the next free worker goes to the others first;
+such a student is served when nobody else waits, one request after the other. A class asking
+for textbook derivatives (a tenth of a second each) stays first come, first served. Usage
+decays with a half-life of :data:`HALF_LIFE` seconds, so a heavy client is back to equal terms
+a minute or two later. A client is who the page says it is (a random name per open page),
+else its address; it is a matter of fairness, not of security.
 
 Place: every worker has a place (its slot in the pool), and a request may prefer one (the
 slot where its expression was computed before: the derivation, its compiled modules and
@@ -57,6 +58,7 @@ class FairQueue(Generic[Item]):
         self._waiting: list[_Waiter] = []  # in the order they came
         self._usage: dict[str, tuple[float, float]] = {}  # client -> (seconds, when)
         self._running: Counter[str] = Counter()
+        self._background: Counter[str] = Counter()
 
     def put(self, item: Item, place: int = 0) -> None:
         with self._condition:
@@ -86,12 +88,20 @@ class FairQueue(Generic[Item]):
                 self._waiting.remove(waiter)
                 self._condition.notify_all()
 
-    def release(self, client: str, seconds: float) -> None:
-        """End a task of ``client`` that used a worker for ``seconds``."""
+    def background(self, client: str) -> None:
+        """Say that a task of ``client`` went to the background: the client gets nothing
+        more until it is released."""
         with self._condition:
-            self._running[client] -= 1
-            if self._running[client] <= 0:
-                del self._running[client]
+            self._background[client] += 1
+
+    def release(self, client: str, seconds: float, background: bool = False) -> None:
+        """End a task of ``client`` that used a worker for ``seconds`` (in the background
+        for a while, or not)."""
+        with self._condition:
+            for count in (self._running, self._background) if background else (self._running,):
+                count[client] -= 1
+                if count[client] <= 0:
+                    del count[client]
             self._charge(client, seconds)
             self._condition.notify_all()
 
@@ -122,6 +132,8 @@ class FairQueue(Generic[Item]):
             return None
         light, heavy = [], []
         for waiter in self._waiting:
+            if self._background[waiter.client]:
+                continue
             if self._used(waiter.client) <= HEAVY:
                 light.append(waiter)
             elif not self._running[waiter.client]:

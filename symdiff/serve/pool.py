@@ -325,13 +325,14 @@ class WorkerPool:
                     break
                 if watching and used.seconds() > self.foreground:
                     background = True
+                    self._idle.background(client)
                     self._to_background(worker)
             reply = worker.connection.recv() if remaining > 0 else None
         except (EOFError, OSError):
             self._retire(worker, replaced=True)
             raise WorkerLost from None
         finally:
-            self._idle.release(client, time.monotonic() - start)
+            self._idle.release(client, time.monotonic() - start, background)
         if reply is None:
             self._retire(worker, replaced=True)
             raise OutOfTime(budget)

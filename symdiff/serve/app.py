@@ -38,15 +38,16 @@ PRELOAD = ("symdiff.serve.preload",)
 class Settings:
     """How the application runs: ``workers`` main worker processes (by default one more than
     the machine has cores, from 2 to 8: a task that has just begun and will not end soon holds
-    one while the others keep every core), each task at most ``budget`` seconds, in the
-    background after ``foreground`` seconds (:mod:`.pool`: longer than any derivative of a
-    first or second order of a classroom exercise takes), a request waiting at most ``wait``
+    one while the others keep every core), each task at most ``budget`` seconds, moved to the
+    background after ``foreground`` seconds of CPU time (:mod:`.pool`; a first or second
+    derivative of the textbook examples and of the hardest practice exercises, or its plot,
+    graph, code or answer check, needs at most 0.4 s), a request waiting at most ``wait``
     seconds for a free worker, a worker using at most ``memory_mb`` more memory than it starts
     with (Linux)."""
 
     workers: int = max(2, min(8, (os.cpu_count() or 1) + 1))
     budget: float = 10.0
-    foreground: float = 1.0
+    foreground: float = 0.5
     wait: float = 30.0
     memory_mb: int | None = 2048
     cache_entries: int = 2048

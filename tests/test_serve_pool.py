@@ -146,7 +146,7 @@ def test_a_task_that_waits_stays_in_the_pool():
 def test_a_client_with_a_task_in_the_background_waits_for_it():
     workers = WorkerPool(2, handle, foreground=0.2)
     try:
-        spinner, answers = _run_in_thread(workers, "spin", {}, 600, 30, client="breaker")
+        spinner, _answers = _run_in_thread(workers, "spin", {}, 600, 30, client="breaker")
         assert _wait_for(lambda: workers.backgrounded == 1)
         with pytest.raises(Busy):  # two workers free, but not for this client
             workers.run("echo", {}, budget=30, wait=0.3, client="breaker")

@@ -14,6 +14,7 @@ lines only when a traceback asks).
 
 from __future__ import annotations
 
+import ast
 import functools
 import linecache
 import threading
@@ -60,6 +61,9 @@ def load_function(source: str, name: str, filename: str, *, copy: bool = True
         if numba:  # (found: its file)
             namespace = _numba_namespace(filename)
         exec(code, namespace)  # our own rendered module, never user text
+    if numba:
+        with progress.stage("numba") as counts:
+            counts["loop"] = compile_loop(namespace, tree)
     function = namespace[name]
     _register(filename, source, function, later=not copy)
     return function
@@ -78,6 +82,34 @@ def _register(filename: str, source: str, function: Callable[..., Any], later: b
         sources.copy_later(filename)
     finalizer = weakref.finalize(function, _release, filename, later)
     finalizer.atexit = False
+
+
+def compile_loop(namespace: dict[str, Any], tree: ast.Module) -> str:
+    """Compile a Numba module's loop for float64 arrays (every argument a full array), or
+    load it from Numba's cache beside the module's file: ``"compiled"`` or ``"from Numba's
+    cache"``. Other kinds of arguments (float32, an argument of one element) compile on the
+    first call that brings them (and are cached too). The outputs the loop writes are read
+    from the module's call of the runtime (``leading=``, and ``structure=`` for one array per
+    output), its arguments from the loop's parameters."""
+    import numpy as np
+
+    from ..runtime.loops import _numba_ready
+
+    _numba_ready()
+    loop = namespace["_loop"]
+    keywords = next(node.keywords for node in ast.walk(tree) if isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id == "_numba_elementwise")
+    options = {k.arg: k.value for k in keywords}
+    leading = ast.literal_eval(options["leading"])
+    if "structure" in options:
+        out: Any = tuple(np.zeros(1) for _ in range(leading[0]))
+    else:
+        out = np.zeros((*leading, 1))
+    inputs = [np.zeros(1) for _ in range(loop.py_func.__code__.co_argcount - 3)]
+    before = sum(loop.stats.cache_hits.values())
+    loop(*inputs, out, np.uint64(0), np.uint64(1))
+    return "from Numba's cache" if sum(loop.stats.cache_hits.values()) > before else "compiled"
 
 
 def _numba_namespace(path: str) -> dict[str, Any]:

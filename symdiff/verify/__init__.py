@@ -34,6 +34,7 @@ from .allowed import (
     IMPORTS,
     KEYWORDS,
     NAMING_HELPERS,
+    NUMBA_APART_JIT,
     NUMBA_HELPER,
     NUMBA_IMPORTS,
     NUMBA_JIT,
@@ -144,16 +145,16 @@ def check_module(source: str) -> ast.Module:
     standard = bool(helpers & STANDARD_HELPERS)  # the Array API backend: the standard only
     if standard and imports:
         raise VerificationError("an Array API module imports no NumPy")
-    numba = NUMBA_HELPER in helpers  # the Numba backend: decorated formulas and two loops
+    numba = NUMBA_HELPER in helpers  # the Numba backend: decorated formulas and a loop
     if (imports & NUMBA_IMPORTS or loops) and not numba:
-        raise VerificationError("only a Numba module imports numba or math and has loops")
+        raise VerificationError("only a Numba module imports numba or math and has a loop")
     if numba and (sorted(n.name for n in loops) != sorted(NUMBA_LOOPS) or len(formulas) != 1):
-        raise VerificationError(f"a Numba module has {FORMULAS} and one of each loop")
+        raise VerificationError(f"a Numba module has {FORMULAS} and one loop")
     tensor = TENSOR_HELPER in helpers
     check_function(functions[0], helpers, tensor, standard=standard)
     for node in formulas:
         if numba:
-            check_decorator(node, NUMBA_JIT)
+            check_decorator(node, NUMBA_JIT, NUMBA_APART_JIT)
             node = ast.FunctionDef(**{**node.__dict__, "decorator_list": []})
         check_function(node, helpers, tensor, internal_params=True, standard=standard,
                        numba=numba)

@@ -188,6 +188,7 @@ def test_the_source_is_the_formulas_in_a_loop_and_is_verified():
     assert "_out[0][_i], _out[1][_i] = _formulas(_at(x, _i), _at(y, _i))" in source
     assert source.count("_np.sin(x)") == 1  # each formula once
     assert "_exp(y)" in source and "_np.exp" not in source  # the vectorisable exp
+    assert "\n_numba_ready()\n" in source
     check_module(source)
     for before, after in [
         ('fastmath=False', 'fastmath=True'),
@@ -195,6 +196,8 @@ def test_the_source_is_the_formulas_in_a_loop_and_is_verified():
         ("_formulas(_at(x, _i), _at(y, _i))", "_formulas(_at(x, _i + 1), _at(y, _i))"),
         ("_formulas(_at(x, _i), _at(y, _i))", "_formulas(x[_i], _at(y, _i))"),
         ("range(_start, _stop)", "range(10**9)"),
+        ("\n_numba_ready()\n", "\n_numba_ready()\n_numba_ready()\n"),
+        ("\n_numba_ready()\n", "\n"),
         ("    return (_x_bar, _y_bar)", "    return __import__('os')"),
     ]:
         assert before in source
@@ -206,13 +209,11 @@ def test_the_source_is_the_formulas_in_a_loop_and_is_verified():
                                           "import numpy as _np"))
 
 
-def test_functions_without_a_numba_formula_and_tensor_functions_are_refused_by_name():
+def test_functions_without_a_numba_formula_are_refused_by_name():
     with pytest.raises(sd.UnsupportedError, match=r"polygamma.*backend='numba'"):
         sd.grad("loggamma(x)", backend="numba")
     with pytest.raises(sd.UnsupportedError, match=r"gamma.*backend='numba'"):
         sd.compile("gamma(x)", backend="numba")
-    with pytest.raises(sd.UnsupportedError, match="elementwise"):
-        sd.grad("sum(w*x)", wrt="w", shapes={"w": ("n",), "x": ("n",)}, backend="numba")
 
 
 def test_the_special_functions_with_a_numba_formula_agree():

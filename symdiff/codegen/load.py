@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import functools
 import linecache
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from typing import Any
 
 from .. import progress
 from ..verify import check_module
-from . import sources
+from . import naming, sources
 
 _mutex = threading.Lock()
 #: How many loaded functions are compiled under each name registered with linecache.
@@ -63,7 +64,10 @@ def load_function(source: str, name: str, filename: str, *, copy: bool = True
         exec(code, namespace)  # our own rendered module, never user text
     if numba:
         with progress.stage("numba") as counts:
-            counts["loop"] = compile_loop(namespace, tree)
+            if "_loop" in namespace:
+                counts["loop"] = compile_loop(namespace, tree)
+            else:
+                counts.update(compile_ufuncs(namespace, tree))
     function = namespace[name]
     _register(filename, source, function, later=not copy)
     return function
@@ -93,9 +97,6 @@ def compile_loop(namespace: dict[str, Any], tree: ast.Module) -> str:
     output), its arguments from the loop's parameters."""
     import numpy as np
 
-    from ..runtime.loops import _numba_ready
-
-    _numba_ready()
     loop = namespace["_loop"]
     keywords = next(node.keywords for node in ast.walk(tree) if isinstance(node, ast.Call)
                     and isinstance(node.func, ast.Name)
@@ -110,6 +111,28 @@ def compile_loop(namespace: dict[str, Any], tree: ast.Module) -> str:
     before = sum(loop.stats.cache_hits.values())
     loop(*inputs, out, np.uint64(0), np.uint64(1))
     return "from Numba's cache" if sum(loop.stats.cache_hits.values()) > before else "compiled"
+
+
+def compile_ufuncs(namespace: dict[str, Any], tree: ast.Module) -> dict[str, int]:
+    """Compile the Numba ufuncs of a tensor module's elementwise statements
+    (:mod:`symdiff.tensor.fused`) for float64 arrays, or load them from Numba's cache: how many
+    of each (``{"ufuncs compiled": 3, "from Numba's cache": 1}``). float32 arguments compile
+    on the first call that brings them."""
+    import numpy as np
+
+    counts = {"ufuncs compiled": 0, "from Numba's cache": 0}
+    for node in tree.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name.startswith("_fused")):
+            continue
+        ufunc = namespace[node.name]
+        cache = getattr(getattr(ufunc._dispatcher, "cache", None), "_cache_file", None)
+        index = getattr(cache, "_index_path", None)  # (Numba's index of the cached machine code)
+        found = index is not None and os.path.exists(index)
+        with np.errstate(all="ignore"):  # (zeros: 0/0 in a formula is no news)
+            ufunc(*(np.int64(1) if naming.is_dimension(a.arg) else np.zeros(1)
+                    for a in node.args.args))
+        counts["from Numba's cache" if found else "ufuncs compiled"] += 1
+    return {key: value for key, value in counts.items() if value}
 
 
 def _numba_namespace(path: str) -> dict[str, Any]:

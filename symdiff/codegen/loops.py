@@ -57,6 +57,10 @@ LOOP, INDEX, START, STOP = "_loop", "_i", "_start", "_stop"
 #: The runtime's reader of an argument at an element (an array's element, or a number), and
 #: its select of one of two values.
 AT, SELECT = "_at", "_select"
+#: The module-level line of every Numba module, after its imports: the runtime's scalar
+#: functions made callable from compiled code (``_numba_ready``: once per process).
+READY = "_numba_ready"
+READY_LINE = f"{READY}()"
 #: NumPy's ufuncs printed as the runtime's scalar functions (:mod:`symdiff.runtime.scalar`),
 #: which the compiler vectorises inside the loop (the C library's are calls it cannot).
 SCALAR_FUNCTIONS = {"exp": "_exp", "expm1": "_expm1", "log": "_log", "log1p": "_log1p",
@@ -198,7 +202,8 @@ def loop_spec(program: Any, printer: NumbaPrinter,
     made = ModuleSpec.of(
         program, prelude=[f"return {NUMBA_ELEMENTWISE}({', '.join(pieces)})"],
         assignments=printed, outputs=lines, result=returned,
-        helpers=[NUMBA_ELEMENTWISE, *printer.helpers, *([AT] if inputs else [])],
+        helpers=[NUMBA_ELEMENTWISE, READY, *printer.helpers, *([AT] if inputs else [])],
+        constants=[READY_LINE],
         formulas=inputs,
         formulas_doc=f"The formulas of {program.name} at one element (numbers in, numbers out).",
         threads=keyword if inputs else None, backend="numba", functions=[loop],

@@ -1,8 +1,8 @@
 """How a ``backend="numba"`` module runs: ``_numba_elementwise`` takes the arguments as a NumPy
 ufunc does, flattens them to the broadcast shape, allocates the outputs and runs the module's
 compiled loop over the elements, in blocks on several threads for long arrays;
-``_numba_ready`` makes the scalar functions of :mod:`symdiff.runtime.scalar` callable from the
-loops (once per process)."""
+``_numba_ready`` (which every Numba module calls once, after its imports) makes the scalar
+functions of :mod:`symdiff.runtime.scalar` callable from compiled code."""
 
 import numpy as _np
 
@@ -88,7 +88,6 @@ def _numba_elementwise(formulas, inputs, threads=None, loop=None, leading=(1,),
         out = _np.zeros((*leading, total), dtype=dtype)
     else:  # one array per output: each the size NumPy's own outputs are (reused by malloc)
         out = tuple([_np.empty(total, dtype=dtype) for _ in range(leading[0])])
-    _numba_ready()
     count = min(_thread_count(threads, total), -(-total // _LOOP_BLOCK))
     # (unsigned bounds: an index that cannot be negative needs no wraparound test, and the
     # compiler vectorises the loop)

@@ -19,7 +19,10 @@ one against mpmath), with the C library's values at zeros, infinities, nan and s
   ``expm1(|x|)``, as fdlibm's.
 
 Every branch is a ``_select(c, a, b)`` (``a if c else b``), which Numba compiles to one select
-instruction: each element takes the same instructions, with no jump. They run in plain Python
+instruction: each element takes the same instructions, with no jump. No branch may raise a
+floating-point flag of its own (inside a ufunc NumPy warns of them): a nan argument is set
+aside first (``x != x``, a quiet comparison) and given back at the end, and arguments are kept
+to the range where nothing overflows before the result is selected. They run in plain Python
 too (on floats). ``_at(x, i)`` is a loop's argument at element ``i``: ``x[i]`` of an array,
 ``x`` of a number (one value for every element).
 :func:`symdiff.runtime.loops._numba_ready` registers all of them with Numba.
@@ -66,11 +69,9 @@ def _select(condition, value, otherwise):
 
 
 def _ln2_multiple(x):
-    """The integer ``k`` (as a float) nearest ``x/ln2``, 0 where ``|x| <= ln2/2`` and kept to
-    ``[-1100, 1100]`` (nan gives -1100: the results are nan anyway)."""
+    """The integer ``k`` (as a float) nearest ``x/ln2`` for a finite ``x`` of at most about
+    1100 ln2 in size, 0 where ``|x| <= ln2/2``."""
     k = (x * _LOG2E + _ROUND) - _ROUND
-    k = _select(k > -1100.0, k, -1100.0)
-    k = _select(k < 1100.0, k, 1100.0)
     return _select(abs(x) <= _HALF_LN2, 0.0, k)
 
 
@@ -85,17 +86,21 @@ def _times_pow2(y, k):
 
 def _exp_times_pow2(x, shift):
     """``exp(x) * 2**shift`` (fdlibm's ``exp``, the power of 2 applied in one scaling): 0 below
-    -745.13 and ``inf`` where the result overflows, nan at nan."""
+    -745.13, ``inf`` where the result overflows (``shift`` 0 or -1), nan at nan."""
     p1, p2, p3, p4, p5 = _EXP_P
-    k = _ln2_multiple(x)
-    hi = x - k * _LN2_HI
+    nan = x != x
+    w = _select(nan, 0.0, x)
+    over = _EXP_OVER - shift * _LN2
+    z = _select(w < -750.0, -750.0, _select(w > over, over, w))
+    k = _ln2_multiple(z)
+    hi = z - k * _LN2_HI
     lo = k * _LN2_LO
     r = hi - lo
     t = r * r
     c = r - t * (p1 + t * (p2 + t * (p3 + t * (p4 + t * p5))))
     y = _times_pow2(1.0 - ((lo - (r * c) / (2.0 - c)) - hi), k + shift)
-    y = _select(x > _EXP_OVER - shift * _LN2, _np.inf, y)
-    return _select(x < _EXP_UNDER, 0.0, y)
+    y = _select(w > over, _np.inf, _select(w < _EXP_UNDER, 0.0, y))
+    return _select(nan, x, y)
 
 
 def _exp(x):
@@ -105,10 +110,13 @@ def _exp(x):
 
 def _expm1(x):
     """``exp(x) - 1`` accurate near 0 (fdlibm's algorithm, its branches as selects): ``x``
-    itself below 2**-54, -1 below -38.8, ``inf`` above 709.78."""
+    itself below 2**-54, -1 below -38.8, ``inf`` above 709.78, nan at nan."""
     q1, q2, q3, q4, q5 = _EXPM1_Q
-    k = _ln2_multiple(x)
-    hi = x - k * _LN2_HI
+    nan = x != x
+    w = _select(nan, 0.0, x)
+    z = _select(w < -40.0, -40.0, _select(w > _EXP_OVER, _EXP_OVER, w))
+    k = _ln2_multiple(z)
+    hi = z - k * _LN2_HI
     lo = k * _LN2_LO
     r = hi - lo
     c = (hi - r) - lo
@@ -121,7 +129,7 @@ def _expm1(x):
     e = (r * (e - c) - c) - hxs
     below = 0.5 * (r - e) - 0.5  # k == -1
     above = _select(r < -0.25, -2.0 * (e - (r + 0.5)), 1.0 + 2.0 * (r - e))  # k == 1
-    inverse = _times_pow2(1.0, -_select(k < 60.0, k, 60.0))  # 2**-k
+    inverse = _times_pow2(1.0, -_select(k < 60.0, k, 60.0))  # 2**-k (k >= -58 here)
     high = (k >= 20.0) & (k <= 56.0)
     low = (k >= 2.0) & (k < 20.0)
     y = _select(high, (r - (e + inverse)) + 1.0, 1.0 - (e - r))  # (k <= -2 or k > 56: the
@@ -130,53 +138,65 @@ def _expm1(x):
     y = _select(k == 1.0, above, y)
     y = _select(k == -1.0, below, y)
     y = _select(k == 0.0, near, y)
-    y = _select(abs(x) < 5.551115123125783e-17, x, y)
-    y = _select(x > _EXP_OVER, _np.inf, y)
-    return _select(x < -38.816242111356935, -1.0, y)
+    y = _select(abs(z) < 5.551115123125783e-17, z, y)
+    y = _select(w > _EXP_OVER, _np.inf, _select(w < -38.816242111356935, -1.0, y))
+    return _select(nan, x, y)
 
 
 def _log(x):
     """``log(x)`` (fdlibm's algorithm): ``-inf`` at 0, nan below 0 and at nan, ``inf`` at
-    ``inf``; subnormal ``x`` are scaled by 2**54 first."""
+    ``inf``; a subnormal ``x`` is its mantissa (a whole number, converted exactly) times
+    2**-1074."""
     lg1, lg2, lg3, lg4, lg5, lg6, lg7 = _LOG_LG
-    tiny = x < 2.2250738585072014e-308
-    bits = _np.float64(_select(tiny, x * 18014398509481984.0, x)).view(_np.int64)
+    nan = x != x
+    w = _select(nan, -1.0, x)
+    inside = (w > 0.0) & (w < _np.inf)
+    bits = _np.float64(_select(inside, w, 1.0)).view(_np.int64)
+    tiny = (bits >> 52) == 0  # subnormal: its mantissa, as a whole number, times 2**-1074
+    whole = _np.float64(bits & 0x000FFFFFFFFFFFFF).view(_np.int64)
+    bits = _select(tiny, whole, bits)
     high = bits >> 32
-    k = (high >> 20) - _select(tiny, 1077, 1023)
+    k = (high >> 20) - _select(tiny, 2097, 1023)
     high = high & 0x000FFFFF
     i = (high + 0x95F64) & 0x100000  # the mantissa into [sqrt(2)/2, sqrt(2))
     m = _np.int64(((high | (i ^ 0x3FF00000)) << 32) | (bits & 0xFFFFFFFF)).view(_np.float64)
     dk = _np.float64(k + (i >> 20))
     f = m - 1.0
     s = f / (2.0 + f)
-    z = s * s
-    w = z * z
-    r = z * (lg1 + w * (lg3 + w * (lg5 + w * lg7))) + w * (lg2 + w * (lg4 + w * lg6))
+    q = s * s
+    q2 = q * q
+    r = q * (lg1 + q2 * (lg3 + q2 * (lg5 + q2 * lg7))) + q2 * (lg2 + q2 * (lg4 + q2 * lg6))
     hfsq = 0.5 * f * f
     near = dk * _LN2_HI - ((s * (f - r) - dk * _LN2_LO) - f)
     far = dk * _LN2_HI - ((hfsq - (s * (hfsq + r) + dk * _LN2_LO)) - f)
     y = _select(((high - 0x6147A) | (0x6B851 - high)) > 0, far, near)
-    special = _select(x == 0.0, -_np.inf, _select(x == _np.inf, x, _np.nan))
-    return _select((x > 0.0) & (x < _np.inf), y, special)
+    special = _select(w == 0.0, -_np.inf, _select(w == _np.inf, w, _np.nan))
+    return _select(inside, y, _select(nan, x, special))
 
 
 def _log1p(x):
     """``log(1 + x)`` accurate near 0: ``log(u) - ((u - 1) - x)/u`` with ``u = 1 + x``;
-    ``-inf`` at -1, nan below -1, ``x`` itself at 0 (either sign) and ``inf``."""
-    u = 1.0 + x
-    y = _log(u) - ((u - 1.0) - x) / u
-    y = _select(x == -1.0, -_np.inf, y)
-    return _select((x == 0.0) | (x == _np.inf), x, y)
+    ``-inf`` at -1, nan below -1 and at nan, ``x`` itself at 0 (either sign) and ``inf``."""
+    nan = x != x
+    w = _select(nan, 0.0, x)
+    inside = (w > -1.0) & (w < _np.inf) & (w != 0.0)
+    z = _select(inside, w, 0.0)
+    u = 1.0 + z
+    y = _log(u) - ((u - 1.0) - z) / u
+    y = _select(inside, y, _select(w == -1.0, -_np.inf, _select(w < -1.0, _np.nan, w)))
+    return _select(nan, x, y)
 
 
 def _tanh(x):
     """``tanh(x)`` (fdlibm's forms): ``1 - 2/(expm1(2|x|) + 2)`` from ``|x| = 1`` on,
     ``-t/(t + 2)`` with ``t = expm1(-2|x|)`` below, 1 from 22 on; the sign of ``x``."""
-    a = abs(x)
+    nan = x != x
+    a = _select(nan, 0.0, abs(x))
     big = a >= 1.0
-    t = _expm1(_select(big, 2.0 * a, -2.0 * a))
+    c = _select(a < 22.0, a, 22.0)
+    t = _expm1(_select(big, 2.0 * c, -2.0 * c))
     z = _select(big, 1.0 - 2.0 / (t + 2.0), -t / (t + 2.0))
-    return _math.copysign(_select(a >= 22.0, 1.0, z), x)
+    return _select(nan, x, _math.copysign(_select(a >= 22.0, 1.0, z), x))
 
 
 def _cosh(x):
@@ -189,19 +209,26 @@ def _cosh(x):
 def _sinh(x):
     """``sinh(x)`` (fdlibm's forms): from ``t = expm1(|x|)`` below 22 (``(2t - t*t/(t + 1))/2``
     below 1, ``(t + t/(t + 1))/2`` above), ``exp(|x|)/2`` from 22 on; the sign of ``x``."""
-    a = abs(x)
+    nan = x != x
+    a = _select(nan, 0.0, abs(x))
     t = _expm1(_select(a < 22.0, a, 0.0))
     small = 0.5 * _select(a < 1.0, 2.0 * t - t * t / (t + 1.0), t + t / (t + 1.0))
-    return _math.copysign(_select(a < 22.0, small, _exp_times_pow2(a, -1.0)), x)
+    y = _math.copysign(_select(a < 22.0, small, _exp_times_pow2(a, -1.0)), x)
+    return _select(nan, x, y)
 
 
 def _logistic(x):
     """``1/(1 + exp(-x))`` (sigmoid) from ``e = exp(-|x|)``: ``1/(1 + e)`` for ``x >= 0``,
-    ``e/(1 + e)`` below; never overflows, accurate in both tails."""
-    e = _exp(-abs(x))
-    return _select(x >= 0.0, 1.0, e) / (1.0 + e)
+    ``e/(1 + e)`` below; never overflows, accurate in both tails; nan at nan."""
+    nan = x != x
+    w = _select(nan, 0.0, x)
+    e = _exp(-abs(w))
+    return _select(nan, x, _select(w >= 0.0, 1.0, e) / (1.0 + e))
 
 
 def _log1p_exp(x):
-    """``log(1 + exp(x))`` (softplus) as ``log1p(exp(-|x|)) + max(x, 0)``: never overflows."""
-    return _log1p(_exp(-abs(x))) + _select(x > 0.0, x, 0.0)
+    """``log(1 + exp(x))`` (softplus) as ``log1p(exp(-|x|)) + max(x, 0)``: never overflows;
+    nan at nan."""
+    nan = x != x
+    w = _select(nan, 0.0, x)
+    return _select(nan, x, _log1p(_exp(-abs(w))) + _select(w > 0.0, w, 0.0))

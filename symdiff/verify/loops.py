@@ -125,3 +125,4 @@ def _at_index(node: ast.AST, params: set[str]) -> bool:
             and node.func.id == NUMBA_AT and not node.keywords and len(node.args) == 2
             and isinstance(node.args[0], ast.Name) and node.args[0].id in params
             and isinstance(node.args[1], ast.Name) and node.args[1].id == INDEX)
+

@@ -26,9 +26,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable
 
@@ -40,6 +37,7 @@ from bench_elementwise import (
     _logistic,
     _normal,
     _xy,
+    startup,
 )
 from timing import interleaved_medians
 
@@ -184,30 +182,35 @@ def run_case(case, points: int, repeat: int, prange: bool = False,
     return dict(zip([name for name, _ in peers], medians, strict=True))
 
 
-STARTUP = """
-import time
-start = time.perf_counter()
-import numpy as np
-import symdiff as sd
-g = sd.grad({expr!r}, backend="numba")
-x = np.linspace(0.5, 2.0, 1_000_000)
-g(x, x, threads=1)
-print(time.perf_counter() - start)
-"""
+def thread_headroom(rounds: int = 9) -> float:
+    """How much a second thread adds on this machine now: the median, over interleaved
+    rounds, of (time on one thread) / (time on two) - 1 for a compute-bound Numba loop over
+    a block that stays in cache (no memory traffic, no page faults), run as the backend runs
+    its blocks. 1.0: two free cores; near 0: the second core is busy with other processes."""
+    import numba
 
+    from symdiff.runtime.threads import _on_threads
 
-def startup(expr: str) -> tuple[float, float]:
-    """Seconds to build and first call a Numba function in a fresh process: with empty caches,
-    and again in a second process that finds both caches filled."""
-    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as sources:
-        env = {**os.environ, "SYMDIFF_CACHE_DIR": cache, "SYMDIFF_SOURCE_DIR": sources,
-               "SYMDIFF_PROGRESS": "0"}
-        found = []
-        for _ in range(2):
-            done = subprocess.run([sys.executable, "-c", STARTUP.format(expr=expr)], env=env,
-                                  capture_output=True, text=True, check=True)
-            found.append(float(done.stdout.strip().splitlines()[-1]))
-        return found[0], found[1]
+    @numba.njit(nogil=True, fastmath=False, error_model="numpy")
+    def spin(x, out, times):
+        for _ in range(times):
+            for i in range(x.shape[0]):
+                out[i] = out[i] * 0.999 + np.sqrt(x[i] + out[i] * out[i])
+
+    x, outs = np.linspace(1.0, 2.0, 4096), [np.zeros(4096) for _ in range(8)]
+    spin(x, outs[0], 1)
+
+    def run(threads: int) -> float:  # eight blocks, each writing its own array
+        start = time.perf_counter()
+        _on_threads(lambda k: spin(x, outs[k], 400), iter([(k,) for k in range(8)]),
+                    lambda: None, threads)
+        return time.perf_counter() - start
+
+    gains = []
+    for _ in range(rounds):
+        one, two = run(1), run(2)
+        gains.append(one / two - 1.0)
+    return statistics.median(gains)
 
 
 def main() -> None:
@@ -241,12 +244,15 @@ def main() -> None:
         geo = [statistics.geometric_mean(values) for values in ratios.values()]
         print(f"{'geometric mean':<38} {'':>8} " + " ".join(f"{g:>16.2f}" for g in geo))
     print(f"load average after: {os.getloadavg()}")
+    print(f"two threads' share of the machine now: {thread_headroom():.2f} of a second "
+          "core (the speed-up of a compute-bound loop in cache from 1 to 2 threads, less 1)")
     if options.no_startup:
         return
     print("\nstartup: build + first call on 1e6 points, in a fresh process (seconds)")
     for expr in (CASES[0][2], CASES[4][2]):
-        cold, warm = startup(expr)
+        cold, warm, report = startup(expr)
         print(f"{expr:<60} first process {cold:6.2f}  second process {warm:6.2f}")
+        print(f"    first build's report: {report}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
-"""``backend="numba"`` for tensor functions: each elementwise statement of two operations or
-more is a Numba ufunc of its own (``_fused0(...)``), matrix products and reductions stay NumPy
-(BLAS) calls. Every builder gives the NumPy backend's values (to 1e-13 relative), dtypes and
+"""``backend="numba"`` for tensor functions: the arithmetic of each elementwise statement (two
+operations or more) is a Numba ufunc of its own (``_fused0(...)``), its functions (``exp``,
+``tanh``) NumPy's SIMD loops, matrix products and reductions NumPy (BLAS) calls. Every builder gives the NumPy backend's values (to 1e-13 relative), dtypes and
 types; float32 stays float32; a statement with no Numba formula stays NumPy; bad arguments
 raise the NumPy backend's errors; the module reads as NumPy statements and small ufuncs and is
 verified; normal data raise no floating-point warning."""
@@ -83,15 +83,18 @@ def test_the_elementwise_statement_is_a_ufunc_and_the_products_stay_blas():
     g = sd.grad(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES, backend="numba")
     source = g.source
     assert "import numba as _numba" in source and "\n_numba_ready()\n" in source
-    assert "_t0 = X @ w" in source and "_w_bar = X.T @ _t1" in source
+    assert "_t0 = X @ w" in source and "_w_bar = X.T @ _t3" in source
+    # the arithmetic around exp in two ufuncs; exp itself NumPy's (SIMD) loop
     assert "_t1 = _fused0(y, _t0).astype(_dtype, copy=False)" in source
+    assert "_t2 = _np.exp(_t1)" in source
+    assert "_t3 = _fused1(y, _t2).astype(_dtype, copy=False)" in source
     assert "@_numba.vectorize(cache=True)\ndef _fused0(y, _t0):" in source
-    assert "return -y/(_exp(_np.minimum(88, _t0*y)) + 1)" in source
+    assert "return _np.minimum(88, _t0*y)" in source and "return -y/(_t2 + 1)" in source
     check_module(source)
     for before, after in [
         ("@_numba.vectorize(cache=True)", "@_numba.vectorize(cache=True, fastmath=True)"),
         ("    return -y/", "    y = 1\n    return -y/"),
-        ("return -y/(_exp(", "return -y/(__import__('os').system("),
+        ("return -y/(_t2 + 1)", "return -y/(__import__('os').system(_t2) + 1)"),
         (".astype(_dtype, copy=False)", ".astype(_dtype, copy=False).tofile('x')"),
         ("def _fused0(y, _t0):", "def _loop(y, _t0):"),
         ("\n_numba_ready()\n", "\n"),
@@ -105,15 +108,19 @@ def test_the_elementwise_statement_is_a_ufunc_and_the_products_stay_blas():
                      "    return y\n")
 
 
-def test_a_statement_with_no_numba_formula_stays_numpy():
+def test_a_function_with_no_numba_formula_is_numpys_and_nothing_fused_is_a_numpy_module():
     """The derivative of ``loggamma`` calls the runtime's ``_polygamma`` (no Numba formula):
-    its statement is NumPy's; a function with nothing fused is a NumPy module."""
+    NumPy computes it, a ufunc the arithmetic around it; a function with nothing to fuse is a
+    NumPy module."""
     shapes = {"x": ("n",), "y": ("n",)}
     text = "sum(loggamma(x**2 + 1)*y + exp(-x*y)*y)"
     g = sd.grad(text, wrt="x", shapes=shapes, backend="numba")
-    assert "_polygamma(" in g.source and "numba" not in g.source
+    assert "= _polygamma(0, " in g.source and "@_numba.vectorize" in g.source
     values = {"x": np.linspace(0.5, 2.0, 5), "y": np.linspace(-1.0, 1.0, 5)}
     _same(g(**values), sd.grad(text, wrt="x", shapes=shapes)(**values))
+    plain = sd.grad("sum(x*y)", wrt="x", shapes=shapes, backend="numba")
+    assert "numba" not in plain.source
+    _same(plain(**values), values["y"])
 
 
 def test_bad_arguments_raise_the_numpy_backends_errors():

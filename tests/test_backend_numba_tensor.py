@@ -1,9 +1,10 @@
 """``backend="numba"`` for tensor functions: the arithmetic of each elementwise statement (two
 operations or more) is a Numba ufunc of its own (``_fused0(...)``), its functions (``exp``,
-``tanh``) NumPy's SIMD loops, matrix products and reductions NumPy (BLAS) calls. Every builder gives the NumPy backend's values (to 1e-13 relative), dtypes and
-types; float32 stays float32; a statement with no Numba formula stays NumPy; bad arguments
-raise the NumPy backend's errors; the module reads as NumPy statements and small ufuncs and is
-verified; normal data raise no floating-point warning."""
+``tanh``) NumPy's SIMD loops, matrix products and reductions NumPy (BLAS) calls. Every
+builder gives the NumPy backend's values (to 1e-13 relative), dtypes and types; float32 stays
+float32; a function with no Numba formula is computed by NumPy; bad arguments raise the NumPy
+backend's errors; the module reads as NumPy statements and small ufuncs and is verified;
+normal data raise no floating-point warning."""
 
 from __future__ import annotations
 

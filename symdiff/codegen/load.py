@@ -116,11 +116,11 @@ def compile_loop(namespace: dict[str, Any], tree: ast.Module) -> str:
 def compile_ufuncs(namespace: dict[str, Any], tree: ast.Module) -> dict[str, int]:
     """Compile the Numba ufuncs of a tensor module's elementwise statements
     (:mod:`symdiff.tensor.fused`) for float64 arrays, or load them from Numba's cache: how many
-    of each (``{"ufuncs compiled": 3, "from Numba's cache": 1}``). float32 arguments compile
-    on the first call that brings them."""
+    of each (``{"ufuncs compiled": 3, "from Numba's cache": 1}``). float32 arguments, and a
+    ufunc that reads a condition (booleans), compile on the first call that brings them."""
     import numpy as np
 
-    counts = {"ufuncs compiled": 0, "from Numba's cache": 0}
+    counts = {"ufuncs compiled": 0, "from Numba's cache": 0, "on the first call": 0}
     for node in tree.body:
         if not (isinstance(node, ast.FunctionDef) and node.name.startswith("_fused")):
             continue
@@ -128,9 +128,13 @@ def compile_ufuncs(namespace: dict[str, Any], tree: ast.Module) -> dict[str, int
         cache = getattr(getattr(ufunc._dispatcher, "cache", None), "_cache_file", None)
         index = getattr(cache, "_index_path", None)  # (Numba's index of the cached machine code)
         found = index is not None and os.path.exists(index)
-        with np.errstate(all="ignore"):  # (zeros: 0/0 in a formula is no news)
-            ufunc(*(np.int64(1) if naming.is_dimension(a.arg) else np.zeros(1)
-                    for a in node.args.args))
+        try:
+            with np.errstate(all="ignore"):  # (zeros: 0/0 in a formula is no news)
+                ufunc(*(np.int64(1) if naming.is_dimension(a.arg) else np.zeros(1)
+                        for a in node.args.args))
+        except Exception:  # (a parameter that is a condition, booleans, which zeros cannot
+            counts["on the first call"] += 1  # stand for: the first call compiles it)
+            continue
         counts["from Numba's cache" if found else "ufuncs compiled"] += 1
     return {key: value for key, value in counts.items() if value}
 

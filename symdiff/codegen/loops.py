@@ -88,8 +88,9 @@ THREADS_DOC = "{keyword}: threads for long arrays (None: one per free core; same
 class NumbaPrinter(CodePrinter):
     """Formulas of one element for Numba: the runtime's scalar functions (``_exp(x)``) and
     select (``_select(c, a, b)``) where NumPy code calls ``_np.exp`` and ``_np.where``, NumPy's
-    other ufuncs on numbers (``_np.sin(x)``), Python's boolean operators where it calls
-    ``logical_and``, and ``math``'s special functions where it calls a runtime helper."""
+    other ufuncs on numbers (``_np.sin(x)``), ``&``, ``|`` and ``not`` of booleans (no jump)
+    where it calls ``logical_and``, and ``math``'s special functions where it calls a runtime
+    helper."""
 
     def __init__(self, settings=None):
         super().__init__(settings)
@@ -124,10 +125,10 @@ class NumbaPrinter(CodePrinter):
         return super().helper_call(SELECT, cond, value, otherwise)
 
     def _print_And(self, expr: sp.And) -> str:
-        return "(" + " and ".join(self._print(a) for a in expr.args) + ")"
+        return "(" + " & ".join(self._print(a) for a in expr.args) + ")"
 
     def _print_Or(self, expr: sp.Or) -> str:
-        return "(" + " or ".join(self._print(a) for a in expr.args) + ")"
+        return "(" + " | ".join(self._print(a) for a in expr.args) + ")"
 
     def _print_Not(self, expr: sp.Not) -> str:
         return f"(not {self._print(expr.args[0])})"

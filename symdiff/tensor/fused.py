@@ -83,7 +83,10 @@ class Fuser:
             f"    return {body}"]))
         self.helpers |= printer.helpers
         self.math = self.math or printer.math
-        return f"{name}({', '.join(operands)}).astype(_dtype, copy=False)"
+        call = f"{name}({', '.join(operands)})"
+        if isinstance(value, sp.logic.boolalg.Boolean):  # a condition: booleans, as NumPy's
+            return call
+        return f"{call}.astype(_dtype, copy=False)"
 
 
     def split(self, value: sp.Expr, numpy_code: Callable[[sp.Expr], str],

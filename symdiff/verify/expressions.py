@@ -68,8 +68,8 @@ class ExpressionChecker:
     def __init__(self, params: set[str], helpers: set[str], tensor: bool = False,
                  standard: bool = False, numba: bool = False):
         self.params = params
-        #: A Numba module's formulas: numbers, so ``a if c else b``, ``and``/``or``/``not``
-        #: and ``_math.<NUMBA_MATH>`` too.
+        #: A Numba module's formulas: numbers, so ``a if c else b``, ``&``/``|``/``not`` of
+        #: booleans and ``_math.<NUMBA_MATH>`` too.
         self.numba = numba
         self.helpers = helpers
         self.tensor = tensor
@@ -148,6 +148,7 @@ class ExpressionChecker:
             raise refuse(node, f"unexpected {type(node).__name__}")
         if isinstance(node, ast.operator | ast.unaryop | ast.cmpop) and not (
             isinstance(node, ALLOWED_OPERATORS) or (self.tensor and isinstance(node, ast.MatMult))
+            or (self.numba and isinstance(node, ast.BitAnd | ast.BitOr))  # (of booleans)
         ):
             raise refuse(node, f"unexpected operator {type(node).__name__}")
         return list(ast.iter_child_nodes(node))

@@ -48,7 +48,8 @@ def load_function(source: str, name: str, filename: str, *, copy: bool = True
         tree = check_module(source)
     with progress.stage("compile"):
         numba = "\nimport numba as _numba\n" in source
-        found = sources.write_copy(source, name) if copy or numba else None
+        salt = numba_salt() if numba else ""
+        found = sources.write_copy(source, name, salt) if copy or numba else None
         if numba and found is None:
             from ..errors import SymdiffError
 
@@ -86,6 +87,16 @@ def _register(filename: str, source: str, function: Callable[..., Any], later: b
         sources.copy_later(filename)
     finalizer = weakref.finalize(function, _release, filename, later)
     finalizer.atexit = False
+
+
+@functools.cache
+def numba_salt() -> str:
+    """The text of the runtime's scalar functions and loop helpers, which a Numba module's
+    compiled code holds inline: a copy's name depends on it, so that Numba's cache beside the
+    file (keyed by the file's own text) never serves machine code of other such functions."""
+    folder = Path(__file__).resolve().parent.parent / "runtime"
+    return "".join((folder / name).read_text(encoding="utf-8")
+                   for name in ("scalar.py", "loops.py"))
 
 
 def compile_loop(namespace: dict[str, Any], tree: ast.Module) -> str:

@@ -6,21 +6,25 @@ Numba module computes every formula at one element before the next (:func:`loop_
 
 * ``_formulas`` takes one number per argument and returns the outputs' numbers: the same
   CSE'd statements as the NumPy module's, printed by :class:`NumbaPrinter`: ``exp``, ``log``,
-  ``expm1``, ``log1p`` and ``tanh`` as the runtime's scalar functions (``_exp(x)``, which the
-  compiler vectorises; :mod:`symdiff.runtime.scalar`), other functions as NumPy's ufuncs on a
-  number (``_np.sin(x)``), ``a if c else b`` for a piecewise value, ``_math.erf`` for erf;
+  ``expm1``, ``log1p``, ``tanh``, ``cosh``, ``sinh``, sigmoid and softplus as the runtime's
+  scalar functions (``_exp(x)``, which the compiler vectorises;
+  :mod:`symdiff.runtime.scalar`), other functions as NumPy's ufuncs on a number
+  (``_np.sin(x)``), ``_select(c, a, b)`` for a piecewise value, ``_math.erf`` for erf; it is
+  compiled inline into the loop (``inline="always"``) unless it calls the C library more than
+  :data:`INLINE_CALLS` times;
 * ``_loop`` runs it at the elements ``_start`` to ``_stop - 1`` of the flattened, broadcast
   arguments (each read with ``_at``: an array at the element, or a number) and writes
   ``_out[k][_i]`` (``_out``: a tuple of one array per output) or ``_out[i, j, _i]`` (an array
   result's entries); it releases the GIL, so that the runtime runs blocks of a long call on
-  several threads;
-* both are ``@_numba.njit(cache=True, ..., fastmath=False, error_model="numpy")``: compiled
-  on first call, the machine code cached beside the module's file (so a second process loads
-  it), IEEE arithmetic as NumPy's, and NumPy's nan/inf where Python would raise.
+  several threads; ``cache=True``: its machine code is cached beside the module's file (so a
+  second process loads it);
+* both are ``fastmath=False, error_model="numpy"``: IEEE arithmetic as NumPy's, and NumPy's
+  nan/inf where Python would raise.
 
 The public function hands them to the runtime (``_numba_elementwise``), which checks the
-arguments as the NumPy backend does and allocates the outputs. A function that no Numba
-formula exists for (``polygamma``, the shares of ``max`` ties, ...) is refused by name with an
+arguments as the NumPy backend does and allocates the outputs; the module calls
+``_numba_ready()`` once, after its imports. A function that no Numba formula exists for
+(``polygamma``, the shares of ``max`` ties, ...) is refused by name with an
 :class:`~symdiff.errors.UnsupportedError` when the function is built.
 """
 
@@ -61,19 +65,17 @@ AT, SELECT = "_at", "_select"
 #: functions made callable from compiled code (``_numba_ready``: once per process).
 READY = "_numba_ready"
 READY_LINE = f"{READY}()"
-#: NumPy's ufuncs printed as the runtime's scalar functions (:mod:`symdiff.runtime.scalar`),
-#: which the compiler vectorises inside the loop (the C library's are calls it cannot).
-SCALAR_FUNCTIONS = {"exp": "_exp", "expm1": "_expm1", "log": "_log", "log1p": "_log1p",
-                    "tanh": "_tanh", "cosh": "_cosh", "sinh": "_sinh"}
+#: The ufuncs and runtime helpers printed as the runtime's scalar functions
+#: (:mod:`symdiff.runtime.scalar`: ``exp`` as ``_exp``), which the compiler vectorises inside
+#: the loop (the C library's are calls it cannot): the registry rows' ``numba`` field.
+SCALAR_FUNCTIONS = registry.numba_functions()
 #: Functions whose NumPy form is a runtime helper, printed for Numba from ``math`` (the
-#: standard library's, which Numba compiles), or as a scalar function of the runtime (the
-#: name of one, without a call).
+#: standard library's, which Numba compiles).
 _MATH = {"_erf": "_math.erf({0})", "_erfc": "_math.erfc({0})",
-         "_loggamma": "_select({0} > 0, _math.lgamma({0}), _np.nan)",
-         "_sigmoid": "_logistic", "_softplus": "_log1p_exp"}
-#: NumPy's functions of a number that Numba compiles to instructions, not calls.
-INLINE_UFUNCS = frozenset({"sqrt", "abs", "absolute", "fabs", "maximum", "minimum", "fmax",
-                           "fmin", "sign", "floor", "ceil", "trunc", "rint", "copysign"})
+         "_loggamma": "_select({0} > 0, _math.lgamma({0}), _np.nan)"}
+#: NumPy's functions of a number that Numba compiles to instructions, not calls (the
+#: registry rows' ``instruction`` field).
+INLINE_UFUNCS = registry.instruction_ufuncs()
 _NUMPY_CALL = re.compile(r"_np\.(\w+)\(")
 _FRACTIONAL_POWER = re.compile(r"\*\*\s*\(?-?(\d+/\d+|\d*\.\d+)")
 #: What the user wrote, for the helpers that have no Numba formula (other helpers by name).
@@ -97,14 +99,15 @@ class NumbaPrinter(CodePrinter):
         self.math = False
 
     def helper_call(self, name: str, *args: str) -> str:
+        scalar = SCALAR_FUNCTIONS.get(name)
+        if scalar is not None and len(args) == 1:  # (sigmoid's _logistic)
+            return super().helper_call(scalar, *args)
         template = _MATH.get(name)
         if template is None or len(args) != 1:
             what = _UNSUPPORTED.get(name, name.lstrip("_"))
             raise UnsupportedError(
                 f"{what} has no formula for backend='numba' (its NumPy form is symdiff's "
                 f"runtime helper {name}); use backend='numpy' for this function")
-        if template.isidentifier():  # a scalar function of the runtime
-            return super().helper_call(template, *args)
         self.math = self.math or "_math." in template
         if f"{SELECT}(" in template:
             self.helpers.add(SELECT)
@@ -114,7 +117,7 @@ class NumbaPrinter(CodePrinter):
     def _print(self, expr, **kwargs) -> str:
         row = registry.by_class_name().get(type(expr).__name__)
         scalar = None if row is None or row.helper or row.template or row.method else \
-            SCALAR_FUNCTIONS.get(row.ufunc or "")
+            row.numba
         if scalar is None or len(expr.args) != 1:
             return super()._print(expr, **kwargs)
         return super().helper_call(scalar, self._print(expr.args[0]))

@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 
 import sympy as sp
 
+from ..codegen import naming
 from ..codegen.loops import NumbaPrinter, library_calls
 from ..errors import UnsupportedError
 
@@ -71,7 +72,7 @@ class Fuser:
             return numpy_code  # NumPy's own (SIMD) exp, tanh, ... in a pass of their own
         operands = sorted((s.name for s in value.free_symbols), key=_order)
         # an operand that is a view (``x[:, None]``, ``_t1.T``) is a parameter ``_a0``, ...
-        views = iter(f"_a{k}" for k in range(len(operands)))
+        views = iter(naming.operand(k) for k in range(len(operands)))
         params = [o if o.isidentifier() else next(views) for o in operands]
         if params != operands:
             value = value.xreplace({sp.Symbol(o): sp.Symbol(p) for o, p in
@@ -136,7 +137,8 @@ def _calls(expr: sp.Expr) -> bool:
         return False
     printer = NumbaPrinter()
     try:
-        text = printer.doprint(expr.func(*(sp.Symbol(f"_a{k}") for k in range(len(expr.args)))))
+        text = printer.doprint(expr.func(*(sp.Symbol(naming.operand(k))
+                                           for k in range(len(expr.args)))))
     except (UnsupportedError, TypeError, ValueError):
         return True
     return bool(printer.helpers - INSTRUCTIONS) or library_calls([text]) > 0

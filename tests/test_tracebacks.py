@@ -128,6 +128,19 @@ def test_copies_are_capped_least_recently_used_first(tmp_path, monkeypatch):
     assert list(directory.iterdir()) == []
 
 
+def test_a_load_marks_its_copy_used_without_changing_when_it_was_written(tmp_path,
+                                                                         monkeypatch):
+    """The modification time of a copy is what Numba's cache of a backend='numba' module beside
+    it compares (before Numba 0.68): a second load must keep it, and still count as a use."""
+    monkeypatch.setenv("SYMDIFF_SOURCE_DIR", str(tmp_path / "sources"))
+    path = sources.write_copy("x = 1\n", "f")
+    os.utime(path, ns=(10**18, 10**18))  # written long ago
+    assert sources.write_copy("x = 1\n", "f") == path
+    info = os.stat(path)
+    assert info.st_mtime_ns == 10**18
+    assert info.st_atime_ns > 1.7e18  # now
+
+
 def test_clear_cache_removes_the_copies(tmp_path, monkeypatch, cache_dir):
     directory = tmp_path / "sources"
     monkeypatch.setenv("SYMDIFF_SOURCE_DIR", str(directory))

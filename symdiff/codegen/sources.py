@@ -12,9 +12,10 @@ compiled under the path of a copy, ``<name>-<first 24 hex digits of its SHA-256>
   (:func:`copy_later`).
 
 Copies are content-addressed (one file per distinct module, written once), capped at
-:data:`SOURCES_MAX_MB` (least recently loaded removed first: a load touches its copy), and
-removed by ``symdiff cache clear`` (:func:`clear_copies`). A copy is only ever read to display
-lines; the code runs from the text that was verified. Where the directory is unusable (not
+:data:`SOURCES_MAX_MB` (least recently loaded removed first; a load marks its copy used by its
+access time, and its modification time stays the time it was written), and removed by
+``symdiff cache clear`` (:func:`clear_copies`). A copy is only ever read to display lines; the
+code runs from the text that was verified. Where the directory is unusable (not
 creatable, not a directory, another user's, writable by others), nothing is written and
 linecache still serves the lines.
 """
@@ -91,7 +92,7 @@ def write_copy(source: str, name: str, salt: str = "") -> str | None:
         if not _private_dir(path.parent):
             return None
         try:
-            os.utime(path)  # there already: now the most recently used
+            _mark_used(path)  # there already: now the most recently used
             return str(path)
         except FileNotFoundError:
             pass
@@ -100,6 +101,15 @@ def write_copy(source: str, name: str, salt: str = "") -> str | None:
         return None
     _count_write(path.parent)
     return str(path)
+
+
+def _mark_used(path: Path) -> None:
+    """Set the access time of ``path`` to now, its modification time unchanged: the time a copy
+    was last used is the later of the two (:func:`trim`), and the modification time stays the
+    time it was written, which Numba's cache beside a ``backend="numba"`` module compares
+    (before Numba 0.68, a changed one discarded the compiled code of every earlier process)."""
+    written = os.stat(path).st_mtime_ns
+    os.utime(path, ns=(time.time_ns(), written))
 
 
 def _write(path: Path, data: bytes) -> None:
@@ -168,7 +178,7 @@ def trim(directory: Path | None = None, cap: int | None = None) -> int:
             if info.st_mtime < stale and _unlink(entry.path):
                 removed += 1
             continue
-        copies.append((info.st_mtime, entry.path, info.st_size))
+        copies.append((max(info.st_atime, info.st_mtime), entry.path, info.st_size))
         total += info.st_size
     if total > cap:
         copies.sort()

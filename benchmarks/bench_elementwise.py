@@ -30,12 +30,19 @@ on the same ``T`` threads); it reads "-" where Numba is not installed (``pip ins
 fresh processes sharing one cache directory: the first builds it (Numba compiles its loop:
 symdiff's progress report gives the time) and calls it once on 1e6 points; the second finds
 both caches filled and compiles nothing (skip it with ``--no-startup``).
+
+The column "pytensor" is PyTensor's gradient of the same expression (``pytensor.grad`` of its
+sum, compiled by ``pytensor.function`` in its default mode, which fuses elementwise operations
+into one C loop); "-" where PyTensor is not installed (``pip install pytensor``; it needs a C
+compiler).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
+import operator
 import os
 import statistics
 import time
@@ -331,6 +338,35 @@ CASES: list[tuple[str, tuple[str, ...], Callable, Callable]] = [
 ]
 
 
+def pytensor_gradient(expr: sp.Expr, names: list[str], wrt: tuple[str, ...]) -> Callable:
+    """PyTensor's compiled gradient of ``expr`` over float64 vectors named ``names``, the
+    partial derivatives with respect to ``wrt`` (a function of keyword arrays)."""
+    import pytensor
+    import pytensor.tensor as pt
+
+    inputs = {name: pt.dvector(name) for name in names}
+    calls = {sp.sin: pt.sin, sp.cos: pt.cos, sp.exp: pt.exp, sp.log: pt.log, sp.tanh: pt.tanh,
+             sp.cosh: pt.cosh, sp.atan2: pt.arctan2}
+
+    def convert(node: sp.Basic):
+        if node.is_Symbol:
+            return inputs[node.name]
+        if node.is_Number or node is sp.pi:
+            return float(node)
+        args = [convert(a) for a in node.args]
+        if node.is_Add:
+            return functools.reduce(operator.add, args)
+        if node.is_Mul:
+            return functools.reduce(operator.mul, args)
+        if node.is_Pow:
+            return pt.sqrt(args[0]) if node.exp == sp.S.Half else args[0] ** args[1]
+        return calls[node.func](*args)
+
+    grads = pytensor.grad(convert(expr).sum(), [inputs[name] for name in wrt])
+    fn = pytensor.function([inputs[name] for name in names], grads)
+    return lambda **arrays: fn(*(arrays[name] for name in names))
+
+
 def round_times(
     peers: dict[str, Callable],
     arrays: dict,
@@ -382,9 +418,12 @@ def main() -> None:
     numba = importlib.util.find_spec("numba") is not None
     if not numba:
         print("note: Numba is not installed (pip install \"symdiff[numba]\"): no numba column")
+    pytensor = importlib.util.find_spec("pytensor") is not None
+    if not pytensor:
+        print("note: PyTensor is not installed (pip install pytensor): no pytensor column")
 
     header = (f"{'expression':54} {'hand ms':>8} {'symdiff':>8} {'lambdify cse':>13} "
-              f"{'lambdify':>9} {'fused':>6} {'noise':>6} {'numba':>6}")
+              f"{'lambdify':>9} {'fused':>6} {'noise':>6} {'numba':>6} {'pytensor':>9}")
     print(f"gradient over {options.points:.0e} points, median of {options.repeat} rounds "
           f"(peers alternated within a round); ratios to hand; symdiff on {options.threads} "
           f"thread(s); {options.clock} time; load average {os.getloadavg()[0]:.2f}")
@@ -413,6 +452,8 @@ def main() -> None:
         if numba:
             peers["numba"] = sd.grad(text, wrt=list(wrt), backend="numba").with_threads(
                 options.threads)
+        if pytensor:
+            peers["pytensor"] = pytensor_gradient(expr, names, wrt)
         small = {n: a[:1000] for n, a in arrays.items()}
         reference = hand(**small)
         for name, fn in peers.items():  # same numbers before timing anything
@@ -430,16 +471,17 @@ def main() -> None:
             found.setdefault(name, []).append(ratio)
         fused = f"{ratios['fused']:6.2f}" if "fused" in ratios else f"{'-':>6}"
         compiled = f"{ratios['numba']:6.2f}" if "numba" in ratios else f"{'-':>6}"
+        theirs = f"{ratios['pytensor']:9.2f}" if "pytensor" in ratios else f"{'-':>9}"
         print(
             f"{text:54} {base * 1e3:8.2f} {ratios['symdiff']:8.2f} "
             f"{ratios['lambdify cse']:13.2f} {ratios['lambdify']:9.2f} {fused} {noise:6.2f} "
-            f"{compiled}", flush=True
+            f"{compiled} {theirs}", flush=True
         )
     means = {n: statistics.geometric_mean(r) for n, r in found.items()}
     print(
         f"{'geometric mean':54} {'':8} {means['symdiff']:8.2f} {means['lambdify cse']:13.2f} "
         f"{means['lambdify']:9.2f} {means.get('fused', float('nan')):6.2f} {'':6} "
-        f"{means.get('numba', float('nan')):6.2f}"
+        f"{means.get('numba', float('nan')):6.2f} {means.get('pytensor', float('nan')):9.2f}"
     )
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     if options.value_and_grad:

@@ -119,7 +119,7 @@ def _mp_value(expression, point):
                 value = fn(*(mpmath.mpf(v) for v in point))
             except ZeroDivisionError:
                 continue
-            except TypeError as error:  # a complex value compared (Min, Max, atan2)
+            except (TypeError, AttributeError) as error:  # complex met Min, Max, atan2
                 if "mpc" in str(error) or "complex" in str(error):
                     break  # complex in earnest: no real reference here
                 raise

@@ -77,12 +77,29 @@ BINARY = [_of_row(row) for row in _PUBLIC if _free(row) == 2] + [
 leaves = st.sampled_from([X, Y, Z, X, Y, Z, sp.Rational(1, 2), sp.Integer(3), sp.pi])
 
 
+def _built(make, *args: sp.Expr) -> sp.Expr:
+    """``make(*args)``, or ``nan`` (which the strategy filters out) where SymPy cannot build it:
+    its constructors evaluate constant arguments, and some of those comparisons and roundings
+    fail in SymPy itself (``Max`` of two constants it cannot compare, ``int`` of a nested
+    constant, asked whether ``tanh`` of it is real)."""
+    if any(a.has(sp.nan) for a in args):
+        return sp.nan
+    try:
+        built = make(*args)
+        for node in sp.preorder_traversal(built):  # constants whose assumptions SymPy cannot
+            if node.is_number and not node.is_Atom:  # answer (the parser refuses them)
+                node.is_extended_real  # noqa: B018
+        return built
+    except (ValueError, TypeError, NotImplementedError, RecursionError):
+        return sp.nan
+
+
 def _extend(children):
     unary = st.tuples(st.sampled_from(range(len(UNARY))), children).map(
-        lambda t: UNARY[t[0]](t[1])
+        lambda t: _built(UNARY[t[0]], t[1])
     )
     binary = st.tuples(st.sampled_from(range(len(BINARY))), children, children).map(
-        lambda t: BINARY[t[0]](t[1], t[2])
+        lambda t: _built(BINARY[t[0]], t[1], t[2])
     )
     return unary | binary
 

@@ -21,7 +21,8 @@ ADDRESS = re.compile(r"the classroom page is at (http://\S+?)/? ")
 def serving(*options: str, env: dict[str, str] | None = None, cwd: Path | None = None,
             timeout: float = 180) -> Iterator[tuple[str, subprocess.Popen]]:
     """``(url, process)`` of a running ``symdiff serve --port 0 OPTIONS``; stopped after."""
-    environment = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    environment = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONFAULTHANDLER": "1",
+                   **(env or {})}
     process = subprocess.Popen(
         [sys.executable, "-m", "symdiff", "serve", "--port", "0", *options],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment, cwd=cwd)
@@ -38,9 +39,22 @@ def serving(*options: str, env: dict[str, str] | None = None, cwd: Path | None =
         yield url, process
     finally:
         if process.poll() is None:
-            process.send_signal(signal.SIGINT)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            stop(process)
+
+
+def stop(process: subprocess.Popen, timeout: float = 60) -> int:
+    """Ctrl-C ``process`` as a teacher does and return its exit status. One still running after
+    ``timeout`` seconds fails the test with the stacks of its threads (its fault handler dumps
+    them on SIGABRT), so that a hang says where it is."""
+    process.send_signal(signal.SIGINT)
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        try:
+            _, stderr = process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, stderr = process.communicate()
+        raise AssertionError(f"symdiff serve did not stop within {timeout} s of Ctrl-C; its "
+                             f"threads:\n{stderr[-20000:]}") from None

@@ -5,7 +5,6 @@ symdiff's cache."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from symdiff.cache import FORMAT_VERSION
 from symdiff.cli import main
 
 from .serve_client import post
-from .serve_process import ROOT, serving
+from .serve_process import ROOT, serving, stop
 
 
 def _files(directory):
@@ -39,8 +38,7 @@ def test_it_writes_nothing_but_the_cache_and_stops_on_ctrl_c(tmp_path):
                            ("check", {"expr": "x**2*sin(x)", "wrt": ["x"], "answer": "0"})]:
             status, answer = post(url, task, body)
             assert status == 200 and answer["ok"], answer
-        process.send_signal(signal.SIGINT)
-        assert process.wait(timeout=60) == 0
+        assert stop(process) == 0
     assert _files(work) == [] and _files(home) == [] and _files(temporary) == []
     written = _files(cache)
     assert written and all(p.split(os.sep)[0] in (f"v{FORMAT_VERSION}", "sources", "secret")
@@ -52,8 +50,7 @@ def test_another_address_is_served_with_a_warning():
         assert url.startswith("http://127.0.0.1:")
         status, answer = post(url, "preview", {"expr": "x"})
         assert status == 200 and answer["ok"]
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=60)
+        stop(process)
         err = process.stderr.read()
     assert "warning: listening on 0.0.0.0" in err and "no login" in err
 

@@ -41,7 +41,7 @@ from sympy.polys.polyerrors import BasePolynomialError
 from ..engine.assembly import over, shown_result
 from ..engine.inputtext import teaching_text
 from ..parsing.written import Written, canonical
-from ..simplify import SIMPLIFY_MAX_OPS, expansion_terms
+from ..simplify import SIMPLIFY_MAX_OPS, count_ops, expansion_terms
 
 #: How much shorter than the rules' result (in characters of its text) another form must be.
 MARGIN = 0.1
@@ -135,7 +135,7 @@ def _candidates(raw: sp.Expr, var: sp.Symbol, allowed: set[sp.Expr],
     code's (its simplification is bounded, :func:`symdiff.simplify.simplify_for_people`)."""
     if raw.is_Atom:
         return
-    if sp.count_ops(raw) <= SIMPLIFY_MAX_OPS:
+    if count_ops(raw) <= SIMPLIFY_MAX_OPS:
         for make in (_one_fraction, _factored):
             found = _guarded(make, raw, var)
             if found is not None:

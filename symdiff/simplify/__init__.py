@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .budget import SIMPLIFY_MAX_OPS, Budget, expansion_terms, operation_nodes, own_free_symbols
 from .cse import TEMP_PREFIX, shared_subexpressions
-from .measure import count_ops
+from .measure import count_ops, fraction
 from .phases import simplify_for_people
 from .stable import STABLE_REWRITES, stable_forms
 from .zero_power import zero_power_log, zero_power_logs
@@ -30,6 +30,7 @@ __all__ = [
     "Budget",
     "count_ops",
     "expansion_terms",
+    "fraction",
     "operation_nodes",
     "own_free_symbols",
     "shared_subexpressions",

@@ -28,10 +28,11 @@ def _negative_coefficient(expr: sp.Basic) -> bool:
     return bool(expr.is_Number and expr.is_extended_negative)
 
 
-def fraction(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
-    """``sympy.fraction(expr)`` (``exact=False``), the same two nodes: the factors with a
-    negative exponent (and rational denominators) make the denominator, the rest the
-    numerator; each product and power built by :mod:`symdiff.simplify.quick`."""
+def fraction(expr: sp.Expr, exact: bool = False) -> tuple[sp.Expr, sp.Expr]:
+    """``sympy.fraction(expr, exact)``, the same two nodes: the factors with a negative
+    exponent (and rational denominators) make the denominator, the rest the numerator; each
+    product and power built by :mod:`symdiff.simplify.quick` (``exact``: the products left
+    unevaluated, as SymPy leaves them)."""
     numerator: list[sp.Expr] = []
     denominator: list[sp.Expr] = []
     for term in sp.Mul.make_args(expr):
@@ -40,11 +41,13 @@ def fraction(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
             if exponent.is_negative:
                 if exponent is sp.S.NegativeOne:
                     denominator.append(base)
+                elif exact and not exponent.is_constant():
+                    numerator.append(term)
                 else:
                     denominator.append(quick.power(base, -exponent))
             elif exponent.is_positive:
                 numerator.append(term)
-            elif exponent.is_Mul:
+            elif not exact and exponent.is_Mul:
                 top, bottom = term.as_numer_denom()
                 if top != 1:
                     numerator.append(top)
@@ -57,6 +60,8 @@ def fraction(expr: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
             denominator.append(sp.Integer(term.q))
         else:
             numerator.append(term)
+    if exact:
+        return sp.Mul(*numerator, evaluate=False), sp.Mul(*denominator, evaluate=False)
     return quick.multiplication(numerator), quick.multiplication(denominator)
 
 

@@ -19,6 +19,7 @@ from sympy.core.parameters import global_parameters
 from .staying import (
     COMPARED,
     call_power_stays,
+    is_number,
     name_power_stays,
     plain_call,
     power_of_power,
@@ -76,7 +77,7 @@ def _product_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr | None:
     gives the product of each factor to the power ``k`` (``(x/(1 + y**2))**2`` is
     ``x**2/(1 + y**2)**2``), made here without re-evaluating the powers of sums (each an
     assumption query that clears every nested denominator below it); else None."""
-    if not (base.is_Mul and exponent.is_Integer) or exponent.p in (0, 1) or base.is_number:
+    if not (base.is_Mul and exponent.is_Integer) or exponent.p in (0, 1) or is_number(base):
         return None
     found = _staying_factors(base)
     if found is None:

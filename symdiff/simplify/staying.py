@@ -13,9 +13,48 @@ from __future__ import annotations
 import functools
 
 import sympy as sp
+from sympy.core.basic import _cmp_name
+
+#: Comparisons of pairs of subexpressions already made (:func:`compare`), up to about
+#: :data:`MEMO_SIZE` of them.
+_COMPARISONS: dict[tuple[sp.Basic, sp.Basic], int] = {}
+
+
+def compare(left: sp.Basic, right: sp.Basic) -> int:
+    """``left.compare(right)``, SymPy's canonical order (-1, 0 or 1), with the comparisons of
+    pairs of subexpressions remembered: two sums or products that differ deep down are
+    compared level by level, and a nest compares the same inner pairs again at every level
+    around them (quadratic in its depth)."""
+    if left is right:
+        return 0
+    if type(left).compare is not sp.Basic.compare:
+        return left.compare(right)
+    key = (left, right)
+    found = _COMPARISONS.get(key)
+    if found is not None:
+        return found
+    c = _cmp_name(type(left), type(right))
+    if not c:
+        st, ot = left._hashable_content(), right._hashable_content()
+        c = (len(st) > len(ot)) - (len(st) < len(ot))
+        for one, other in zip(st, ot, strict=True) if not c else ():
+            if isinstance(one, sp.Basic):
+                c = compare(one, other)
+            elif isinstance(one, frozenset):
+                c = compare(sp.Basic(*one), sp.Basic(*other) if isinstance(other, frozenset)
+                            else other)
+            else:
+                c = (one > other) - (one < other)
+            if c:
+                break
+    if len(_COMPARISONS) > MEMO_SIZE:
+        _COMPARISONS.clear()
+    _COMPARISONS[key] = c
+    return c
+
 
 #: SymPy's canonical order of the terms of a sum and of the factors of a product.
-COMPARED = functools.cmp_to_key(sp.Basic.compare)
+COMPARED = functools.cmp_to_key(compare)
 
 
 def sum_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
@@ -26,18 +65,69 @@ def sum_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
     ``base._eval_power(exponent)`` passes (they need a number, a symbol or a base of 1), and
     ``Add._eval_power`` returns a value only for a number (excluded) or for a two-term sum with
     an infinite term written ``a + b*I`` (excluded: no term of the sum contains ``I``)."""
-    if not (exponent.is_Integer and base.is_Add) or exponent.p in (0, 1) or base.is_number:
+    if not (exponent.is_Integer and base.is_Add) or exponent.p in (0, 1) or is_number(base):
         return False
     return len(base.args) != 2 or not any(_has_imaginary_unit(arg) for arg in base.args)
 
 
-@functools.lru_cache(maxsize=1 << 16)
-def _has_imaginary_unit(expr: sp.Basic) -> bool:
-    """``expr.has(sp.I)``, each distinct subexpression visited once (``has`` walks the tree: a
-    subexpression shared ``k`` times is walked ``k`` times, exponential in the depth of a
-    derivative that reuses its inner derivatives)."""
-    return expr is sp.I or any(
-        _has_imaginary_unit(arg) for arg in expr.args if isinstance(arg, sp.Basic))
+class _ByArguments:
+    """A property of expressions that follows from their arguments' (``combine(node, values)``)
+    unless ``own(node)`` gives it (not None), computed for each distinct subexpression once and
+    kept for later calls (the last :data:`MEMO_SIZE` or so): SymPy's ``has`` and ``is_number``
+    walk the tree below a node each time they are asked, quadratic over the levels of a nest
+    and exponential in the depth of a derivative that reuses its inner derivatives. Iterative:
+    no recursion however deep the expression."""
+
+    def __init__(self, own, combine):
+        self.own, self.combine = own, combine
+        self.known: dict[sp.Basic, bool] = {}
+
+    def __call__(self, expr: sp.Basic) -> bool:
+        known = self.known
+        found = known.get(expr)
+        if found is not None:
+            return found
+        if len(known) > MEMO_SIZE:
+            known.clear()
+        stack = [expr]
+        while stack:
+            node = stack[-1]
+            if node in known:
+                stack.pop()
+                continue
+            value = self.own(node)
+            if value is None:
+                missing = [a for a in node.args if a not in known]
+                if missing:
+                    stack.extend(missing)
+                    continue
+                value = self.combine(node, [known[a] for a in node.args])
+            known[node] = value
+            stack.pop()
+        return known[expr]
+
+
+#: How many subexpressions a :class:`_ByArguments` property remembers before starting over.
+MEMO_SIZE = 1 << 16
+
+#: ``expr.has(sp.I)``.
+_has_imaginary_unit = _ByArguments(
+    lambda node: True if node is sp.I else (False if not node.args else None),
+    lambda node, values: any(values))
+
+_EXPR_IS_NUMBER = sp.Expr.__dict__["is_number"]
+
+
+def _own_number(node: sp.Basic) -> bool | None:
+    """``node.is_number`` where its class answers it itself, else None (``Expr``'s rule: every
+    argument is a number)."""
+    if getattr(type(node), "is_number", None) is _EXPR_IS_NUMBER and node.args:
+        return None
+    return bool(getattr(node, "is_number", False))
+
+
+#: ``expr.is_number``: no free symbols and no undefined functions (SymPy's definition).
+is_number = _ByArguments(_own_number, lambda node, values: all(values))
 
 
 def unevaluated(cls: type, args: list[sp.Expr]) -> sp.Expr:
@@ -80,7 +170,7 @@ def plain_call(expr: sp.Expr) -> bool:
     ``Piecewise`` have their own)."""
     cls = type(expr)
     return (isinstance(expr, sp.Function) and cls.as_base_exp is sp.Expr.as_base_exp
-            and cls._eval_power is sp.Expr._eval_power and not expr.is_number)
+            and cls._eval_power is sp.Expr._eval_power and not is_number(expr))
 
 
 def call_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
@@ -104,7 +194,7 @@ def staying_factor(factor: sp.Expr) -> tuple[sp.Expr, sp.Integer] | None:
     commutative name, a sum that is not a number, a plain call (:func:`plain_call`), or an
     integer power of one of them that stays (:func:`stays`); else None."""
     if factor.is_Symbol or factor.is_Add or plain_call(factor):
-        if factor.is_commutative and not factor.is_number:
+        if factor.is_commutative and not is_number(factor):
             return factor, sp.S.One
         return None
     if factor.is_Pow and factor.base.is_commutative and stays(*factor.args):

@@ -19,6 +19,7 @@ from ..codegen.naming import TEMPORARY
 from .budget import operation_nodes
 from .dag import distinct_nodes, node_count
 from .quick import rebuilt
+from .shallow import shallow_lines
 from .sympy_cse import cse
 
 #: Prefix of generated temporaries. User names start with a letter, so they never collide.
@@ -34,7 +35,8 @@ Assignment = tuple[sp.Symbol, sp.Expr]
 def shared_subexpressions(
     exprs: Sequence[sp.Expr],
 ) -> tuple[list[Assignment], list[sp.Expr]]:
-    """CSE over all ``exprs`` together: (assignments in evaluation order, reduced outputs)."""
+    """CSE over all ``exprs`` together: (assignments in evaluation order, reduced outputs),
+    no line deeper than :data:`~symdiff.simplify.shallow.MAX_LINE_DEPTH` operations."""
     names = sp.numbered_symbols(TEMP_PREFIX, real=True)
     exprs = list(exprs)
     cap = SHARING_RATIO * node_count(exprs) + SHARED_MIN_OPS
@@ -43,9 +45,9 @@ def shared_subexpressions(
         values = [value for _, value in named]
         assignments, reduced = cse([*values, *exprs], names)
         ordered = _in_order([*assignments, *zip((s for s, _ in named), reduced, strict=False)])
-        return ordered, list(reduced[len(values):])
+        return shallow_lines(ordered, list(reduced[len(values):]), names)
     assignments, reduced = cse(exprs, names)
-    return list(assignments), list(reduced)
+    return shallow_lines(assignments, reduced, names)
 
 
 def shared_nodes(

@@ -39,6 +39,16 @@ def distinct_nodes(exprs: Iterable[sp.Basic]) -> list[sp.Basic]:
     return order
 
 
+def depth(exprs: Iterable[sp.Basic]) -> int:
+    """The most operations nested in one another in ``exprs`` (0 for a name or a number),
+    counted over the DAG."""
+    exprs = list(exprs)
+    height: dict[sp.Basic, int] = {}
+    for node in distinct_nodes(exprs):
+        height[node] = 1 + max(height[a] for a in node.args) if node.args else 0
+    return max((height[e] for e in exprs), default=0)
+
+
 def node_count(exprs: Iterable[sp.Basic]) -> int:
     """The number of distinct compound subexpressions of ``exprs`` (operation nodes of the
     DAG)."""

@@ -181,14 +181,22 @@ def limits_named(depth: Callable[[], int | None] = lambda: None,
             "sys.set_int_max_str_digits)") from None
 
 
-def as_a_build(fn: Callable[..., Any], *args: Any, advice: str = TOO_DEEP_ADVICE) -> Any:
+def as_a_build(fn: Callable[..., Any], *args: Any, expr: Any = None,
+               advice: str = TOO_DEEP_ADVICE) -> Any:
     """``fn(*args)`` as a build runs (a derivation without code, ``derive()``): on a large
     stack (:func:`symdiff.stacks.on_large_stack`) with the build's recursion limit and the
-    garbage collector paused, a limit met raised as a clear error (:func:`limits_named`)."""
+    garbage collector paused, a limit met raised as a clear error (:func:`limits_named`, with
+    the depth of ``expr`` when it is a SymPy expression)."""
+    from sympy import Basic
+
     from .parsing.limits import recursion_limit
+    from .simplify.dag import depth
+
+    def levels() -> int | None:
+        return depth([expr]) if isinstance(expr, Basic) else None
 
     with collector_paused(), recursion_limit(BUILD_RECURSION_LIMIT), limits_named(
-            advice=advice):
+            levels, advice=advice):
         return on_large_stack(fn, *args)
 
 

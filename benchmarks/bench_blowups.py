@@ -1,4 +1,4 @@
-"""Build time of the expressions that once blew up (#16 item 1): ``derive()`` and ``grad()``
+"""Build time of the expressions that once blew up: ``derive()`` and ``grad()``
 (every variable, cache off), median of ``--repeat`` runs in one process, each from empty
 memos (symdiff's and SymPy's).
 

@@ -18,16 +18,24 @@ as a careful person writes them (reciprocals reused, signs folded, no ``pow`` fo
 A second table times ``value_and_grad`` against ``grad`` on the same problems (skip it with
 ``--no-value-and-grad``).
 
-The last column, "fused", is a reference for what plain NumPy can reach at best: the same
+The column "fused" is a reference for what plain NumPy can reach at best: the same
 gradients written by hand as cache-sized blocks with every operation writing into preallocated
 buffers (``out=``, no temporaries at all). Where that column is well above 0.7, so is any code
 generator that emits NumPy calls: the transcendental functions (``sin``, ``cos``, ``arctan2``,
 which NumPy evaluates without SIMD in float64) cost the same in every version.
+
+The last column, "numba", is symdiff's ``backend="numba"`` (the formulas in one compiled loop,
+on the same ``T`` threads); it reads "-" where Numba is not installed (``pip install
+"symdiff[numba]"``: a note says so). After the tables, the startup of a Numba function in
+fresh processes sharing one cache directory: the first builds it (Numba compiles its loop:
+symdiff's progress report gives the time) and calls it once on 1e6 points; the second finds
+both caches filled and compiles nothing (skip it with ``--no-startup``).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import statistics
 import time
@@ -367,11 +375,16 @@ def main() -> None:
                         help="wall time (default) or this process's CPU time (loaded machines)")
     parser.add_argument("--no-value-and-grad", dest="value_and_grad", action="store_false",
                         help="skip the table of value_and_grad against grad")
+    parser.add_argument("--no-startup", dest="startup", action="store_false",
+                        help="skip the startup of a Numba function in fresh processes")
     options = parser.parse_args()
     rng = np.random.default_rng(0)
+    numba = importlib.util.find_spec("numba") is not None
+    if not numba:
+        print("note: Numba is not installed (pip install \"symdiff[numba]\"): no numba column")
 
     header = (f"{'expression':54} {'hand ms':>8} {'symdiff':>8} {'lambdify cse':>13} "
-              f"{'lambdify':>9} {'fused':>6} {'noise':>6}")
+              f"{'lambdify':>9} {'fused':>6} {'noise':>6} {'numba':>6}")
     print(f"gradient over {options.points:.0e} points, median of {options.repeat} rounds "
           f"(peers alternated within a round); ratios to hand; symdiff on {options.threads} "
           f"thread(s); {options.clock} time; load average {os.getloadavg()[0]:.2f}")
@@ -397,6 +410,9 @@ def main() -> None:
         }
         if text in FUSED:
             peers["fused"] = FUSED[text]
+        if numba:
+            peers["numba"] = sd.grad(text, wrt=list(wrt), backend="numba").with_threads(
+                options.threads)
         small = {n: a[:1000] for n, a in arrays.items()}
         reference = hand(**small)
         for name, fn in peers.items():  # same numbers before timing anything
@@ -413,17 +429,63 @@ def main() -> None:
         for name, ratio in ratios.items():
             found.setdefault(name, []).append(ratio)
         fused = f"{ratios['fused']:6.2f}" if "fused" in ratios else f"{'-':>6}"
+        compiled = f"{ratios['numba']:6.2f}" if "numba" in ratios else f"{'-':>6}"
         print(
             f"{text:54} {base * 1e3:8.2f} {ratios['symdiff']:8.2f} "
-            f"{ratios['lambdify cse']:13.2f} {ratios['lambdify']:9.2f} {fused} {noise:6.2f}"
+            f"{ratios['lambdify cse']:13.2f} {ratios['lambdify']:9.2f} {fused} {noise:6.2f} "
+            f"{compiled}", flush=True
         )
     means = {n: statistics.geometric_mean(r) for n, r in found.items()}
     print(
         f"{'geometric mean':54} {'':8} {means['symdiff']:8.2f} {means['lambdify cse']:13.2f} "
-        f"{means['lambdify']:9.2f} {means.get('fused', float('nan')):6.2f}"
+        f"{means['lambdify']:9.2f} {means.get('fused', float('nan')):6.2f} {'':6} "
+        f"{means.get('numba', float('nan')):6.2f}"
     )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
     if options.value_and_grad:
         value_and_grad_table(options, rng)
+    if options.startup and numba:
+        print("\nstartup of a Numba function: build + first call on 1e6 points, in fresh "
+              "processes sharing one cache (seconds)")
+        for text in (CASES[0][0], CASES[9][0]):
+            first, second, report = startup(text)
+            print(f"{text:54} first process {first:6.2f}  second process {second:6.2f}")
+            print(f"    first build's report: {report}")
+
+
+STARTUP = """
+import time
+start = time.perf_counter()
+import numpy as np
+import symdiff as sd
+g = sd.grad({expr!r}, backend="numba")
+x = np.linspace(0.5, 2.0, 1_000_000)
+g(*(x for _ in g.args), threads=1)
+print(time.perf_counter() - start)
+"""
+
+
+def startup(expr: str) -> tuple[float, float, str]:
+    """Seconds to build and first call a Numba function in a fresh process: with empty caches,
+    and again in a second process that finds both caches filled; and the line of the first
+    build's progress report that gives Numba's compile time."""
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as sources:
+        env = {**os.environ, "SYMDIFF_CACHE_DIR": cache, "SYMDIFF_SOURCE_DIR": sources,
+               "SYMDIFF_PROGRESS": "0.001"}
+        found, reports = [], []
+        for _ in range(2):
+            done = subprocess.run([sys.executable, "-c", STARTUP.format(expr=expr)], env=env,
+                                  capture_output=True, text=True, check=True)
+            found.append(float(done.stdout.strip().splitlines()[-1]))
+            reports.append([line for line in done.stderr.splitlines()
+                            if line.startswith("symdiff: numba")])
+        if reports[1]:
+            raise AssertionError(f"the second process compiled: {reports[1]}")
+        return found[0], found[1], (reports[0] or ["(no report)"])[0]
 
 
 def value_and_grad_table(options, rng) -> None:

@@ -1,4 +1,4 @@
-"""Many scalar names (#16 items 4 and 5): the n-name form ``sd.grad(text, wrt=["x0", ...])``.
+"""Many scalar names: the n-name form ``sd.grad(text, wrt=["x0", ...])``.
 
 Problems (each a string in n scalar names ``x0 .. x{n-1}``):
 

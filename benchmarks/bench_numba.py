@@ -1,15 +1,19 @@
 """``backend="numba"`` against hand-written NumPy and the NumPy backend over 1e6 points.
 
 Run: ``OMP_NUM_THREADS=1 PYTHONPATH=. python benchmarks/bench_numba.py [--points N]
-[--repeat R] [--only TEXT] [--no-startup]``.
+[--repeat R] [--only TEXT] [--no-startup] [--prange] [--clock wall|cpu]``.
 
 The problems: a quotient of transcendental functions, a Gaussian log-density (gradient, and
 value and gradient), a logistic loss, a rational function with repeated subexpressions, a
 composition ten deep, and a sum of 50 terms ``sin(k*x + y/k)/k``; each with its gradient
 written by hand in NumPy as a careful person writes it (the same accuracy: no approximations).
-All peers are timed in this one process on the same arrays, one after another in each round;
-the table gives each one's median time and its ratio to the hand-written NumPy (lower is
-better): the NumPy backend on one thread, the Numba backend on one thread and on two.
+All peers are timed in this one process on the same arrays, one after another in each round
+(each round starting with the next peer); the table gives each one's median time and its ratio
+to the hand-written NumPy (lower is better): the NumPy backend on one thread, the Numba backend
+on one thread and on two. ``--prange`` adds a column for two threads through Numba's own
+``prange`` over the module's ``_formulas`` (the same outputs, allocated alike), against the
+backend's blocks on the runtime's threads. ``--clock cpu`` times one thread by this process's
+CPU time (on a loaded machine: the time without the waits for a core; not for threads).
 
 The startup table (skip it with ``--no-startup``) times, in fresh processes sharing one cache
 directory, building a Numba function and its first call on 1e6 points: the first process
@@ -22,9 +26,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
-import tempfile
+import time
 from collections.abc import Callable
 
 import numpy as np
@@ -35,6 +37,7 @@ from bench_elementwise import (
     _logistic,
     _normal,
     _xy,
+    startup,
 )
 from timing import interleaved_medians
 
@@ -122,7 +125,39 @@ def _check(ours, hand, arrays) -> None:
         np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12)
 
 
-def run_case(case, points: int, repeat: int) -> dict[str, float]:
+def prange_twin(function) -> Callable:
+    """``function`` (a Numba module's, every output one flat array) run by Numba's ``prange``
+    over its ``_formulas`` on float64 arrays of one shape: the alternative to the runtime's
+    blocks on threads, for the A/B column."""
+    import numba
+
+    space = function._fn.__globals__
+    formulas = space["_formulas"]
+    names = list(formulas.py_func.__code__.co_varnames[: formulas.py_func.__code__.co_argcount])
+    found = [function._fn(*(np.ones(2) for _ in names), threads=1)]
+    while any(isinstance(item, tuple) for item in found):  # the outputs, flat
+        found = [leaf for item in found
+                 for leaf in (item if isinstance(item, tuple) else (item,))]
+    count = len(found)
+    targets = ", ".join(f"_out[{k}][_i]" for k in range(count))
+    text = (f"def threaded({', '.join(names)}, _out):\n"
+            f"    for _i in numba.prange(_out[0].shape[0]):\n"
+            f"        {targets} = formulas({', '.join(f'{n}[_i]' for n in names)})\n")
+    scope = {"numba": numba, "formulas": formulas}
+    exec(text, scope)  # the benchmark's own text
+    threaded = numba.njit(parallel=True, fastmath=False, error_model="numpy")(scope["threaded"])
+
+    def run(**arrays):
+        flat = [arrays[n].reshape(-1) for n in names]
+        out = tuple(np.empty(flat[0].size) for _ in range(count))
+        threaded(*flat, out)
+        return out if count > 1 else out[0]
+
+    return run
+
+
+def run_case(case, points: int, repeat: int, prange: bool = False,
+             clock: Callable[[], float] = time.perf_counter) -> dict[str, float]:
     """Median times of each peer over ``repeat`` rounds (the peers taking turns to go first)."""
     _, builder, expr, wrt, hand, make = case
     arrays = make(np.random.default_rng(0), points)
@@ -135,36 +170,47 @@ def run_case(case, points: int, repeat: int) -> dict[str, float]:
         ("numba 1 thread", lambda a: numba_backend(**a, threads=1)),
         ("numba 2 threads", lambda a: numba_backend(**a, threads=2)),
     ]
-    for _, peer in peers[1:]:  # compile both loops; the same numbers as the hand-written
+    if prange:
+        import numba
+
+        numba.set_num_threads(2)
+        twin = prange_twin(numba_backend)
+        peers.append(("prange 2 threads", lambda a: twin(**a)))
+    for _, peer in peers[1:]:  # compile every loop; the same numbers as the hand-written
         _check(lambda **a: peer(a), hand, arrays)  # noqa: B023
-    medians = interleaved_medians(peers, (arrays,), repeat)
+    medians = interleaved_medians(peers, (arrays,), repeat, clock)
     return dict(zip([name for name, _ in peers], medians, strict=True))
 
 
-STARTUP = """
-import time
-start = time.perf_counter()
-import numpy as np
-import symdiff as sd
-g = sd.grad({expr!r}, backend="numba")
-x = np.linspace(0.5, 2.0, 1_000_000)
-g(x, x, threads=1)
-print(time.perf_counter() - start)
-"""
+def thread_headroom(rounds: int = 9) -> float:
+    """How much a second thread adds on this machine now: the median, over interleaved
+    rounds, of (time on one thread) / (time on two) - 1 for a compute-bound Numba loop over
+    a block that stays in cache (no memory traffic, no page faults), run as the backend runs
+    its blocks. 1.0: two free cores; near 0: the second core is busy with other processes."""
+    import numba
 
+    from symdiff.runtime.threads import _on_threads
 
-def startup(expr: str) -> tuple[float, float]:
-    """Seconds to build and first call a Numba function in a fresh process: with empty caches,
-    and again in a second process that finds both caches filled."""
-    with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as sources:
-        env = {**os.environ, "SYMDIFF_CACHE_DIR": cache, "SYMDIFF_SOURCE_DIR": sources,
-               "SYMDIFF_PROGRESS": "0"}
-        found = []
-        for _ in range(2):
-            done = subprocess.run([sys.executable, "-c", STARTUP.format(expr=expr)], env=env,
-                                  capture_output=True, text=True, check=True)
-            found.append(float(done.stdout.strip().splitlines()[-1]))
-        return found[0], found[1]
+    @numba.njit(nogil=True, fastmath=False, error_model="numpy")
+    def spin(x, out, times):
+        for _ in range(times):
+            for i in range(x.shape[0]):
+                out[i] = out[i] * 0.999 + np.sqrt(x[i] + out[i] * out[i])
+
+    x, outs = np.linspace(1.0, 2.0, 4096), [np.zeros(4096) for _ in range(8)]
+    spin(x, outs[0], 1)
+
+    def run(threads: int) -> float:  # eight blocks, each writing its own array
+        start = time.perf_counter()
+        _on_threads(lambda k: spin(x, outs[k], 400), iter([(k,) for k in range(8)]),
+                    lambda: None, threads)
+        return time.perf_counter() - start
+
+    gains = []
+    for _ in range(rounds):
+        one, two = run(1), run(2)
+        gains.append(one / two - 1.0)
+    return statistics.median(gains)
 
 
 def main() -> None:
@@ -173,30 +219,40 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--only", default="")
     parser.add_argument("--no-startup", action="store_true")
+    parser.add_argument("--prange", action="store_true",
+                        help="add two threads through Numba's prange (A/B against blocks)")
+    parser.add_argument("--clock", choices=["wall", "cpu"], default="wall")
     options = parser.parse_args()
-    print(f"load average: {os.getloadavg()}  points: {options.points}  rounds: {options.repeat}")
-    header = ("problem", "hand ms", "symdiff NumPy", "numba 1 thread", "numba 2 threads")
-    print(f"{header[0]:<38} {header[1]:>8} {header[2]:>14} {header[3]:>15} {header[4]:>16}")
-    ratios: dict[str, list[float]] = {"symdiff NumPy": [], "numba 1 thread": [],
-                                      "numba 2 threads": []}
+    clock = time.process_time if options.clock == "cpu" else time.perf_counter
+    print(f"load average: {os.getloadavg()}  points: {options.points}  rounds: "
+          f"{options.repeat}  clock: {options.clock}")
+    names = ["symdiff NumPy", "numba 1 thread", "numba 2 threads",
+             *(["prange 2 threads"] if options.prange else [])]
+    print(f"{'problem':<38} {'hand ms':>8} " + " ".join(f"{n:>16}" for n in names))
+    ratios: dict[str, list[float]] = {name: [] for name in names}
     for case in CASES:
         if options.only not in case[0]:
             continue
-        medians = run_case(case, options.points, options.repeat)
+        medians = run_case(case, options.points, options.repeat, options.prange, clock)
         hand = medians["hand NumPy"]
         row = [medians[name] / hand for name in ratios]
         for name, value in zip(ratios, row, strict=True):
             ratios[name].append(value)
-        print(f"{case[0]:<38} {hand * 1e3:>8.2f} {row[0]:>14.2f} {row[1]:>15.2f} {row[2]:>16.2f}")
-    geo = [statistics.geometric_mean(values) for values in ratios.values() if values]
-    if geo:
-        print(f"{'geometric mean':<38} {'':>8} {geo[0]:>14.2f} {geo[1]:>15.2f} {geo[2]:>16.2f}")
+        print(f"{case[0]:<38} {hand * 1e3:>8.2f} " + " ".join(f"{r:>16.2f}" for r in row),
+              flush=True)
+    if all(ratios.values()):
+        geo = [statistics.geometric_mean(values) for values in ratios.values()]
+        print(f"{'geometric mean':<38} {'':>8} " + " ".join(f"{g:>16.2f}" for g in geo))
+    print(f"load average after: {os.getloadavg()}")
+    print(f"two threads' share of the machine now: {thread_headroom():.2f} of a second "
+          "core (the speed-up of a compute-bound loop in cache from 1 to 2 threads, less 1)")
     if options.no_startup:
         return
     print("\nstartup: build + first call on 1e6 points, in a fresh process (seconds)")
     for expr in (CASES[0][2], CASES[4][2]):
-        cold, warm = startup(expr)
+        cold, warm, report = startup(expr)
         print(f"{expr:<60} first process {cold:6.2f}  second process {warm:6.2f}")
+        print(f"    first build's report: {report}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The gradients of the NumPy operations of #15 at a small and a realistic size: symdiff's
+"""The gradients of the NumPy operations symdiff traces at a small and a realistic size: symdiff's
 emitted code against a hand-written NumPy closed form, ``jax.grad`` without ``jit`` and PyTorch
 autograd on CPU (each when installed; "-" otherwise).
 

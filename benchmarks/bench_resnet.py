@@ -5,7 +5,8 @@ gradients, the textbook batch-norm backward pass) and vs PyTorch's autograd on C
 installed.
 
 Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_resnet.py [--repeat R]
-[--batch B] [--width C]`` (C channels, 16 by default; the example trains 12). The three must
+[--batch B] [--width C]`` (C channels, 16 by default; the example trains 12). With Numba
+installed, symdiff's step with ``backend="numba"`` is timed too ("numba"). The peers must
 agree on the loss and every gradient (checked first); the table gives the median CPU time
 (``time.process_time``: the machine is often shared, and CPU time is what a busy neighbour
 disturbs least) of interleaved rounds and the ratios to the hand-written step and to PyTorch
@@ -17,6 +18,7 @@ with PyTorch elsewhere: ``PYTHONPATH=. /path/to/venv/bin/python benchmarks/bench
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
@@ -171,6 +173,15 @@ def main(argv: list[str] | None = None) -> None:
     vg = sd.value_and_grad(net.loss, wrt=net.PARAMS, shapes=net.shapes(params))
     print(f"symdiff built the step in {time.perf_counter() - start:.1f}s (cached after)")
     peers = [("symdiff", lambda x, y, p: vg(x, y, **p)), ("by hand", hand_step)]
+    if importlib.util.find_spec("numba") is None:
+        print('numba left out: Numba is not installed (pip install "symdiff[numba]")')
+    else:  # each elementwise statement a compiled ufunc; convolutions the same matrix products
+        start = time.perf_counter()
+        fused = sd.value_and_grad(net.loss, wrt=net.PARAMS, shapes=net.shapes(params),
+                                  backend="numba")
+        print(f"symdiff built the step with backend='numba' in "
+              f"{time.perf_counter() - start:.1f}s (cached after)")
+        peers.append(("numba", lambda x, y, p: fused(x, y, **p)))
     torch = torch_step()
     if isinstance(torch, str):
         print(f"torch left out: {torch}")
@@ -187,12 +198,14 @@ def main(argv: list[str] | None = None) -> None:
     print(f"numpy {np.__version__}; batch {options.batch}; width {options.width}; median CPU "
           f"time of {options.repeat} interleaved rounds; load average {load:.2f}; "
           f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
-    print(f"{'':<9} {'CPU ms':>8}  {'/ by hand':>9}" + (f"  {'/ torch':>7}" if len(peers) > 2
+    labels = [label for label, _ in peers]
+    torch_time = times[labels.index("torch 1T")] if "torch 1T" in labels else None
+    print(f"{'':<9} {'CPU ms':>8}  {'/ by hand':>9}" + (f"  {'/ torch':>7}" if torch_time
                                                        else ""))
-    for (label, _), t in zip(peers, times, strict=True):
+    for label, t in zip(labels, times, strict=True):
         line = f"{label:<9} {t * 1e3:8.2f}  {t / times[1]:8.2f}x"
-        if len(peers) > 2:
-            line += f"  {t / times[2]:6.2f}x"
+        if torch_time:
+            line += f"  {t / torch_time:6.2f}x"
         print(line)
 
 

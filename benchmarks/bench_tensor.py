@@ -4,8 +4,8 @@ Run: ``python benchmarks/bench_tensor.py [--repeat R] [--quick]``. Every entry i
 one process on the same arrays; the table gives the median time and the ratio to the
 hand-written NumPy version (lower is better; 1.00 = as fast as hand-written):
 
-* the logistic-regression gradient ``sum(log(1 + exp(-y * (X @ w))))`` for X of (2000, 100)
-  and (10000, 500) (target <= 1.1x), and its ``value_and_grad`` as a ratio to ``grad``
+* the logistic-regression gradient ``sum(log(1 + exp(-y * (X @ w))))`` for X of (2000, 100),
+  (10000, 500) and (200000, 4) (target <= 1.1x), and its ``value_and_grad`` as a ratio to ``grad``
   (target <= 1.1 + the ratio of the value's last operation);
 * its Hessian (closed form ``X.T @ (X * s(1 - s)[:, None])``), also against
   ``torch.autograd.functional.hessian`` and ``jax.jit(jax.hessian(...))`` (CPU, float64) when
@@ -14,6 +14,10 @@ hand-written NumPy version (lower is better; 1.00 = as fast as hand-written):
   hand-written ``X.T @ (s(1 - s) * (X @ v))`` and against forming the Hessian first;
 * the gradient of a 2-layer MLP (batch 256, 64-128-10, tanh, softmax cross-entropy) against
   hand-written backpropagation (target <= 1.2x).
+
+Where Numba is installed, the gradients and the Hessian-vector product are also timed with
+``backend="numba"`` ("symdiff numba": each elementwise statement one compiled ufunc, the
+matrix products the same BLAS calls); without it a note says they are left out.
 
 On a shared or small machine, single-threaded BLAS (``OMP_NUM_THREADS=1``) gives steadier
 ratios: a multithreaded BLAS competing with other processes times very erratically.
@@ -94,7 +98,8 @@ def bench_logistic(n: int, d: int, repeat: int, rng: np.random.Generator) -> lis
     hess = sd.hessian(LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES)
     np.testing.assert_allclose(grad(X, w, y), hand_logistic_grad(X, w, y), rtol=1e-9)
     np.testing.assert_allclose(hess(X, w, y), hand_logistic_hessian(X, w, y), rtol=1e-9)
-    grad_peers = [("hand-written NumPy", hand_logistic_grad), ("symdiff", grad)]
+    grad_peers = [("hand-written NumPy", hand_logistic_grad), ("symdiff", grad),
+                  *_numba_peer(sd.grad, hand_logistic_grad(X, w, y), X, w, y)]
     peers = [("hand-written NumPy", hand_logistic_hessian), ("symdiff", hess)]
     if importlib.util.find_spec("jax") is not None:
         jax_grad, jax_hessian = _jax_logistic(X, w, y)
@@ -119,8 +124,23 @@ def bench_logistic(n: int, d: int, repeat: int, rng: np.random.Generator) -> lis
     v = rng.normal(size=d)
     np.testing.assert_allclose(hvp(X, w, y, v), hand_logistic_hvp(X, w, y, v), rtol=1e-9)
     hvp_peers = [("hand-written NumPy", hand_logistic_hvp), ("symdiff", hvp),
-                 ("Hessian @ v (symdiff)", lambda X, w, y, v: hess(X, w, y) @ v)]
+                 ("Hessian @ v (symdiff)", lambda X, w, y, v: hess(X, w, y) @ v),
+                 *_numba_peer(sd.hvp, hand_logistic_hvp(X, w, y, v), X, w, y, v)]
     return rows + compare(f"logistic hvp X({n}, {d})", hvp_peers, (X, w, y, v), repeat)
+
+
+def _numba_peer(builder, expected, *args, expr=LOGISTIC, wrt="w", shapes=LOGISTIC_SHAPES):
+    """``[("symdiff numba", f)]`` for ``builder`` with ``backend="numba"``, checked against
+    ``expected`` on ``args``; ``[]`` where Numba is not installed."""
+    if importlib.util.find_spec("numba") is None:
+        return []
+    function = builder(expr, wrt=wrt, shapes=shapes, backend="numba")
+    got = function(*args)
+    for mine, theirs in zip(got if isinstance(got, tuple) else (got,),
+                            expected if isinstance(expected, tuple) else (expected,),
+                            strict=True):
+        np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-12)
+    return [("symdiff numba", function)]
 
 
 def hand_logistic_value_and_grad(X, w, y):
@@ -173,8 +193,10 @@ def bench_mlp(repeat: int, rng: np.random.Generator) -> list[str]:
     args = tuple(values[a] for a in grad.args)
     for mine, theirs in zip(grad(*args), hand_mlp_grad(*args), strict=True):
         np.testing.assert_allclose(mine, theirs, rtol=1e-9, atol=1e-12)
-    return compare(f"MLP grad batch {n}, {d}-{h}-{k}",
-                   [("hand-written backprop", hand_mlp_grad), ("symdiff", grad)], args, repeat)
+    peers = [("hand-written backprop", hand_mlp_grad), ("symdiff", grad),
+             *_numba_peer(sd.grad, hand_mlp_grad(*args), *args, expr=MLP,
+                          wrt=["W1", "b1", "W2", "b2"], shapes=MLP_SHAPES)]
+    return compare(f"MLP grad batch {n}, {d}-{h}-{k}", peers, args, repeat)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -186,8 +208,12 @@ def main(argv: list[str] | None = None) -> None:
     threads = os.environ.get("OMP_NUM_THREADS", "default")
     print(f"numpy {np.__version__}, BLAS threads: {threads}; gradients: median of "
           f"{options.repeat} interleaved rounds, Hessians: {max(3, options.repeat // 10)}")
+    if importlib.util.find_spec("numba") is None:
+        print('note: Numba is not installed (pip install "symdiff[numba]"): no numba peers')
+    print(f"load average: {os.getloadavg()[0]:.2f}")
     print(f"{'case':<34} {'peer':<24} {'time':>13} {'ratio':>8}")
-    sizes = [(2000, 100)] if options.quick else [(2000, 100), (10000, 500)]
+    # (the last: few features and many rows, where the elementwise part dominates)
+    sizes = [(2000, 100)] if options.quick else [(2000, 100), (10000, 500), (200000, 4)]
     for n, d in sizes:
         for row in bench_logistic(n, d, options.repeat, rng):
             print(row)

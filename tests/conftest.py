@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 import pathlib
 
@@ -42,6 +44,25 @@ def _private_cache_dir(tmp_path_factory):
     reset_store()
 
 X, Y, Z = sp.symbols("x y z", real=True)
+
+#: The builders the ``backend`` fixture makes build on the backend it names.
+BUILDERS = ("grad", "value_and_grad", "jacobian", "hessian", "hvp", "compile")
+#: Whether Numba is installed (the ``numba`` extra, in ``dev``).
+NUMBA = importlib.util.find_spec("numba") is not None
+
+
+@pytest.fixture(params=["numpy", pytest.param("numba", marks=pytest.mark.skipif(
+    not NUMBA, reason="Numba is not installed (the numba extra)"))])
+def backend(request, monkeypatch):
+    """The backend a test's builders build on: a test that takes this fixture runs once with
+    ``sd.grad`` and the others as they are (NumPy) and once with ``backend="numba"``."""
+    if request.param != "numpy":
+        import symdiff as sd
+
+        for name in BUILDERS:
+            monkeypatch.setattr(sd, name, functools.partial(getattr(sd, name),
+                                                            backend=request.param))
+    return request.param
 
 
 def to_reference(expr: sp.Expr) -> sp.Expr:

@@ -19,6 +19,11 @@ def handle(task: str, payload: dict) -> object:
     if task == "spin":
         while True:
             pass
+    if task == "burn":  # spend this much CPU time, then answer
+        until = time.process_time() + payload["seconds"]
+        while time.process_time() < until:
+            pass
+        return "burnt"
     if task == "refuse":
         raise sd.ParseError("not an expression", "x +", 3)
     if task == "hog":

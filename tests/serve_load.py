@@ -70,6 +70,7 @@ class Report:
     latencies: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     pathological: Counter = field(default_factory=Counter)
+    pathological_seconds: list[float] = field(default_factory=list)
     answered_after: bool = False
     seconds: float = 0.0
 
@@ -78,10 +79,12 @@ class Report:
         return statistics.quantiles(self.latencies, n=100, method="inclusive")[p - 1]
 
     def summary(self) -> str:
+        took = ", ".join(f"{seconds:.1f}" for seconds in self.pathological_seconds)
         return (f"{len(self.latencies)} student requests in {self.seconds:.0f} s: "
                 f"p50 {statistics.median(self.latencies):.3f} s, p95 {self.percentile(95):.3f}"
                 f" s, max {max(self.latencies):.3f} s; failures {len(self.failures)}; "
-                f"pathological {dict(self.pathological)}; answered after: {self.answered_after}")
+                f"pathological {dict(self.pathological)} (seconds each: {took}); "
+                f"answered after: {self.answered_after}")
 
 
 def run(url: str, students: int = 30, requests: int = 20) -> Report:
@@ -110,10 +113,12 @@ def run(url: str, students: int = 30, requests: int = 20) -> Report:
         k = 0
         while not done.is_set():
             task, body = pathological_request(k)
+            start = time.perf_counter()
             status, answer = post(url, task, body, timeout=600, client="breaker0001")
             kind = "ok" if status == 200 and answer.get("ok") else answer.get("kind", status)
             with lock:
                 report.pathological[kind] += 1
+                report.pathological_seconds.append(time.perf_counter() - start)
             k += 1
 
     began = time.perf_counter()

@@ -1,4 +1,4 @@
-"""No blow-up (#16 item 1): differentiation, simplification and CSE stay within a small multiple
+"""No blow-up: differentiation, simplification and CSE stay within a small multiple
 of the input's size for the expressions that once expanded or hung (a power of a sum, a
 Lennard-Jones pair in 3-D coordinates, a logistic log-likelihood written out over 30 points, a
 product of 30 factors with every variable differentiated, 20-deep nested quotients).

@@ -53,7 +53,7 @@ NOT_NUMBERS = [
 
 
 @pytest.mark.parametrize(("value", "fragment"), NOT_NUMBERS)
-def test_scalar_functions_refuse_what_is_not_real_numbers(value, fragment):
+def test_scalar_functions_refuse_what_is_not_real_numbers(value, fragment, backend):
     g = _scalar()
     for args in ((value, 1.0), (1.0, value)):  # differentiated or not
         name = "x" if args[0] is value else "y"
@@ -63,7 +63,7 @@ def test_scalar_functions_refuse_what_is_not_real_numbers(value, fragment):
         g(1.0, value)
 
 
-def test_a_string_for_a_variable_that_is_not_differentiated_is_refused():
+def test_a_string_for_a_variable_that_is_not_differentiated_is_refused(backend):
     """It used to come back as an array of strings."""
     with pytest.raises(sd.ArgumentError, match="argument 'y' is a string"):
         sd.grad("x*y", wrt=["x"])(1.0, "text")
@@ -71,13 +71,13 @@ def test_a_string_for_a_variable_that_is_not_differentiated_is_refused():
         sd.grad("x*y", wrt=["x"])(y=None, x=1.0)
 
 
-def test_complex_arguments_are_refused_not_returned_as_complex_results():
+def test_complex_arguments_are_refused_not_returned_as_complex_results(backend):
     for builder in (sd.compile, sd.grad, sd.value_and_grad, sd.hessian):
         with pytest.raises(sd.ArgumentError, match="complex"):
             builder("sin(x)")(1 + 1j)
 
 
-def test_bools_count_as_integers_and_give_float64():
+def test_bools_count_as_integers_and_give_float64(backend):
     g = sd.grad("x**2*y", wrt=["x", "y"])
     dx, dy = g(np.array([True, False]), True)
     assert dx.dtype == np.float64 and dy.dtype == np.float64
@@ -85,7 +85,7 @@ def test_bools_count_as_integers_and_give_float64():
     np.testing.assert_array_equal(dy, [1.0, 0.0])
 
 
-def test_shape_mismatches_name_both_arguments_and_shapes():
+def test_shape_mismatches_name_both_arguments_and_shapes(backend):
     g = sd.grad("x*y + z", wrt=["x"])
     with pytest.raises(sd.ShapeError, match=r"arguments 'x' with shape \(3,\) and 'y' with "
                        r"shape \(4,\) do not broadcast together"):
@@ -96,7 +96,7 @@ def test_shape_mismatches_name_both_arguments_and_shapes():
         g(1.0, np.ones((2, 1)), np.ones((3, 5)))
 
 
-def test_hvp_direction_is_checked():
+def test_hvp_direction_is_checked(backend):
     h = sd.hvp("x**2*y", wrt=["x", "y"])
     with pytest.raises(sd.ShapeError, match="'_v' must have the 2 components"):
         h(1.0, 2.0, np.ones(3))
@@ -109,14 +109,14 @@ def test_hvp_direction_is_checked():
 
 
 @pytest.mark.parametrize(("value", "fragment"), NOT_NUMBERS)
-def test_tensor_functions_refuse_what_is_not_real_numbers(value, fragment):
+def test_tensor_functions_refuse_what_is_not_real_numbers(value, fragment, backend):
     t = _tensor()
     X, y = np.ones((4, 3)), np.ones(4)
     with pytest.raises(sd.ArgumentError, match=f"argument 'w' {fragment}"):
         t(X, value, y)
 
 
-def test_tensor_shape_errors_are_shape_errors():
+def test_tensor_shape_errors_are_shape_errors(backend):
     t = _tensor()
     X, w, y = np.ones((4, 3)), np.ones(3), np.ones(4)
     with pytest.raises(sd.ShapeError, match=r"argument 'w' has shape \(4,\), expected \(d,\)"):
@@ -127,7 +127,7 @@ def test_tensor_shape_errors_are_shape_errors():
     assert t(X.astype(bool), w.astype(int), y).dtype == np.float64
 
 
-def test_tensor_hvp_direction_is_checked():
+def test_tensor_hvp_direction_is_checked(backend):
     h = sd.hvp("sum(x**3)", wrt="x", shapes={"x": ("n",)})
     with pytest.raises(sd.ShapeError, match="'_v'"):
         h(np.ones(3), np.ones(4))

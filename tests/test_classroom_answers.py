@@ -135,3 +135,15 @@ def test_the_derivative_itself_is_right_and_plus_one_is_wrong(text):
     assert wrong.verdict == "different"
     got, wanted = wrong.values
     assert got == pytest.approx(wanted + 1, rel=1e-9, abs=1e-9)
+
+
+def test_two_real_numbers_that_differ_need_no_simplification(derivative, monkeypatch):
+    from symdiff.classroom import answers
+
+    def refuse(expr, *args, **kwargs):
+        raise AssertionError(f"simplified {expr}")
+
+    monkeypatch.setattr(answers.sp, "simplify", refuse)
+    verdict = _verdict(derivative, "2*x")
+    assert verdict.verdict == "different" and None not in verdict.values
+    assert "simplification says" not in verdict.message

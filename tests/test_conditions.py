@@ -134,7 +134,7 @@ def _tensor_traced(x, y):
     return np.sum(np.where(inside | (x < -1), x * y**2 + np.sin(x), np.exp(-y) * x**2))
 
 
-def test_traced_joins_match_numpy_and_sympy():
+def test_traced_joins_match_numpy_and_sympy(backend):
     x, y = _points([("x", 0.0), ("y", 1.0), ("x", -1.0)], 3)
     mask = ((x > 0) & ~(y > 1)) | (x < -1)
     reference = _reference(mask, x, y)
@@ -158,7 +158,7 @@ def test_a_constant_mask_joins_a_traced_comparison():
     np.testing.assert_allclose(got, np.where(mask & (x > 0), 2 * x, 0.0), rtol=0, atol=0)
 
 
-def test_hessian_and_hvp_with_a_joined_condition():
+def test_hessian_and_hvp_with_a_joined_condition(backend):
     text = f"where((x > 0) & (y < 1), {YES_TEXT}, {NO_TEXT})"
     h = sd.hessian(text)(0.5, 0.25)  # inside: the Hessian of YES
     reference = sp.lambdify((X, Y), sp.hessian(YES, (X, Y)))(0.5, 0.25)
@@ -219,7 +219,7 @@ def test_a_condition_on_a_function_is_evaluated_as_written(curve, threshold, op)
     np.testing.assert_allclose(slope, np.where(mask, 2 * x, 3.0), rtol=1e-12)
 
 
-def test_a_condition_of_many_comparisons_is_kept_as_written_and_right():
+def test_a_condition_of_many_comparisons_is_kept_as_written_and_right(backend):
     """A condition joining many comparisons with & and | is not handed to SymPy's
     piecewise_simplify (its normal forms grow exponentially with the terms); the branches
     still follow the condition at every point."""

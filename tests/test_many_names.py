@@ -1,4 +1,4 @@
-"""Many scalar names (#16 item 4): the n-name problems of ``benchmarks/bench_many_names.py``
+"""Many scalar names: the n-name problems of ``benchmarks/bench_many_names.py``
 against ``sympy.diff``, the work of each build phase linear in n (operation counts, never
 times), the product's gradient by prefix and suffix products, the point path on Python floats
 (and when it is not taken), and the verifier's one ``if`` of a scalar function."""

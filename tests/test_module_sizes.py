@@ -1,5 +1,5 @@
-"""No symdiff module is over 450 lines (#14 item 5: modules small enough to read as one piece;
-the guideline is ~400). A module that grows past it is split by purpose, as symdiff/trace/ was.
+"""No symdiff module is over 450 lines (modules small enough to read as one piece; the
+guideline is ~400). A module that grows past it is split by purpose, as symdiff/trace/ was.
 """
 
 from __future__ import annotations

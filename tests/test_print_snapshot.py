@@ -1,5 +1,5 @@
-"""The printed NumPy code of every function head, pinned before the function registry (#14)
-moves the printer, the rule table and the tensor emitter onto one table.
+"""The printed NumPy code of every function head, pinned: the printer, the rule table and the
+tensor emitter all read the function registry, and a change to one of its rows shows here.
 
 For each head: the code of ``f(args)`` and of each of its partials (straight from the rule
 table, before simplification) through both printers, with the runtime helpers each print needs;

@@ -1,4 +1,4 @@
-"""No symdiff module uses another symdiff module's private names (#14 item 5): neither
+"""No symdiff module uses another symdiff module's private names: neither
 ``from .other import _name`` nor ``other._name`` on an imported module. What one module needs
 from another is public there, with a docstring, so that it can be read (and changed) as an
 interface. Dunder names (``__version__``) are public by convention. The runtime helpers

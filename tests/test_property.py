@@ -109,7 +109,8 @@ def _mp_value(expression, point):
     zero: a constant such as ``log(erfc(3 + 6*tanh(3))**2 + 1)`` (about 1e-73) is 0 at 30
     digits. Undefined at 120 digits too: no reference at this point (the example is dropped).
     A complex value whose imaginary part is a rounding residue (SymPy differentiates ``abs``
-    through ``re`` and ``im``) is its real part; one with a real imaginary part is dropped."""
+    through ``re`` and ``im``) is its real part; one with a real imaginary part is dropped, as
+    is one that mpmath cannot compare (a complex argument of ``Min``, ``Max`` or ``atan2``)."""
     for digits in (30, 120):
         with mpmath.workdps(digits):
             fn = sp.lambdify((X, Y, Z), expression,
@@ -118,6 +119,10 @@ def _mp_value(expression, point):
                 value = fn(*(mpmath.mpf(v) for v in point))
             except ZeroDivisionError:
                 continue
+            except TypeError as error:  # a complex value compared (Min, Max, atan2)
+                if "mpc" in str(error) or "complex" in str(error):
+                    break  # complex in earnest: no real reference here
+                raise
             if isinstance(value, mpmath.mpc):  # SymPy's derivative of abs goes through re/im
                 if abs(value.imag) > mpmath.mpf(10) ** (8 - digits) * max(1, abs(value.real)):
                     break  # complex in earnest: no real reference here

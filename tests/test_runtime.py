@@ -30,21 +30,32 @@ from symdiff.runtime import (
     _as_output,
     _as_outputs,
     _as_vector,
+    _at,
     _at_point,
     _cody_erf,
+    _cosh,
     _erf,
     _erfc,
+    _exp,
+    _exp_times_pow2,
+    _expm1,
     _float_arrays,
     _gamma,
     _hypot_share,
+    _log,
+    _log1p,
+    _log1p_exp,
     _log_ndtr,
     _loggamma,
+    _logistic,
     _polygamma,
     _prod_others,
     _sigmoid,
     _sinc_d,
+    _sinh,
     _sinpi,
     _softplus,
+    _tanh,
     _tril_inv,
 )
 from symdiff.verify import ERROR_CONSTANTS
@@ -454,10 +465,10 @@ def _loop_formulas(x):
 _loop_formulas.py_func = _loop_formulas
 
 
-def _serial_loop(x, _out):
-    """A Numba module's serial loop, as plain Python."""
-    for i in range(_out[0].shape[-1]):
-        _out[0][i] = _loop_formulas(x[i])
+def _plain_loop(x, _out, _start, _stop):
+    """A Numba module's loop, as plain Python."""
+    for i in range(_start, _stop):
+        _out[0][i] = _loop_formulas(_at(x, i))
 
 
 def _twice_block(a, _out=(None, None)):
@@ -496,8 +507,23 @@ def _call_examples():
             (long * 2.0, (-long,)),
         ),
         "_elementwise": ((_filled_block, (long,), 1, (2,)), np.stack([long * 2.0, -long])),
-        "_numba_elementwise": ((_loop_formulas, (x,), 1, (_serial_loop, None), (1,), 0),
-                               2.0 * x),
+        "_numba_elementwise": ((_loop_formulas, (x,), 1, _plain_loop, (1,), 0), 2.0 * x),
+        "_numba_ready": ((), None),
+        "_nothing": ((), None),
+        "_at": ((x, 2), x[2]),
+        "_select": ((False, 1.0, 2.5), 2.5),
+        "_ln2_multiple": ((3.0,), 4.0),
+        "_times_pow2": ((1.5, 3.0), 12.0),
+        "_exp_times_pow2": ((0.75, -1.0), _exp_times_pow2(0.75, -1.0)),
+        "_exp": ((0.75,), _exp(0.75)),
+        "_expm1": ((1e-3,), _expm1(1e-3)),
+        "_log": ((3.5,), _log(3.5)),
+        "_log1p": ((1e-3,), _log1p(1e-3)),
+        "_tanh": ((-0.4,), _tanh(-0.4)),
+        "_cosh": ((2.5,), _cosh(2.5)),
+        "_sinh": ((-0.4,), _sinh(-0.4)),
+        "_logistic": ((-3.0,), _logistic(-3.0)),
+        "_log1p_exp": ((-3.0,), _log1p_exp(-3.0)),
         "_at_scalars": ((_twice_block, [np.asarray(1.5)], np.dtype(np.float32)), (3.0, (-1.5,))),
         "_as_outputs": (((x[:1], 2), (2,), np.float32, ()), (np.full(2, x[0], np.float32),
                                                              np.full(2, 2.0, np.float32))),

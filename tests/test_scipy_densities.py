@@ -80,7 +80,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("name", "fn", "point", "peer"), CASES, ids=[c[0] for c in CASES])
-def test_value_and_gradient_against_scipy_and_central_differences(name, fn, point, peer):
+def test_value_and_gradient_against_scipy_and_central_differences(name, fn, point, peer, backend):
     p = np.array(point, dtype=float)
     shapes = {"p": p.shape}
     value, gradient = sd.value_and_grad(fn, wrt="p", shapes=shapes)(p)

@@ -1,11 +1,12 @@
 """``symdiff serve`` over HTTP: the page and its files, every task, the limits on requests, the
-checks on Host and Origin, answers kept, and a request out of time answered while the server
-goes on."""
+checks on Host and Origin, answers kept, a request out of time answered while the server goes
+on, and a long computation moved to the background while the class keeps its worker."""
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 
 import pytest
 
@@ -182,3 +183,28 @@ def test_a_request_out_of_time_is_stopped_and_the_server_goes_on(served):
     assert status == 200 and answer["ok"]
     status, again = post(url, "code", {"expr": SLOW, "wrt": ["x"]})  # kept: answered at once
     assert again["kind"] == "time" and classroom.main.replaced == replaced + 1
+
+
+def test_a_long_computation_goes_to_the_background_and_leaves_its_worker_to_the_class():
+    classroom = Classroom(Settings(workers=1, budget=300.0, foreground=0.2, wait=60))
+    server = ClassroomServer(("127.0.0.1", 0), classroom)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    answers = []
+    slow = threading.Thread(target=lambda: answers.append(
+        post(url, "code", {"expr": SLOW, "wrt": ["x"]}, timeout=600, client="breaker0001")))
+    try:
+        slow.start()
+        deadline = time.monotonic() + 120
+        while classroom.main.backgrounded == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert classroom.main.backgrounded == 1
+        # the only worker of the pool is free again for the class
+        status, answer = post(url, "derive", {"expr": "x**3*cos(x)", "wrt": ["x"]})
+        assert status == 200 and answer["ok"]
+        assert slow.is_alive() and answers == []
+    finally:
+        server.shutdown()
+        server.server_close()
+        classroom.close()
+        slow.join(60)

@@ -21,6 +21,7 @@ import sympy as sp
 
 from symdiff.simplify import simplify_for_people
 from symdiff.simplify.angles import masked_angles
+from symdiff.simplify.budget import polynomial_degree
 
 from .conftest import X, Y
 
@@ -83,3 +84,46 @@ def test_masked_angles_hide_multiples_and_sums_and_keep_identities():
     assert masked.xreplace(back) == expr
     assert simplify_for_people(sp.sin(128 * X) ** 2 + sp.cos(128 * X) ** 2 + Y) == 1 + Y
     assert simplify_for_people(2 * sp.sin(X) * sp.cos(X)) == sp.sin(2 * X)
+
+
+#: High powers of trigonometric calls (a multiple angle in disguise for the product-to-sum
+#: rewrites) and rational functions of high degree (a polynomial gcd over integers of that
+#: many digits, or dense in a generator such as exp(u) of exp(1000000*u)).
+HIGH_POWERS = ["sin(x)**(10**9)", "tan(x)**100000/(1 + x**2)", "cos(x)**1000*sin(y)**999",
+               "sinh(x)**(-5000) + cos(x)**2 + sin(x)**2*y", "(x**2 + 1)**300/(x - 3)**200",
+               "x**123456789*y", "erf(1000*(log(1 + x)**(1/1000) + x/y))",
+               "erf(1000000*x/cosh(y))", "loggamma(log(2 + y)**sin(y)*(x**(7/11) + x**1000000))"]
+
+
+def test_high_powers_build_and_derive_within_a_memory_limit():
+    child = _CHILD.format(limit=MEMORY_LIMIT)
+    run = subprocess.run([sys.executable, "-c", child, json.dumps(HIGH_POWERS)], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600,
+                         env={"SYMDIFF_DISABLE_CACHE": "1", "PYTHONPATH": str(ROOT),
+                              "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    for text, got, _ in json.loads(run.stdout):
+        assert got == pytest.approx(_expected(text), rel=1e-9, abs=1e-300), text
+
+
+def test_masked_angles_hide_high_powers_whole():
+    expr = sp.sin(X) ** 1000 * sp.cos(X) + sp.sin(X) ** 2 + sp.cos(X) ** 2
+    masked, back = masked_angles(expr)
+    assert list(back.values()) == [sp.sin(X) ** 1000]
+    assert masked.has(sp.sin(X) ** 2) and masked.xreplace(back) == expr
+    assert simplify_for_people(sp.sin(X) ** 2 + sp.cos(X) ** 2 + sp.sin(X) ** 1000) == (
+        1 + sp.sin(X) ** 1000)
+
+
+def test_polynomial_degree_bounds_the_common_denominator_form():
+    cases = [X**3 + X + 1, (X**2 + 1) ** 3 / (X - 3) ** 2, 1 / X + 1 / (Y + 1) ** 2,
+             X**5 * Y**4 / (1 + X * Y), (1 + sp.sin(X)) ** 7 - 1 / (X**2 - Y)]
+    for expr in cases:
+        numerator, denominator = sp.fraction(sp.together(expr))
+        gens = sorted(expr.free_symbols | expr.atoms(sp.Function), key=sp.default_sort_key)
+        total = sp.Poly(numerator, *gens).total_degree() + sp.Poly(
+            denominator, *gens).total_degree()
+        assert total <= polynomial_degree(expr), expr
+    assert polynomial_degree(X**3 + X + 1) == 3
+    assert polynomial_degree(sp.tan(X) ** 100000 / (1 + X**2)) == 100002
+    assert polynomial_degree(sp.exp(-(10**6) * X) + X ** sp.Rational(3, 2)) >= 10**6

@@ -62,7 +62,7 @@ def _close(got, want, what):
 
 
 @pytest.mark.parametrize("mode", ["forward", "reverse"])
-def test_cross_entropy_value_grad_and_hessian_are_finite_and_accurate(mode):
+def test_cross_entropy_value_grad_and_hessian_are_finite_and_accurate(mode, backend):
     t, u = _grid()
     value, grad, hess = _references(t, u)
     with _strict():  # no 0*log(0), no overflow, no inf - inf anywhere
@@ -100,7 +100,7 @@ VARIANTS = {
 
 
 @pytest.mark.parametrize("text", sorted(VARIANTS))
-def test_variants_are_finite_with_their_derivatives(text):
+def test_variants_are_finite_with_their_derivatives(text, backend):
     u = np.array(POINTS)
     value, first, second = ([float(f(p)) for p in u] for f in VARIANTS[text])
     with _strict():
@@ -145,7 +145,7 @@ def test_derive_shows_the_students_rules_not_the_rewrite():
         assert abs(want - got) < 1e-20
 
 
-def test_tensor_cross_entropy_is_finite_and_accurate():
+def test_tensor_cross_entropy_is_finite_and_accurate(backend):
     shapes = {"t": ("n",), "u": ("n",)}
     expr = f"sum({BCE})"
     t, u = _grid()

@@ -1,4 +1,4 @@
-"""Derivations operate on the expression as written (#19 item 1).
+"""Derivations operate on the expression as written.
 
 ``sd.derive(text)`` differentiates the tree of :mod:`symdiff.parsing.written`: the order of
 terms, subtraction and division, powers of quotients and constants as the student typed them,

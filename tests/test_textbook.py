@@ -213,6 +213,21 @@ def test_a_large_result_is_not_expanded():
     assert d.result == 60 * sp.Add(*sp.symbols("a b c d u v", real=True)) ** 59
 
 
+def test_a_fraction_of_high_degree_is_not_put_over_one_denominator(monkeypatch):
+    """A fraction whose polynomial form has a generator to a high power (``exp(u)`` in
+    ``exp(1000000*u)``) is left as the rules give it: no polynomial gcd is attempted (dense in
+    that generator, it took half a minute)."""
+    from symdiff.teach import textbook
+
+    calls = []
+    gcd = textbook.sp.gcd
+    monkeypatch.setattr(textbook.sp, "gcd", lambda *a, **k: calls.append(a) or gcd(*a, **k))
+    x, y = sp.symbols("x y", real=True)
+    raw = sp.exp(-(10**6) * (sp.log(1 + x) ** sp.Rational(1, 500) + x / y)) / (x + y)
+    assert textbook._one_fraction(raw, x) is None and not calls
+    assert textbook._one_fraction(1 / (x + y) + x**3 / (x + 1), x) is not None and calls
+
+
 # -- text that fits: the CLI and explain() break lines at spaces --------------------------------
 def test_cli_derive_takes_key_bottom_up_and_width(capsys):
     from symdiff.cli import main

@@ -17,7 +17,7 @@ MODES = ["forward", "reverse"]
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_derivative_of_zero_to_the_y_is_zero(mode):
+def test_derivative_of_zero_to_the_y_is_zero(mode, backend):
     y = np.array([0.5, 1.0, 2.0, 3.7])
     with np.errstate(all="raise"):
         assert np.array_equal(sd.grad("0**y", wrt="y", mode=mode, cache=False)(y), np.zeros(4))
@@ -25,7 +25,7 @@ def test_derivative_of_zero_to_the_y_is_zero(mode):
     assert np.array_equal(h, np.full(4, 2.0))
 
 
-def test_zero_to_a_positive_power_is_zero_and_so_is_its_derivative():
+def test_zero_to_a_positive_power_is_zero_and_so_is_its_derivative(backend):
     g = sd.grad("0**(y**2 + 1) + y", wrt="y", cache=False)
     assert np.array_equal(g(np.array([-2.0, 0.0, 3.0])), np.ones(3))
 
@@ -38,7 +38,7 @@ def test_derive_shows_the_zero_base_rule():
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_x_to_the_y_at_x_zero_follows_jax(mode):
+def test_x_to_the_y_at_x_zero_follows_jax(mode, backend):
     x = np.zeros(4)
     y = np.array([1.0, 2.0, 3.0, 0.5])
     with np.errstate(divide="ignore"):  # y = 0.5: d/dx is +inf, truly
@@ -51,7 +51,7 @@ def test_x_to_the_y_at_x_zero_follows_jax(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_hessian_of_x_to_the_y_at_x_zero_has_no_nan(mode):
+def test_hessian_of_x_to_the_y_at_x_zero_has_no_nan(mode, backend):
     x, y = np.zeros(3), np.array([2.0, 3.0, 4.5])
     with np.errstate(all="raise"):  # no 1/x evaluated where the guard replaces it
         h = sd.hessian("x**y", mode=mode, cache=False)(x, y)  # (2, 2, 3)
@@ -63,7 +63,7 @@ def test_hessian_of_x_to_the_y_at_x_zero_has_no_nan(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_x_to_the_y_matches_sympy_away_from_zero(mode):
+def test_x_to_the_y_matches_sympy_away_from_zero(mode, backend):
     rng = np.random.default_rng(3)
     x, y = rng.uniform(0.1, 3.0, 20), rng.uniform(-2.0, 3.0, 20)
     dx, dy = sd.grad("x**y", mode=mode, cache=False)(x, y)
@@ -76,7 +76,7 @@ def test_x_to_the_y_matches_sympy_away_from_zero(mode):
     np.testing.assert_allclose(dy, sp.lambdify((X, Y), sp.diff(f, Y), "numpy")(x, y), rtol=1e-13)
 
 
-def test_tensor_layer_zero_base():
+def test_tensor_layer_zero_base(backend):
     y = np.array([0.5, 2.0, 3.0])
     g = sd.grad("sum(0**y)", wrt="y", shapes={"y": ("n",)}, cache=False)
     np.testing.assert_array_equal(g(y=y), np.zeros(3))

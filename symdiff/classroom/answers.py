@@ -9,10 +9,11 @@ Two independent judges decide, and neither is trusted alone:
 - **symbols**: SymPy must simplify their difference to 0 (:data:`SIMPLIFICATIONS`).
 
 The answer is *equivalent* when both agree that it is; *not equivalent* when a point shows a
-difference and SymPy's ``simplify`` does not make the difference 0 (if it does, the message
-says so: the two are then defined differently, as at a branch cut). When the numbers agree but
-simplification cannot show that the difference is 0, the verdict says so:
-``"probably equivalent"``.
+difference. Two real numbers that differ there settle it; when the answer is no real number
+where the derivative is one, SymPy's ``simplify`` is asked whether the difference is 0 and, if
+it is, the message says so (the two are then defined differently, as at a branch cut). When
+the numbers agree but simplification cannot show that the difference is 0, the verdict says
+so: ``"probably equivalent"``.
 
 *Simplest form*: an answer with arithmetic left to do (``x*1``, ``+ 0``, ``x**1``, ``2*3``, like
 terms; what SymPy's automatic evaluation does) is not in simplest form, nor is one with more
@@ -171,8 +172,8 @@ def check(answer_text: str, expected: sp.Expr, references: Sequence[sp.Expr] = (
     compared, differs = compare_numbers(parsed, expected)
     difference = parsed - expected
     if differs is not None:
-        zero = difference == 0 or sp.simplify(difference) == 0
         point, got, wanted = differs
+        zero = got is None and (difference == 0 or sp.simplify(difference) == 0)
         at = {s.name: float(v) for s, v in point.items()}
         where = ", ".join(f"{name} = {value:g}" for name, value in at.items())
         note = "" if not zero else (" (simplification says they are equal: look at where "

@@ -58,15 +58,16 @@ def check_sequence(sequence: Sequence[str], variables: Sequence[str]) -> tuple[s
 @functools.lru_cache(maxsize=64)
 def derivations(text: str, sequence: tuple[str, ...]) -> tuple[Any, ...]:
     """The derivations of ``text`` by each name of ``sequence`` in turn: the first of the text
-    as written, each next one of the result before it."""
+    as written, each next one of the result before it (those of a shorter sequence are
+    shared: the second derivative's first derivation is the first derivative's)."""
     import symdiff as sd
 
     _, parsed = parse_as_written(text)
     check_sequence(sequence, variables_of(parsed))
-    found = [sd.derive(text, wrt=sequence[0])]
-    for name in sequence[1:]:
-        found.append(sd.derive(found[-1].result, wrt=name))
-    return tuple(found)
+    if len(sequence) == 1:
+        return (sd.derive(text, wrt=sequence[0]),)
+    before = derivations(text, sequence[:-1])
+    return (*before, sd.derive(before[-1].result, wrt=sequence[-1]))
 
 
 def partial_names(text: str, sequence: Sequence[str]) -> frozenset[str]:
@@ -81,23 +82,29 @@ def derivative_name(sequence: Sequence[str], partial: bool) -> str:
     return mathml.operator(sequence, partial, "f")
 
 
+@functools.lru_cache(maxsize=64)
+def _order(text: str, sequence: tuple[str, ...], partial: frozenset[str]) -> dict[str, Any]:
+    """The last order of :func:`lesson` for ``sequence`` (kept: a higher derivative's lesson
+    shows the lower ones again)."""
+    derivation = derivations(text, sequence)[-1]
+    name = derivative_name(sequence, bool(partial))
+    reveals = walkthrough(derivation.lines(), partial)
+    return {
+        "title": mathml.math(name),
+        "of": mathml.expression(derivation.shown),
+        "reveals": [r.as_dict() for r in reveals],
+        "result": mathml.math(mathml.equation(name, mathml.element(derivation.result)),
+                              display=True),
+    }
+
+
 def lesson(text: str, sequence: Sequence[str]) -> dict[str, Any]:
     """Everything the page reveals for ``text`` differentiated by ``sequence``: per order, its
     title, what is differentiated and the hints and steps (:func:`walkthrough`); then the
     answer in MathML and as text in the input language."""
     found = derivations(text, tuple(sequence))
     partial = partial_names(text, sequence)
-    orders = []
-    for k, derivation in enumerate(found):
-        name = derivative_name(sequence[: k + 1], bool(partial))
-        reveals = walkthrough(derivation.lines(), partial)
-        orders.append({
-            "title": mathml.math(name),
-            "of": mathml.expression(derivation.shown),
-            "reveals": [r.as_dict() for r in reveals],
-            "result": mathml.math(mathml.equation(name, mathml.element(derivation.result)),
-                                  display=True),
-        })
+    orders = [_order(text, tuple(sequence[: k + 1]), partial) for k in range(len(found))]
     result = found[-1].result
     return {
         "expression": preview(text),

@@ -14,8 +14,10 @@ lines only when a traceback asks).
 
 from __future__ import annotations
 
+import ast
 import functools
 import linecache
+import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -24,7 +26,7 @@ from typing import Any
 
 from .. import progress
 from ..verify import check_module
-from . import sources
+from . import naming, sources
 
 _mutex = threading.Lock()
 #: How many loaded functions are compiled under each name registered with linecache.
@@ -46,7 +48,8 @@ def load_function(source: str, name: str, filename: str, *, copy: bool = True
         tree = check_module(source)
     with progress.stage("compile"):
         numba = "\nimport numba as _numba\n" in source
-        found = sources.write_copy(source, name) if copy or numba else None
+        salt = numba_salt() if numba else ""
+        found = sources.write_copy(source, name, salt) if copy or numba else None
         if numba and found is None:
             from ..errors import SymdiffError
 
@@ -60,6 +63,12 @@ def load_function(source: str, name: str, filename: str, *, copy: bool = True
         if numba:  # (found: its file)
             namespace = _numba_namespace(filename)
         exec(code, namespace)  # our own rendered module, never user text
+    if numba:
+        with progress.stage("numba") as counts:
+            if "_loop" in namespace:
+                counts["loop"] = compile_loop(namespace, tree)
+            else:
+                counts.update(compile_ufuncs(namespace, tree))
     function = namespace[name]
     _register(filename, source, function, later=not copy)
     return function
@@ -78,6 +87,67 @@ def _register(filename: str, source: str, function: Callable[..., Any], later: b
         sources.copy_later(filename)
     finalizer = weakref.finalize(function, _release, filename, later)
     finalizer.atexit = False
+
+
+@functools.cache
+def numba_salt() -> str:
+    """The text of the runtime's scalar functions and loop helpers, which a Numba module's
+    compiled code holds inline: a copy's name depends on it, so that Numba's cache beside the
+    file (keyed by the file's own text) never serves machine code of other such functions."""
+    folder = Path(__file__).resolve().parent.parent / "runtime"
+    return "".join((folder / name).read_text(encoding="utf-8")
+                   for name in ("scalar.py", "loops.py"))
+
+
+def compile_loop(namespace: dict[str, Any], tree: ast.Module) -> str:
+    """Compile a Numba module's loop for float64 arrays (every argument a full array), or
+    load it from Numba's cache beside the module's file: ``"compiled"`` or ``"from Numba's
+    cache"``. Other kinds of arguments (float32, an argument of one element) compile on the
+    first call that brings them (and are cached too). The outputs the loop writes are read
+    from the module's call of the runtime (``leading=``, and ``structure=`` for one array per
+    output), its arguments from the loop's parameters."""
+    import numpy as np
+
+    loop = namespace["_loop"]
+    keywords = next(node.keywords for node in ast.walk(tree) if isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id == "_numba_elementwise")
+    options = {k.arg: k.value for k in keywords}
+    leading = ast.literal_eval(options["leading"])
+    if "structure" in options:
+        out: Any = tuple(np.zeros(1) for _ in range(leading[0]))
+    else:
+        out = np.zeros((*leading, 1))
+    inputs = [np.zeros(1) for _ in range(loop.py_func.__code__.co_argcount - 3)]
+    before = sum(loop.stats.cache_hits.values())
+    loop(*inputs, out, np.uint64(0), np.uint64(1))
+    return "from Numba's cache" if sum(loop.stats.cache_hits.values()) > before else "compiled"
+
+
+def compile_ufuncs(namespace: dict[str, Any], tree: ast.Module) -> dict[str, int]:
+    """Compile the Numba ufuncs of a tensor module's elementwise statements
+    (:mod:`symdiff.tensor.fused`) for float64 arrays, or load them from Numba's cache: how many
+    of each (``{"ufuncs compiled": 3, "from Numba's cache": 1}``). float32 arguments, and a
+    ufunc that reads a condition (booleans), compile on the first call that brings them."""
+    import numpy as np
+
+    counts = {"ufuncs compiled": 0, "from Numba's cache": 0, "on the first call": 0}
+    for node in tree.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name.startswith("_fused")):
+            continue
+        ufunc = namespace[node.name]
+        cache = getattr(getattr(ufunc._dispatcher, "cache", None), "_cache_file", None)
+        index = getattr(cache, "_index_path", None)  # (Numba's index of the cached machine code)
+        found = index is not None and os.path.exists(index)
+        try:
+            with np.errstate(all="ignore"):  # (zeros: 0/0 in a formula is no news)
+                ufunc(*(np.int64(1) if naming.is_dimension(a.arg) else np.zeros(1)
+                        for a in node.args.args))
+        except Exception:  # (a parameter that is a condition, booleans, which zeros cannot
+            counts["on the first call"] += 1  # stand for: the first call compiles it)
+            continue
+        counts["from Numba's cache" if found else "ufuncs compiled"] += 1
+    return {key: value for key, value in counts.items() if value}
 
 
 def _numba_namespace(path: str) -> dict[str, Any]:

@@ -5,29 +5,39 @@ A NumPy module computes each formula over whole arrays, one pass over memory per
 Numba module computes every formula at one element before the next (:func:`loop_spec`):
 
 * ``_formulas`` takes one number per argument and returns the outputs' numbers: the same
-  CSE'd statements as the NumPy module's, printed by :class:`NumbaPrinter` (``_np.exp(x)`` of
-  a float, ``a if c else b`` for a piecewise value, ``_math.erf`` for erf);
-* ``_serial`` and ``_threaded`` run it at every element of the flattened, broadcast arguments
-  (``range``, or ``_numba.prange`` on Numba's threads) and write ``_out[k][_i]`` (``_out``: a
-  tuple of one array per output) or ``_out[i, j, _i]`` (an array result's entries);
-* all three are ``@_numba.njit(cache=True, fastmath=False, error_model="numpy")``: compiled
-  on first call, the machine code cached beside the module's file (so a second process loads
-  it), IEEE arithmetic as NumPy's, and NumPy's nan/inf where Python would raise.
+  CSE'd statements as the NumPy module's, printed by :class:`NumbaPrinter`: ``exp``, ``log``,
+  ``expm1``, ``log1p``, ``tanh``, ``cosh``, ``sinh``, sigmoid and softplus as the runtime's
+  scalar functions (``_exp(x)``, which the compiler vectorises;
+  :mod:`symdiff.runtime.scalar`), other functions as NumPy's ufuncs on a number
+  (``_np.sin(x)``), ``_select(c, a, b)`` for a piecewise value, ``_math.erf`` for erf; it is
+  compiled inline into the loop (``inline="always"``) unless it calls the C library more than
+  :data:`INLINE_CALLS` times;
+* ``_loop`` runs it at the elements ``_start`` to ``_stop - 1`` of the flattened, broadcast
+  arguments (each read with ``_at``: an array at the element, or a number) and writes
+  ``_out[k][_i]`` (``_out``: a tuple of one array per output) or ``_out[i, j, _i]`` (an array
+  result's entries); it releases the GIL, so that the runtime runs blocks of a long call on
+  several threads; ``cache=True``: its machine code is cached beside the module's file (so a
+  second process loads it);
+* both are ``fastmath=False, error_model="numpy"``: IEEE arithmetic as NumPy's, and NumPy's
+  nan/inf where Python would raise.
 
 The public function hands them to the runtime (``_numba_elementwise``), which checks the
-arguments as the NumPy backend does and allocates the outputs. A function that no Numba
-formula exists for (``polygamma``, the shares of ``max`` ties, ...) is refused by name with an
+arguments as the NumPy backend does and allocates the outputs; the module calls
+``_numba_ready()`` once, after its imports. A function that no Numba formula exists for
+(``polygamma``, the shares of ``max`` ties, ...) is refused by name with an
 :class:`~symdiff.errors.UnsupportedError` when the function is built.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 import sympy as sp
 
+from .. import registry
 from ..errors import UnsupportedError
 from . import naming
 from .printer import CodePrinter
@@ -37,18 +47,37 @@ VECTOR = naming.DIRECTION
 
 #: The runtime helper that runs a Numba module's loops.
 NUMBA_ELEMENTWISE = "_numba_elementwise"
-#: The decorators of the compiled functions (the verifier allows exactly these).
-JIT = '@_numba.njit(cache=True, fastmath=False, error_model="numpy")'
-PARALLEL_JIT = '@_numba.njit(cache=True, parallel=True, fastmath=False, error_model="numpy")'
-#: The loops' names and their flat index.
-SERIAL, THREADED, INDEX = "_serial", "_threaded", "_i"
+#: The decorators of the compiled functions (the verifier allows exactly these): the formulas
+#: inline in the loop (which the compiler then vectorises), or, when they call the C library
+#: more than :data:`INLINE_CALLS` times, apart (a vectorised loop would make each call
+#: element by element, saving and restoring its vector registers around it: 2x slower over
+#: 50 calls of ``cos``).
+JIT = '@_numba.njit(inline="always", fastmath=False, error_model="numpy")'
+APART_JIT = '@_numba.njit(fastmath=False, error_model="numpy")'
+INLINE_CALLS = 4
+LOOP_JIT = '@_numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")'
+#: The loop's name, its flat index and the bounds of the elements it computes.
+LOOP, INDEX, START, STOP = "_loop", "_i", "_start", "_stop"
+#: The runtime's reader of an argument at an element (an array's element, or a number), and
+#: its select of one of two values.
+AT, SELECT = "_at", "_select"
+#: The module-level line of every Numba module, after its imports: the runtime's scalar
+#: functions made callable from compiled code (``_numba_ready``: once per process).
+READY = "_numba_ready"
+READY_LINE = f"{READY}()"
+#: The ufuncs and runtime helpers printed as the runtime's scalar functions
+#: (:mod:`symdiff.runtime.scalar`: ``exp`` as ``_exp``), which the compiler vectorises inside
+#: the loop (the C library's are calls it cannot): the registry rows' ``numba`` field.
+SCALAR_FUNCTIONS = registry.numba_functions()
 #: Functions whose NumPy form is a runtime helper, printed for Numba from ``math`` (the
-#: standard library's, which Numba compiles) or as an inline formula of NumPy's ufuncs.
+#: standard library's, which Numba compiles).
 _MATH = {"_erf": "_math.erf({0})", "_erfc": "_math.erfc({0})",
-         "_loggamma": "(_math.lgamma({0}) if {0} > 0 else _np.nan)",
-         # one exp; below -700, where exp(-u) would overflow, sigmoid(u) is exp(u) to rounding
-         "_sigmoid": "(1.0/(1.0 + _np.exp(-{0})) if {0} > -700.0 else _np.exp({0}))",
-         "_softplus": "(_np.log1p(_np.exp(-_np.abs({0}))) + _np.maximum({0}, 0.0))"}
+         "_loggamma": "_select({0} > 0, _math.lgamma({0}), _np.nan)"}
+#: NumPy's functions of a number that Numba compiles to instructions, not calls (the
+#: registry rows' ``instruction`` field).
+INLINE_UFUNCS = registry.instruction_ufuncs()
+_NUMPY_CALL = re.compile(r"_np\.(\w+)\(")
+_FRACTIONAL_POWER = re.compile(r"\*\*\s*\(?-?(\d+/\d+|\d*\.\d+)")
 #: What the user wrote, for the helpers that have no Numba formula (other helpers by name).
 _UNSUPPORTED = {"_polygamma": "polygamma (the derivatives of loggamma)",
                 "_argmax_share": "the gradient of max/min of more than two arguments",
@@ -59,15 +88,20 @@ THREADS_DOC = "{keyword}: threads for long arrays (None: one per free core; same
 
 
 class NumbaPrinter(CodePrinter):
-    """Formulas of one element for Numba: NumPy's ufuncs on numbers (``_np.exp(x)``), Python's
-    conditional and boolean operators where NumPy code calls ``where``/``logical_and``, and
-    ``math``'s special functions where the NumPy module calls a runtime helper."""
+    """Formulas of one element for Numba: the runtime's scalar functions (``_exp(x)``) and
+    select (``_select(c, a, b)``) where NumPy code calls ``_np.exp`` and ``_np.where``, NumPy's
+    other ufuncs on numbers (``_np.sin(x)``), ``&``, ``|`` and ``not`` of booleans (no jump)
+    where it calls ``logical_and``, and ``math``'s special functions where it calls a runtime
+    helper."""
 
     def __init__(self, settings=None):
         super().__init__(settings)
         self.math = False
 
     def helper_call(self, name: str, *args: str) -> str:
+        scalar = SCALAR_FUNCTIONS.get(name)
+        if scalar is not None and len(args) == 1:  # (sigmoid's _logistic)
+            return super().helper_call(scalar, *args)
         template = _MATH.get(name)
         if template is None or len(args) != 1:
             what = _UNSUPPORTED.get(name, name.lstrip("_"))
@@ -75,17 +109,29 @@ class NumbaPrinter(CodePrinter):
                 f"{what} has no formula for backend='numba' (its NumPy form is symdiff's "
                 f"runtime helper {name}); use backend='numpy' for this function")
         self.math = self.math or "_math." in template
+        if f"{SELECT}(" in template:
+            self.helpers.add(SELECT)
         arg = args[0] if args[0].isidentifier() else f"({args[0]})"
         return template.format(arg)
 
+    def _print(self, expr, **kwargs) -> str:
+        row = registry.by_class_name().get(type(expr).__name__)
+        scalar = None if row is None or row.helper or row.template or row.method else \
+            row.numba
+        if scalar is None or len(expr.args) != 1:
+            return super()._print(expr, **kwargs)
+        return super().helper_call(scalar, self._print(expr.args[0]))
+
     def where(self, cond: str, value: str, otherwise: str) -> str:
-        return f"({value} if {cond} else {otherwise})"
+        """``_select(cond, value, otherwise)``: both computed, one selected, with no jump (as
+        ``_np.where`` over arrays), which keeps the loop vectorisable."""
+        return super().helper_call(SELECT, cond, value, otherwise)
 
     def _print_And(self, expr: sp.And) -> str:
-        return "(" + " and ".join(self._print(a) for a in expr.args) + ")"
+        return "(" + " & ".join(self._print(a) for a in expr.args) + ")"
 
     def _print_Or(self, expr: sp.Or) -> str:
-        return "(" + " or ".join(self._print(a) for a in expr.args) + ")"
+        return "(" + " | ".join(self._print(a) for a in expr.args) + ")"
 
     def _print_Not(self, expr: sp.Not) -> str:
         return f"(not {self._print(expr.args[0])})"
@@ -101,7 +147,7 @@ class NumbaPrinter(CodePrinter):
         at_zero = expr.args[1] if len(expr.args) > 1 else sp.S.Half
         if at_zero in (0, sp.S.Half):
             return super()._heaviside(expr)
-        return f"({float(at_zero)!r} if {arg} == 0 else _np.maximum(_np.sign({arg}), 0.0))"
+        return self.where(f"{arg} == 0", repr(float(at_zero)), f"_np.maximum(_np.sign({arg}), 0.0)")
 
 
 def loop_spec(program: Any, printer: NumbaPrinter,
@@ -110,7 +156,7 @@ def loop_spec(program: Any, printer: NumbaPrinter,
     """The Numba module of an elementwise ``program`` (:class:`~symdiff.codegen.emit.Program`)
     after CSE: ``_formulas`` (the
     ``assignments`` and the ``outputs``, returned as the numbers of ``leaves``, or of an array
-    result's entries), the two loops, and the public function that hands them to the
+    result's entries), the loop, and the public function that hands them to the
     runtime (``structure``: how the leaves nest in what it returns; empty for an array
     result, ``program.result`` an :class:`~symdiff.codegen.emit.ArrayResult`)."""
     inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
@@ -143,40 +189,48 @@ def loop_spec(program: Any, printer: NumbaPrinter,
         mirrors = []
         leading = (len(leaves),)
     returned = names[0] if len(names) == 1 else f"({', '.join(names)})"
-    call = f"_formulas({', '.join(f'{p}[{INDEX}]' for p in inputs)})"
+    call = f"_formulas({', '.join(f'{AT}({p}, {INDEX})' for p in inputs)})"
     body = [f"{', '.join(targets)} = {call}", *mirrors]
     keyword = naming.threads_keyword(program.params)
     arguments = [p for p in program.params if p != VECTOR]
     pieces = [f"_formulas, {_tuple(arguments)}",
               *([f"{naming.THREADS}={keyword}"] if inputs else []),
-              f"loops=({SERIAL}, {THREADED})",
+              f"loop={LOOP}",
               f"leading={_tuple(leading)}"]
     if structure:
         pieces.append(f"structure={structure}")
     if program.vector:
         pieces.append(f"direction={VECTOR}")
-    length = f"{naming.OUT}.shape[-1]" if not structure else f"{naming.OUT}[0].shape[-1]"
-    loops = [_loop(SERIAL, JIT, inputs, f"range({length})", body,
-                   f"The formulas of {program.name} at every element, one after another."),
-             _loop(THREADED, PARALLEL_JIT, inputs, f"_numba.prange({length})", body,
-                   f"The formulas of {program.name} at every element, on Numba's threads.")]
+    loop = _loop(inputs, body, f"The formulas of {program.name} at the elements {START} to "
+                 f"{STOP} - 1 of the flat arguments.")
     made = ModuleSpec.of(
         program, prelude=[f"return {NUMBA_ELEMENTWISE}({', '.join(pieces)})"],
         assignments=printed, outputs=lines, result=returned,
-        helpers=[NUMBA_ELEMENTWISE], formulas=inputs,
+        helpers=[NUMBA_ELEMENTWISE, READY, *printer.helpers, *([AT] if inputs else [])],
+        constants=[READY_LINE],
+        formulas=inputs,
         formulas_doc=f"The formulas of {program.name} at one element (numbers in, numbers out).",
-        threads=keyword if inputs else None, backend="numba", functions=loops,
-        decorator=JIT, math=printer.math)
+        threads=keyword if inputs else None, backend="numba", functions=[loop],
+        decorator=JIT if library_calls([*printed, *lines]) <= INLINE_CALLS else APART_JIT,
+        math=printer.math)
     if not inputs:  # one point: no threads
         return made
     return replace(made, doc=(*made.doc, THREADS_DOC.format(keyword=keyword)))
 
 
-def _loop(name: str, decorator: str, inputs: Sequence[str], over: str, body: Sequence[str],
-          doc: str) -> str:
-    """One loop function's text: ``for _i in <over>:`` and ``body``."""
-    lines = [decorator, f"def {name}({', '.join([*inputs, naming.OUT])}):", f'    """{doc}"""',
-             f"    for {INDEX} in {over}:"]
+def library_calls(statements: Sequence[str | tuple[str, str]]) -> int:
+    """How many calls of the C library's functions the printed ``statements`` make: NumPy's
+    ufuncs on numbers other than those the compiler computes inline (``_np.sin``; not
+    ``_np.sqrt`` nor ``_np.abs``), ``math``'s functions, and powers of a fractional exponent."""
+    text = "\n".join(s if isinstance(s, str) else s[1] for s in statements)
+    ufuncs = [name for name in _NUMPY_CALL.findall(text) if name not in INLINE_UFUNCS]
+    return len(ufuncs) + text.count("_math.") + len(_FRACTIONAL_POWER.findall(text))
+
+
+def _loop(inputs: Sequence[str], body: Sequence[str], doc: str) -> str:
+    """The loop function's text: ``for _i in range(_start, _stop):`` and ``body``."""
+    lines = [LOOP_JIT, f"def {LOOP}({', '.join([*inputs, naming.OUT, START, STOP])}):",
+             f'    """{doc}"""', f"    for {INDEX} in range({START}, {STOP}):"]
     lines += [f"        {line}" for line in body]
     return "\n".join(lines)
 

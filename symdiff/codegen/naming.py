@@ -163,6 +163,12 @@ def shape_of(name: str) -> str:
     return _derived(name, "shape")
 
 
+def operand(index: int) -> str:
+    """Parameter ``index`` of a Numba ufunc of a tensor statement that stands for an operand
+    printed as a view (``x[:, None]``): ``_a0``."""
+    return f"_a{index}"
+
+
 def slot(index: int) -> str:
     """The tensor emitter's temporary ``index`` before renumbering (:data:`SLOT`): ``_s0``."""
     return f"_s{index}"

@@ -75,16 +75,18 @@ def _temporary_dir() -> str:
     return tempfile.gettempdir()
 
 
-def copy_path(source: str, name: str) -> Path:
-    """The path of the copy of ``source`` (whose function is ``name``)."""
-    digest = hashlib.sha256(source.encode("utf-8")).hexdigest()[:24]
+def copy_path(source: str, name: str, salt: str = "") -> Path:
+    """The path of the copy of ``source`` (whose function is ``name``); ``salt``, a text that
+    the file's name depends on besides the source (what the module's compiled code holds of
+    other files)."""
+    digest = hashlib.sha256((source + salt).encode("utf-8")).hexdigest()[:24]
     return source_dir() / f"{name}-{digest}.py"
 
 
-def write_copy(source: str, name: str) -> str | None:
+def write_copy(source: str, name: str, salt: str = "") -> str | None:
     """The path of a file holding exactly ``source`` (written now if missing, touched if there),
-    or None when the directory is unusable."""
-    path = copy_path(source, name)
+    or None when the directory is unusable (``salt``: as for :func:`copy_path`)."""
+    path = copy_path(source, name, salt)
     try:
         if not _private_dir(path.parent):
             return None

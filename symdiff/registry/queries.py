@@ -184,6 +184,21 @@ def call_passes() -> dict[str, int]:
     return {row.ufunc: row.passes for row in ROWS if row.ufunc and row.passes != 1}
 
 
+def numba_functions() -> dict[str, str]:
+    """The ufunc or runtime helper a NumPy module calls -> the runtime's scalar function a
+    ``backend="numba"`` module calls instead (``"exp" -> "_exp"``, ``"_sigmoid" ->
+    "_logistic"``)."""
+    return {(row.ufunc if row.ufunc and not row.helper else row.helper): row.numba
+            for row in ROWS if row.numba}
+
+
+def instruction_ufuncs() -> frozenset[str]:
+    """The NumPy names (printed and traced) of the rows compiled code computes with
+    instructions (``sqrt``, ``abs``, ``maximum``, ...), not a call of the C library."""
+    return frozenset(name for row in ROWS if row.instruction
+                     for name in (row.ufunc, *row.traced) if name)
+
+
 def in_place_ufuncs() -> dict[type, str]:
     """SymPy class -> ufunc, for the functions tensor code applies in place (imports SymPy)."""
     return {head_class(row): row.ufunc for row in ROWS if row.in_place and row.ufunc}

@@ -104,6 +104,11 @@ class Fn:
     int_args: tuple[int, ...] = ()  # argument positions printed as int literals
     numeric: Callable[..., Any] | None = None  # symdiff.math on numbers, when not ufunc/helper
     in_place: bool = False  # tensor code may apply the ufunc with out= onto a fresh array
+    # backend="numba": the runtime's scalar function printed for it (symdiff.runtime.scalar,
+    # which the compiler vectorises; "_exp"), or ``instruction``: compiled code computes its
+    # ufunc with instructions, not a call of the C library (the loop stays vectorisable)
+    numba: str | None = None
+    instruction: bool = False
     # the Array API standard's name of ufunc when it differs ("asin" for "arcsin"); "" when the
     # standard has none (backend="array_api" then refuses the function by name)
     standard: str | None = None

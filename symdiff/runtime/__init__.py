@@ -20,8 +20,10 @@ imports what it calls in one line (``from symdiff.runtime import _elementwise, _
   ``_gram``);
 * :mod:`~symdiff.runtime.sparse`: ``_affine_grid``, the rows and columns of a block of a
   sparse Jacobian's or Hessian's structural nonzeros (a sparse function's ``_pattern``);
-* :mod:`~symdiff.runtime.loops`: ``_numba_elementwise``, which runs the compiled loops of a
-  ``backend="numba"`` module (Numba itself is imported by that module);
+* :mod:`~symdiff.runtime.loops`: ``_numba_elementwise``, which runs the compiled loop of a
+  ``backend="numba"`` module (Numba itself is imported by that module), and
+  :mod:`~symdiff.runtime.scalar`: the elementary functions of one number its formulas call
+  (``_exp``, ``_log``, ...; plain arithmetic that Numba compiles inline and vectorises);
 * :mod:`~symdiff.runtime.standard`: the ``_xp_`` helpers of ``backend="array_api"`` modules
   (they need ``array_api_compat``).
 
@@ -81,7 +83,9 @@ MODULES = {
     "derivatives": ("_argmax_share", "_gram", "_hypot_share", "_prod_others", "_sigmoid",
                     "_sinc_d", "_softplus", "_tril_inv"),
     "elementwise": ("_elementwise",),
-    "loops": ("_numba_elementwise",),
+    "loops": ("_nothing", "_numba_elementwise", "_numba_ready"),
+    "scalar": ("_at", "_cosh", "_exp", "_exp_times_pow2", "_expm1", "_ln2_multiple", "_log",
+               "_log1p", "_log1p_exp", "_logistic", "_select", "_sinh", "_tanh", "_times_pow2"),
     "erf": ("_cody_erf", "_erf", "_erfc", "_log_ndtr"),
     "gamma": ("_gamma", "_loggamma", "_polygamma", "_sinpi"),
     "points": ("_at_packed", "_at_point", "_at_scalars", "_leaves", "_on_floats",

@@ -37,13 +37,17 @@ PRELOAD = ("symdiff.serve.preload",)
 @dataclass(frozen=True)
 class Settings:
     """How the application runs: ``workers`` main worker processes (by default one more than
-    the machine has cores, from 2 to 8: a student whose inputs run out of time holds one while
-    the others keep every core), each task at most ``budget`` seconds, a request waiting at
-    most ``wait`` seconds for a free worker, a worker using at most ``memory_mb`` more memory
-    than it starts with (Linux)."""
+    the machine has cores, from 2 to 8: a task that has just begun and will not end soon holds
+    one while the others keep every core), each task at most ``budget`` seconds, moved to the
+    background after ``foreground`` seconds of CPU time (:mod:`.pool`; a first or second
+    derivative of the textbook examples and of the hardest practice exercises, or its plot,
+    graph, code or answer check, needs at most 0.4 s), a request waiting at most ``wait``
+    seconds for a free worker, a worker using at most ``memory_mb`` more memory than it starts
+    with (Linux)."""
 
     workers: int = max(2, min(8, (os.cpu_count() or 1) + 1))
     budget: float = 10.0
+    foreground: float = 0.5
     wait: float = 30.0
     memory_mb: int | None = 2048
     cache_entries: int = 2048
@@ -68,8 +72,9 @@ class Classroom:
         self.settings = settings or Settings()
         self.results = Results(self.settings.cache_entries, self.settings.cache_bytes)
         memory = self.settings.memory_mb
-        self.quick = WorkerPool(1, handle, PRELOAD, memory, warm)
-        self.main = WorkerPool(self.settings.workers, handle, PRELOAD, memory, warm)
+        foreground = self.settings.foreground
+        self.quick = WorkerPool(1, handle, PRELOAD, memory, warm, foreground)
+        self.main = WorkerPool(self.settings.workers, handle, PRELOAD, memory, warm, foreground)
 
     def close(self) -> None:
         self.quick.close()
@@ -88,7 +93,8 @@ class Classroom:
         pool = self.quick if task in QUICK_TASKS else self.main
         budget = self.settings.budget
         try:
-            status, value = pool.run(task, request, budget, self.settings.wait, client)
+            status, value = pool.run(task, request, budget, self.settings.wait, client,
+                                     request.get("expr") or request.get("seed"))
         except Busy:
             return failure(503, "every worker is busy; try again in a moment", "busy"), False
         except OutOfTime:

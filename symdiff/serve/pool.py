@@ -12,6 +12,16 @@ path in a deep temporary directory too long for the system) by ``spawn``. A work
 imports. It ignores Ctrl-C (the server stops it), and on Linux its memory is capped
 (``memory_mb`` beyond what it holds when it starts), so a runaway task fails with a
 ``MemoryError`` instead of swapping the machine.
+
+A task that has used more than ``foreground`` seconds of CPU time (more than a classroom
+exercise needs; where the system does not say, Linux's ``/proc``, of wall time) moves to the
+background: its process gets the lowest CPU priority, so it runs on what the other
+tasks leave of the machine, and a fresh worker takes its place in the pool, so the pool keeps
+its size (at most ``size`` tasks in the background at once; beyond that a task keeps its place
+in the pool, at the lowest priority). A process cannot take back the priority it gave up, so
+it ends with its task. One student's pathological input then costs the others neither a
+worker nor a core, and it still gets its answer if the machine has time to spare within the
+budget.
 """
 
 from __future__ import annotations
@@ -22,6 +32,7 @@ import os
 import signal
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -96,10 +107,61 @@ def _work(connection: Any, handler: Handler, memory_mb: int | None,
 STARTUP = 300.0
 
 
+#: The niceness of a task moved to the background: the lowest CPU priority (POSIX).
+LOWEST = 19
+
+
+def lower_priority(pid: int) -> None:
+    """Give every thread of process ``pid`` the lowest CPU priority, where the platform has
+    priorities (on Linux a thread has its own, so each is changed)."""
+    if not hasattr(os, "setpriority"):
+        return
+    try:
+        threads = [int(name) for name in os.listdir(f"/proc/{pid}/task")]
+    except (OSError, ValueError):
+        threads = [pid]
+    for thread in threads:
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, thread, LOWEST)
+
+
+#: Texts whose place is remembered, at most (the least recently used are forgotten).
+HOMES = 4096
+#: Seconds between two looks at the CPU time of a task that may go to the background.
+WATCH = 0.05
+
+
+def cpu_seconds(pid: int) -> float | None:
+    """The CPU time process ``pid`` has used (all its threads), where the system says
+    (``/proc``: Linux)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            fields = stat.read().rsplit(b")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+class _Usage:
+    """The CPU time a process has used since this was made; its wall time where the system
+    does not say."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.cpu = cpu_seconds(pid)
+        self.wall = time.monotonic()
+
+    def seconds(self) -> float:
+        now = None if self.cpu is None else cpu_seconds(self.pid)
+        return time.monotonic() - self.wall if now is None else now - self.cpu
+
+
 class _Worker:
-    def __init__(self, process: Any, connection: Any) -> None:
+    def __init__(self, process: Any, connection: Any, place: int) -> None:
         self.process = process
         self.connection = connection
+        self.place = place
+        self.substituted = False  # moved to the background, another worker in its place
 
     def ready(self) -> bool:
         """Wait for the worker to say it is ready (whether it did)."""
@@ -119,14 +181,18 @@ class _Worker:
 class WorkerPool:
     """``size`` worker processes running ``handler(task, payload)``, one task each at a time.
 
-    :meth:`run` gives a task to a free worker (fairly among clients: :mod:`.fair`) and waits
-    at most ``budget`` seconds for its answer; a worker that does not answer in time is killed
-    and replaced (in the background, so the request answers at once). ``replaced`` counts the
-    replacements.
+    :meth:`run` gives a task to a free worker (fairly among clients, and where its ``near``
+    text ran before: :mod:`.fair`) and waits at most ``budget`` seconds for its answer; a
+    worker that does not answer in time is killed and replaced (in the background, so the
+    request answers at once). A task that uses more than ``foreground`` seconds of CPU time
+    moves to the background (see the module's docstring); ``None``: never. ``replaced``
+    counts the workers ended for time or memory, ``backgrounded`` the tasks moved to the
+    background.
     """
 
     def __init__(self, size: int, handler: Handler, preload: Sequence[str] = (),
-                 memory_mb: int | None = None, warm: Callable[[], None] | None = None) -> None:
+                 memory_mb: int | None = None, warm: Callable[[], None] | None = None,
+                 foreground: float | None = None) -> None:
         if size < 1:
             raise ValueError("a pool needs at least one worker")
         methods = multiprocessing.get_all_start_methods()
@@ -138,86 +204,145 @@ class WorkerPool:
         self._handler = handler
         self._memory_mb = memory_mb
         self._warm = warm
-        self._idle: FairQueue[_Worker] = FairQueue()
+        self._idle: FairQueue[_Worker] = FairQueue(lookahead=size)
+        self._homes: OrderedDict[str, int] = OrderedDict()  # text -> place it last ran at
         self._all: set[_Worker] = set()
         self._lock = threading.Lock()
         self._closed = False
         self.size = size
-        self.replaced = 0
+        self.foreground = foreground
+        self.replaced = self.backgrounded = 0
+        self._background = 0  # tasks in the background with a substitute in their place
         try:
-            starting = [self._start()]
+            starting = [self._start(0)]
         except OSError:  # no forkserver here (its socket's path too long for the system)
             if method != "forkserver":
                 raise
             self._context, self.method = multiprocessing.get_context("spawn"), "spawn"
-            starting = [self._start()]
-        starting += [self._start() for _ in range(size - 1)]
+            starting = [self._start(0)]
+        starting += [self._start(place) for place in range(1, size)]
         for worker in starting:  # they warm up at the same time
             if not worker.ready():
                 self.close()
                 raise RuntimeError("a worker process did not start")
-            self._idle.put(worker)
+            self._idle.put(worker, worker.place)
 
-    def _start(self) -> _Worker:
+    def _start(self, place: int) -> _Worker:
         parent, child = self._context.Pipe()
         process = self._context.Process(target=_work, name="symdiff-worker", daemon=True,
                                         args=(child, self._handler, self._memory_mb,
                                               self._warm))
         process.start()
         child.close()
-        worker = _Worker(process, parent)
+        worker = _Worker(process, parent, place)
         with self._lock:
             self._all.add(worker)
         return worker
 
-    def _restock(self) -> None:
-        try:
-            worker = self._start()
-        except Exception:  # closing, or out of processes: the pool runs with one fewer
-            return
-        if self._closed or not worker.ready():
-            worker.stop()
-        else:
-            self._idle.put(worker)
+    def _restock(self, place: int) -> None:
+        """Start a worker at ``place`` (in a thread of its own: it takes a moment)."""
+        def start() -> None:
+            try:
+                worker = self._start(place)
+            except Exception:  # closing, or out of processes: the pool runs with one fewer
+                return
+            if self._closed or not worker.ready():
+                worker.stop()
+                with self._lock:
+                    self._all.discard(worker)
+            else:
+                self._idle.put(worker, place)
 
-    def _replace(self, worker: _Worker) -> None:
+        if not self._closed:
+            threading.Thread(target=start, name="symdiff-restock", daemon=True).start()
+
+    def _retire(self, worker: _Worker, replaced: bool) -> None:
+        """End ``worker`` (counted in ``replaced`` if it ran out of time or memory) and start
+        another at its place, unless a substitute took it when its task went to the
+        background."""
         with self._lock:
             self._all.discard(worker)
-            self.replaced += 1
+            self.replaced += replaced
+            if worker.substituted:
+                self._background -= 1
         worker.stop()
-        if not self._closed:
-            threading.Thread(target=self._restock, name="symdiff-restock", daemon=True).start()
+        if not worker.substituted:
+            self._restock(worker.place)
+
+    def _to_background(self, worker: _Worker) -> None:
+        """Lower the priority of ``worker``'s process and, unless ``size`` tasks are in the
+        background already, start a substitute at its place."""
+        lower_priority(worker.process.pid)
+        with self._lock:
+            self.backgrounded += 1
+            if self._background >= self.size:
+                return
+            self._background += 1
+            worker.substituted = True
+        self._restock(worker.place)
+
+    def home(self, near: str | None) -> int | None:
+        """The place of the worker that last ran a task ``near`` the same text, if any."""
+        if near is None:
+            return None
+        with self._lock:
+            return self._homes.get(near)
+
+    def _remember(self, near: str | None, place: int) -> None:
+        if near is None:
+            return
+        with self._lock:
+            self._homes[near] = place
+            self._homes.move_to_end(near)
+            if len(self._homes) > HOMES:
+                self._homes.popitem(last=False)
 
     def run(self, task: str, payload: dict[str, Any], budget: float, wait: float,
-            client: str = "") -> tuple[str, Any]:
+            client: str = "", near: str | None = None) -> tuple[str, Any]:
         """``(status, value)`` of ``task``: ``"ok"`` and the handler's value, ``"input"`` and a
         symdiff error's details, ``"internal"`` and an unexpected error's message. Raises
         :class:`Busy` when no worker is free within ``wait`` seconds, :class:`OutOfTime` when
         the task takes longer than ``budget`` seconds, :class:`WorkerLost` when the worker
-        ends (out of memory). Free workers go first to the ``client`` that has used them least
-        lately (:mod:`.fair`); the time a task takes is counted against its client."""
+        ends (out of memory). Free workers go to clients fairly (:mod:`.fair`), first to the
+        one that ran a task ``near`` the same text (tasks of one expression); the time a task
+        takes is counted against its client."""
         try:
-            worker = self._idle.get(client, wait)
+            worker = self._idle.get(client, wait, self.home(near))
         except Timeout:
             raise Busy from None
+        self._remember(near, worker.place)
         start = time.monotonic()
+        background = False
+        used = _Usage(worker.process.pid)
         try:
             worker.connection.send((task, payload))
-            ready = worker.connection.poll(budget)
-            reply = worker.connection.recv() if ready else None
+            deadline = start + budget
+            while True:
+                remaining = deadline - time.monotonic()
+                watching = not background and self.foreground is not None
+                if remaining <= 0 or worker.connection.poll(
+                        min(remaining, WATCH) if watching else remaining):
+                    break
+                if watching and used.seconds() > self.foreground:
+                    background = True
+                    self._idle.background(client)
+                    self._to_background(worker)
+            reply = worker.connection.recv() if remaining > 0 else None
         except (EOFError, OSError):
-            self._replace(worker)
+            self._retire(worker, replaced=True)
             raise WorkerLost from None
         finally:
-            self._idle.charge(client, time.monotonic() - start)
+            self._idle.release(client, time.monotonic() - start, background)
         if reply is None:
-            self._replace(worker)
+            self._retire(worker, replaced=True)
             raise OutOfTime(budget)
         status, value = reply
         if status == "memory" or not worker.process.is_alive():
-            self._replace(worker)
+            self._retire(worker, replaced=True)
+        elif background:
+            self._retire(worker, replaced=False)
         else:
-            self._idle.put(worker)
+            self._idle.put(worker, worker.place)
         return status, value
 
     def pids(self) -> list[int]:

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import sympy as sp
-
 from ..classroom import lesson, practice
 from ..classroom.answers import check
 from ..classroom.figures import check_point, code, default_point, graph_figure, plot_svg
@@ -119,8 +117,22 @@ def handle(task: str, request: dict[str, Any]) -> Any:
     return TASKS[task](**request)
 
 
+#: One request of every task, run by :func:`warm`.
+WARM_UP: tuple[tuple[str, dict[str, Any]], ...] = (
+    ("preview", {"expr": "x**2*sin(x)"}),
+    ("derive", {"expr": "x**2*sin(x)", "wrt": ["x"]}),
+    ("check", {"expr": "x**2*sin(x)", "wrt": ["x"], "answer": "2*x*sin(x) + x**2*cos(x)"}),
+    ("check", {"expr": "x**2*sin(x)", "wrt": ["x"], "answer": "2*x"}),
+    ("plot", {"expr": "x**2*sin(x)", "wrt": ["x"], "point": {"x": 1.0}, "interval": [-2, 2]}),
+    ("graph", {"expr": "x**2*sin(x)", "point": {"x": 1.0}}),
+    ("code", {"expr": "x**2*sin(x)", "wrt": ["x"]}),
+    ("practice", {"seed": "1", "rules": list(practice.RULES), "difficulty": 1, "count": 7}),
+)
+
+
 def warm() -> None:
-    """Import and run once what the tasks use, so that workers started after this (from the
-    preloaded server process) answer their first request at full speed."""
-    lesson.lesson("x**2*sin(x)", ["x"])
-    sp.simplify(sp.Symbol("x") - sp.Symbol("x"))
+    """Import and run once what the tasks use (every task, :data:`WARM_UP`), so that workers
+    started after this (from the preloaded server process) answer their first request at full
+    speed."""
+    for task, request in WARM_UP:
+        handle(task, request)

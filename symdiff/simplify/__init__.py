@@ -16,7 +16,14 @@ DAG).
 
 from __future__ import annotations
 
-from .budget import SIMPLIFY_MAX_OPS, Budget, expansion_terms, operation_nodes, own_free_symbols
+from .budget import (
+    SIMPLIFY_MAX_OPS,
+    Budget,
+    expansion_terms,
+    operation_nodes,
+    own_free_symbols,
+    polynomial_degree,
+)
 from .cse import TEMP_PREFIX, shared_subexpressions
 from .measure import count_ops, fraction
 from .phases import simplify_for_people
@@ -33,6 +40,7 @@ __all__ = [
     "fraction",
     "operation_nodes",
     "own_free_symbols",
+    "polynomial_degree",
     "shared_subexpressions",
     "simplify_for_people",
     "stable_forms",

@@ -9,6 +9,11 @@ trigonometric or hyperbolic function that is a large multiple (a term with a coe
 symbol, the same symbol wherever the same argument occurs, and put back after: the phases still
 apply every identity between functions of one argument (``sin(u)**2 + cos(u)**2 = 1``,
 ``sin(u)/cos(u) = tan(u)``), and what they produce is bounded by what they read.
+
+A high power is a multiple angle in disguise: the product-to-sum rewrites turn ``sin(x)**n``
+into a sum of ``n`` multiple angles (``sin(x)**(10**9)`` exhausted memory the same way). A power
+of such a call whose exponent is a number beyond :data:`PLAIN_POWER` in size is hidden whole,
+the same way.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ from sympy.functions.elementary.trigonometric import TrigonometricFunction
 PLAIN_MULTIPLE = 2
 #: The most terms of an argument left visible (``sin(x + y)``).
 PLAIN_TERMS = 2
+#: The largest size of a numeric exponent of a trigonometric or hyperbolic call left visible
+#: (``sin(x)**4``, ``cos(x)**-3``).
+PLAIN_POWER = 8
 
 _ANGLED = (TrigonometricFunction, HyperbolicFunction)
 
@@ -42,13 +50,30 @@ def _plain(argument: sp.Expr) -> bool:
     return True
 
 
+def _high_power(node: sp.Basic) -> bool:
+    """Whether ``node`` is a trigonometric or hyperbolic call to a numeric power beyond
+    :data:`PLAIN_POWER` in size."""
+    return (
+        node.is_Pow
+        and isinstance(node.base, _ANGLED)
+        and node.exp.is_Number
+        and abs(node.exp) > PLAIN_POWER
+    )
+
+
 def masked_angles(expr: sp.Expr) -> tuple[sp.Expr, dict[sp.Symbol, sp.Expr]]:
     """``expr`` with every argument of a trigonometric or hyperbolic function that is not plain
-    (see the module notes) replaced by a fresh real symbol, and the map back."""
+    and every high power of such a function (see the module notes) replaced by a fresh real
+    symbol, and the map back."""
     back: dict[sp.Symbol, sp.Expr] = {}
     ahead: dict[sp.Expr, sp.Symbol] = {}
     swap: dict[sp.Basic, sp.Basic] = {}
-    for call in expr.atoms(*_ANGLED):
+    powers = {node for node in sp.preorder_traversal(expr) if _high_power(node)}
+    for power in sorted(powers, key=sp.default_sort_key):
+        symbol = sp.Dummy("power", real=True)
+        back[symbol] = power
+        swap[power] = symbol
+    for call in sorted(expr.atoms(*_ANGLED), key=sp.default_sort_key):
         argument = call.args[0]
         if len(call.args) != 1 or _plain(argument):
             continue

@@ -37,9 +37,11 @@ class Budget:
     #: Phases that multiply out (``cancel``, ``expand``, the numerator of ``radsimp``): the
     #: number of terms the full expansion of their input can have (:func:`expansion_terms`),
     #: and for ``cancel`` (a polynomial gcd) the number of its polynomial generators
-    #: (symbols, function calls and non-integer powers).
+    #: (symbols, function calls and non-integer powers) and its total degree in them
+    #: (:func:`polynomial_degree`: the gcd works with integers of about that many digits).
     terms: int = 200
     generators: int = 10
+    degree: int = 1_000
     #: ``trigsimp``: operations of its input, calls of trigonometric or hyperbolic functions in
     #: it, and terms of its numerator and denominator once expanded (it factors them).
     trig_ops: int = 40
@@ -109,6 +111,53 @@ def expansion_terms(expr: sp.Basic, cap: int = 10**6) -> int:
         return memo[e]
 
     return terms(expr)
+
+
+def polynomial_degree(expr: sp.Basic, cap: int = 10**12) -> int:
+    """An upper bound of the total degree of the numerator plus the denominator of ``expr``
+    over one common denominator, as polynomials in its generators (see
+    :func:`polynomial_generators`), at most ``cap``: a product adds the degrees of its
+    factors, an integer power multiplies its base's (a negative one swaps numerator and
+    denominator), a sum puts its terms over the product of their denominators; every other
+    node with symbols counts one, or the numerator of its exponent where SymPy's polynomials
+    take it as a power of a generator (``x**(3/2)`` of ``sqrt(x)``, ``exp(1000*u)`` of
+    ``exp(u)``)."""
+    memo: dict[sp.Basic, tuple[int, int]] = {}
+
+    def degree(e: sp.Basic) -> tuple[int, int]:
+        if e not in memo:
+            if e.is_Add:
+                parts = [degree(a) for a in e.args]
+                den = sum(d for _, d in parts)
+                num = max(n + den - d for n, d in parts)
+            elif e.is_Mul:
+                parts = [degree(a) for a in e.args]
+                num, den = sum(n for n, _ in parts), sum(d for _, d in parts)
+            elif e.is_Pow and e.exp.is_Integer:
+                k, (n, d) = int(e.exp), degree(e.base)
+                num, den = (k * n, k * d) if k >= 0 else (-k * d, -k * n)
+            elif e.free_symbols:
+                # a power of a generator: x**(p/q) of x**(1/q), exp(p*u/q) of exp(u/q)
+                k = _generator_power(e)
+                num, den = (k, 0) if k >= 0 else (0, -k)
+            else:
+                num, den = 0, 0
+            memo[e] = (min(num, cap), min(den, cap))
+        return memo[e]
+
+    return min(sum(degree(expr)), cap)
+
+
+def _generator_power(e: sp.Basic) -> int:
+    """The power of a generator that SymPy's polynomials see in ``e``: the numerator of a
+    rational exponent (of a power, or the coefficient of an exponential's argument), else 1."""
+    if e.is_Pow and e.exp.is_Rational:
+        return int(e.exp.p)
+    if isinstance(e, sp.exp):
+        coefficient = e.args[0].as_coeff_Mul()[0]
+        if coefficient.is_Rational:
+            return int(coefficient.p)
+    return 1
 
 
 def polynomial_generators(expr: sp.Basic) -> int:

@@ -28,6 +28,7 @@ from .budget import (
     Budget,
     expansion_terms,
     operation_nodes,
+    polynomial_degree,
     polynomial_generators,
 )
 from .literals import common_factors, keeps_literals
@@ -96,10 +97,17 @@ class _Simplifier:
         count = expansion_terms(numerator) + expansion_terms(denominator)
         if not self._within(phase, expr, count, self.budget.terms, "terms once expanded"):
             return False
-        generators = polynomial_generators(expr) if phase == "cancel" else 0
-        return phase != "cancel" or self._within(
-            phase, expr, generators, self.budget.generators, "polynomial generators"
-        )
+        if phase != "cancel":
+            return True
+        return self._within(
+            phase, expr, polynomial_generators(expr), self.budget.generators,
+            "polynomial generators",
+        ) and self.low_degree(phase, expr)
+
+    def low_degree(self, phase: str, expr: sp.Basic) -> bool:
+        """Whether the polynomials a phase may build of ``expr`` (it factors or takes a gcd)
+        stay within the degree budget (SymPy's are dense in each generator)."""
+        return self._within(phase, expr, polynomial_degree(expr), self.budget.degree, "degrees")
 
     def trig(self, phase: str, expr: sp.Basic) -> bool:
         b = self.budget
@@ -116,6 +124,7 @@ class _Simplifier:
             self._within(phase, expr, operation_nodes(expr), b.trig_ops, "operations")
             and self._within(phase, expr, calls, most_calls, "trigonometric calls")
             and self._within(phase, expr, terms, most_terms, "terms once expanded")
+            and self.low_degree(phase, expr)
         )
 
     def small(self, phase: str, expr: sp.Basic) -> bool:
@@ -178,11 +187,12 @@ class _Simplifier:
             short = _shorter(short, sp.factor_terms(short))
         if short.has(*_TRIG, ExpBase, sp.exp) and self._within(
                 "exptrigsimp", short, operation_nodes(short), self.budget.exptrig_ops,
-                "operations"):
+                "operations") and self.low_degree("exptrigsimp", short):
             short = with_masked_angles(sp.exptrigsimp, short)
         expr = short.xreplace(_HOLLOW_MUL)
         numerator, denominator = expr.as_numer_denom()
-        if denominator.is_Add and self.small("radsimp", denominator):
+        if (denominator.is_Add and self.small("radsimp", denominator)
+                and self.low_degree("radsimp", expr)):
             n, d = fraction(sp.radsimp(1 / denominator, symbolic=False, max_terms=1))
             if n is not sp.S.One and self.expandable("radsimp", numerator * n):
                 expr = (numerator * n).expand() / d

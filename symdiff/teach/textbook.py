@@ -41,7 +41,14 @@ from sympy.polys.polyerrors import BasePolynomialError
 from ..engine.assembly import over, shown_result
 from ..engine.inputtext import teaching_text
 from ..parsing.written import Written, canonical
-from ..simplify import SIMPLIFY_MAX_OPS, count_ops, expansion_terms, quick
+from ..simplify import (
+    SIMPLIFY_MAX_OPS,
+    Budget,
+    count_ops,
+    expansion_terms,
+    polynomial_degree,
+    quick,
+)
 from ..simplify.dag import distinct_nodes, has_type
 
 #: How much shorter than the rules' result (in characters of its text) another form must be.
@@ -170,7 +177,7 @@ def _one_fraction(raw: sp.Expr, var: sp.Symbol) -> tuple[str, sp.Expr] | None:
     if denominator == 1:
         return None
     top = _collected(numerator, var)
-    if top is None:
+    if top is None or polynomial_degree(top / denominator) > Budget.degree:
         return None
     common = sp.gcd(top, denominator)
     if common != 1 and common.free_symbols:

@@ -173,12 +173,7 @@ class TensorLayer:
     """The tensor layer as the build pipeline sees it (:class:`symdiff.layer.Layer`)."""
 
     def request(self, call: Call) -> TensorRequest:
-        """Parse and validate a builder call (:func:`symdiff.tensor.request.request_for`).
-        ``backend="numba"`` is for elementwise functions only: refused here, by name."""
-        if call.options.backend == "numba":
-            raise UnsupportedError(
-                "backend='numba' compiles elementwise functions (no shapes=); tensor functions "
-                "use backend='numpy' or 'array_api'")
+        """Parse and validate a builder call (:func:`symdiff.tensor.request.request_for`)."""
         return request_for(call.kind, call.exprs, call.wrt, call.options, call.shapes)
 
     def build(self, request: TensorRequest) -> Built:

@@ -152,6 +152,13 @@ def closure(needed: set[sp.Basic], pending: dict[sp.Symbol, sp.Expr]) -> set[sp.
 
 def renumber(lines: list[tuple[str, str]], aliases: dict[str, str]) -> list[tuple[str, str]]:
     """Temporaries named ``_t0, _t1, ...`` in order of definition (an alias shares a name)."""
+    rename = renamer(lines, aliases)
+    return [(rename(t), rename(v)) for t, v in lines]
+
+
+def renamer(lines: list[tuple[str, str]], aliases: dict[str, str]) -> Callable[[str], str]:
+    """What :func:`renumber` does to a text of ``lines`` (or of another text that reads their
+    temporaries)."""
     names: dict[str, str] = {}
     for target, _ in lines:
         for match in PLACEHOLDER.finditer(target):
@@ -165,4 +172,4 @@ def renumber(lines: list[tuple[str, str]], aliases: dict[str, str]) -> list[tupl
     def rename(text: str) -> str:
         return PLACEHOLDER.sub(lambda m: resolve(m.group(0)), text)
 
-    return [(rename(t), rename(v)) for t, v in lines]
+    return rename

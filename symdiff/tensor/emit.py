@@ -41,6 +41,7 @@ from .codetext import (
     shape_code,
 )
 from .finish import finish, tensor_forms
+from .fused import Fuser
 from .ir import VIEWS, Node, arg_symbol, format_axes, topological
 from .shapes import Shape, same_shape
 from .values import composes
@@ -64,7 +65,7 @@ class Program:
     cse: bool = True
     #: The parameters that are index bound constants (int64 positions): not converted to floats.
     indices: tuple[str, ...] = ()
-    #: ``"numpy"`` or ``"array_api"`` (:mod:`symdiff.codegen.standard`).
+    #: ``"numpy"``, ``"array_api"`` (:mod:`symdiff.codegen.standard`) or ``"numba"`` (``.fused``)
     backend: str = "numpy"
 
 
@@ -74,6 +75,7 @@ class _Emitter:
     def __init__(self, program: Program):
         self.program = program
         self.printer: ArrayCodePrinter = printer_for(program.backend, array=True)  # type: ignore[assignment]
+        self.fuser = Fuser() if program.backend == "numba" else None
         self.roots = [node for _, node in program.outputs]
         self.order = topological(self.roots)
         self.uses: dict[int, int] = {}
@@ -144,7 +146,8 @@ class _Emitter:
             if self.code[id(node)] != name:
                 self.lines.append((name, self._fresh(node)))
         return finish(self.lines, accumulate=self.accumulate, shapes=self.shapes,
-                      counter=self.counter, cse=self.program.cse, printer=self.printer)
+                      counter=self.counter, cse=self.program.cse, printer=self.printer,
+                      fuser=self.fuser)
 
     def _visit(self, node: Node) -> None:
         if id(node) in self.code or id(node) in self.composed:
@@ -439,8 +442,9 @@ _INLINE: dict[str, Callable[[_Emitter, Node], bool]] = {
 }
 
 
-def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str]]:
-    """The function body's statements ``(target, code)`` and the runtime helpers they call."""
+def emit_statements(program: Program) -> tuple[list[tuple[str, str]], set[str], Fuser | None]:
+    """The function body's statements ``(target, code)``, the runtime helpers they call, and
+    with ``backend="numba"`` the :class:`~.fused.Fuser` holding the ufuncs they call."""
     emitter = _Emitter(program)
-    statements = emitter.run()
-    return statements, set(emitter.printer.helpers)
+    fuser, statements = emitter.fuser, emitter.run()
+    return statements, emitter.printer.helpers | (fuser.helpers if fuser else set()), fuser

@@ -13,8 +13,9 @@ as ``+=`` / ``-=``, and temporaries renumbered ``_t0, _t1, ...`` in order of def
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 import sympy as sp
 
@@ -23,7 +24,16 @@ from ..codegen import naming
 from ..codegen.emit import INTERLEAVE_MIN
 from ..codegen.printer import ArrayCodePrinter
 from ..simplify import stable_forms
-from .codetext import PLACEHOLDER, closure, factored, inline_scalars, is_dim, renumber
+from .codetext import (
+    PLACEHOLDER,
+    closure,
+    factored,
+    inline_scalars,
+    is_dim,
+    renamer,
+    renumber,
+)
+from .fused import Fuser
 from .hoist import hoist
 from .shapes import Shape
 
@@ -61,13 +71,35 @@ def finish(
     counter: int,
     cse: bool,
     printer: ArrayCodePrinter,
+    fuser: Fuser | None = None,
 ) -> list[tuple[str, str]]:
     """The printed statements ``(target, code)`` of the emitter's ``lines``.
 
     ``accumulate`` are the indices of lines added into their target (``target += value``);
     ``shapes`` the shapes of the targets; ``counter`` the next free placeholder number
     (``_s<counter>``, where the shared subexpressions' names start); ``cse`` whether to share
-    common subexpressions."""
+    common subexpressions; ``fuser`` (``backend="numba"``): each elementwise expression's
+    functions computed by NumPy, its arithmetic by a Numba ufunc of its own
+    (:mod:`symdiff.tensor.fused`), none applied in place."""
+
+    fresh = (naming.slot(k) for k in itertools.count(counter + 2 * 10**6))
+
+    def text(value: sp.Expr) -> str:
+        code = printer.doprint(value)
+        return code if fuser is None else fuser.code(value, code)
+
+    def statements(target: str, value: sp.Expr, add: bool = False) -> list[tuple[str, str]]:
+        """The lines that compute ``value`` into ``target`` (``add``: added onto it); with a
+        fuser, each function of it computed first by NumPy (:meth:`Fuser.split`)."""
+        before: list[tuple[str, str]] = []
+        if fuser is not None:  # (one parameter per array: an alias is what it stands for)
+            found = {symbol: sp.Symbol(_resolve(symbol.name, aliases))
+                     for symbol in value.free_symbols if symbol.name in aliases}
+            before, value = fuser.split(value.xreplace(found), printer.doprint, fresh)
+            if not add and before and before[-1][0] == str(value):  # the function's value
+                return [*before[:-1], (target, before[-1][1])]
+        return [*before, add_onto(target, value, text) if add else (target, text(value))]
+
     exprs = [(i, value) for i, (_, value) in enumerate(lines) if isinstance(value, sp.Basic)]
     forms = [factored(tensor_forms(stable_forms(value))) for _, value in exprs]
     shared: list[tuple[sp.Symbol, sp.Expr]] = []
@@ -96,26 +128,36 @@ def finish(
             aliases[target] = value.name  # computed already: reuse it
             continue
         needed = closure(value.free_symbols, pending)
-        printed += [(k.name, printer.doprint(e)) for k, e in pending.items() if k in needed]
+        for k, e in pending.items():
+            if k in needed:
+                printed += statements(k.name, e)
         pending = {k: e for k, e in pending.items() if k not in needed}
-        if i in accumulate:
-            printed.append(add_onto(target, value, printer))
-        elif in_place(target, value, shapes):
+        if fuser is None and i not in accumulate and in_place(target, value, shapes):
             printed.append((target, printer.doprint(value.args[0])))
             ufunc = IN_PLACE_UFUNCS[value.func]
             printed.append((target, f"_np.{ufunc}({target}, out={target})"))
         else:
-            printed.append((target, printer.doprint(value)))
+            printed += statements(target, value, add=i in accumulate)
+    if fuser is not None:  # the ufuncs' parameters take the names of what they are given
+        rename = renamer(printed, aliases)
+        fuser.functions[:] = [rename(function) for function in fuser.functions]
     return renumber(printed, aliases)
 
 
-def add_onto(target: str, value: sp.Expr, printer: ArrayCodePrinter) -> tuple[str, str]:
+def _resolve(name: str, aliases: Mapping[str, str]) -> str:
+    """The line an alias stands for."""
+    while name in aliases:
+        name = aliases[name]
+    return name
+
+
+def add_onto(target: str, value: sp.Expr, text: Callable[[sp.Expr], str]) -> tuple[str, str]:
     """``target += value`` (or ``-=``) as a statement ``("target +=", code)``: NumPy adds
-    into the slice in place, with no temporary and no copy back."""
+    into the slice in place, with no temporary and no copy back (``text`` prints a value)."""
     sign = "+"
     if not value.is_Add and value.could_extract_minus_sign():
         sign, value = "-", -value
-    return f"{target} {sign}=", printer.doprint(value)
+    return f"{target} {sign}=", text(value)
 
 
 def in_place(target: str, value: sp.Expr, shapes: Mapping[str, Shape]) -> bool:

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import sympy as sp
 
 from ..codegen import naming
+from ..codegen.loops import READY, READY_LINE
 from ..codegen.spec import ModuleSpec, names_tuple, render_module
 from ..codegen.standard import check_helpers, standard_code
 from .emit import Program, emit_statements
@@ -204,7 +205,7 @@ def _standard_prelude(program: Program) -> list[str]:
 def module_spec(program: Program) -> ModuleSpec:
     """The generated module for ``program``, as statement strings (with
     ``backend="array_api"``, the standard's functions only: :func:`standard_code`)."""
-    statements, used = emit_statements(program)
+    statements, used, fuser = emit_statements(program)
     standard = program.backend == "array_api"
     if standard:
         check_helpers(used, program.name)
@@ -221,17 +222,24 @@ def module_spec(program: Program) -> ModuleSpec:
             binds.insert(0, ("_dtype", f"{program.params[0]}.dtype"))
     if program.params:
         used = used | {"_check_shapes", "_xp_float_arrays" if standard else "_float_arrays"}
+    constants = [FLOAT64] if program.params and not standard else []
+    if fuser is not None and fuser.functions:
+        used = used | {READY}
+        constants = [READY_LINE, *constants]
     if standard:
         used = used | {"_xp_namespace"}
     return ModuleSpec.of(
         program,
         helpers=used,
-        constants=[FLOAT64] if program.params and not standard else [],
+        constants=constants,
         prelude=prelude,
         assignments=[*binds, *statements],
         outputs=[],
         result=standard_code(program.result, None, program.name) if standard else program.result,
-        backend=program.backend,
+        # (a Numba module with no statement fused is a NumPy module)
+        backend="numpy" if fuser is not None and not fuser.functions else program.backend,
+        functions=fuser.functions if fuser is not None else (),
+        math=fuser is not None and fuser.math,
     )
 
 

@@ -31,13 +31,16 @@ from .allowed import (
     ERROR_CONSTANTS,
     FORMULAS,
     FUNCTION_NAMES,
+    FUSED,
     IMPORTS,
     KEYWORDS,
     NAMING_HELPERS,
+    NUMBA_APART_JIT,
     NUMBA_HELPER,
     NUMBA_IMPORTS,
     NUMBA_JIT,
     NUMBA_LOOPS,
+    NUMBA_READY,
     NUMPY_NAMES,
     OPERATOR_UFUNCS,
     PACKED,
@@ -58,7 +61,7 @@ from .defined import check_defined, module_names
 from .errors import VerificationError, refuse
 from .loops import check_decorator, check_loop
 from .packed import check_packed_function, packed_constant
-from .statements import check_function
+from .statements import check_function, check_fused
 
 __all__ = [
     "BLOCK_SLICES",
@@ -103,6 +106,8 @@ def check_module(source: str) -> ast.Module:
     packed = []
     patterns = []
     loops = []
+    fused: list[ast.FunctionDef] = []
+    registers = 0
     constants: set[str] = set()
     imports: set[tuple[str, str | None]] = set()
     helpers: set[str] = set()
@@ -126,8 +131,12 @@ def check_module(source: str) -> ast.Module:
             patterns.append(node)
         elif isinstance(node, ast.FunctionDef) and node.name in NUMBA_LOOPS:
             loops.append(node)
+        elif isinstance(node, ast.FunctionDef) and FUSED.match(node.name):
+            fused.append(node)
         elif isinstance(node, ast.Assign) and ast.dump(node) in _constant_dumps():
             pass
+        elif _registers(node):
+            registers += 1
         elif (name := packed_constant(node)) is not None:
             if name in constants:
                 raise refuse(node, f"packed constant {name!r} bound twice")
@@ -144,16 +153,24 @@ def check_module(source: str) -> ast.Module:
     standard = bool(helpers & STANDARD_HELPERS)  # the Array API backend: the standard only
     if standard and imports:
         raise VerificationError("an Array API module imports no NumPy")
-    numba = NUMBA_HELPER in helpers  # the Numba backend: decorated formulas and two loops
-    if (imports & NUMBA_IMPORTS or loops) and not numba:
-        raise VerificationError("only a Numba module imports numba or math and has loops")
+    numba = NUMBA_HELPER in helpers  # the Numba backend: decorated formulas and a loop
+    if (imports & NUMBA_IMPORTS or loops) and not (numba or fused):
+        raise VerificationError("only a Numba module imports numba or math and has a loop")
+    if registers != bool(numba or fused) or (registers and NUMBA_READY not in helpers):
+        raise VerificationError(f"a Numba module calls {NUMBA_READY}() once, after its imports")
     if numba and (sorted(n.name for n in loops) != sorted(NUMBA_LOOPS) or len(formulas) != 1):
-        raise VerificationError(f"a Numba module has {FORMULAS} and one of each loop")
+        raise VerificationError(f"a Numba module has {FORMULAS} and one loop")
     tensor = TENSOR_HELPER in helpers
-    check_function(functions[0], helpers, tensor, standard=standard)
+    if fused and (numba or not tensor or ("numba", "_numba") not in imports
+                  or len({n.name for n in fused}) != len(fused)):
+        raise VerificationError("only a tensor module of the Numba backend has fused ufuncs, "
+                                "each once")
+    check_function(functions[0], helpers | {n.name for n in fused}, tensor, standard=standard)
+    for node in fused:
+        check_fused(node, helpers)
     for node in formulas:
         if numba:
-            check_decorator(node, NUMBA_JIT)
+            check_decorator(node, NUMBA_JIT, NUMBA_APART_JIT)
             node = ast.FunctionDef(**{**node.__dict__, "decorator_list": []})
         check_function(node, helpers, tensor, internal_params=True, standard=standard,
                        numba=numba)
@@ -168,9 +185,17 @@ def check_module(source: str) -> ast.Module:
             raise refuse(node, f"{PACKED} only in elementwise NumPy modules")
         check_packed_function(node, helpers, constants)
     check_defined(source, {node.name for node in (*functions, *formulas, *packed, *patterns,
-                                                  *loops)},
+                                                  *loops, *fused)},
                   module_names(tree))
     return tree
+
+
+def _registers(node: ast.stmt) -> bool:
+    """``_numba_ready()``: the call of a Numba module that registers the runtime's scalar
+    functions with Numba (its only statement besides definitions)."""
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)
+            and isinstance(node.value.func, ast.Name) and node.value.func.id == NUMBA_READY
+            and not node.value.args and not node.value.keywords)
 
 
 def _imports_runtime(node: ast.ImportFrom) -> bool:

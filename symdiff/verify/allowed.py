@@ -27,7 +27,7 @@ PATTERN = "_pattern"
 #: The runtime helpers that run the formulas, and the keywords a call of them may pass.
 ELEMENTWISE_HELPERS = frozenset({"_elementwise", "_xp_elementwise", "_at_point",
                                  "_numba_elementwise"})
-ELEMENTWISE_KEYWORDS = frozenset({"threads", "leading", "direction", "floats", "loops",
+ELEMENTWISE_KEYWORDS = frozenset({"threads", "leading", "direction", "floats", "loop",
                                   "structure"})
 #: The packed point path (:mod:`symdiff.verify.packed`): the helper the public function's
 #: point test returns (``if x.__class__ is float ...: return _at_packed(_packed, ...)``), the
@@ -54,17 +54,29 @@ RUNTIME_IMPORTS = frozenset({
     "_erf", "_erfc", "_log_ndtr", "_gamma", "_loggamma", "_polygamma", "_argmax_share",
     "_hypot_share", "_sinc_d", "_sigmoid", "_softplus", "_prod_others", "_tril_inv", "_gram",
     "_xp_elementwise", "_xp_namespace", "_xp_float_arrays", "_affine_grid", "_numba_elementwise",
+    "_numba_ready", "_at", "_select", "_exp", "_expm1", "_log", "_log1p", "_tanh", "_cosh", "_sinh",
+    "_logistic", "_log1p_exp",
 })
 #: A module of the Numba backend (``backend="numba"``, :mod:`symdiff.codegen.loops`): the
 #: helper that makes it one, its further imports, the one decorator of ``_formulas`` and of
-#: each loop (by name), and the ``math`` functions its formulas may call.
+#: its loop (by name), the loop's reader of an argument at an element, and the ``math``
+#: functions its formulas may call.
 NUMBA_HELPER = "_numba_elementwise"
 NUMBA_IMPORTS = frozenset({("numba", "_numba"), ("math", "_math")})
-NUMBA_JIT = '@_numba.njit(cache=True, fastmath=False, error_model="numpy")'
+NUMBA_JIT = '@_numba.njit(inline="always", fastmath=False, error_model="numpy")'
+NUMBA_APART_JIT = '@_numba.njit(fastmath=False, error_model="numpy")'
 NUMBA_LOOPS = {
-    "_serial": NUMBA_JIT,
-    "_threaded": '@_numba.njit(cache=True, parallel=True, fastmath=False, error_model="numpy")',
+    "_loop": '@_numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")',
 }
+NUMBA_AT = "_at"
+#: The one module-level statement of a Numba module besides its definitions (the runtime's
+#: scalar functions registered with Numba), and the helper it calls.
+NUMBA_READY = "_numba_ready"
+#: A tensor module of the Numba backend (:mod:`symdiff.tensor.fused`): its elementwise
+#: statements' ufuncs, ``_fused0``, ``_fused1``, ..., each with exactly this decorator, and
+#: called as ``_fused0(y, _t0).astype(_dtype, copy=False)``.
+FUSED = re.compile(r"_fused\d+\Z")
+FUSED_DECORATOR = "@_numba.vectorize(cache=True)"
 NUMBA_MATH = frozenset({"erf", "erfc", "lgamma"})
 #: The helpers that make a module one of the Array API backend (``backend="array_api"``): it
 #: imports no NumPy, binds the namespace of its arguments to :data:`NAMESPACE` with

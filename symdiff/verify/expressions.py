@@ -14,6 +14,7 @@ from .allowed import (
     ELEMENTWISE_KEYWORDS,
     EXPRESSION_NODES,
     FORMULAS,
+    FUSED,
     INTERNAL,
     KEYWORDS,
     MODULE_NAMES,
@@ -67,8 +68,8 @@ class ExpressionChecker:
     def __init__(self, params: set[str], helpers: set[str], tensor: bool = False,
                  standard: bool = False, numba: bool = False):
         self.params = params
-        #: A Numba module's formulas: numbers, so ``a if c else b``, ``and``/``or``/``not``
-        #: and ``_math.<NUMBA_MATH>`` too.
+        #: A Numba module's formulas: numbers, so ``a if c else b``, ``&``/``|``/``not`` of
+        #: booleans and ``_math.<NUMBA_MATH>`` too.
         self.numba = numba
         self.helpers = helpers
         self.tensor = tensor
@@ -147,6 +148,7 @@ class ExpressionChecker:
             raise refuse(node, f"unexpected {type(node).__name__}")
         if isinstance(node, ast.operator | ast.unaryop | ast.cmpop) and not (
             isinstance(node, ALLOWED_OPERATORS) or (self.tensor and isinstance(node, ast.MatMult))
+            or (self.numba and isinstance(node, ast.BitAnd | ast.BitOr))  # (of booleans)
         ):
             raise refuse(node, f"unexpected operator {type(node).__name__}")
         return list(ast.iter_child_nodes(node))
@@ -185,6 +187,10 @@ class ExpressionChecker:
             return []
         if _dotted_path(node, self.owner) in self.names:
             return []  # ``_np.linalg.det``, ``_np.add.at``, ``_np.lib.stride_tricks.<name>``
+        if (callee and node.attr == "astype" and isinstance(owner, ast.Call)
+                and isinstance(owner.func, ast.Name) and FUSED.match(owner.func.id)
+                and owner.func.id in self.helpers):
+            return [owner]  # ``_fused0(y, _t0).astype(_dtype, copy=False)``: the ufunc's call
         methods = PARAM_METHODS - {"astype"} if self.standard else PARAM_METHODS
         if isinstance(owner, ast.Name) and node.attr in methods and (
             owner.id in self.params or INTERNAL.match(owner.id)
@@ -280,7 +286,7 @@ class ExpressionChecker:
             ):
                 args = [args[0], *args[2:]]  # ``_xp_float_arrays(_xp, ('x', 'y'), x, y)``
         elif isinstance(func, ast.Attribute) and not self._into_call(node):
-            self.visit_Attribute(func, callee=True)
+            args += self.visit_Attribute(func, callee=True)  # (the ufunc call it converts)
             owner = func.value
             if (isinstance(owner, ast.Name) and owner.id in ("_np", "_xp")
                     and func.attr in ALLOCATING):

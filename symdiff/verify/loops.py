@@ -1,16 +1,16 @@
 """The check of a Numba module's compiled functions (``backend="numba"``,
 :mod:`symdiff.codegen.loops`): the one decorator each may carry, and the exact shape of the
-loops ``_serial`` and ``_threaded``::
+loop ``_loop``::
 
-    @_numba.njit(cache=True, fastmath=False, error_model="numpy")
-    def _serial(x, y, _out):
+    @_numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")
+    def _loop(x, y, _out, _start, _stop):
         \"\"\"...\"\"\"
-        for _i in range(_out[0].shape[-1]):
-            _out[0][_i], _out[1][_i] = _formulas(x[_i], y[_i])
+        for _i in range(_start, _stop):
+            _out[0][_i], _out[1][_i] = _formulas(_at(x, _i), _at(y, _i))
 
 (``_out`` a tuple of one array per output), or, filling an array result's entries,
-``for _i in range(_out.shape[-1]):`` with ``_out[0, 0, _i], _out[0, 1, _i] = _formulas(...)``
-and mirrored entries copied, ``_out[1, 0, _i] = _out[0, 1, _i]``.
+``_out[0, 0, _i], _out[0, 1, _i] = _formulas(...)`` and mirrored entries copied,
+``_out[1, 0, _i] = _out[0, 1, _i]``.
 """
 
 from __future__ import annotations
@@ -19,10 +19,19 @@ import ast
 import functools
 import keyword
 
-from .allowed import BLOCK_SLICES, FORMULAS, INTERNAL, MODULE_NAMES, NUMBA_LOOPS, PARAM, VECTOR
+from .allowed import (
+    BLOCK_SLICES,
+    FORMULAS,
+    INTERNAL,
+    MODULE_NAMES,
+    NUMBA_AT,
+    NUMBA_LOOPS,
+    PARAM,
+    VECTOR,
+)
 from .errors import refuse
 
-INDEX = "_i"
+INDEX, START, STOP = "_i", "_start", "_stop"
 
 
 @functools.cache
@@ -31,16 +40,15 @@ def _decorator_dump(text: str) -> str:
 
 
 @functools.cache
-def _range_dumps() -> frozenset[str]:
-    return frozenset(ast.dump(ast.parse(f"{over}({out}.shape[-1])", mode="eval").body)
-                     for over in ("range", "_numba.prange")
-                     for out in (BLOCK_SLICES, f"{BLOCK_SLICES}[0]"))
+def _range_dump() -> str:
+    return ast.dump(ast.parse(f"range({START}, {STOP})", mode="eval").body)
 
 
-def check_decorator(func: ast.FunctionDef, text: str) -> None:
-    """Refuse ``func`` unless its one decorator is ``text`` (``@_numba.njit(...)``)."""
-    if len(func.decorator_list) != 1 or ast.dump(func.decorator_list[0]) != _decorator_dump(text):
-        raise refuse(func, f"{func.name} takes exactly the decorator {text}")
+def check_decorator(func: ast.FunctionDef, *texts: str) -> None:
+    """Refuse ``func`` unless its one decorator is one of ``texts`` (``@_numba.njit(...)``)."""
+    if len(func.decorator_list) != 1 or ast.dump(func.decorator_list[0]) not in {
+            _decorator_dump(text) for text in texts}:
+        raise refuse(func, f"{func.name} takes exactly the decorator {' or '.join(texts)}")
 
 
 def check_loop(func: ast.FunctionDef, helpers: set[str]) -> None:
@@ -48,15 +56,16 @@ def check_loop(func: ast.FunctionDef, helpers: set[str]) -> None:
     check_decorator(func, NUMBA_LOOPS[func.name])
     args = func.args
     if (args.vararg or args.kwarg or args.posonlyargs or args.kwonlyargs or args.defaults
-            or func.returns or not args.args or args.args[-1].arg != BLOCK_SLICES):
-        raise refuse(func, "a loop takes plain parameters, the last _out")
+            or func.returns or [a.arg for a in args.args[-3:]] != [BLOCK_SLICES, START, STOP]
+            or any(a.annotation for a in args.args[-3:])):
+        raise refuse(func, "a loop takes plain parameters, the last _out, _start and _stop")
     params = set()
-    for arg in args.args[:-1]:
+    for arg in args.args[:-3]:
         name = arg.arg
         plain = PARAM.match(name) and not keyword.iskeyword(name)
         internal = INTERNAL.match(name) and name not in helpers and name not in MODULE_NAMES
         if arg.annotation or not (plain or internal or name == VECTOR) or name in (
-                INDEX, BLOCK_SLICES, FORMULAS):
+                INDEX, BLOCK_SLICES, FORMULAS, START, STOP) or name in params:
             raise refuse(arg, f"bad parameter {name!r}")
         params.add(name)
     body = func.body
@@ -67,11 +76,12 @@ def check_loop(func: ast.FunctionDef, helpers: set[str]) -> None:
         raise refuse(func, "a loop's body is one for statement")
     loop = body[0]
     if (not isinstance(loop.target, ast.Name) or loop.target.id != INDEX or loop.orelse
-            or ast.dump(loop.iter) not in _range_dumps() or not loop.body):
-        raise refuse(loop, f"a loop runs {INDEX} over range(_out.shape[-1])")
+            or ast.dump(loop.iter) != _range_dump() or not loop.body):
+        raise refuse(loop, f"a loop runs {INDEX} over range({START}, {STOP})")
     first, *mirrors = loop.body
     if not (isinstance(first, ast.Assign) and len(first.targets) == 1
-            and _outputs(first.targets[0]) and _formulas_call(first.value, params)):
+            and _outputs(first.targets[0]) and _formulas_call(first.value, params)
+            and (NUMBA_AT in helpers or not first.value.args)):
         raise refuse(first, f"a loop writes what {FORMULAS} returns into _out")
     for statement in mirrors:
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
@@ -103,9 +113,16 @@ def _outputs(node: ast.AST) -> bool:
 
 
 def _formulas_call(node: ast.AST, params: set[str]) -> bool:
-    """``_formulas(x[_i], y[_i])``: each argument a parameter at the index."""
+    """``_formulas(_at(x, _i), _at(y, _i))``: each argument a parameter at the index."""
     return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
             and node.func.id == FORMULAS and not node.keywords
-            and all(isinstance(a, ast.Subscript) and isinstance(a.value, ast.Name)
-                    and a.value.id in params and isinstance(a.slice, ast.Name)
-                    and a.slice.id == INDEX for a in node.args))
+            and all(_at_index(a, params) for a in node.args))
+
+
+def _at_index(node: ast.AST, params: set[str]) -> bool:
+    """``_at(x, _i)`` of a parameter ``x``."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == NUMBA_AT and not node.keywords and len(node.args) == 2
+            and isinstance(node.args[0], ast.Name) and node.args[0].id in params
+            and isinstance(node.args[1], ast.Name) and node.args[1].id == INDEX)
+

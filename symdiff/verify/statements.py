@@ -9,6 +9,7 @@ import keyword
 from .allowed import (
     BLOCK_SLICES,
     CONSTANT,
+    FUSED_DECORATOR,
     INTERNAL,
     MODULE_NAMES,
     NAMESPACE,
@@ -21,6 +22,7 @@ from .allowed import (
 from .errors import refuse
 from .expressions import ExpressionChecker
 from .literals import int_list, literal_int, names_tuple
+from .loops import check_decorator
 from .packed import check_packed_call
 
 
@@ -401,3 +403,16 @@ def _shape_operand(node: ast.AST, checker: ExpressionChecker) -> bool:
     if isinstance(node, ast.Name):
         return checker.is_internal(node) and node.id not in MODULE_NAMES
     return literal_int(node)
+
+
+def check_fused(func: ast.FunctionDef, helpers: set[str]) -> None:
+    """Refuse a fused statement's ufunc (``_fused0``) unless it is ``@_numba.vectorize(...)``
+    over plain parameters, its body a docstring and the return of one formula of numbers."""
+    check_decorator(func, FUSED_DECORATOR)
+    body = func.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Return):
+        raise refuse(func, f"{func.name} returns one formula")
+    plain = ast.FunctionDef(**{**func.__dict__, "decorator_list": []})
+    check_function(plain, helpers, internal_params=True, numba=True)

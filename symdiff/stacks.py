@@ -16,13 +16,16 @@ The calling thread waits; a ``KeyboardInterrupt`` it receives (Ctrl-C) is raised
 building thread too, and the build ends there before the caller goes on. The build runs in a
 copy of the caller's context (``contextvars``: the progress report, NumPy's ``errstate``) and
 with the caller's SymPy parameters (``sympy.evaluate``), which SymPy keeps per thread. A
-build started from a building thread (a function that needs another one) runs where it is.
+build started from a building thread (a function that needs another one) runs where it is, and
+so does a build under a profiler (``cProfile``, ``sys.setprofile``): a profiler's hook belongs
+to the thread that set it, and the profile is to show the build.
 """
 
 from __future__ import annotations
 
 import contextvars
 import ctypes
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -42,8 +45,8 @@ _STARTING = threading.Lock()  # ``threading.stack_size`` is process-wide
 def on_large_stack(fn: Callable[..., T], *args: Any) -> T:
     """``fn(*args)`` on a thread with a stack of :data:`STACK_BYTES` (see the module notes),
     its result returned and its exception raised here; where no such thread can be made, or
-    on a building thread already, here."""
-    if getattr(_HERE, "building", False):
+    on a building thread already or under a profiler, here."""
+    if getattr(_HERE, "building", False) or sys.getprofile() is not None:
         return fn(*args)
     from sympy.core.parameters import global_parameters
 

@@ -16,8 +16,8 @@ import sympy as sp
 from sympy.core.basic import _cmp_name
 
 #: Comparisons of pairs of subexpressions already made (:func:`compare`), up to about
-#: :data:`MEMO_SIZE` of them.
-_COMPARISONS: dict[tuple[sp.Basic, sp.Basic], int] = {}
+#: :data:`MEMO_SIZE` of them, by the pair's identities (with the pair, kept alive).
+_COMPARISONS: dict[tuple[int, int], tuple[sp.Basic, sp.Basic, int]] = {}
 
 
 def compare(left: sp.Basic, right: sp.Basic) -> int:
@@ -29,10 +29,10 @@ def compare(left: sp.Basic, right: sp.Basic) -> int:
         return 0
     if type(left).compare is not sp.Basic.compare:
         return left.compare(right)
-    key = (left, right)
+    key = (id(left), id(right))
     found = _COMPARISONS.get(key)
     if found is not None:
-        return found
+        return found[2]
     c = _cmp_name(type(left), type(right))
     if not c:
         st, ot = left._hashable_content(), right._hashable_content()
@@ -49,7 +49,7 @@ def compare(left: sp.Basic, right: sp.Basic) -> int:
                 break
     if len(_COMPARISONS) > MEMO_SIZE:
         _COMPARISONS.clear()
-    _COMPARISONS[key] = c
+    _COMPARISONS[key] = (left, right, c)
     return c
 
 
@@ -76,35 +76,40 @@ class _ByArguments:
     kept for later calls (the last :data:`MEMO_SIZE` or so): SymPy's ``has`` and ``is_number``
     walk the tree below a node each time they are asked, quadratic over the levels of a nest
     and exponential in the depth of a derivative that reuses its inner derivatives. Iterative:
-    no recursion however deep the expression."""
+    no recursion however deep the expression.
+
+    The memory is by identity (the node kept alive with its value): an equal copy of a node
+    remembered, made after SymPy's cache was cleared, is worked out again in time linear in
+    its DAG, where a lookup by equality compared the two trees level by level (quadratic over
+    the levels of a chain)."""
 
     def __init__(self, own, combine):
         self.own, self.combine = own, combine
-        self.known: dict[sp.Basic, bool] = {}
+        self.known: dict[int, tuple[sp.Basic, bool]] = {}
 
     def __call__(self, expr: sp.Basic) -> bool:
         known = self.known
-        found = known.get(expr)
+        found = known.get(id(expr))
         if found is not None:
-            return found
+            return found[1]
         if len(known) > MEMO_SIZE:
             known.clear()
         stack = [expr]
         while stack:
             node = stack[-1]
-            if node in known:
+            if id(node) in known:
                 stack.pop()
                 continue
             value = self.own(node)
             if value is None:
-                missing = [a for a in node.args if a not in known]
+                missing = [a for a in node.args if id(a) not in known]
                 if missing:
                     stack.extend(missing)
                     continue
-                value = self.combine(node, [known[a] for a in node.args])
-            known[node] = value
+                value = self.combine(node, [known[id(a)][1] for a in node.args])
+            known[id(node)] = (node, value)
             stack.pop()
-        return known[expr]
+        return known[id(expr)][1]
 
 
 #: How many subexpressions a :class:`_ByArguments` property remembers before starting over.

@@ -17,6 +17,7 @@ import sympy as sp
 
 from ..codegen.naming import TEMPORARY
 from .dag import depth, free_symbols
+from .postorder import bottom_up
 from .quick import rebuilt
 
 #: The most operations nested in one another in one line (Python's parser allows 200 nested
@@ -55,21 +56,10 @@ class _Cut:
 
     def __call__(self, root: sp.Expr, lines: list[Line]) -> sp.Expr:
         done = self.done
-        stack = [root]
-        while stack:
-            node = stack[-1]
-            if node in done:
-                stack.pop()
-                continue
+
+        def form(node: sp.Basic) -> tuple[sp.Basic, int]:
             if not node.args:
-                done[node] = (node, 0)
-                stack.pop()
-                continue
-            missing = [a for a in node.args if a not in done]
-            if missing:
-                stack.extend(missing)
-                continue
-            stack.pop()
+                return node, 0
             args = tuple(done[a][0] for a in node.args)
             value = node if all(a is b for a, b in zip(args, node.args, strict=True)) \
                 else rebuilt(node.func, args)
@@ -78,8 +68,9 @@ class _Cut:
                 symbol = next(self.names)
                 lines.append((symbol, value))
                 value, height = symbol, 0
-            done[node] = (value, height)
-        return done[root][0]
+            return value, height
+
+        return bottom_up(root, done, form)[0]
 
 
 def _fresh(assignments: Sequence[Line], values: Sequence[sp.Expr]) -> Iterator[sp.Symbol]:

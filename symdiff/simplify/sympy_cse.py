@@ -25,6 +25,7 @@ from sympy.core.sorting import _nodes, default_sort_key, ordered
 from sympy.simplify.cse_main import Unevaluated, match_common_args
 from sympy.utilities.iterables import iterable, topological_sort
 
+from .postorder import bottom_up
 from .quick import addition, multiplication, negative, power, rebuilt
 
 Assignment = tuple[sp.Symbol, sp.Expr]
@@ -224,16 +225,5 @@ def _node_total(expr: sp.Basic, counts: dict[sp.Basic, float]) -> float:
     """SymPy's ``_nodes(expr)``: the nodes of the tree (a float counts one half)."""
     if not isinstance(expr, sp.Basic) or isinstance(expr, Derivative):
         return _nodes(expr)
-    stack = [expr]
-    while stack:
-        node = stack[-1]
-        if node in counts:
-            stack.pop()
-            continue
-        missing = [a for a in node.args if a not in counts]
-        if missing:
-            stack.extend(missing)
-            continue
-        stack.pop()
-        counts[node] = 0.5 if node.is_Float else 1 + sum(counts[a] for a in node.args)
-    return counts[expr]
+    return bottom_up(expr, counts, lambda node: 0.5 if node.is_Float
+                     else 1 + sum(counts[a] for a in node.args))

@@ -8,6 +8,7 @@ simplify, emit) -> CompiledFunction (with its recipe)
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Union
@@ -173,7 +174,10 @@ def derive(
     """
     from .teach.derivation import derive as derive_steps
 
-    return derive_steps(expr, wrt, simplify=simplify, verbose=verbose, order=order, shapes=shapes)
+    steps = functools.partial(derive_steps, expr, wrt, simplify=simplify, verbose=verbose,
+                              order=order, shapes=shapes)
+    return pipeline.as_a_build(steps, expr=expr, advice="split it into steps (a function of "
+                                                       "intermediate results)")
 
 
 # -- compiled functions ----------------------------------------------------------------------------

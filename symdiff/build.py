@@ -32,7 +32,7 @@ from .engine.sweeps import (
 from .layer import Built, Call
 from .recipe import KindTable
 from .request import Request, expression, make_request, restored, symbol, wrt_names
-from .simplify import operation_nodes, simplify_for_people
+from .simplify import count_ops, operation_nodes, simplify_for_people
 from .simplify.numeric import faithful_form
 
 __all__ = [
@@ -226,7 +226,7 @@ def forward_exprs(request: Request) -> list[sp.Expr]:
 def _build(request: Request) -> Built:
     """Derive and emit (no caching): the module, its recipe and the expressions it computes."""
     if log.isEnabledFor(logging.DEBUG):
-        ops = sum(int(sp.count_ops(e)) for e in request.exprs)
+        ops = sum(count_ops(e) for e in request.exprs)
         log.debug("building %s: %d operations, %d wrt", request.kind, ops, len(request.wrt))
     with progress.stage("derive") as counts:
         plan = PLANNERS[request.kind](request, choose_mode(request))

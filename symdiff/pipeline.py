@@ -38,6 +38,7 @@ from .compiled import CompiledFunction
 from .errors import SymdiffError, UnsupportedError
 from .layer import Built, Call, Layer, Request
 from .sparse.function import function_class
+from .stacks import on_large_stack
 
 
 def _scalar_layer() -> Layer:
@@ -92,17 +93,32 @@ def compiled(call: Call) -> CompiledFunction:
         from .parsing.limits import recursion_limit  # (SymPy is loaded by now)
 
         title = progress.describe(call.kind, getattr(call.exprs, "fn", call.exprs), call.wrt)
-        with collector_paused(), recursion_limit(BUILD_RECURSION_LIMIT), limits_named(), \
+        measured: dict[str, int] = {}
+        with collector_paused(), recursion_limit(BUILD_RECURSION_LIMIT), \
+                limits_named(lambda: measured.get("depth")), \
                 progress.build(title):  # reported if it runs long
-            with progress.stage("parse") as counts:
-                request = layer.request(call)
-                counts["names"] = len(getattr(request, "params", ()))
-            function = compile_request(layer, request)
+            request, function = on_large_stack(_parsed_and_built, layer, call, measured)
         if call.layer == "tensor":  # its graph, for composing it into another traced function
             function = function.with_graph((tuple(request.roots), request.params,
                                             dict(request.shapes), request.many))
         request_index.remember(raw, function)
     return _traced(function, call)
+
+
+def _parsed_and_built(layer: Layer, call: Call, measured: dict[str, int]
+                      ) -> tuple[Request, CompiledFunction]:
+    """``call`` parsed into a request of ``layer``, and its function (:func:`compile_request`):
+    the build, run on a large stack (:func:`symdiff.stacks.on_large_stack`). ``measured`` gets
+    the depth of the request's expressions (for the error of one nested too deeply)."""
+    with progress.stage("parse") as counts:
+        request = layer.request(call)
+        counts["names"] = len(getattr(request, "params", ()))
+    exprs = getattr(request, "exprs", None)
+    if isinstance(exprs, tuple | list):
+        from .simplify.dag import depth
+
+        measured["depth"] = depth(exprs)
+    return request, compile_request(layer, request)
 
 
 def _found(found: CompiledFunction, call: Call) -> CompiledFunction:
@@ -129,23 +145,33 @@ def _traced(function: CompiledFunction, call: Call) -> CompiledFunction:
 
 #: The interpreter's recursion limit while a build runs: derivation, linearisation and SymPy's
 #: own walks recurse once per level of an expression, and an unrolled loop of 30 steps nests
-#: a few hundred levels deep (with several Python frames each).
+#: a few hundred levels deep (with several Python frames each). Builds run on a thread whose
+#: stack holds far more frames than this (:mod:`symdiff.stacks`), so the limit ends a build
+#: too deep with a clear error, never with a crash. A higher limit builds deeper expressions
+#: only slowly (a 3,000-deep traced nest met a limit of 50,000 after 100 s, and this one after
+#: 4 s).
 BUILD_RECURSION_LIMIT = 10_000
+#: What to do about an expression nested too deeply to build.
+TOO_DEEP_ADVICE = ("split it into steps (a function of intermediate results) or build it with "
+                   "mode='reverse'")
 
 
 @contextlib.contextmanager
-def limits_named() -> Iterator[None]:
+def limits_named(depth: Callable[[], int | None] = lambda: None,
+                 advice: str = TOO_DEEP_ADVICE) -> Iterator[None]:
     """A limit of the interpreter that a build meets, raised as an
     :class:`~symdiff.errors.UnsupportedError` naming it: the recursion limit (an expression
-    nested deeper than :data:`BUILD_RECURSION_LIMIT` frames allow) and Python's limit on the
-    digits of an integer converted to text (``sys.set_int_max_str_digits``)."""
+    nested deeper than :data:`BUILD_RECURSION_LIMIT` frames allow; ``depth()``: how deep, if
+    known; ``advice``: what to do) and Python's limit on the digits of an integer converted to
+    text (``sys.set_int_max_str_digits``)."""
     try:
         yield
     except RecursionError:
+        levels = depth()
+        nested = f"nested {levels:,} levels deep, too deep" if levels else "nested too deeply"
         raise UnsupportedError(
-            "the expression is nested too deeply to build: deriving it met Python's recursion "
-            f"limit ({sys.getrecursionlimit()} frames); split it into steps (a function of "
-            "intermediate results) or build it with mode='reverse'") from None
+            f"the expression is {nested} to build: deriving it met Python's recursion limit "
+            f"({sys.getrecursionlimit():,} frames); {advice}") from None
     except ValueError as error:
         if isinstance(error, SymdiffError) or "integer string conversion" not in str(error):
             raise
@@ -153,6 +179,25 @@ def limits_named() -> Iterator[None]:
             "the expression has a number too long to build: an integer of more digits than "
             f"Python's limit for integer strings ({sys.get_int_max_str_digits()} digits, "
             "sys.set_int_max_str_digits)") from None
+
+
+def as_a_build(fn: Callable[..., Any], *args: Any, expr: Any = None,
+               advice: str = TOO_DEEP_ADVICE) -> Any:
+    """``fn(*args)`` as a build runs (a derivation without code, ``derive()``): on a large
+    stack (:func:`symdiff.stacks.on_large_stack`) with the build's recursion limit and the
+    garbage collector paused, a limit met raised as a clear error (:func:`limits_named`, with
+    the depth of ``expr`` when it is a SymPy expression)."""
+    from sympy import Basic
+
+    from .parsing.limits import recursion_limit
+    from .simplify.dag import depth
+
+    def levels() -> int | None:
+        return depth([expr]) if isinstance(expr, Basic) else None
+
+    with collector_paused(), recursion_limit(BUILD_RECURSION_LIMIT), limits_named(
+            levels, advice=advice):
+        return on_large_stack(fn, *args)
 
 
 @contextlib.contextmanager

@@ -15,6 +15,7 @@ import sympy as sp
 
 from .. import progress
 from ..simplify import stable_forms, zero_power_logs
+from ..simplify.shallow import shallow_lines
 from . import naming
 from .exps import cheapest_program
 from .forms import cheaper_program
@@ -98,7 +99,7 @@ def module_spec(program: Program, *, cse: bool = True, backend: str = "numpy") -
     """
     printer = NumbaPrinter() if backend == "numba" else printer_for(backend)
     if program.assignments is not None:
-        assignments, reduced = list(program.assignments), list(program.outputs)
+        assignments, reduced = shallow_lines(program.assignments, program.outputs)
         if cse:
             with progress.stage("CSE") as counts:
                 assignments, reduced = cheaper_program(assignments, reduced)

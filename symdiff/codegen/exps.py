@@ -32,6 +32,7 @@ import sympy as sp
 from sympy.codegen.cfunctions import expm1
 
 from ..simplify import operation_nodes, shared_subexpressions
+from ..simplify.shallow import shallow_lines
 from .forms import SEARCH_MAX_NODES, Line, cheaper_program, program_passes
 from .naming import TEMPORARY, exp_base
 
@@ -48,7 +49,7 @@ def cheapest_program(
     with the exponentials of each direction shared where that costs fewer passes (module
     notes)."""
     if not cse:
-        return [], list(outputs)
+        return shallow_lines([], outputs)
     best = _program(outputs, {})
     if sum(operation_nodes(e) for e in outputs) > SEARCH_MAX_NODES:
         return best

@@ -29,6 +29,7 @@ from ..parsing.written import (
     Written,
     canonical,
 )
+from ..simplify import fraction, quick
 
 
 def _value(expr: sp.Expr) -> sp.Expr:
@@ -50,13 +51,13 @@ def _signed(terms: Sequence[sp.Expr]) -> sp.Expr:
             continue
         negative = term.could_extract_minus_sign() if not isinstance(term, Written) else False
         signs.append(-1 if negative else 1)
-        kept.append(-term if negative else term)
+        kept.append(quick.negative(term) if negative else term)
     if not kept:
         return sp.S.Zero
     if len(kept) == 1:
-        return kept[0] if signs[0] > 0 else -kept[0]
+        return kept[0] if signs[0] > 0 else quick.negative(kept[0])
     if signs[0] < 0:  # a leading minus is part of the first term
-        signs[0], kept[0] = 1, -kept[0]
+        signs[0], kept[0] = 1, quick.negative(kept[0])
     return SignedSum.of(signs, kept)
 
 
@@ -96,7 +97,7 @@ def _fraction(expr: sp.Expr) -> bool:
         return True
     if isinstance(expr, Written) or expr.is_Number:
         return False
-    return sp.fraction(expr, exact=True)[1] != 1
+    return fraction(expr, exact=True)[1] != 1
 
 
 def _in_order(terms: Sequence[sp.Expr], result: sp.Expr) -> sp.Expr:
@@ -113,9 +114,9 @@ def _in_order(terms: Sequence[sp.Expr], result: sp.Expr) -> sp.Expr:
 def _times(c: sp.Expr, shown: sp.Expr) -> sp.Expr:
     """``c`` times a shown result: into every term of a written sum, else one product."""
     if isinstance(shown, SignedSum):
-        return _signed([sign * c * term for sign, term in zip(shown.signs, shown.terms,
-                                                                strict=True)])
-    return c * _value(shown)
+        return _signed([quick.product(quick.product(sp.Integer(sign), c), term)
+                        for sign, term in zip(shown.signs, shown.terms, strict=True)])
+    return quick.product(c, _value(shown))
 
 
 def shown_result(step: Any) -> sp.Expr:
@@ -128,22 +129,26 @@ def shown_result(step: Any) -> sp.Expr:
     if rule == "product" and len(subs) >= 2:
         factors = [_value(s.expr) for s in subs]
         return _in_order([
-            sp.Mul(*factors[:i], s.result, *factors[i + 1:]) for i, s in enumerate(subs)
+            quick.multiplication([*factors[:i], s.result, *factors[i + 1:]])
+            for i, s in enumerate(subs)
         ], step.result)
     if rule in ("sum", "difference") and subs:
         signs = getattr(step.expr, "signs", (1,) * len(subs))
         return _in_order([_times(sp.Integer(sign), shown_result(s))
                           for sign, s in zip(signs, subs, strict=True)], step.result)
     if rule == "constant multiple" and len(subs) == 1:
-        c = _value(step.expr) / _value(subs[0].expr)  # c f / f: SymPy cancels f
+        c = quick.product(_value(step.expr),  # c f / f: SymPy cancels f
+                          quick.power(_value(subs[0].expr), sp.S.NegativeOne))
         if step.var in c.free_symbols:
             return step.result
         return _times(c, shown_result(subs[0]))
     parts = _quotient_parts(step)
-    if parts is not None and sp.fraction(step.result)[0].is_Add:
+    if parts is not None and fraction(step.result)[0].is_Add:
         f, g, df, dg = parts
-        numerator = _signed([df * g, -(f * dg)])
-        return Quotient(numerator, g**2) if numerator != 0 else sp.S.Zero
+        numerator = _signed([quick.product(df, g), quick.negative(quick.product(f, dg))])
+        if numerator == 0:
+            return sp.S.Zero
+        return Quotient(numerator, quick.power(g, sp.Integer(2)))
     return step.result
 
 

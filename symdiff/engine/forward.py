@@ -28,6 +28,7 @@ from ..parsing.written import (
     SignedSum,
     canonical_values,
 )
+from ..simplify import quick
 from ..simplify.budget import own_free_symbols
 from ..simplify.dag import free_symbols
 from .local import (
@@ -39,6 +40,7 @@ from .local import (
     power_rule,
     product_rule,
     quotient_rule,
+    reciprocal_product,
     signed_sum_rule,
     sum_rule,
 )
@@ -144,15 +146,14 @@ class Deriver:
         constant = [f for f in expr.args if not self._varies(f)]
         varying = [f for f in expr.args if self._varies(f)]
         if constant:
-            c, rest = sp.Mul(*constant), sp.Mul(*varying)
+            c, rest = quick.multiplication(constant), quick.multiplication(varying)
             inner = self(rest)
             result = constant_multiple(c).derivative([inner.result])
             return self._step("constant multiple", expr, result, [inner])
         denominators = [f for f in varying if _is_reciprocal(f)]
         if denominators and len(denominators) < len(varying):
             numerator = sp.Mul(*(f for f in varying if not _is_reciprocal(f)))
-            denominator = sp.Mul(*(1 / f for f in denominators))
-            return self._quotient(expr, numerator, denominator)
+            return self._quotient(expr, numerator, reciprocal_product(denominators))
         if len(denominators) > 1:
             return self._reciprocal(expr, varying)
         return self._product(expr, varying)
@@ -178,19 +179,18 @@ class Deriver:
         unchanged), from the one derivation shown, and never forming ``g**2``, which can
         overflow where ``g`` does not.
         """
-        denominator = sp.Mul(*(1 / f for f in factors))
+        denominator = reciprocal_product(factors)
         top, bottom = self(sp.S.One), self(denominator)
         parts = list(sp.Mul.make_args(denominator))
         if bottom.rule == "product" and len(bottom.substeps) == len(parts):
             derivatives = [step.result for step in bottom.substeps]
         else:  # g is a single power (1/(x**2)**3 kept apart): its derivative as one term
             parts, derivatives = [denominator], [bottom.result]
-        result = sp.Add(
-            *(
-                sp.Mul(-1, part**-2, d, *(1 / p for j, p in enumerate(parts) if j != i))
-                for i, (part, d) in enumerate(zip(parts, derivatives, strict=True))
-            )
-        )
+        result = quick.addition([
+            quick.multiplication([sp.S.NegativeOne, quick.power(part, sp.Integer(-2)), d, *(
+                quick.power(p, sp.S.NegativeOne) for j, p in enumerate(parts) if j != i)])
+            for i, (part, d) in enumerate(zip(parts, derivatives, strict=True))
+        ])
         note = Note("(f/g)' = (f' g - f g')/g^2 = -g'/g^2 with f = 1, g = {0}", (denominator,))
         return self._step("quotient", expr, result, [top, bottom], note)
 
@@ -378,7 +378,8 @@ class Deriver:
         name, identity = local.rule, local.identity
         args = expr.args if args is None else args
         if all(args[i] == self.var for i, _ in pairs):
-            return self._step(name, expr, sp.Add(*(outer for _, outer in pairs)), note=identity)
+            total = quick.addition([outer for _, outer in pairs])
+            return self._step(name, expr, total, note=identity)
         inner = [self(args[i]) for i, _ in pairs]
         names = self._inner_names(len(pairs))
         named = [self._value(arg) for arg in args]
@@ -395,8 +396,9 @@ class Deriver:
             Step(name, outer_expr, outer_rule.partials[i], symbol, (), identity)
             for (i, _), symbol in zip(pairs, names, strict=True)
         ]
-        result = sp.Add(
-            *(outer * step.result for (_, outer), step in zip(pairs, inner, strict=True))
+        result = quick.addition(
+            [quick.product(outer, step.result)
+             for (_, outer), step in zip(pairs, inner, strict=True)]
         )
         defines = tuple((symbol, args[i]) for (i, _), symbol in zip(pairs, names, strict=True))
         note = EXPLANATION_CHAIN if len(pairs) == 1 else EXPLANATION_CHAIN_SEVERAL

@@ -75,9 +75,9 @@ class Local:
         """
         if self.combine is not None:
             return self.combine(inner)
-        return sp.Add(
-            *(p * d for p, d in zip(self.partials, inner, strict=True) if d is not None)
-        )
+        return quick.addition(
+            [quick.product(p, d) for p, d in zip(self.partials, inner, strict=True)
+             if d is not None])
 
 
 def sum_rule(terms: Sequence[sp.Expr]) -> Local:
@@ -104,19 +104,32 @@ def product_rule(factors: Sequence[sp.Expr], constant: Sequence[bool] = ()) -> L
     if len(factors) == 2:  # (``Mul`` of one factor is that factor; of 1 alone, 1)
         partials = (factors[1], factors[0])
     else:
-        partials = tuple(sp.Mul(*factors[:i], *factors[i + 1 :]) for i in range(len(factors)))
+        partials = tuple(quick.multiplication([*factors[:i], *factors[i + 1 :]])
+                         for i in range(len(factors)))
     name = "constant multiple" if len(factors) == 2 and any(constant) else "product"
     return Local(name, partials)
+
+
+def reciprocal_product(factors: Sequence[sp.Expr]) -> sp.Expr:
+    """The product of ``1/f`` over denominator factors ``f = g**-k`` (``g**k`` each): the
+    denominator ``g`` of the quotient rule, SymPy's node built without re-evaluating a power
+    of a sum (:mod:`symdiff.simplify.quick`)."""
+    return quick.multiplication([quick.power(f.base, -f.exp) for f in factors])
 
 
 def quotient_rule(numerator: sp.Expr, denominator: sp.Expr) -> Local:
     """``f / g``: partials ``1/g`` and ``-f/g^2``, written ``(f' g - f g')/g^2``."""
 
+    reciprocal_square = quick.power(denominator, sp.Integer(-2))
+
     def combine(inner: Sequence[sp.Expr | None]) -> sp.Expr:
         top, bottom = (sp.S.Zero if d is None else d for d in inner)
-        return (top * denominator - numerator * bottom) / denominator**2
+        difference = quick.addition([quick.product(top, denominator),
+                                     quick.negative(quick.product(numerator, bottom))])
+        return quick.product(difference, reciprocal_square)
 
-    partials = (1 / denominator, -numerator / denominator**2)
+    partials = (quick.power(denominator, sp.S.NegativeOne),
+                quick.product(quick.negative(numerator), reciprocal_square))
     return Local("quotient", partials, combine=combine)
 
 
@@ -128,19 +141,21 @@ def power_rule(
     rule (``a^u ln(a)``; 0 for base 0, where ``0^u`` is 0 for u > 0) when only the exponent
     does, the general power rule when both do. The partial by an operand that does not vary is
     0 (nothing needs it). ``value`` is ``u ** v`` as already built, if at hand."""
-    power = sp.Pow(base, exponent) if value is None else value
+    power = quick.power(base, exponent) if value is None else value
     by_base = quick.product(exponent, quick.power(base, exponent - 1)) if base_varies else sp.S.Zero
     if not exponent_varies:
         return Local("power", (by_base, sp.S.Zero))
-    if base.is_zero:
+    if not base_varies and base.is_zero:
         return Local("exponential", (sp.S.Zero, sp.S.Zero), ZERO_BASE)
-    by_exponent = power * sp.log(base)
+    log = sp.log(base)
+    by_exponent = quick.product(power, log)
     if not base_varies:
         return Local("exponential", (by_base, by_exponent))
 
     def combine(inner: Sequence[sp.Expr | None]) -> sp.Expr:
         du, dv = (sp.S.Zero if d is None else d for d in inner)
-        return power * (dv * sp.log(base) + exponent * du / base)
+        by_u = quick.product(quick.product(exponent, du), quick.power(base, sp.S.NegativeOne))
+        return quick.product(power, quick.addition([quick.product(dv, log), by_u]))
 
     return Local("general power", (by_base, by_exponent), combine=combine)
 

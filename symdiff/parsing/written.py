@@ -32,7 +32,6 @@ written. ``sympy.diff`` and ``evalf`` work on the nodes through their canonical 
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import ClassVar
@@ -43,6 +42,7 @@ from sympy.printing.latex import accepted_latex_functions
 from sympy.printing.precedence import PRECEDENCE, precedence
 
 from .. import registry
+from ..simplify import quick
 
 ADD, MUL, POW = PRECEDENCE["Add"], PRECEDENCE["Mul"], PRECEDENCE["Pow"]
 #: Unary minus binds as in Python: tighter than ``*`` (``-x*y`` is ``(-x)*y``), looser than
@@ -121,10 +121,11 @@ class SignedSum(Written):
         return self.args[1:]
 
     def value(self, args: list[sp.Expr]) -> sp.Expr:
-        terms = [t if sign > 0 else -t for sign, t in zip(self.signs, args[1:], strict=True)]
+        terms = [t if sign > 0 else quick.negative(t)
+                 for sign, t in zip(self.signs, args[1:], strict=True)]
         if len(terms) > SEQUENTIAL_RUN:  # one Add, as the parser builds a long run
-            return sp.Add(*terms)
-        return functools.reduce(operator.add, terms)
+            return quick.addition(terms)
+        return functools.reduce(lambda a, b: quick.addition([a, b]), terms)
 
     def _sympystr(self, printer) -> str:
         first, *rest = self.terms
@@ -148,8 +149,8 @@ class Product(Written):
 
     def value(self, args: list[sp.Expr]) -> sp.Expr:
         if len(args) > SEQUENTIAL_RUN:
-            return sp.Mul(*args)
-        return functools.reduce(operator.mul, args)
+            return quick.multiplication(args)
+        return functools.reduce(quick.product, args)
 
     def _sympystr(self, printer) -> str:
         first, *rest = self.args
@@ -171,7 +172,7 @@ class Quotient(Written):
 
     def value(self, args: list[sp.Expr]) -> sp.Expr:
         numerator, denominator = args
-        return numerator * sp.Pow(denominator, -1)
+        return quick.product(numerator, quick.power(denominator, sp.S.NegativeOne))
 
     def _sympystr(self, printer) -> str:
         numerator, denominator = self.args
@@ -188,7 +189,7 @@ class Negation(Written):
     precedence = NEG
 
     def value(self, args: list[sp.Expr]) -> sp.Expr:
-        return -args[0]
+        return quick.negative(args[0])
 
     def _sympystr(self, printer) -> str:
         return "-" + _str(printer, self.args[0], NEG)
@@ -203,7 +204,7 @@ class Power(Written):
     precedence = POW
 
     def value(self, args: list[sp.Expr]) -> sp.Expr:
-        return sp.Pow(*args)
+        return quick.power(*args)
 
     def _sympystr(self, printer) -> str:
         base, exponent = self.args

@@ -10,7 +10,8 @@ names ``_t0, _t1, ...``).
 Modules: ``budget`` (:class:`Budget` and the counts it limits), ``phases``
 (:func:`simplify_for_people`: SymPy's phases within the budget), ``stable`` (:func:`stable_forms`
 and :data:`STABLE_REWRITES`), ``zero_power`` (:func:`zero_power_logs`) and ``cse``
-(:func:`shared_subexpressions`).
+(:func:`shared_subexpressions`); ``measure`` (:func:`count_ops`: SymPy's measure, linear in the
+DAG).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from .budget import (
     polynomial_degree,
 )
 from .cse import TEMP_PREFIX, shared_subexpressions
+from .measure import count_ops, fraction
 from .phases import simplify_for_people
 from .stable import STABLE_REWRITES, stable_forms
 from .zero_power import zero_power_log, zero_power_logs
@@ -33,7 +35,9 @@ __all__ = [
     "STABLE_REWRITES",
     "TEMP_PREFIX",
     "Budget",
+    "count_ops",
     "expansion_terms",
+    "fraction",
     "operation_nodes",
     "own_free_symbols",
     "polynomial_degree",

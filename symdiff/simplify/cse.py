@@ -1,6 +1,8 @@
 """Common-subexpression elimination across every output at once (:func:`shared_subexpressions`).
 
-SymPy's ``cse`` is used as it is for expressions whose tree is about as large as their DAG.
+SymPy's ``cse`` (as :func:`symdiff.simplify.sympy_cse.cse` runs it: the same result without
+re-evaluating the nodes it builds) is used as it is for expressions whose tree is about as
+large as their DAG.
 Where subexpressions are shared many times over (a traced recurrence, the derivative of a
 deeply nested expression), its canonical ordering counts the nodes of every tree it sorts, a
 cost exponential in the depth; there the shared nodes are named first, each distinct
@@ -17,6 +19,8 @@ from ..codegen.naming import TEMPORARY
 from .budget import operation_nodes
 from .dag import distinct_nodes, node_count
 from .quick import rebuilt
+from .shallow import shallow_lines
+from .sympy_cse import cse
 
 #: Prefix of generated temporaries. User names start with a letter, so they never collide.
 TEMP_PREFIX = TEMPORARY
@@ -31,18 +35,19 @@ Assignment = tuple[sp.Symbol, sp.Expr]
 def shared_subexpressions(
     exprs: Sequence[sp.Expr],
 ) -> tuple[list[Assignment], list[sp.Expr]]:
-    """CSE over all ``exprs`` together: (assignments in evaluation order, reduced outputs)."""
+    """CSE over all ``exprs`` together: (assignments in evaluation order, reduced outputs),
+    no line deeper than :data:`~symdiff.simplify.shallow.MAX_LINE_DEPTH` operations."""
     names = sp.numbered_symbols(TEMP_PREFIX, real=True)
     exprs = list(exprs)
     cap = SHARING_RATIO * node_count(exprs) + SHARED_MIN_OPS
     if sum(operation_nodes(e, cap + 1) for e in exprs) > cap:
         named, exprs = shared_nodes(exprs, names)
         values = [value for _, value in named]
-        assignments, reduced = sp.cse([*values, *exprs], symbols=names, order="canonical")
+        assignments, reduced = cse([*values, *exprs], names)
         ordered = _in_order([*assignments, *zip((s for s, _ in named), reduced, strict=False)])
-        return ordered, list(reduced[len(values):])
-    assignments, reduced = sp.cse(exprs, symbols=names, order="canonical")
-    return list(assignments), list(reduced)
+        return shallow_lines(ordered, list(reduced[len(values):]), names)
+    assignments, reduced = cse(exprs, names)
+    return shallow_lines(assignments, reduced, names)
 
 
 def shared_nodes(

@@ -39,6 +39,16 @@ def distinct_nodes(exprs: Iterable[sp.Basic]) -> list[sp.Basic]:
     return order
 
 
+def depth(exprs: Iterable[sp.Basic]) -> int:
+    """The most operations nested in one another in ``exprs`` (0 for a name or a number),
+    counted over the DAG."""
+    exprs = list(exprs)
+    height: dict[sp.Basic, int] = {}
+    for node in distinct_nodes(exprs):
+        height[node] = 1 + max(height[a] for a in node.args) if node.args else 0
+    return max((height[e] for e in exprs), default=0)
+
+
 def node_count(exprs: Iterable[sp.Basic]) -> int:
     """The number of distinct compound subexpressions of ``exprs`` (operation nodes of the
     DAG)."""
@@ -130,13 +140,21 @@ def walk(expr: sp.Basic, rule: Callable[[sp.Basic], sp.Basic]) -> sp.Basic:
             continue
         new = tuple(done[a] for a in args)
         result = node
-        if new != args:
+        if not all(map(equal, new, args)):
             result = rebuilt(node.func, new)
-            if any(result == old and old != fresh for old, fresh in zip(args, new, strict=True)):
+            if any(equal(result, old) and not equal(old, fresh)
+                   for old, fresh in zip(args, new, strict=True)):
                 done[node] = result
                 continue
         done[node] = rule(result)
     return done[expr]
+
+
+def equal(one: sp.Basic, other: sp.Basic) -> bool:
+    """``one == other``, settled by identity or by the two (cached) hashes where they tell:
+    SymPy's ``==`` compares two distinct trees level by level, which over a DAG whose nodes
+    were rebuilt is its whole tree."""
+    return one is other or (hash(one) == hash(other) and one == other)
 
 
 def replace(expr: sp.Basic, query: Callable[[sp.Basic], object],

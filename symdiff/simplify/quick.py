@@ -10,83 +10,46 @@ without asking; everywhere else it is ``sp.Pow(base, exponent)``.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 import sympy as sp
 from sympy.core.mul import _keep_coeff
 from sympy.core.parameters import global_parameters
 
-#: SymPy's canonical order of the terms of a sum and of the factors of a product.
-_COMPARED = functools.cmp_to_key(sp.Basic.compare)
-
-
-def _sum_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
-    """Whether ``sp.Pow(base, exponent)`` is the unevaluated power: ``base`` a sum that is not a
-    number and ``exponent`` an integer other than 0 and 1.
-
-    Read from SymPy's ``Pow.__new__`` (1.12-1.14): with such operands, every rule before
-    ``base._eval_power(exponent)`` passes (they need a number, a symbol or a base of 1), and
-    ``Add._eval_power`` returns a value only for a number (excluded) or for a two-term sum with
-    an infinite term written ``a + b*I`` (excluded: no term of the sum contains ``I``)."""
-    if not (exponent.is_Integer and base.is_Add) or exponent.p in (0, 1) or base.is_number:
-        return False
-    return len(base.args) != 2 or not any(arg.has(sp.I) for arg in base.args)
-
-
-def unevaluated(cls: type, args: list[sp.Expr]) -> sp.Expr:
-    """``cls(*args, evaluate=False)`` for ``Add`` or ``Mul`` and two or more expressions (not
-    relationals): what ``AssocOp.__new__`` does then (``_from_args``, then the constructor
-    postprocessors), without its cache lookup and argument checks."""
-    return cls._exec_constructor_postprocessors(cls._from_args(args))
-
-
-#: The classes of names whose integer powers SymPy leaves as they are.
-_NAMES = (sp.Symbol, sp.Dummy)
-
-
-def _name_power_stays(base: sp.Expr, exponent: sp.Expr) -> bool:
-    """Whether ``sp.Pow(base, exponent)`` is the unevaluated power: ``base`` a name (a
-    ``Symbol`` or ``Dummy``) and ``exponent`` an integer other than 0 and 1.
-
-    Read from SymPy's ``Pow.__new__`` (1.12-1.14): the rules before ``base._eval_power``
-    need a number, a base of 1 or a base with a negative coefficient, and a name has no
-    ``_eval_power`` of its own (``Expr._eval_power`` returns None)."""
-    return type(base) in _NAMES and exponent.is_Integer and exponent.p not in (0, 1)
+from .staying import (
+    COMPARED,
+    call_power_stays,
+    is_number,
+    name_power_stays,
+    plain_call,
+    power_of_power,
+    staying_factor,
+    stays,
+    sum_power_stays,
+    unevaluated,
+)
 
 
 def power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr:
     """``sp.Pow(base, exponent)``, the same node, without SymPy's assumption queries where the
-    evaluation cannot change it (:func:`_sum_power_stays`, :func:`_name_power_stays`,
+    evaluation cannot change it (:func:`sum_power_stays`, :func:`name_power_stays`,
     :func:`_product_power`)."""
-    if _name_power_stays(base, exponent) or _sum_power_stays(base, exponent):
+    if stays(base, exponent):
         return sp.Pow(base, exponent, evaluate=False)
+    if power_of_power(base, exponent):  # (b**e)**k is b**(e*k), made the same way
+        return power(base.base, base.exp * exponent)
     made = _product_power(base, exponent)
     return sp.Pow(base, exponent) if made is None else made
 
 
-def _staying_factor(factor: sp.Expr) -> tuple[sp.Expr, sp.Integer] | None:
-    """``(base, k)`` for a factor that ``Mul.flatten`` keeps as it is, ``base**k``: a
-    commutative name, a sum that is not a number, or an integer power of either that stays
-    (:func:`_name_power_stays`, :func:`_sum_power_stays`); else None."""
-    if factor.is_Symbol or factor.is_Add:
-        if factor.is_commutative and not factor.is_number:
-            return factor, sp.S.One
-        return None
-    if factor.is_Pow and factor.base.is_commutative and (
-            _name_power_stays(*factor.args) or _sum_power_stays(*factor.args)):
-        return factor.base, factor.exp
-    return None
-
-
 def _staying_factors(expr: sp.Expr) -> tuple[sp.Expr, list[sp.Expr]] | None:
     """``(c, [factors])`` for a product of a rational ``c`` (not 0) and staying factors
-    (:func:`_staying_factor`) with distinct bases, or one such factor; else None."""
+    (:func:`staying_factor`) with distinct bases, or one such factor; else None."""
     coefficient, rest = expr.as_coeff_Mul() if expr.is_Mul else (sp.S.One, expr)
     if not coefficient.is_Rational or coefficient.p == 0:
         return None
     factors = list(sp.Mul.make_args(rest))
-    if any(_staying_factor(f) is None for f in factors):
+    if any(staying_factor(f) is None for f in factors):
         return None
     return coefficient, factors
 
@@ -96,7 +59,7 @@ def _product_of_staying(coefficient: sp.Expr, factors: list[sp.Expr]) -> sp.Expr
     bases are distinct (nothing to combine) and it is not a coefficient times one sum (which
     ``Mul`` distributes): the coefficient (unless 1), then the factors in canonical order; else
     None."""
-    bases = [_staying_factor(f)[0] for f in factors]  # type: ignore[index]
+    bases = [staying_factor(f)[0] for f in factors]  # type: ignore[index]
     if not factors or len(set(bases)) != len(bases):
         return None
     if len(factors) == 1:
@@ -104,7 +67,7 @@ def _product_of_staying(coefficient: sp.Expr, factors: list[sp.Expr]) -> sp.Expr
             return factors[0]
         if factors[0].is_Add:
             return None
-    ordered = sorted(factors, key=_COMPARED)
+    ordered = sorted(factors, key=COMPARED)
     return unevaluated(sp.Mul, ordered if coefficient is sp.S.One else [coefficient, *ordered])
 
 
@@ -114,7 +77,7 @@ def _product_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr | None:
     gives the product of each factor to the power ``k`` (``(x/(1 + y**2))**2`` is
     ``x**2/(1 + y**2)**2``), made here without re-evaluating the powers of sums (each an
     assumption query that clears every nested denominator below it); else None."""
-    if not (base.is_Mul and exponent.is_Integer) or exponent.p in (0, 1) or base.is_number:
+    if not (base.is_Mul and exponent.is_Integer) or exponent.p in (0, 1) or is_number(base):
         return None
     found = _staying_factors(base)
     if found is None:
@@ -122,9 +85,9 @@ def _product_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr | None:
     coefficient, factors = found
     powered = []
     for factor in factors:
-        inner, k = _staying_factor(factor)  # type: ignore[misc]
+        inner, k = staying_factor(factor)  # type: ignore[misc]
         k = k * exponent
-        if not (_name_power_stays(inner, k) or _sum_power_stays(inner, k) or k is sp.S.One):
+        if not (stays(inner, k) or k is sp.S.One):
             return None
         powered.append(inner if k is sp.S.One else sp.Pow(inner, k, evaluate=False))
     return _product_of_staying(coefficient**exponent, powered)
@@ -132,7 +95,7 @@ def _product_power(base: sp.Expr, exponent: sp.Expr) -> sp.Expr | None:
 
 def _staying_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
     """``Mul(left, right)`` unevaluated when that is what SymPy builds for a rational
-    coefficient (not 0 or 1) and a staying power of a sum (:func:`_sum_power_stays`), else None.
+    coefficient (not 0 or 1) and a staying power of a sum (:func:`sum_power_stays`), else None.
     SymPy's ``Mul`` rebuilds every power factor with ``Pow(b, e)``, and distributes a
     coefficient only over a bare sum."""
     coefficient, factor = (left, right) if left.is_Rational else (right, left)
@@ -141,7 +104,7 @@ def _staying_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
         and coefficient.p != 0
         and coefficient is not sp.S.One
         and factor.is_Pow
-        and _sum_power_stays(*factor.args)
+        and (sum_power_stays(*factor.args) or call_power_stays(*factor.args))
     ):
         return unevaluated(sp.Mul, [coefficient, factor])
     return None
@@ -152,7 +115,7 @@ def _name_factor(factor: sp.Expr) -> sp.Expr | None:
     by which ``Mul`` would combine it with another factor), else None."""
     if factor.is_Symbol:
         return factor if factor.is_commutative else None
-    if factor.is_Pow and _name_power_stays(*factor.args) and factor.base.is_commutative:
+    if factor.is_Pow and name_power_stays(*factor.args) and factor.base.is_commutative:
         return factor.base
     return None
 
@@ -189,7 +152,7 @@ def _names_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
         return None
     if len(factors) == 1 and coefficient is sp.S.One:
         return factors[0]
-    factors.sort(key=_COMPARED)
+    factors.sort(key=COMPARED)
     args = factors if coefficient is sp.S.One else [coefficient, *factors]
     return unevaluated(sp.Mul, args)
 
@@ -250,22 +213,109 @@ def _factors_product(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
 
 def product(left: sp.Expr, right: sp.Expr) -> sp.Expr:
     """``left * right``, the same node, without re-evaluating a staying power of a sum
-    (:func:`_quick_product`)."""
-    made = _quick_product(left, right)
+    (:func:`_quick_product`, then :func:`_collected`)."""
+    made = _two_factors(left, right)
     return left * right if made is None else made
 
 
+def _two_factors(left: sp.Expr, right: sp.Expr) -> sp.Expr | None:
+    """``Mul(left, right)`` by :func:`_quick_product` or :func:`_collected`, else None."""
+    made = _quick_product(left, right)
+    if made is None and not _rational_times_sum(left, right):
+        made = _collected([left, right])
+    return made
+
+
+def negative(expr: sp.Expr) -> sp.Expr:
+    """``-expr``, the same node: SymPy's negation, which builds ``-1*expr`` without evaluating,
+    except for a sum, which ``Mul(-1, s)`` distributes (made by :func:`product`)."""
+    if expr.is_Add and global_parameters.distribute:
+        return product(sp.S.NegativeOne, expr)
+    return -expr
+
+
+def multiplication(args: Sequence[sp.Expr]) -> sp.Expr:
+    """``sp.Mul(*args)``, the same node: :func:`product`'s rules for two factors (after
+    dropping the factors 1, as ``AssocOp.__new__`` does), :func:`_collected` for more; else
+    ``sp.Mul(*args)``."""
+    factors = [a for a in args if a is not sp.S.One]
+    if len(factors) == 2:
+        made = _two_factors(*factors)
+    else:
+        made = _collected(factors) if len(factors) > 2 else None
+    return sp.Mul(*args) if made is None else made
+
+
+def _rational_times_sum(left: sp.Expr, right: sp.Expr) -> bool:
+    """Whether ``Mul(left, right)`` takes SymPy's two-factor rule: a rational (not 0) and a
+    sum or a rational times a sum (``Mul.flatten``'s "2-arg hack")."""
+    for one, other in ((left, right), (right, left)):
+        if one.is_Rational and one.p != 0 and other.as_coeff_Mul()[1].is_Add:
+            return True
+    return False
+
+
+_INFINITIES = (sp.S.Infinity, sp.S.NegativeInfinity, sp.S.ComplexInfinity)
+
+
+def _collected(args: list[sp.Expr]) -> sp.Expr | None:
+    """SymPy's ``Mul`` of commutative products, rationals and staying factors
+    (:func:`~symdiff.simplify.staying.staying_factor`), the factors 1 dropped and not the
+    two-factor rule (:func:`_rational_times_sum`); else None.
+
+    Read from ``Mul.flatten`` (1.12-1.14): the arguments of products are read as factors, the
+    rationals multiply into the coefficient, the integer exponents of equal bases add up (a
+    base whose exponents sum to 0 is dropped), each base is powered again by ``Pow(b, e)``
+    (which here stays: :func:`~symdiff.simplify.staying.stays`), the factors are sorted and
+    the coefficient (unless 1) goes first; a coefficient times one sum is distributed
+    (``Add(*[c*t for t in s.args])``). A coefficient 0 is left to SymPy."""
+    coefficient, exponents = sp.S.One, {}
+    seq = list(args)
+    for arg in seq:  # (the list grows while it is read, as Mul.flatten's does)
+        if arg.is_Mul and arg.is_commutative:
+            seq.extend(arg.args)
+        elif arg.is_Rational:
+            coefficient *= arg
+        else:
+            found = staying_factor(arg)
+            if found is None:
+                return None
+            base, k = found
+            exponents[base] = exponents.get(base, sp.S.Zero) + k
+    if coefficient.p == 0:
+        return None
+    factors = []
+    for base, k in exponents.items():
+        if k == 0:
+            if base.is_Add and any(a in _INFINITIES for a in base.args):
+                return None  # (SymPy's nan)
+        elif k == 1:
+            factors.append(base)
+        elif stays(base, k):
+            factors.append(sp.Pow(base, k, evaluate=False))
+        else:
+            return None
+    if len(factors) == 1 and factors[0].is_Add and coefficient is not sp.S.One:
+        if not global_parameters.distribute:
+            return None
+        return addition([product(coefficient, term) for term in factors[0].args])
+    factors.sort(key=COMPARED)
+    if coefficient is not sp.S.One:
+        factors.insert(0, coefficient)
+    if len(factors) < 2:
+        return factors[0] if factors else sp.S.One
+    return unevaluated(sp.Mul, factors)
+
+
 def rebuilt(func: type, args: tuple[sp.Expr, ...]) -> sp.Expr:
-    """``func(*args)`` evaluated as SymPy would, through :func:`power` and
-    :func:`_staying_product` where they apply."""
+    """``func(*args)`` evaluated as SymPy would, through :func:`power`, :func:`multiplication`
+    and :func:`addition` where they apply."""
     if func is sp.Pow:
         return power(*args)
     if func is sp.Add:
         return addition(args)
-    if func is sp.Mul and len(args) == 2:
-        made = _quick_product(*args)
-        if made is not None:
-            return made
+    if func is sp.Mul:
+        return multiplication(args)
     return func(*args)
 
 
@@ -300,10 +350,11 @@ def _staying_term(term: sp.Expr) -> sp.Expr | None:
     Read from SymPy's ``Add.flatten`` (1.12-1.14): a name or a power (not of a number) stays;
     a product with a rational coefficient is split into ``c`` and ``s`` and rebuilt from
     ``s``'s own factors when ``s`` is a product or a sum, with ``Mul(c, s)`` otherwise, which
-    gives back ``term`` for a name, an integer power of a name, or a staying power of a sum."""
+    gives back ``term`` for a name, a plain call (:func:`plain_call`), an integer power of a
+    name, or a staying power of a sum or of a plain call."""
     if not term.is_commutative:
         return None
-    if term.is_Symbol:
+    if term.is_Symbol or isinstance(term, sp.Function):
         return term
     if term.is_Pow:
         return None if term.base.is_Number else term
@@ -314,8 +365,9 @@ def _staying_term(term: sp.Expr) -> sp.Expr | None:
         return rest
     if not coefficient.is_Rational:
         return None
-    if rest.is_Symbol or (rest.is_Pow and (
-            (rest.base.is_Symbol and rest.exp.is_Integer) or _sum_power_stays(*rest.args))):
+    if rest.is_Symbol or plain_call(rest) or (rest.is_Pow and (
+            (rest.base.is_Symbol and rest.exp.is_Integer) or sum_power_stays(*rest.args)
+            or call_power_stays(*rest.args))):
         return rest
     return None
 
@@ -333,7 +385,7 @@ def _quick_total(terms: list[sp.Expr], constant: sp.Expr) -> sp.Expr | None:
         seen.add(part)
     if len(terms) == 1 and constant == 0:
         return terms[0]
-    ordered = sorted(terms, key=_COMPARED)
+    ordered = sorted(terms, key=COMPARED)
     if constant != 0:
         ordered.insert(0, constant)
     return unevaluated(sp.Add, ordered)

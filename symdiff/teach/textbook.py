@@ -41,7 +41,15 @@ from sympy.polys.polyerrors import BasePolynomialError
 from ..engine.assembly import over, shown_result
 from ..engine.inputtext import teaching_text
 from ..parsing.written import Written, canonical
-from ..simplify import SIMPLIFY_MAX_OPS, Budget, expansion_terms, polynomial_degree
+from ..simplify import (
+    SIMPLIFY_MAX_OPS,
+    Budget,
+    count_ops,
+    expansion_terms,
+    polynomial_degree,
+    quick,
+)
+from ..simplify.dag import distinct_nodes, has_type
 
 #: How much shorter than the rules' result (in characters of its text) another form must be.
 MARGIN = 0.1
@@ -71,8 +79,7 @@ def textbook_form(root: Any, expr: sp.Expr, simplified: Callable[[], sp.Expr]) -
     cost = _length(shown)
     best = Final(shown, raw, "")
     best_cost = cost
-    allowed = _applications(_value(expr)) | {a for s in _walk(root)
-                                              for a in _applications(_value(s.result))}
+    allowed = _applications(_value(expr), *(_value(s.result) for s in _walk(root)))
     for note, candidate in _candidates(raw, var, allowed, simplified):
         length = _length(candidate)
         if length < best_cost and length <= (1 - MARGIN) * cost:
@@ -111,7 +118,7 @@ def _joined(*notes: str) -> str:
 
 
 def _value(expr: sp.Expr) -> sp.Expr:
-    return canonical(expr) if expr.has(Written) else expr
+    return canonical(expr) if has_type(expr, Written) else expr
 
 
 def _length(expr: sp.Expr) -> int:
@@ -124,9 +131,10 @@ def _walk(step: Any) -> Iterator[Any]:
         yield from _walk(sub)
 
 
-def _applications(expr: sp.Expr) -> set[sp.Expr]:
-    """The function applications in ``expr`` (``sin(2*x)``, ``exp(-x)``)."""
-    return {a for a in expr.atoms(sp.Function)}
+def _applications(*exprs: sp.Expr) -> set[sp.Expr]:
+    """The function applications in ``exprs`` (``sin(2*x)``, ``exp(-x)``), each distinct
+    subexpression looked at once."""
+    return {node for node in distinct_nodes(exprs) if isinstance(node, sp.Function)}
 
 
 def _candidates(raw: sp.Expr, var: sp.Symbol, allowed: set[sp.Expr],
@@ -135,7 +143,7 @@ def _candidates(raw: sp.Expr, var: sp.Symbol, allowed: set[sp.Expr],
     code's (its simplification is bounded, :func:`symdiff.simplify.simplify_for_people`)."""
     if raw.is_Atom:
         return
-    if sp.count_ops(raw) <= SIMPLIFY_MAX_OPS:
+    if count_ops(raw) <= SIMPLIFY_MAX_OPS:
         for make in (_one_fraction, _factored):
             found = _guarded(make, raw, var)
             if found is not None:
@@ -218,29 +226,37 @@ def _monomial_out(expr: sp.Expr, var: sp.Symbol) -> bool:
 
 
 # -- the names of trigonometric quotients -------------------------------------------------------
-def trig_names(expr: sp.Expr) -> sp.Expr:
+def trig_names(expr: sp.Expr, memo: dict[sp.Basic, sp.Expr] | None = None) -> sp.Expr:
     """``expr`` with quotients of sines and cosines of one argument named as a textbook names
     them: ``sin(u)/cos(u)`` is ``tan(u)``, ``1/cos(u)`` is ``sec(u)``, ``1/sin(u)`` is
     ``csc(u)``, ``cos(u)/sin(u)`` is ``cot(u)``, and ``1 + tan(u)**2`` is ``sec(u)**2``
-    (their definitions, true wherever both sides are defined)."""
+    (their definitions, true wherever both sides are defined). Each distinct subexpression
+    is named once (``memo``), and only a node whose arguments changed is built again."""
     if expr.is_Atom:
         return expr
+    memo = {} if memo is None else memo
+    found = memo.get(expr)
+    if found is not None:
+        return found
     # a product's powers are named together (sin(x)/cos(x), not sin(x)*sec(x))
-    inside = _inside if expr.is_Mul else trig_names
-    args = [inside(a) for a in expr.args]
-    expr = expr.func(*args) if args != list(expr.args) else expr
-    if expr.is_Add:
-        return _secant_squared(expr)
-    if expr.is_Mul or expr.is_Pow:
-        return _named_quotient(expr)
-    return expr
+    args = [_inside(a, memo) if expr.is_Mul else trig_names(a, memo) for a in expr.args]
+    named = quick.rebuilt(expr.func, tuple(args)) if args != list(expr.args) else expr
+    if named.is_Add:
+        named = _secant_squared(named)
+    elif named.is_Mul or named.is_Pow:
+        named = _named_quotient(named)
+    memo[expr] = named
+    return named
 
 
-def _inside(factor: sp.Expr) -> sp.Expr:
+def _inside(factor: sp.Expr, memo: dict[sp.Basic, sp.Expr]) -> sp.Expr:
     """A factor of a product with names inside it, a power of a sine or cosine left as it is."""
     if factor.is_Pow:
-        return sp.Pow(trig_names(factor.base), trig_names(factor.exp))
-    return trig_names(factor)
+        base, exponent = trig_names(factor.base, memo), trig_names(factor.exp, memo)
+        if base == factor.base and exponent == factor.exp:
+            return factor
+        return quick.power(base, exponent)
+    return trig_names(factor, memo)
 
 
 def _secant_squared(expr: sp.Add) -> sp.Expr:

@@ -83,6 +83,15 @@ def to_reference(expr: sp.Expr) -> sp.Expr:
     raise AssertionError(f"could not rewrite {expr}")
 
 
+def mpmath_met_complex(error: Exception) -> bool:
+    """Whether ``error`` (raised by a lambdified reference evaluated with mpmath) is mpmath
+    refusing a complex value where only real ones go (``Min``, ``Max``, ``atan2``): SymPy's
+    form of a reference can be complex at a point (``1j*tan(1j*y)``), with no real value to
+    compare there."""
+    return isinstance(error, TypeError | AttributeError) and (
+        "mpc" in str(error) or "complex" in str(error))
+
+
 def drop_step_derivatives(expr: sp.Expr) -> sp.Expr:
     """``expr`` without the derivatives sympy.diff leaves unevaluated of piecewise-constant
     functions (floor, ceiling, sign of a non-real-looking argument): 0 away from their jumps,

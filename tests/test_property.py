@@ -19,7 +19,7 @@ import symdiff as sd
 from symdiff import registry
 from symdiff.engine.forward import differentiate
 
-from .conftest import X, Y, Z, drop_step_derivatives, to_reference
+from .conftest import X, Y, Z, drop_step_derivatives, mpmath_met_complex, to_reference
 
 
 def _into_domain(row: registry.Fn, *args: sp.Expr) -> list[sp.Expr]:
@@ -136,8 +136,8 @@ def _mp_value(expression, point):
                 value = fn(*(mpmath.mpf(v) for v in point))
             except ZeroDivisionError:
                 continue
-            except (TypeError, AttributeError) as error:  # complex met Min, Max, atan2
-                if "mpc" in str(error) or "complex" in str(error):
+            except (TypeError, AttributeError) as error:
+                if mpmath_met_complex(error):
                     break  # complex in earnest: no real reference here
                 raise
             if isinstance(value, mpmath.mpc):  # SymPy's derivative of abs goes through re/im
@@ -180,6 +180,10 @@ def _away_from_kinks(expr, point) -> bool:
             values = fn(*(mpmath.mpf(v) for v in point))
         except (ZeroDivisionError, ValueError):  # undefined there: no reference either
             return False
+        except (TypeError, AttributeError) as error:
+            if mpmath_met_complex(error):
+                return False  # no real reference either
+            raise
     return all(abs(complex(value)) > 1e-9 for value in values)
 
 

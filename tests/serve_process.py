@@ -50,11 +50,16 @@ def stop(process: subprocess.Popen, timeout: float = 60) -> int:
     try:
         return process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        try:  # how the process treats signals: ignored (SigIgn), blocked (SigBlk), pending
+            with open(f"/proc/{process.pid}/status") as status:
+                signals = "".join(line for line in status if line.startswith("Sig"))
+        except OSError:
+            signals = ""
         process.send_signal(signal.SIGABRT)
         try:
             _, stderr = process.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
             _, stderr = process.communicate()
-        raise AssertionError(f"symdiff serve did not stop within {timeout} s of Ctrl-C; its "
-                             f"threads:\n{stderr[-20000:]}") from None
+        raise AssertionError(f"symdiff serve did not stop within {timeout} s of Ctrl-C; "
+                             f"{signals}its threads:\n{stderr[-20000:]}") from None

@@ -55,6 +55,29 @@ def test_another_address_is_served_with_a_warning():
     assert "warning: listening on 0.0.0.0" in err and "no login" in err
 
 
+IGNORING_CTRL_C = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+os.execv(sys.executable, [sys.executable, "-m", "symdiff", "serve", "--port", "0"])
+"""
+
+
+def test_ctrl_c_stops_it_when_its_parent_ignored_and_blocked_ctrl_c():
+    """A process inherits an ignored or blocked SIGINT from whatever started it (a script's
+    background job, some launchers): the server still stops on Ctrl-C, as it says."""
+    process = subprocess.Popen([sys.executable, "-c", IGNORING_CTRL_C], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert "the classroom page is at http://127.0.0.1:" in process.stdout.readline()
+        assert stop(process) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 def test_a_port_in_use_is_one_line():
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -23,8 +23,10 @@ the three together), ``server`` (HTTP), ``preload`` (warms the workers' parent p
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -68,6 +70,19 @@ def keep_writes_in_cache() -> None:
         os.environ["SYMDIFF_SOURCE_DIR"] = str(Path(path).parent / "sources")
 
 
+def stoppable_by_ctrl_c() -> None:
+    """Make Ctrl-C (SIGINT) raise ``KeyboardInterrupt`` in this process, as the server says it
+    does: a process started by one that ignores or blocks SIGINT inherits that (Python keeps
+    an inherited ``SIG_IGN``), and such a server could only be killed. Only from the main
+    thread, where Python handles signals."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, settings: Settings | None = None,
           say: Callable[[str], None] | None = None) -> None:
     """Serve the classroom page on ``host``:``port`` until interrupted (Ctrl-C).
@@ -76,6 +91,7 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, settings: Settings
     stdout) once the workers are ready. Raises :class:`~symdiff.SymdiffError` when the address
     cannot be used (a port in use)."""
     say = say or (lambda text: print(text, flush=True))
+    stoppable_by_ctrl_c()
     try:
         server = ClassroomServer((host, port), None)  # the address first: fail fast
     except OSError as error:

@@ -176,8 +176,8 @@ def derive(
 
     steps = functools.partial(derive_steps, expr, wrt, simplify=simplify, verbose=verbose,
                               order=order, shapes=shapes)
-    return pipeline.as_a_build(steps, expr=expr, advice="split it into steps (a function of "
-                                                       "intermediate results)")
+    return pipeline.as_a_build(steps, depth=lambda: pipeline.depth_of(expr),
+                               advice="split it into steps (a function of intermediate results)")
 
 
 # -- compiled functions ----------------------------------------------------------------------------

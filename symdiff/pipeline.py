@@ -90,14 +90,12 @@ def compiled(call: Call) -> CompiledFunction:
         if found is not None:
             return _found(found, call)
         layer = LAYERS[call.layer]()
-        from .parsing.limits import recursion_limit  # (SymPy is loaded by now)
-
         title = progress.describe(call.kind, getattr(call.exprs, "fn", call.exprs), call.wrt)
-        measured: dict[str, int] = {}
-        with collector_paused(), recursion_limit(BUILD_RECURSION_LIMIT), \
-                limits_named(lambda: measured.get("depth")), \
-                progress.build(title):  # reported if it runs long
-            request, function = on_large_stack(_parsed_and_built, layer, call, measured)
+        parsed: dict[str, Request] = {}
+        with progress.build(title):  # reported if it runs long
+            request, function = as_a_build(
+                _parsed_and_built, layer, call, parsed,
+                depth=lambda: depth_of(getattr(parsed.get("request"), "exprs", None)))
         if call.layer == "tensor":  # its graph, for composing it into another traced function
             function = function.with_graph((tuple(request.roots), request.params,
                                             dict(request.shapes), request.many))
@@ -105,20 +103,29 @@ def compiled(call: Call) -> CompiledFunction:
     return _traced(function, call)
 
 
-def _parsed_and_built(layer: Layer, call: Call, measured: dict[str, int]
+def _parsed_and_built(layer: Layer, call: Call, parsed: dict[str, Request]
                       ) -> tuple[Request, CompiledFunction]:
-    """``call`` parsed into a request of ``layer``, and its function (:func:`compile_request`):
-    the build, run on a large stack (:func:`symdiff.stacks.on_large_stack`). ``measured`` gets
-    the depth of the request's expressions (for the error of one nested too deeply)."""
+    """``call`` parsed into a request of ``layer`` (kept in ``parsed``, for the error of an
+    expression nested too deeply), and its function (:func:`compile_request`)."""
     with progress.stage("parse") as counts:
         request = layer.request(call)
         counts["names"] = len(getattr(request, "params", ()))
-    exprs = getattr(request, "exprs", None)
-    if isinstance(exprs, tuple | list):
-        from .simplify.dag import depth
-
-        measured["depth"] = depth(exprs)
+    parsed["request"] = request
     return request, compile_request(layer, request)
+
+
+def depth_of(exprs: Any) -> int | None:
+    """How deep the SymPy expression ``exprs`` (or a list or tuple of them) is nested; None for
+    anything else (text, a Python function)."""
+    from sympy import Basic
+
+    from .simplify.dag import depth
+
+    if isinstance(exprs, Basic):
+        return depth([exprs])
+    if isinstance(exprs, tuple | list) and all(isinstance(e, Basic) for e in exprs):
+        return depth(exprs)
+    return None
 
 
 def _found(found: CompiledFunction, call: Call) -> CompiledFunction:
@@ -181,22 +188,16 @@ def limits_named(depth: Callable[[], int | None] = lambda: None,
             "sys.set_int_max_str_digits)") from None
 
 
-def as_a_build(fn: Callable[..., Any], *args: Any, expr: Any = None,
+def as_a_build(fn: Callable[..., Any], *args: Any,
+               depth: Callable[[], int | None] = lambda: None,
                advice: str = TOO_DEEP_ADVICE) -> Any:
-    """``fn(*args)`` as a build runs (a derivation without code, ``derive()``): on a large
-    stack (:func:`symdiff.stacks.on_large_stack`) with the build's recursion limit and the
-    garbage collector paused, a limit met raised as a clear error (:func:`limits_named`, with
-    the depth of ``expr`` when it is a SymPy expression)."""
-    from sympy import Basic
-
+    """``fn(*args)`` as every build runs: on a large stack (:func:`symdiff.stacks.on_large_stack`)
+    with the build's recursion limit and the garbage collector paused, a limit met raised as a
+    clear error (:func:`limits_named`, with ``depth`` and ``advice``)."""
     from .parsing.limits import recursion_limit
-    from .simplify.dag import depth
-
-    def levels() -> int | None:
-        return depth([expr]) if isinstance(expr, Basic) else None
 
     with collector_paused(), recursion_limit(BUILD_RECURSION_LIMIT), limits_named(
-            levels, advice=advice):
+            depth, advice=advice):
         return on_large_stack(fn, *args)
 
 

@@ -57,19 +57,24 @@ def _expected(text: str) -> list[float]:
     return [float(sp.diff(expr, s).subs(point)) for s in names]
 
 
+def _built_in_a_child(texts: list[str]) -> list[list]:
+    """``[text, gradient at the point, derivation shown]`` of each of ``texts``, built in a
+    child process under :data:`MEMORY_LIMIT`, which must end normally."""
+    run = subprocess.run([sys.executable, "-c", _CHILD.format(limit=MEMORY_LIMIT),
+                          json.dumps(texts)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600, env={"SYMDIFF_DISABLE_CACHE": "1", "PYTHONPATH": str(ROOT),
+                                           "PATH": "/usr/bin:/bin"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    return json.loads(run.stdout)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_random_frequencies_build_and_derive_within_a_memory_limit(seed):
     rng = random.Random(seed)
     ks = [16, 64, 96, 128, 192, 256, 1000] if seed == 0 else [rng.randrange(3, 1500)
                                                                for _ in range(4)]
     texts = [form.format(k=k) for k in ks for form in rng.sample(FORMS, 3)]
-    child = _CHILD.format(limit=MEMORY_LIMIT)
-    run = subprocess.run([sys.executable, "-c", child, json.dumps(texts)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=600,
-                         env={"SYMDIFF_DISABLE_CACHE": "1", "PYTHONPATH": str(ROOT),
-                              "PATH": "/usr/bin:/bin"})
-    assert run.returncode == 0, run.stderr[-2000:]
-    for text, got, derived in json.loads(run.stdout):
+    for text, got, derived in _built_in_a_child(texts):
         expected = _expected(text)
         assert got == pytest.approx(expected, rel=1e-9, abs=1e-9), text
         # the derivative shown keeps the frequency: no expansion into powers of sin(x)
@@ -96,13 +101,7 @@ HIGH_POWERS = ["sin(x)**(10**9)", "tan(x)**100000/(1 + x**2)", "cos(x)**1000*sin
 
 
 def test_high_powers_build_and_derive_within_a_memory_limit():
-    child = _CHILD.format(limit=MEMORY_LIMIT)
-    run = subprocess.run([sys.executable, "-c", child, json.dumps(HIGH_POWERS)], cwd=ROOT,
-                         capture_output=True, text=True, timeout=600,
-                         env={"SYMDIFF_DISABLE_CACHE": "1", "PYTHONPATH": str(ROOT),
-                              "PATH": "/usr/bin:/bin"})
-    assert run.returncode == 0, run.stderr[-2000:]
-    for text, got, _ in json.loads(run.stdout):
+    for text, got, _ in _built_in_a_child(HIGH_POWERS):
         assert got == pytest.approx(_expected(text), rel=1e-9, abs=1e-300), text
 
 

@@ -18,6 +18,7 @@ from sympy.core.function import Derivative
 from sympy.core.operations import LatticeOp
 
 from . import quick
+from .postorder import bottom_up
 
 
 def _negative_coefficient(expr: sp.Basic) -> bool:
@@ -109,19 +110,16 @@ def count_ops(expr: sp.Basic) -> int:
     left to SymPy."""
     if not isinstance(expr, sp.Expr) or expr.is_Relational:
         return int(sp.count_ops(expr))
+    parts: dict[sp.Basic, tuple[int, list[sp.Basic]]] = {}  # a node's own ops, its children
+
+    def children(node: sp.Basic) -> list[sp.Basic]:
+        if node not in parts:
+            parts[node] = _own(node)
+        return parts[node][1]
+
+    def total_of(node: sp.Basic) -> int:
+        own, below = parts[node]
+        return own + sum(total[c] for c in below)
+
     total: dict[sp.Basic, int] = {}
-    children: dict[sp.Basic, list[sp.Basic]] = {}
-    own: dict[sp.Basic, int] = {}
-    stack = [expr]
-    while stack:
-        node = stack[-1]
-        if node in total:
-            stack.pop()
-            continue
-        if node not in children:
-            own[node], children[node] = _own(node)
-            stack.extend(c for c in children[node] if c not in total)
-            continue
-        stack.pop()
-        total[node] = own[node] + sum(total[c] for c in children[node])
-    return total[expr]
+    return bottom_up(expr, total, total_of, children)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 import sympy as sp
@@ -10,17 +10,23 @@ import sympy as sp
 V = TypeVar("V")
 
 
-def bottom_up(root: sp.Basic, done: dict[sp.Basic, V], value: Callable[[sp.Basic], V]) -> V:
+def _arguments(node: sp.Basic) -> tuple[sp.Basic, ...]:
+    return node.args
+
+
+def bottom_up(root: sp.Basic, done: dict[sp.Basic, V], value: Callable[[sp.Basic], V],
+              children: Callable[[sp.Basic], Iterable[sp.Basic]] = _arguments) -> V:
     """``done[root]``, after ``done[node] = value(node)`` for ``root`` and each node below it
-    not in ``done`` yet, every node's arguments before the node (so ``value`` reads theirs
-    from ``done``). Iterative: no recursion however deep the expression."""
+    not in ``done`` yet, every node's ``children`` (its arguments, unless given) before the
+    node (so ``value`` reads theirs from ``done``). Iterative: no recursion however deep the
+    expression."""
     stack = [root]
     while stack:
         node = stack[-1]
         if node in done:
             stack.pop()
             continue
-        missing = [a for a in node.args if a not in done]
+        missing = [a for a in children(node) if a not in done]
         if missing:
             stack.extend(missing)
             continue

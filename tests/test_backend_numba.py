@@ -199,6 +199,9 @@ def test_the_source_is_the_formulas_in_a_loop_and_is_verified():
         ("\n_numba_ready()\n", "\n_numba_ready()\n_numba_ready()\n"),
         ("\n_numba_ready()\n", "\n"),
         ("    return (_x_bar, _y_bar)", "    return __import__('os')"),
+        # a choice is the runtime's _select, never a jump symdiff does not write
+        ("    return (_x_bar, _y_bar)", "    return (_x_bar if x else _y_bar, _y_bar)"),
+        ("    return (_x_bar, _y_bar)", "    return (_x_bar and _y_bar, _y_bar)"),
     ]:
         assert before in source
         with pytest.raises(VerificationError):

@@ -134,3 +134,19 @@ def test_bad_arguments_raise_the_numpy_backends_errors():
         with pytest.raises(type(expected.value)) as got:
             ours(**bad)
         assert str(got.value) == str(expected.value)
+
+
+def test_a_step_with_a_number_argument_is_fused_with_its_arithmetic():
+    """relu's derivative ``Heaviside(x, 0)`` compiles to instructions: it stays in the ufunc
+    of the arithmetic around it, not computed apart by NumPy in a pass of its own; ``exp``
+    is computed apart."""
+    import sympy as sp
+
+    from symdiff.tensor.fused import Fuser
+
+    x, y = sp.symbols("x y")
+    names = (f"_s{k}" for k in range(100))
+    lines, value = Fuser().split(sp.Heaviside(x, 0) * y + x, lambda e: "numpy", names)
+    assert lines == [] and value == sp.Heaviside(x, 0) * y + x
+    lines, _ = Fuser().split(sp.exp(x) * y + x, lambda e: "numpy", names)
+    assert [code for _, code in lines] == ["numpy"]

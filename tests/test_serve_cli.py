@@ -70,7 +70,10 @@ def test_ctrl_c_stops_it_when_its_parent_ignored_and_blocked_ctrl_c():
                                stderr=subprocess.PIPE, text=True,
                                env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
-        assert "the classroom page is at http://127.0.0.1:" in process.stdout.readline()
+        line = process.stdout.readline()
+        if "the classroom page is at http://127.0.0.1:" not in line:
+            process.kill()
+            raise AssertionError(f"no address but {line!r}: {process.communicate()[1][-3000:]}")
         assert stop(process) == 0
     finally:
         if process.poll() is None:

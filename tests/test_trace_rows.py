@@ -29,7 +29,7 @@ from symdiff import registry
 from symdiff.parsing import parse
 from symdiff.trace import trace
 
-from .conftest import X, Y, drop_step_derivatives, to_reference
+from .conftest import X, Y, drop_step_derivatives, mpmath_met_complex, to_reference
 
 PUBLIC = [row for row in registry.ROWS if row.names]
 #: The leaves of the arguments that are not the previous function's value, as (Python, text).
@@ -174,5 +174,13 @@ def test_random_row_compositions_trace_like_strings_and_sympy_diff(chain, mode, 
         with mpmath.workdps(30):
             if any(abs(complex(g)) < 1e-7 for g in gaps(mpmath.mpf(x), mpmath.mpf(y))):
                 continue  # on a kink: the conventions apply (tested per row), not sympy.diff
-            expected = [float(complex(v).real) for v in references(mpmath.mpf(x), mpmath.mpf(y))]
+            try:
+                values = references(mpmath.mpf(x), mpmath.mpf(y))
+            except ZeroDivisionError:  # SymPy's form of the reference is 0/0 here
+                continue
+            except (TypeError, AttributeError) as error:
+                if mpmath_met_complex(error):  # ... or complex inside max/min
+                    continue
+                raise
+            expected = [float(complex(v).real) for v in values]
         np.testing.assert_allclose(ours, expected, rtol=1e-9, atol=1e-9, err_msg=note)

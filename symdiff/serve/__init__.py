@@ -105,13 +105,14 @@ def serve(host: str = DEFAULT_HOST, port: int = DEFAULT_PORT, settings: Settings
     server.classroom = classroom
     bound = server.server_address[1]
     shown = f"[{host}]" if ":" in host else host
-    if host in ("0.0.0.0", "::"):
-        lan = _lan_address()
-        shown = "127.0.0.1"
-        if lan:
-            say(f"symdiff serve: for the class, http://{lan}:{bound}/")
-    say(f"symdiff serve: the classroom page is at http://{shown}:{bound}/ (Ctrl-C stops it)")
-    try:
+    try:  # (from here on Ctrl-C stops the server as it says, whenever it comes)
+        if host in ("0.0.0.0", "::"):
+            lan = _lan_address()
+            shown = "127.0.0.1"
+            if lan:
+                say(f"symdiff serve: for the class, http://{lan}:{bound}/")
+        say(f"symdiff serve: the classroom page is at http://{shown}:{bound}/ (Ctrl-C stops "
+            "it)")
         server.serve_forever(poll_interval=0.5)
     except KeyboardInterrupt:
         pass

@@ -33,6 +33,7 @@ import sympy as sp
 from ..codegen import naming
 from ..codegen.loops import NumbaPrinter, library_calls
 from ..errors import UnsupportedError
+from ..simplify import count_ops
 
 #: The decorator of a fused statement's ufunc (the verifier allows exactly this).
 VECTORIZE = "@_numba.vectorize(cache=True)"
@@ -55,13 +56,12 @@ class Fuser:
     def __init__(self) -> None:
         self.functions: list[str] = []
         self.helpers: set[str] = set()
-        self.math = False
 
     def code(self, value: sp.Expr, numpy_code: str) -> str:
         """The code of an elementwise statement's ``value`` (printed ``numpy_code`` by the
         NumPy printer): a call of a new ufunc, or ``numpy_code`` itself (a single operation,
         a number, or a formula with no Numba form)."""
-        if sp.count_ops(value) < LEAST_OPERATIONS or not value.free_symbols:
+        if count_ops(value) < LEAST_OPERATIONS or not value.free_symbols:
             return numpy_code
         printer = NumbaPrinter()
         try:
@@ -83,7 +83,6 @@ class Fuser:
             VECTORIZE, f"def {name}({', '.join(params)}):", f'    """{DOC}"""',
             f"    return {body}"]))
         self.helpers |= printer.helpers
-        self.math = self.math or printer.math
         call = f"{name}({', '.join(operands)})"
         if isinstance(value, sp.logic.boolalg.Boolean):  # a condition: booleans, as NumPy's
             return call
@@ -117,6 +116,8 @@ class Fuser:
                 return name
             args = [walk(a) if isinstance(a, sp.Expr) else _walk_pair(a, walk)
                     for a in expr.args]
+            if all(new is old for new, old in zip(args, expr.args, strict=True)):
+                return expr  # nothing computed apart below: not built again
             return expr.func(*args, evaluate=False) if isinstance(expr, sp.Add | sp.Mul) \
                 else expr.func(*args)
 
@@ -137,8 +138,8 @@ def _calls(expr: sp.Expr) -> bool:
         return False
     printer = NumbaPrinter()
     try:
-        text = printer.doprint(expr.func(*(sp.Symbol(naming.operand(k))
-                                           for k in range(len(expr.args)))))
+        text = printer.doprint(expr.func(*(a if a.is_number else sp.Symbol(naming.operand(k))
+                                           for k, a in enumerate(expr.args))))
     except (UnsupportedError, TypeError, ValueError):
         return True
     return bool(printer.helpers - INSTRUCTIONS) or library_calls([text]) > 0

@@ -239,7 +239,6 @@ def module_spec(program: Program) -> ModuleSpec:
         # (a Numba module with no statement fused is a NumPy module)
         backend="numpy" if fuser is not None and not fuser.functions else program.backend,
         functions=fuser.functions if fuser is not None else (),
-        math=fuser is not None and fuser.math,
     )
 
 

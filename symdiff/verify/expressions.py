@@ -68,8 +68,8 @@ class ExpressionChecker:
     def __init__(self, params: set[str], helpers: set[str], tensor: bool = False,
                  standard: bool = False, numba: bool = False):
         self.params = params
-        #: A Numba module's formulas: numbers, so ``a if c else b``, ``&``/``|``/``not`` of
-        #: booleans and ``_math.<NUMBA_MATH>`` too.
+        #: A Numba module's formulas: numbers, so ``&``/``|``/``not`` of booleans and
+        #: ``_math.<NUMBA_MATH>`` too (a choice is the runtime's ``_select``).
         self.numba = numba
         self.helpers = helpers
         self.tensor = tensor
@@ -142,7 +142,7 @@ class ExpressionChecker:
             pending.extend(method(node))
 
     def generic_visit(self, node: ast.AST) -> list[ast.AST]:
-        if self.numba and isinstance(node, ast.IfExp | ast.BoolOp | ast.And | ast.Or | ast.Not):
+        if self.numba and isinstance(node, ast.Not):  # (``not`` of a boolean)
             return list(ast.iter_child_nodes(node))
         if not isinstance(node, EXPRESSION_NODES):
             raise refuse(node, f"unexpected {type(node).__name__}")

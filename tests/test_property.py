@@ -130,8 +130,12 @@ def _mp_value(expression, point):
     is one that mpmath cannot compare (a complex argument of ``Min``, ``Max`` or ``atan2``)."""
     for digits in (30, 120):
         with mpmath.workdps(digits):
-            fn = sp.lambdify((X, Y, Z), expression,
-                             modules=[{"Heaviside": _heaviside}, "mpmath"])
+            try:  # (printing rewrites tanh through tan(I*u): Min of such constants fails)
+                fn = sp.lambdify((X, Y, Z), expression,
+                                 modules=[{"Heaviside": _heaviside}, "mpmath"])
+            except ValueError as error:
+                assume("not comparable" not in str(error))  # SymPy cannot print it
+                raise
             try:
                 value = fn(*(mpmath.mpf(v) for v in point))
             except ZeroDivisionError:

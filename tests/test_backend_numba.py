@@ -259,6 +259,23 @@ def test_a_second_process_loads_the_compiled_code_from_disk(tmp_path):
     assert "symdiff: numba" not in second["stderr"]
 
 
+def test_a_saved_module_runs_without_symdiff_and_gives_the_same_numbers(tmp_path):
+    """``save()`` copies the runtime's helpers into the file; the module's call of
+    ``_numba_ready()`` comes after them (before them it named nothing yet)."""
+    for builder in (sd.value_and_grad, sd.hessian):
+        ours, _ = _built(builder, "sin(x)*y + sigmoid(x*y) + log1p(x**2)")
+        path = ours.save(tmp_path / f"{ours.name}.py")
+        text = path.read_text(encoding="utf-8")
+        assert "from symdiff" not in text and text.rstrip().endswith("_numba_ready()")
+        namespace: dict = {"__name__": ours.name}
+        exec(compile(text, str(path), "exec"), namespace)
+        x = np.linspace(-2.0, 2.0, 70_001)
+        for threads in (1, 2):
+            got = namespace[ours.name](x, 0.5, threads=threads)
+            for a, b in zip(_leaves(got), _leaves(ours(x, 0.5)), strict=True):
+                assert np.array_equal(a, b)
+
+
 def test_without_numba_the_backend_is_refused_with_how_to_install(monkeypatch):
     import importlib.util
 

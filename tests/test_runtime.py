@@ -510,6 +510,7 @@ def _call_examples():
         "_numba_elementwise": ((_loop_formulas, (x,), 1, _plain_loop, (1,), 0), 2.0 * x),
         "_numba_ready": ((), None),
         "_nothing": ((), None),
+        "_reused_empty": ((2, 3, np.float64), None),
         "_at": ((x, 2), x[2]),
         "_select": ((False, 1.0, 2.5), 2.5),
         "_ln2_multiple": ((3.0,), 4.0),

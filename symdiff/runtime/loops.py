@@ -9,6 +9,7 @@ import numpy as _np
 from ..errors import ArgumentError as _ArgumentError
 from .arguments import _as_arrays, _as_vector, _common_shape, _float_dtype
 from .blocks import _nested_like, _thread_count
+from .memory import _reused_empty
 from .scalar import (
     _at,
     _cosh,
@@ -86,8 +87,8 @@ def _numba_elementwise(formulas, inputs, threads=None, loop=None, leading=(1,),
             flat.append(_np.ascontiguousarray(_np.broadcast_to(a, shape)).reshape(-1))
     if structure is None:
         out = _np.zeros((*leading, total), dtype=dtype)
-    else:  # one array per output: each the size NumPy's own outputs are (reused by malloc)
-        out = tuple([_np.empty(total, dtype=dtype) for _ in range(leading[0])])
+    else:  # one array per output, in memory earlier outputs no longer use
+        out = tuple(_reused_empty(leading[0], total, dtype))
     count = min(_thread_count(threads, total), -(-total // _LOOP_BLOCK))
     # (unsigned bounds: an index that cannot be negative needs no wraparound test, and the
     # compiler vectorises the loop)

@@ -31,7 +31,7 @@ def _reused_empty(count, total, dtype, _kept={}):  # noqa: B006
         lock, free = _threading.Lock(), []
 
         class Owner:  # the base of an array: returns its memory when the last view is gone
-            __slots__ = ("memory", "__array_interface__")
+            __slots__ = ("__array_interface__", "memory")
 
             def __del__(self):
                 if not lock.acquire(blocking=False):  # (taken by this very thread: let go)

@@ -50,6 +50,7 @@ from collections.abc import Callable
 
 import numpy as np
 import sympy as sp
+from timing import settle_allocator
 
 import symdiff as sd
 
@@ -407,6 +408,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--only", default="", help="run only the cases containing this text")
     parser.add_argument("--threads", type=int, default=1, help="symdiff's threads (default 1)")
+    parser.add_argument("--settled", action="store_true",
+                        help="first free one block of 30 MB (see timing.settle_allocator)")
     parser.add_argument("--clock", choices=["wall", "cpu"], default="wall",
                         help="wall time (default) or this process's CPU time (loaded machines)")
     parser.add_argument("--no-value-and-grad", dest="value_and_grad", action="store_false",
@@ -414,6 +417,8 @@ def main() -> None:
     parser.add_argument("--no-startup", dest="startup", action="store_false",
                         help="skip the startup of a Numba function in fresh processes")
     options = parser.parse_args()
+    if options.settled:
+        settle_allocator()
     rng = np.random.default_rng(0)
     numba = importlib.util.find_spec("numba") is not None
     if not numba:

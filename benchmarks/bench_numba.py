@@ -39,7 +39,7 @@ from bench_elementwise import (
     _xy,
     startup,
 )
-from timing import interleaved_medians
+from timing import interleaved_medians, settle_allocator
 
 import symdiff as sd
 
@@ -211,17 +211,6 @@ def thread_headroom(rounds: int = 9) -> float:
         one, two = run(1), run(2)
         gains.append(one / two - 1.0)
     return statistics.median(gains)
-
-
-def settle_allocator() -> None:
-    """Free one block of 30 MB, which with glibc raises the size from which ``malloc`` maps
-    fresh pages to 30 MB (and the free memory it keeps to 60 MB): NumPy's arrays of 1e6
-    points are then reused from the heap, as they are in a process that has freed a large
-    array before, instead of pages the kernel maps and zeroes on each call. The hand-written
-    NumPy is two to three times faster so; the table shows both states with and without."""
-    block = np.empty(30 << 20, np.uint8)
-    block[::4096] = 1  # (touched: a real block, freed below)
-    del block
 
 
 def main() -> None:

@@ -36,3 +36,16 @@ def interleaved_medians(
 ) -> list[float]:
     """The median of each peer's :func:`interleaved_times`."""
     return [statistics.median(row) for row in interleaved_times(peers, args, repeat, clock)]
+
+
+def settle_allocator() -> None:
+    """Free one block of 30 MB, which with glibc raises the size from which ``malloc`` maps
+    fresh pages to 30 MB (and the free memory it keeps to 60 MB): NumPy's arrays of 1e6
+    points are then reused from the heap, as they are in a process that has freed a large
+    array before, instead of pages the kernel maps and zeroes on each call. The hand-written
+    NumPy is two to three times faster so (``--settled`` in the benchmarks that offer it)."""
+    import numpy as np
+
+    block = np.empty(30 << 20, np.uint8)
+    block[::4096] = 1  # (touched: a real block, freed below)
+    del block

@@ -6,7 +6,9 @@ kept."""
 from __future__ import annotations
 
 import gc
+import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -109,3 +111,28 @@ def test_concurrent_calls_never_share_memory():
 def test_the_module_keeps_no_other_state():
     assert [n for n in vars(memory) if not n.startswith("__")] == [
         "_np", "_REUSED_FROM", "_REUSED_AT_MOST", "_reused_empty"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_starts_with_its_own_lock_and_memory():
+    """A child forked while another thread holds the lock (taking memory) still gets arrays."""
+    kept = _reused_empty.__defaults__[0]
+    _reused_empty(1, BIG, np.float64)
+    with kept["lock"]:  # as if another thread were inside _reused_empty at the fork
+        pid = os.fork()
+        if pid == 0:  # the child: must not wait for a lock no thread of it will release
+            try:
+                (a,) = _reused_empty(1, BIG, np.float64)
+                a[:] = 2.0
+                os._exit(0 if float(a.sum()) == 2.0 * BIG else 1)
+            finally:
+                os._exit(2)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    pytest.fail("the forked child waited for the parent's lock")

@@ -20,12 +20,15 @@ def _reused_empty(count, total, dtype, _kept={}):  # noqa: B006
     used: the C library hands blocks of several megabytes back to the system when they are
     freed, and the system gives the next ones as fresh pages it zeroes on first write, which
     costs about as much as a simple loop over them. The arrays are writeable, aligned and
-    C-contiguous; only ``ndarray.resize`` refuses them, as it refuses any view."""
+    C-contiguous; only ``ndarray.resize`` refuses them, as it refuses any view. A process
+    forked from this one keeps its own memory."""
     dtype = _np.dtype(dtype)
     size = total * dtype.itemsize
     if size < _REUSED_FROM:
         return [_np.empty(total, dtype) for _ in range(count)]
-    if "owner" not in _kept:
+    import os as _os
+
+    if _kept.get("pid") != _os.getpid():  # (a forked child starts its own: the lock may be held)
         import threading as _threading
 
         lock, free = _threading.Lock(), []
@@ -44,7 +47,7 @@ def _reused_empty(count, total, dtype, _kept={}):  # noqa: B006
                 finally:
                     lock.release()
 
-        _kept.update(owner=Owner, lock=lock, free=free)
+        _kept.update(pid=_os.getpid(), owner=Owner, lock=lock, free=free)
     lock, free, arrays = _kept["lock"], _kept["free"], []
     for _ in range(count):
         memory = None

@@ -1,5 +1,6 @@
 """The scalar functions of ``symdiff.runtime.scalar`` (what ``backend="numba"`` loops call for
-``exp``, ``log``, ``expm1``, ``log1p``, ``tanh``, ``cosh``, ``sinh``, sigmoid and softplus),
+``exp``, ``log``, ``expm1``, ``log1p``, ``tanh``, ``cosh``, ``sinh``, ``atan``, ``atan2``,
+sigmoid and softplus),
 compiled by Numba in a loop as a module's loop compiles them: within an ulp or two of the
 exact value (mpmath at 40 digits) over their whole range, NumPy's values at zeros, infinities,
 nan, subnormals and the edges of overflow, float32 arguments computed in float64, and a loop
@@ -54,6 +55,10 @@ CASES = {
                                                                         (-3, 3, 1500))),
     "_log1p_exp": (lambda x: mpmath.log1p(mpmath.exp(x)), None, 2.0,
                    _points((-745, 745, 1500), (-3, 3, 1500))),
+    "_atan": (mpmath.atan, np.arctan, 1.0, np.concatenate([
+        _points((-3, 3, 2000), (-1e-8, 1e-8, 200), (0.43, 0.45, 200), (1.18, 1.2, 200),
+                (2.43, 2.45, 200)),
+        np.exp(_points((-700, 700, 1000))), -np.exp(_points((-700, 700, 500)))])),
 }
 SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, -5e-324, 1e-310,
                     -1e-310, 1e-20, -1e-20, 2.0, 0.5, 22.5, -22.5, 38.5, -38.5, 709.78, 709.79,
@@ -183,3 +188,67 @@ def test_no_floating_point_flag_where_numpy_raises_none(name):
                 ufunc(np.array([value]))
             except FloatingPointError as error:
                 raise AssertionError((name, value, str(error))) from None
+
+
+@pytest.fixture(scope="module")
+def atan2_loop():
+    @numba.njit(fastmath=False, error_model="numpy")
+    def loop(y, x, out):
+        for i in range(x.shape[0]):
+            out[i] = scalar._atan2(y[i], x[i])
+
+    return loop
+
+
+def test_atan2_within_an_ulp_and_a_half_of_the_exact_angle(atan2_loop):
+    rng = np.random.default_rng(11)
+    scale = np.exp(rng.uniform(-300, 300, (2, 1500))) * rng.choice([-1.0, 1.0], (2, 1500))
+    y = np.concatenate([rng.normal(size=2500), scale[0], rng.normal(size=300)])
+    x = np.concatenate([rng.normal(size=2500), scale[1], -rng.uniform(0, 1e-3, 300)])
+    got = np.empty_like(x)
+    atan2_loop(y, x, got)
+    worst = 0.0
+    with mpmath.workdps(40):
+        for a, b, result in zip(y, x, got, strict=True):
+            worst = max(worst, _ulps(result, mpmath.atan2(mpmath.mpf(float(a)),
+                                                          mpmath.mpf(float(b)))))
+    assert worst <= 1.5, worst
+
+
+def test_atan2_at_zeros_infinities_and_nan_is_numpys(atan2_loop):
+    """Every pair of the special values, signed zeros included: NumPy's angle, sign and all."""
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, -1.0, 5e-324, -5e-324, 1e308,
+                        -1e308, 3.0])
+    y, x = (a.ravel() for a in np.meshgrid(special, special))
+    got = np.empty_like(x)
+    atan2_loop(y, x, got)
+    expected = np.arctan2(y, x)
+    for a, b, g, e in zip(y, x, got, expected, strict=True):
+        if np.isnan(e) or e == 0 or np.isinf(e):
+            assert g == e or (np.isnan(g) and np.isnan(e)), (a, b, g, e)
+            assert np.signbit(g) == np.signbit(e) or np.isnan(e), (a, b, g, e)
+        else:
+            assert abs(g - e) <= 2 * np.spacing(abs(e)), (a, b, g, e)
+
+
+def test_atan2_raises_no_floating_point_flag():
+    """Nothing a branch computes and discards overflows or divides by zero (inside a ufunc
+    NumPy would warn of it): 0/0, inf/inf and huge ratios are kept out of the division."""
+
+    def kernel(y, x):
+        return scalar._atan2(y, x)
+
+    ufunc = numba.vectorize(cache=False)(kernel)
+    values = np.array([0.0, -0.0, np.inf, -np.inf, 1e-300, -1e300, 1e300, 2.0, 5e-324])
+    y, x = (a.ravel() for a in np.meshgrid(values, values))
+    with np.errstate(all="raise", under="ignore"):
+        got = ufunc(y, x)
+    np.testing.assert_allclose(got, np.arctan2(y, x), rtol=4e-16, atol=0)
+
+
+def test_atan2_loop_calls_no_function_of_the_c_library(atan2_loop):
+    x = np.linspace(0.5, 2.0, 8)
+    atan2_loop(x, x, np.empty(8))
+    ir = atan2_loop.inspect_llvm(atan2_loop.signatures[0])
+    calls = set(re.findall(r"call [^@]*@([\w.]+)\(", ir))
+    assert not {c for c in calls if re.fullmatch(r"(llvm\.)?(atan2?|pow)(\.f64)?", c)}, calls

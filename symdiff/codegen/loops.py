@@ -118,9 +118,9 @@ class NumbaPrinter(CodePrinter):
         row = registry.by_class_name().get(type(expr).__name__)
         scalar = None if row is None or row.helper or row.template or row.method else \
             row.numba
-        if scalar is None or len(expr.args) != 1:
-            return super()._print(expr, **kwargs)
-        return super().helper_call(scalar, self._print(expr.args[0]))
+        if scalar is None or len(expr.args) != len(row.params.split(", ")):
+            return super()._print(expr, **kwargs)  # (``log(x, base)``: NumPy's form)
+        return super().helper_call(scalar, *(self._print(a) for a in expr.args))
 
     def where(self, cond: str, value: str, otherwise: str) -> str:
         """``_select(cond, value, otherwise)``: both computed, one selected, with no jump (as

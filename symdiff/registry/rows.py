@@ -141,7 +141,7 @@ ROWS: tuple[Fn, ...] = (
        rule=ITRIG, identity="d/du acos(u) = -1/sqrt(1 - u^2)",
        partials=unary(lambda u: -1 / sp.sqrt(1 - u**2)),
        domain=on((-0.65, 0.65)), doc="Inverse cosine (``np.arccos`` on numbers)."),
-    Fn(("atan", "arctan"), "atan", ufunc="arctan", standard="atan", passes=6,
+    Fn(("atan", "arctan"), "atan", ufunc="arctan", numba="_atan", standard="atan", passes=6,
        rule=ITRIG, identity="d/du atan(u) = 1/(1 + u^2)", partials=unary(lambda u: 1 / (1 + u**2)),
        domain=on((-3, 12)), doc="Inverse tangent (``np.arctan`` on numbers)."),
     Fn(("sec",), "sec", template="1.0/_np.cos({0})", numeric=lambda x: 1.0 / np.cos(x),
@@ -161,7 +161,8 @@ ROWS: tuple[Fn, ...] = (
        partials=unary(lambda u: -1 / (1 + u**2)), domain=on((0.4, 4)),
        doc="Inverse cotangent ``atan(1/x)``, in ``(-pi/2, pi/2]`` (``np.arctan(1/x)`` on "
            "numbers)."),
-    Fn(("atan2", "arctan2"), "atan2", params="y, x", ufunc="arctan2", standard="atan2", passes=9,
+    Fn(("atan2", "arctan2"), "atan2", params="y, x", ufunc="arctan2", numba="_atan2",
+       standard="atan2", passes=9,
        rule=ITRIG, identity="d atan2(y, x) = (x dy - y dx)/(x^2 + y^2)", partials=_atan2_partials,
        domain=on((1, 10), (-3, 3)),
        doc="The angle of the point ``(x, y)``, in ``(-pi, pi]`` "

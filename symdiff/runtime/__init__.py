@@ -85,7 +85,7 @@ MODULES = {
     "elementwise": ("_elementwise",),
     "loops": ("_nothing", "_numba_elementwise", "_numba_ready"),
     "memory": ("_reused_empty",),
-    "scalar": ("_at", "_cosh", "_exp", "_exp_times_pow2", "_expm1", "_ln2_multiple", "_log",
+    "scalar": ("_at", "_atan", "_atan2", "_cosh", "_exp", "_exp_times_pow2", "_expm1", "_ln2_multiple", "_log",
                "_log1p", "_log1p_exp", "_logistic", "_select", "_sinh", "_tanh", "_times_pow2"),
     "erf": ("_cody_erf", "_erf", "_erfc", "_log_ndtr"),
     "gamma": ("_gamma", "_loggamma", "_polygamma", "_sinpi"),

@@ -12,6 +12,8 @@ from .blocks import _nested_like, _thread_count
 from .memory import _reused_empty
 from .scalar import (
     _at,
+    _atan,
+    _atan2,
     _cosh,
     _exp,
     _exp_times_pow2,
@@ -151,7 +153,7 @@ def _numba_ready(_state={}):  # noqa: B006
         _extending.overload(_select, inline="always")(selected)
         _extending.overload(_at, inline="always")(element)
         for function in (_ln2_multiple, _times_pow2, _exp_times_pow2, _exp, _expm1, _log,
-                         _log1p, _tanh, _cosh, _sinh, _logistic, _log1p_exp):
+                         _log1p, _tanh, _cosh, _sinh, _logistic, _log1p_exp, _atan, _atan2):
             _extending.register_jitable(inline="always", error_model="numpy",
                                         fastmath=False)(function)
         _state["ready"] = True

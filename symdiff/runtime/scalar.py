@@ -62,6 +62,21 @@ _LOG_LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239
            2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
            1.479819860511658591e-01)
 
+#: fdlibm's ``atan``: ``atan(t) = t - t*(z*P(z*z) + z*z*Q(z*z))``, ``z = t*t``, on
+#: ``|t| <= 7/16``; above, ``atan(x) = atan(c) + atan((x - c)/(1 + c*x))`` for ``c`` of
+#: 0.5, 1, 1.5 and infinity, ``atan(c)`` in two parts (``_ATAN_HI``, ``_ATAN_LO``).
+_ATAN_T = (3.33333333333329318027e-01, -1.99999999998764832476e-01, 1.42857142725034663711e-01,
+           -1.11111104054623557880e-01, 9.09088713343650656196e-02, -7.69187620504482999495e-02,
+           6.66107313738753120669e-02, -5.83357013379057348645e-02, 4.97687799461593236017e-02,
+           -3.65315727442169155270e-02, 1.62858201153657823623e-02)
+_ATAN_HI = (4.63647609000806093515e-01, 7.85398163397448278999e-01, 9.82793723247329054082e-01,
+            1.57079632679489655800e+00)
+_ATAN_LO = (2.26987774529616870924e-17, 3.06161699786838301793e-17, 1.39033110312309984516e-17,
+            6.12323399573676603587e-17)
+#: pi in two parts: ``_PI_HI`` is pi rounded to a double, ``_PI_LO`` what it lacks.
+_PI_HI = 3.14159265358979311600e+00
+_PI_LO = 1.22464679914735317720e-16
+
 
 def _at(x, i):
     """A loop's argument at element ``i``: ``x[i]`` of an array, ``x`` itself of a number
@@ -241,3 +256,54 @@ def _log1p_exp(x):
     nan = x != x
     w = _select(nan, 0.0, x)
     return _select(nan, x, _log1p(_exp(-abs(w))) + _select(w > 0.0, w, 0.0))
+
+
+def _atan(x):
+    """``atan(x)`` (fdlibm's algorithm, its intervals as selects): ``x`` itself below 2**-27
+    in size (either sign of zero), +-pi/2 from 2**66 on and at +-inf, nan at nan."""
+    t0, t1, t2, t3, t4, t5, t6, t7, t8, t9, t10 = _ATAN_T
+    nan = x != x
+    w = _select(nan, 0.0, x)
+    a = abs(w)
+    half = (a >= 0.4375) & (a < 0.6875)
+    one = (a >= 0.6875) & (a < 1.1875)
+    three_halves = (a >= 1.1875) & (a < 2.4375)
+    far = a >= 2.4375
+    c = _select(a < 7.378697629483821e19, a, 7.378697629483821e19)  # (2**66: nothing overflows)
+    top = _select(half, 2.0 * c - 1.0, _select(one, c - 1.0, _select(three_halves, c - 1.5,
+                                                                       _select(far, -1.0, c))))
+    bottom = _select(half, 2.0 + c, _select(one, c + 1.0, _select(three_halves, 1.0 + 1.5 * c,
+                                                                   _select(far, c, 1.0))))
+    t = _select(a < 7.450580596923828e-09, 0.0, top / bottom)
+    z = t * t
+    v = z * z
+    s1 = z * (t0 + v * (t2 + v * (t4 + v * (t6 + v * (t8 + v * t10)))))
+    s2 = v * (t1 + v * (t3 + v * (t5 + v * (t7 + v * t9))))
+    hi = _select(half, _ATAN_HI[0], _select(one, _ATAN_HI[1], _select(three_halves, _ATAN_HI[2],
+                                                                       _ATAN_HI[3])))
+    lo = _select(half, _ATAN_LO[0], _select(one, _ATAN_LO[1], _select(three_halves, _ATAN_LO[2],
+                                                                       _ATAN_LO[3])))
+    reduced = hi - ((t * (s1 + s2) - lo) - t)
+    y = _select(half | one | three_halves | far, reduced, t - t * (s1 + s2))
+    y = _select(a < 7.450580596923828e-09, w, _math.copysign(y, w))
+    return _select(nan, x, y)
+
+
+def _atan2(y, x):
+    """``atan2(y, x)``, the angle of the point ``(x, y)`` in ``[-pi, pi]``: ``atan`` of the
+    smaller of ``|x|``, ``|y|`` over the larger, then turned into the point's quadrant by the
+    signs (a signed zero counts: ``atan2(+-0, -0) = +-pi``); NumPy's values at zeros and
+    infinities, nan where either is nan."""
+    nan = (x != x) | (y != y)
+    u = _select(nan, 1.0, x)
+    v = _select(nan, 1.0, y)
+    a, b = abs(u), abs(v)
+    steep = b > a
+    big = _select(steep, b, a)
+    small = _select(steep, a, b)
+    both = (a > _MAX) & (b > _MAX)  # (both infinite: the diagonal)
+    ratio = _select(both, 1.0, small) / _select(both | (big == 0.0), 1.0, big)
+    angle = _atan(ratio)
+    angle = _select(steep, 0.5 * _PI_HI - (angle - 0.5 * _PI_LO), angle)
+    angle = _select(_math.copysign(1.0, u) < 0.0, _PI_HI - (angle - _PI_LO), angle)
+    return _select(nan, _select(x != x, x, y), _math.copysign(angle, v))

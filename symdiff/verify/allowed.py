@@ -55,7 +55,7 @@ RUNTIME_IMPORTS = frozenset({
     "_hypot_share", "_sinc_d", "_sigmoid", "_softplus", "_prod_others", "_tril_inv", "_gram",
     "_xp_elementwise", "_xp_namespace", "_xp_float_arrays", "_affine_grid", "_numba_elementwise",
     "_numba_ready", "_at", "_select", "_exp", "_expm1", "_log", "_log1p", "_tanh", "_cosh", "_sinh",
-    "_logistic", "_log1p_exp",
+    "_logistic", "_log1p_exp", "_atan", "_atan2",
 })
 #: A module of the Numba backend (``backend="numba"``, :mod:`symdiff.codegen.loops`): the
 #: helper that makes it one, its further imports, the one decorator of ``_formulas`` and of

@@ -66,10 +66,6 @@ AT, SELECT = "_at", "_select"
 #: functions made callable from compiled code (``_numba_ready``: once per process).
 READY = "_numba_ready"
 READY_LINE = f"{READY}()"
-#: The ufuncs and runtime helpers printed as the runtime's scalar functions
-#: (:mod:`symdiff.runtime.scalar`: ``exp`` as ``_exp``), which the compiler vectorises inside
-#: the loop (the C library's are calls it cannot): the registry rows' ``numba`` field.
-SCALAR_FUNCTIONS = registry.numba_functions()
 #: What the user wrote, for the helpers that have no Numba formula (other helpers by name).
 _UNSUPPORTED = {"_polygamma": "polygamma (the derivatives of loggamma)",
                 "_argmax_share": "the gradient of max/min of more than two arguments",
@@ -90,34 +86,31 @@ class NumbaPrinter(CodePrinter):
         super().__init__(settings)
         self.math = False
 
-    def helper_call(self, name: str, *args: str) -> str:
-        scalar = SCALAR_FUNCTIONS.get(name)
-        if scalar is not None and len(args) == 1:  # (sigmoid's _logistic)
-            return super().helper_call(scalar, *args)
-        template = MATH_FORMS.get(name)
-        if template is None or len(args) != 1:
-            what = _UNSUPPORTED.get(name, name.lstrip("_"))
+    def function_call(self, row: registry.Fn, printed: list[str]) -> str:
+        """The runtime's scalar function of a row that has one (its ``numba`` field:
+        ``_exp(x)``, sigmoid's ``_logistic(x)``), ``math``'s form of a runtime helper
+        (:data:`~symdiff.codegen.operations.MATH_FORMS`), or the NumPy printer's call; a
+        runtime helper with no Numba formula is refused by name."""
+        if row.numba is not None and len(printed) == 1:
+            return self.helper_call(row.numba, *printed)
+        if not row.helper:
+            return super().function_call(row, printed)
+        template = MATH_FORMS.get(row.helper)
+        if template is None or len(printed) != 1:
+            what = _UNSUPPORTED.get(row.helper, row.helper.lstrip("_"))
             raise UnsupportedError(
                 f"{what} has no formula for backend='numba' (its NumPy form is symdiff's "
-                f"runtime helper {name}); use backend='numpy' for this function")
+                f"runtime helper {row.helper}); use backend='numpy' for this function")
         self.math = self.math or "_math." in template
         if f"{SELECT}(" in template:
             self.helpers.add(SELECT)
-        arg = args[0] if args[0].isidentifier() else f"({args[0]})"
+        arg = printed[0] if printed[0].isidentifier() else f"({printed[0]})"
         return template.format(arg)
-
-    def _print(self, expr, **kwargs) -> str:
-        row = registry.by_class_name().get(type(expr).__name__)
-        scalar = None if row is None or row.helper or row.template or row.method else \
-            row.numba
-        if scalar is None or len(expr.args) != 1:
-            return super()._print(expr, **kwargs)
-        return super().helper_call(scalar, self._print(expr.args[0]))
 
     def where(self, cond: str, value: str, otherwise: str) -> str:
         """``_select(cond, value, otherwise)``: both computed, one selected, with no jump (as
         ``_np.where`` over arrays), which keeps the loop vectorisable."""
-        return super().helper_call(SELECT, cond, value, otherwise)
+        return self.helper_call(SELECT, cond, value, otherwise)
 
     def _print_And(self, expr: sp.And) -> str:
         return "(" + " & ".join(self._print(a) for a in expr.args) + ")"

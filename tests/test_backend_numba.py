@@ -274,6 +274,19 @@ def test_a_second_process_loads_the_compiled_code_from_disk(tmp_path):
     assert "symdiff: numba" not in second["stderr"]
 
 
+@pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
+def test_the_loop_compiled_when_the_function_is_built_is_the_one_a_call_runs(builder):
+    """Building compiles the loop for what the runtime passes it on float64 arrays of the
+    full shape (flat arguments, the outputs' layout, the bounds): such a call compiles
+    nothing more."""
+    ours, _ = _built(builder, "sin(x)*y + x**2")
+    loop = ours._fn.__globals__["_loop"]
+    assert len(loop.signatures) == 1
+    x, y = np.linspace(-1.0, 1.0, 6), np.linspace(0.5, 2.0, 6)
+    ours(x, y, *_direction(builder, (6,)))
+    assert len(loop.signatures) == 1
+
+
 def test_a_saved_module_runs_without_symdiff_and_gives_the_same_numbers(tmp_path):
     """``save()`` copies the runtime's helpers into the file; the module's call of
     ``_numba_ready()`` comes after them (before them it named nothing yet)."""

@@ -101,25 +101,22 @@ def numba_salt() -> str:
 def compile_loop(namespace: dict[str, Any], tree: ast.Module) -> str:
     """Compile a Numba module's loop for float64 arrays (every argument a full array), or
     load it from Numba's cache beside the module's file: ``"compiled"`` or ``"from Numba's
-    cache"``. Other kinds of arguments (float32, an argument of one element) compile on the
-    first call that brings them (and are cached too). The outputs the loop writes are read
-    from the module's call of the runtime (``leading=``, and ``structure=`` for one array per
-    output), its arguments from the loop's parameters."""
+    cache"``. The module's own call of the runtime (``_numba_elementwise``, with the layout of
+    the outputs it gives there: ``leading=`` and ``structure=``) runs on one-element float64
+    arrays, so that the loop is compiled for exactly what the runtime passes it (the flat
+    arguments, the outputs, the bounds of the elements). Other kinds of arguments (float32,
+    an argument of one element among longer ones) compile on the first call that brings them
+    (and are cached too)."""
     import numpy as np
 
-    loop = namespace["_loop"]
-    keywords = next(node.keywords for node in ast.walk(tree) if isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Name)
-                    and node.func.id == "_numba_elementwise")
-    options = {k.arg: k.value for k in keywords}
-    leading = ast.literal_eval(options["leading"])
-    if "structure" in options:
-        out: Any = tuple(np.zeros(1) for _ in range(leading[0]))
-    else:
-        out = np.zeros((*leading, 1))
-    inputs = [np.zeros(1) for _ in range(loop.py_func.__code__.co_argcount - 3)]
+    loop, formulas = namespace["_loop"], namespace["_formulas"]
+    call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name) and node.func.id == "_numba_elementwise")
+    layout = {k.arg: ast.literal_eval(k.value) for k in call.keywords
+              if k.arg in ("leading", "structure")}
+    inputs = [np.zeros(1) for _ in range(formulas.py_func.__code__.co_argcount)]
     before = sum(loop.stats.cache_hits.values())
-    loop(*inputs, out, np.uint64(0), np.uint64(1))
+    namespace["_numba_elementwise"](formulas, inputs, threads=1, loop=loop, **layout)
     return "from Numba's cache" if sum(loop.stats.cache_hits.values()) > before else "compiled"
 
 

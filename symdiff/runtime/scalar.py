@@ -26,7 +26,8 @@ aside first (``x != x``, a quiet comparison) and given back at the end, and argu
 to the range where nothing overflows before the result is selected. They run in plain Python
 too (on floats). ``_at(x, i)`` is a loop's argument at element ``i``: ``x[i]`` of an array,
 ``x`` of a number (one value for every element).
-:func:`symdiff.runtime.loops._numba_ready` registers all of them with Numba.
+:func:`symdiff.runtime.loops._numba_ready` registers all of them with Numba (the functions by
+their names, ``_SCALAR_FUNCTIONS``).
 """
 
 import math as _math
@@ -61,6 +62,11 @@ _TANH_PQ = (-9.64399179425052238628e-1, -9.92877231001918586564e1, -1.6146876844
 _LOG_LG = (6.666666666666735130e-01, 3.999999999940941908e-01, 2.857142874366239149e-01,
            2.222219843214978396e-01, 1.818357216161805012e-01, 1.531383769920937332e-01,
            1.479819860511658591e-01)
+
+#: The scalar functions: every helper of this module but ``_at`` and ``_select`` (which
+#: compiled code gets as overloads of their own); ``_numba_ready`` registers them with Numba.
+_SCALAR_FUNCTIONS = ("_cosh", "_exp", "_exp_times_pow2", "_expm1", "_ln2_multiple", "_log",
+                     "_log1p", "_log1p_exp", "_logistic", "_sinh", "_tanh", "_times_pow2")
 
 
 def _at(x, i):

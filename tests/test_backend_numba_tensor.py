@@ -153,6 +153,23 @@ def test_a_step_with_a_number_argument_is_fused_with_its_arithmetic():
     assert [code for _, code in lines] == ["numpy"]
 
 
+def test_a_fused_statement_is_never_printed_as_numpy_code():
+    """The fuser asks for a statement's NumPy code only when it keeps it (a function such as
+    ``exp``, or a single operation)."""
+    import sympy as sp
+
+    from symdiff.tensor.fused import Fuser
+
+    x, y = sp.symbols("x y")
+
+    def unused(expr):
+        raise AssertionError(f"{expr} printed as NumPy code")
+
+    assert Fuser().code(x * y + x, unused) == "_fused0(x, y).astype(_dtype, copy=False)"
+    assert Fuser().code(sp.exp(x) * y + x, lambda expr: "numpy") == "numpy"
+    assert Fuser().code(x * y, lambda expr: "numpy") == "numpy"
+
+
 def test_building_reports_the_ufuncs_compiled_and_those_numbas_cache_gave(tmp_path,
                                                                             monkeypatch):
     """Each ufunc of a module is compiled when the function is built, or loaded from Numba's

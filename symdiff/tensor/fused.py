@@ -53,14 +53,14 @@ class Fuser:
         self.functions: list[str] = []
         self.helpers: set[str] = set()
 
-    def code(self, value: sp.Expr, numpy_code: str) -> str:
-        """The code of an elementwise statement's ``value`` (printed ``numpy_code`` by the
-        NumPy printer): a call of a new ufunc, or ``numpy_code`` itself (a single operation,
-        a number, or a formula with no Numba form)."""
+    def code(self, value: sp.Expr, numpy_code: Callable[[sp.Expr], str]) -> str:
+        """The code of an elementwise statement's ``value``: a call of a new ufunc, or what
+        the NumPy printer ``numpy_code`` prints for it (a single operation, a number, or a
+        formula of more than instructions: :func:`~symdiff.codegen.operations.operation`)."""
         if count_ops(value) < LEAST_OPERATIONS or not value.free_symbols:
-            return numpy_code
+            return numpy_code(value)
         if not instructions_only(value):
-            return numpy_code  # NumPy's own (SIMD) exp, tanh, ... in a pass of their own
+            return numpy_code(value)  # NumPy's own (SIMD) exp, tanh, ... in a pass of their own
         printer = NumbaPrinter()
         body = printer.doprint(value)
         operands = sorted((s.name for s in value.free_symbols), key=_order)
@@ -96,7 +96,7 @@ class Fuser:
             if expr.is_Atom:
                 return expr
             name = sp.Symbol(next(fresh))
-            lines.append((name.name, self.code(expr, numpy_code(expr))))
+            lines.append((name.name, self.code(expr, numpy_code)))
             return name
 
         def walk(expr: sp.Expr) -> sp.Expr:

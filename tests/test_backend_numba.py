@@ -225,6 +225,21 @@ def test_the_special_functions_with_a_numba_formula_agree():
     _agree(ours(x, y), reference(x, y))
 
 
+def test_formulas_with_many_symbolic_powers_are_compiled_apart_from_the_loop():
+    """``x**y`` is a call of the C library's ``pow``, as ``x**(1/3)`` and ``sin`` are: formulas
+    that make more than ``INLINE_CALLS`` of them are compiled apart from the loop, fewer inline;
+    either way the numbers are the NumPy backend's."""
+    from symdiff.codegen.loops import APART_JIT, INLINE_CALLS, JIT
+
+    x, y = np.linspace(0.5, 2.0, 9), np.linspace(-1.0, 1.5, 9)
+    for count, decorator in [(INLINE_CALLS, JIT), (INLINE_CALLS + 1, APART_JIT)]:
+        text = " + ".join(f"x**(y + {k})" for k in range(count))
+        ours, reference = _built(sd.compile, text)
+        formulas = ours.source.split("def _formulas(")[0].rstrip().rsplit("\n", 1)[-1]
+        assert formulas == decorator, (count, formulas)
+        _agree(ours(x, y), reference(x, y))
+
+
 def _run(code: str, env: dict[str, str]) -> dict:
     done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
                           capture_output=True, text=True, timeout=600, check=False)
@@ -257,6 +272,19 @@ def test_a_second_process_loads_the_compiled_code_from_disk(tmp_path):
     assert second["hits"] == 2 and second["misses"] == 0
     assert re.search(r"symdiff: numba \d+\.\d\d s \(loop compiled\)", first["stderr"])
     assert "symdiff: numba" not in second["stderr"]
+
+
+@pytest.mark.parametrize("builder", BUILDERS, ids=lambda b: b.__name__)
+def test_the_loop_compiled_when_the_function_is_built_is_the_one_a_call_runs(builder):
+    """Building compiles the loop for what the runtime passes it on float64 arrays of the
+    full shape (flat arguments, the outputs' layout, the bounds): such a call compiles
+    nothing more."""
+    ours, _ = _built(builder, "sin(x)*y + x**2")
+    loop = ours._fn.__globals__["_loop"]
+    assert len(loop.signatures) == 1
+    x, y = np.linspace(-1.0, 1.0, 6), np.linspace(0.5, 2.0, 6)
+    ours(x, y, *_direction(builder, (6,)))
+    assert len(loop.signatures) == 1
 
 
 def test_a_saved_module_runs_without_symdiff_and_gives_the_same_numbers(tmp_path):

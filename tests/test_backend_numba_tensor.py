@@ -8,6 +8,7 @@ normal data raise no floating-point warning."""
 
 from __future__ import annotations
 
+import textwrap
 import warnings
 
 import numpy as np
@@ -150,3 +151,63 @@ def test_a_step_with_a_number_argument_is_fused_with_its_arithmetic():
     assert lines == [] and value == sp.Heaviside(x, 0) * y + x
     lines, _ = Fuser().split(sp.exp(x) * y + x, lambda e: "numpy", names)
     assert [code for _, code in lines] == ["numpy"]
+
+
+def test_a_fused_statement_is_never_printed_as_numpy_code():
+    """The fuser asks for a statement's NumPy code only when it keeps it (a function such as
+    ``exp``, or a single operation)."""
+    import sympy as sp
+
+    from symdiff.tensor.fused import Fuser
+
+    x, y = sp.symbols("x y")
+
+    def unused(expr):
+        raise AssertionError(f"{expr} printed as NumPy code")
+
+    assert Fuser().code(x * y + x, unused) == "_fused0(x, y).astype(_dtype, copy=False)"
+    assert Fuser().code(sp.exp(x) * y + x, lambda expr: "numpy") == "numpy"
+    assert Fuser().code(x * y, lambda expr: "numpy") == "numpy"
+
+
+def test_building_reports_the_ufuncs_compiled_and_those_numbas_cache_gave(tmp_path,
+                                                                            monkeypatch):
+    """Each ufunc of a module is compiled when the function is built, or loaded from Numba's
+    cache beside the module's file when a module of that file was compiled before; a ufunc
+    that reads a condition (booleans, which float zeros cannot stand for) compiles on its
+    first call."""
+    import ast
+    import importlib.util
+    import sys
+
+    from symdiff.codegen.load import compile_ufuncs
+
+    text = textwrap.dedent('''
+        import numba as _numba
+        from symdiff.runtime import _numba_ready, _select
+
+        _numba_ready()
+
+
+        @_numba.vectorize(cache=True)
+        def _fused0(x, y):
+            """The formula of an elementwise statement, at one element."""
+            return x*y + 1
+
+
+        @_numba.vectorize(cache=True)
+        def _fused1(_t0, x):
+            """The formula of an elementwise statement, at one element."""
+            return _select(_t0, x, -x)
+    ''')
+    path = tmp_path / "fused_module.py"
+    path.write_text(text, encoding="utf-8")
+    counts = []
+    for copy in range(2):  # (the second module of the file finds the first's machine code)
+        spec = importlib.util.spec_from_file_location(f"fused_module_{copy}", path)
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, spec.name, module)  # (as symdiff registers its own)
+        spec.loader.exec_module(module)
+        counts.append(compile_ufuncs(vars(module), ast.parse(text)))
+    assert counts == [{"ufuncs compiled": 1, "on the first call": 1},
+                      {"from Numba's cache": 1, "on the first call": 1}]

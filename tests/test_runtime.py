@@ -832,6 +832,15 @@ def test_init_exports_every_helper():
                 and d.text.startswith("def ")} == set(names)
 
 
+def test_the_scalar_functions_numba_registers_are_the_scalar_modules_helpers():
+    """``_numba_ready`` registers ``_SCALAR_FUNCTIONS``: every helper of the scalar module but
+    ``_at`` and ``_select``, which it overloads."""
+    from symdiff.runtime.scalar import _SCALAR_FUNCTIONS as registered
+
+    scalar = tuple(sorted(set(runtime.MODULES["scalar"]) - {"_at", "_select"}))
+    assert registered == scalar
+
+
 def test_public_helpers_present():
     assert set(PUBLIC_HELPERS) <= set(HELPERS)
     for name in HELPERS:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import functools
 import linecache
-import os
 import threading
 import weakref
 from collections.abc import Callable
@@ -102,51 +101,51 @@ def numba_salt() -> str:
 def compile_loop(namespace: dict[str, Any], tree: ast.Module) -> str:
     """Compile a Numba module's loop for float64 arrays (every argument a full array), or
     load it from Numba's cache beside the module's file: ``"compiled"`` or ``"from Numba's
-    cache"``. Other kinds of arguments (float32, an argument of one element) compile on the
-    first call that brings them (and are cached too). The outputs the loop writes are read
-    from the module's call of the runtime (``leading=``, and ``structure=`` for one array per
-    output), its arguments from the loop's parameters."""
+    cache"``. The module's own call of the runtime (``_numba_elementwise``, with the layout of
+    the outputs it gives there: ``leading=`` and ``structure=``) runs on one-element float64
+    arrays, so that the loop is compiled for exactly what the runtime passes it (the flat
+    arguments, the outputs, the bounds of the elements). Other kinds of arguments (float32,
+    an argument of one element among longer ones) compile on the first call that brings them
+    (and are cached too)."""
     import numpy as np
 
-    loop = namespace["_loop"]
-    keywords = next(node.keywords for node in ast.walk(tree) if isinstance(node, ast.Call)
-                    and isinstance(node.func, ast.Name)
-                    and node.func.id == "_numba_elementwise")
-    options = {k.arg: k.value for k in keywords}
-    leading = ast.literal_eval(options["leading"])
-    if "structure" in options:
-        out: Any = tuple(np.zeros(1) for _ in range(leading[0]))
-    else:
-        out = np.zeros((*leading, 1))
-    inputs = [np.zeros(1) for _ in range(loop.py_func.__code__.co_argcount - 3)]
+    loop, formulas = namespace["_loop"], namespace["_formulas"]
+    call = next(node for node in ast.walk(tree) if isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name) and node.func.id == "_numba_elementwise")
+    layout = {k.arg: ast.literal_eval(k.value) for k in call.keywords
+              if k.arg in ("leading", "structure")}
+    inputs = [np.zeros(1) for _ in range(formulas.py_func.__code__.co_argcount)]
     before = sum(loop.stats.cache_hits.values())
-    loop(*inputs, out, np.uint64(0), np.uint64(1))
+    namespace["_numba_elementwise"](formulas, inputs, threads=1, loop=loop, **layout)
     return "from Numba's cache" if sum(loop.stats.cache_hits.values()) > before else "compiled"
 
 
 def compile_ufuncs(namespace: dict[str, Any], tree: ast.Module) -> dict[str, int]:
     """Compile the Numba ufuncs of a tensor module's elementwise statements
     (:mod:`symdiff.tensor.fused`) for float64 arrays, or load them from Numba's cache: how many
-    of each (``{"ufuncs compiled": 3, "from Numba's cache": 1}``). float32 arguments, and a
-    ufunc that reads a condition (booleans), compile on the first call that brings them."""
+    of each (``{"ufuncs compiled": 3, "from Numba's cache": 1}``). A ufunc was compiled when
+    Numba's compiler ran passes on it (its ``numba:run_pass`` events; a ufunc has no
+    dispatcher statistics of cache hits). float32 arguments, and a ufunc that reads a
+    condition (booleans), compile on the first call that brings them."""
     import numpy as np
+    from numba.core import event
+    from numba.core.errors import TypingError
 
     counts = {"ufuncs compiled": 0, "from Numba's cache": 0, "on the first call": 0}
+    module = namespace["__name__"]
     for node in tree.body:
         if not (isinstance(node, ast.FunctionDef) and node.name.startswith("_fused")):
             continue
-        ufunc = namespace[node.name]
-        cache = getattr(getattr(ufunc._dispatcher, "cache", None), "_cache_file", None)
-        index = getattr(cache, "_index_path", None)  # (Numba's index of the cached machine code)
-        found = index is not None and os.path.exists(index)
         try:
-            with np.errstate(all="ignore"):  # (zeros: 0/0 in a formula is no news)
-                ufunc(*(np.int64(1) if naming.is_dimension(a.arg) else np.zeros(1)
-                        for a in node.args.args))
-        except Exception:  # (a parameter that is a condition, booleans, which zeros cannot
+            with event.install_recorder("numba:run_pass") as passes, np.errstate(all="ignore"):
+                namespace[node.name](*(np.int64(1) if naming.is_dimension(a.arg)
+                                       else np.zeros(1) for a in node.args.args))
+        except TypingError:  # (a parameter that is a condition, booleans, which zeros cannot
             counts["on the first call"] += 1  # stand for: the first call compiles it)
             continue
-        counts["from Numba's cache" if found else "ufuncs compiled"] += 1
+        compiled = any(found.data["qualname"] == node.name and found.data["module"] == module
+                       for _, found in passes.buffer)
+        counts["ufuncs compiled" if compiled else "from Numba's cache"] += 1
     return {key: value for key, value in counts.items() if value}
 
 

@@ -30,7 +30,6 @@ arguments as the NumPy backend does and allocates the outputs; the module calls
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -40,6 +39,7 @@ import sympy as sp
 from .. import registry
 from ..errors import UnsupportedError
 from . import naming
+from .operations import MATH_FORMS, library_calls
 from .printer import CodePrinter
 from .spec import ModuleSpec
 
@@ -49,9 +49,10 @@ VECTOR = naming.DIRECTION
 NUMBA_ELEMENTWISE = "_numba_elementwise"
 #: The decorators of the compiled functions (the verifier allows exactly these): the formulas
 #: inline in the loop (which the compiler then vectorises), or, when they call the C library
-#: more than :data:`INLINE_CALLS` times, apart (a vectorised loop would make each call
-#: element by element, saving and restoring its vector registers around it: 2x slower over
-#: 50 calls of ``cos``).
+#: more than :data:`INLINE_CALLS` times (:func:`~symdiff.codegen.operations.library_calls`:
+#: ``sin``, ``math.erf``, a power ``x**y`` or ``x**(1/3)``), apart (a vectorised loop would
+#: make each call element by element, saving and restoring its vector registers around it:
+#: 2x slower over 50 calls of ``cos``).
 JIT = '@_numba.njit(inline="always", fastmath=False, error_model="numpy")'
 APART_JIT = '@_numba.njit(fastmath=False, error_model="numpy")'
 INLINE_CALLS = 4
@@ -65,19 +66,6 @@ AT, SELECT = "_at", "_select"
 #: functions made callable from compiled code (``_numba_ready``: once per process).
 READY = "_numba_ready"
 READY_LINE = f"{READY}()"
-#: The ufuncs and runtime helpers printed as the runtime's scalar functions
-#: (:mod:`symdiff.runtime.scalar`: ``exp`` as ``_exp``), which the compiler vectorises inside
-#: the loop (the C library's are calls it cannot): the registry rows' ``numba`` field.
-SCALAR_FUNCTIONS = registry.numba_functions()
-#: Functions whose NumPy form is a runtime helper, printed for Numba from ``math`` (the
-#: standard library's, which Numba compiles).
-_MATH = {"_erf": "_math.erf({0})", "_erfc": "_math.erfc({0})",
-         "_loggamma": "_select({0} > 0, _math.lgamma({0}), _np.nan)"}
-#: NumPy's functions of a number that Numba compiles to instructions, not calls (the
-#: registry rows' ``instruction`` field).
-INLINE_UFUNCS = registry.instruction_ufuncs()
-_NUMPY_CALL = re.compile(r"_np\.(\w+)\(")
-_FRACTIONAL_POWER = re.compile(r"\*\*\s*\(?-?(\d+/\d+|\d*\.\d+)")
 #: What the user wrote, for the helpers that have no Numba formula (other helpers by name).
 _UNSUPPORTED = {"_polygamma": "polygamma (the derivatives of loggamma)",
                 "_argmax_share": "the gradient of max/min of more than two arguments",
@@ -98,34 +86,31 @@ class NumbaPrinter(CodePrinter):
         super().__init__(settings)
         self.math = False
 
-    def helper_call(self, name: str, *args: str) -> str:
-        scalar = SCALAR_FUNCTIONS.get(name)
-        if scalar is not None and len(args) == 1:  # (sigmoid's _logistic)
-            return super().helper_call(scalar, *args)
-        template = _MATH.get(name)
-        if template is None or len(args) != 1:
-            what = _UNSUPPORTED.get(name, name.lstrip("_"))
+    def function_call(self, row: registry.Fn, printed: list[str]) -> str:
+        """The runtime's scalar function of a row that has one (its ``numba`` field:
+        ``_exp(x)``, sigmoid's ``_logistic(x)``), ``math``'s form of a runtime helper
+        (:data:`~symdiff.codegen.operations.MATH_FORMS`), or the NumPy printer's call; a
+        runtime helper with no Numba formula is refused by name."""
+        if row.numba is not None and len(printed) == registry.arity(row)[0]:
+            return self.helper_call(row.numba, *printed)  # (``log(x, base)``: NumPy's form)
+        if not row.helper:
+            return super().function_call(row, printed)
+        template = MATH_FORMS.get(row.helper)
+        if template is None or len(printed) != 1:
+            what = _UNSUPPORTED.get(row.helper, row.helper.lstrip("_"))
             raise UnsupportedError(
                 f"{what} has no formula for backend='numba' (its NumPy form is symdiff's "
-                f"runtime helper {name}); use backend='numpy' for this function")
+                f"runtime helper {row.helper}); use backend='numpy' for this function")
         self.math = self.math or "_math." in template
         if f"{SELECT}(" in template:
             self.helpers.add(SELECT)
-        arg = args[0] if args[0].isidentifier() else f"({args[0]})"
+        arg = printed[0] if printed[0].isidentifier() else f"({printed[0]})"
         return template.format(arg)
-
-    def _print(self, expr, **kwargs) -> str:
-        row = registry.by_class_name().get(type(expr).__name__)
-        scalar = None if row is None or row.helper or row.template or row.method else \
-            row.numba
-        if scalar is None or len(expr.args) != len(row.params.split(", ")):
-            return super()._print(expr, **kwargs)  # (``log(x, base)``: NumPy's form)
-        return super().helper_call(scalar, *(self._print(a) for a in expr.args))
 
     def where(self, cond: str, value: str, otherwise: str) -> str:
         """``_select(cond, value, otherwise)``: both computed, one selected, with no jump (as
         ``_np.where`` over arrays), which keeps the loop vectorisable."""
-        return super().helper_call(SELECT, cond, value, otherwise)
+        return self.helper_call(SELECT, cond, value, otherwise)
 
     def _print_And(self, expr: sp.And) -> str:
         return "(" + " & ".join(self._print(a) for a in expr.args) + ")"
@@ -162,6 +147,7 @@ def loop_spec(program: Any, printer: NumbaPrinter,
     inputs = [p for p in program.params if p != VECTOR] + list(program.vector)
     printed = [(str(name), printer.doprint(value)) for name, value in assignments]
     lines: list[str] = []
+    computed = [value for _, value in assignments]  # (what the formulas compute)
     result = program.result
     if not structure:  # an array result
         slots = [(index, k) for index, k in result.entries.items() if outputs[k] != 0]
@@ -170,6 +156,7 @@ def loop_spec(program: Any, printer: NumbaPrinter,
         names = []
         for index, k in slots:
             names.append(naming.output_entry(index))
+            computed.append(outputs[k])
             lines.append(f"{names[-1]} = {printer.doprint(outputs[k])}")
         targets = [f"{naming.OUT}[{', '.join(map(str, index))}, {INDEX}]" for index, _ in slots]
         written = {index for index, _ in slots}
@@ -183,6 +170,7 @@ def loop_spec(program: Any, printer: NumbaPrinter,
             name = program.output_names[k]
             expr = outputs[k]
             if not (isinstance(expr, sp.Symbol) and expr.name == name) and name not in names:
+                computed.append(expr)
                 lines.append(f"{name} = {printer.doprint(expr)}")
             names.append(name)
         targets = [f"{naming.OUT}[{row}][{INDEX}]" for row in range(len(leaves))]
@@ -211,20 +199,11 @@ def loop_spec(program: Any, printer: NumbaPrinter,
         formulas=inputs,
         formulas_doc=f"The formulas of {program.name} at one element (numbers in, numbers out).",
         threads=keyword if inputs else None, backend="numba", functions=[loop],
-        decorator=JIT if library_calls([*printed, *lines]) <= INLINE_CALLS else APART_JIT,
+        decorator=JIT if library_calls(computed) <= INLINE_CALLS else APART_JIT,
         math=printer.math)
     if not inputs:  # one point: no threads
         return made
     return replace(made, doc=(*made.doc, THREADS_DOC.format(keyword=keyword)))
-
-
-def library_calls(statements: Sequence[str | tuple[str, str]]) -> int:
-    """How many calls of the C library's functions the printed ``statements`` make: NumPy's
-    ufuncs on numbers other than those the compiler computes inline (``_np.sin``; not
-    ``_np.sqrt`` nor ``_np.abs``), ``math``'s functions, and powers of a fractional exponent."""
-    text = "\n".join(s if isinstance(s, str) else s[1] for s in statements)
-    ufuncs = [name for name in _NUMPY_CALL.findall(text) if name not in INLINE_UFUNCS]
-    return len(ufuncs) + text.count("_math.") + len(_FRACTIONAL_POWER.findall(text))
 
 
 def _loop(inputs: Sequence[str], body: Sequence[str], doc: str) -> str:

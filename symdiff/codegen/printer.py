@@ -286,6 +286,11 @@ class CodePrinter(_OrderedTerms, NumPyPrinter):
             str(int(arg)) if i in row.int_args else self._print(arg)
             for i, arg in enumerate(expr.args)
         ]
+        return self.function_call(row, printed)
+
+    def function_call(self, row: registry.Fn, printed: list[str]) -> str:
+        """Registry row ``row``'s function of the ``printed`` arguments: its runtime helper,
+        its template, or its NumPy ufunc."""
         if row.helper:
             return self.helper_call(row.helper, *printed)
         if row.template:

@@ -184,14 +184,6 @@ def call_passes() -> dict[str, int]:
     return {row.ufunc: row.passes for row in ROWS if row.ufunc and row.passes != 1}
 
 
-def numba_functions() -> dict[str, str]:
-    """The ufunc or runtime helper a NumPy module calls -> the runtime's scalar function a
-    ``backend="numba"`` module calls instead (``"exp" -> "_exp"``, ``"_sigmoid" ->
-    "_logistic"``)."""
-    return {(row.ufunc if row.ufunc and not row.helper else row.helper): row.numba
-            for row in ROWS if row.numba}
-
-
 def instruction_ufuncs() -> frozenset[str]:
     """The NumPy names (printed and traced) of the rows compiled code computes with
     instructions (``sqrt``, ``abs``, ``maximum``, ...), not a call of the C library."""

@@ -10,24 +10,7 @@ from ..errors import ArgumentError as _ArgumentError
 from .arguments import _as_arrays, _as_vector, _common_shape, _float_dtype
 from .blocks import _nested_like, _thread_count
 from .memory import _reused_empty
-from .scalar import (
-    _at,
-    _atan,
-    _atan2,
-    _cosh,
-    _exp,
-    _exp_times_pow2,
-    _expm1,
-    _ln2_multiple,
-    _log,
-    _log1p,
-    _log1p_exp,
-    _logistic,
-    _select,
-    _sinh,
-    _tanh,
-    _times_pow2,
-)
+from .scalar import _SCALAR_FUNCTIONS, _at, _select
 from .threads import _on_threads
 
 #: The elements of one block of a call on several threads.
@@ -114,9 +97,10 @@ def _nothing():
 
 def _numba_ready(_state={}):  # noqa: B006
     """Register the functions of :mod:`symdiff.runtime.scalar` with Numba, once per process:
-    each is compiled inline into the loop that calls it (``register_jitable``, with NumPy's
-    error model and without fastmath); ``_select`` is one LLVM ``select`` of its operands'
-    common type; ``_at`` reads an array at the index and returns a number as it is.
+    each of ``_SCALAR_FUNCTIONS`` that the module of ``_at`` holds (a saved module holds
+    those it calls) is compiled inline into the loop that calls it (``register_jitable``, with
+    NumPy's error model and without fastmath); ``_select`` is one LLVM ``select`` of its
+    operands' common type; ``_at`` reads an array at the index and returns a number as it is.
     Registration is held in ``_state``, under a lock."""
     if _state.get("ready"):
         return
@@ -152,8 +136,9 @@ def _numba_ready(_state={}):  # noqa: B006
 
         _extending.overload(_select, inline="always")(selected)
         _extending.overload(_at, inline="always")(element)
-        for function in (_ln2_multiple, _times_pow2, _exp_times_pow2, _exp, _expm1, _log,
-                         _log1p, _tanh, _cosh, _sinh, _logistic, _log1p_exp, _atan, _atan2):
-            _extending.register_jitable(inline="always", error_model="numpy",
-                                        fastmath=False)(function)
+        scope = _at.__globals__  # (the runtime's module of scalar functions, or a saved one)
+        for name in _SCALAR_FUNCTIONS:
+            if name in scope:
+                _extending.register_jitable(inline="always", error_model="numpy",
+                                            fastmath=False)(scope[name])
         _state["ready"] = True

@@ -26,7 +26,8 @@ aside first (``x != x``, a quiet comparison) and given back at the end, and argu
 to the range where nothing overflows before the result is selected. They run in plain Python
 too (on floats). ``_at(x, i)`` is a loop's argument at element ``i``: ``x[i]`` of an array,
 ``x`` of a number (one value for every element).
-:func:`symdiff.runtime.loops._numba_ready` registers all of them with Numba.
+:func:`symdiff.runtime.loops._numba_ready` registers all of them with Numba (the functions by
+their names, ``_SCALAR_FUNCTIONS``).
 """
 
 import math as _math
@@ -76,6 +77,11 @@ _ATAN_LO = (2.26987774529616870924e-17, 3.06161699786838301793e-17, 1.3903311031
 #: pi in two parts: ``_PI_HI`` is pi rounded to a double, ``_PI_LO`` what it lacks.
 _PI_HI = 3.14159265358979311600e+00
 _PI_LO = 1.22464679914735317720e-16
+#: The scalar functions: every helper of this module but ``_at`` and ``_select`` (which
+#: compiled code gets as overloads of their own); ``_numba_ready`` registers them with Numba.
+_SCALAR_FUNCTIONS = ("_atan", "_atan2", "_cosh", "_exp", "_exp_times_pow2", "_expm1",
+                     "_ln2_multiple", "_log", "_log1p", "_log1p_exp", "_logistic", "_sinh", "_tanh",
+                     "_times_pow2")
 
 
 def _at(x, i):

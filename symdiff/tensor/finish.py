@@ -82,11 +82,13 @@ def finish(
     functions computed by NumPy, its arithmetic by a Numba ufunc of its own
     (:mod:`symdiff.tensor.fused`), none applied in place."""
 
-    fresh = (naming.slot(k) for k in itertools.count(counter + 2 * 10**6))
+    # the names of new temporaries: the shared subexpressions', then the functions' that the
+    # fuser computes apart (one sequence, so that none is given twice)
+    names = (sp.Symbol(naming.slot(k)) for k in itertools.count(counter))
+    fresh = (symbol.name for symbol in names)
 
     def text(value: sp.Expr) -> str:
-        code = printer.doprint(value)
-        return code if fuser is None else fuser.code(value, code)
+        return printer.doprint(value) if fuser is None else fuser.code(value, printer.doprint)
 
     def statements(target: str, value: sp.Expr, add: bool = False) -> list[tuple[str, str]]:
         """The lines that compute ``value`` into ``target`` (``add``: added onto it); with a
@@ -104,7 +106,6 @@ def finish(
     forms = [factored(tensor_forms(stable_forms(value))) for _, value in exprs]
     shared: list[tuple[sp.Symbol, sp.Expr]] = []
     if cse and forms:
-        names = (sp.Symbol(naming.slot(k)) for k in range(counter, counter + 10**6))
         shared, forms = sp.cse(forms, symbols=names, order="canonical")
         shared, forms = inline_scalars(shared, forms)
         shared, forms = hoist(shared, forms, shapes, names)

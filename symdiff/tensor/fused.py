@@ -31,8 +31,8 @@ from collections.abc import Callable, Iterator
 import sympy as sp
 
 from ..codegen import naming
-from ..codegen.loops import NumbaPrinter, library_calls
-from ..errors import UnsupportedError
+from ..codegen.loops import NumbaPrinter
+from ..codegen.operations import INSTRUCTIONS, instructions_only, operation
 from ..simplify import count_ops
 
 #: The decorator of a fused statement's ufunc (the verifier allows exactly this).
@@ -42,10 +42,6 @@ PREFIX = "_fused"
 DOC = "The formula of an elementwise statement, at one element."
 #: Fewer operations than this stay a NumPy expression (one ufunc call either way).
 LEAST_OPERATIONS = 2
-#: The runtime's functions a fused formula may call: those that compile to instructions.
-#: (A formula with ``exp``, ``tanh``, ... stays NumPy's: inside a ufunc's loop, which Numba
-#: does not vectorise, the scalar function costs 10 to 20 times NumPy's SIMD loop.)
-INSTRUCTIONS = frozenset({"_select"})
 
 
 class Fuser:
@@ -57,19 +53,16 @@ class Fuser:
         self.functions: list[str] = []
         self.helpers: set[str] = set()
 
-    def code(self, value: sp.Expr, numpy_code: str) -> str:
-        """The code of an elementwise statement's ``value`` (printed ``numpy_code`` by the
-        NumPy printer): a call of a new ufunc, or ``numpy_code`` itself (a single operation,
-        a number, or a formula with no Numba form)."""
+    def code(self, value: sp.Expr, numpy_code: Callable[[sp.Expr], str]) -> str:
+        """The code of an elementwise statement's ``value``: a call of a new ufunc, or what
+        the NumPy printer ``numpy_code`` prints for it (a single operation, a number, or a
+        formula of more than instructions: :func:`~symdiff.codegen.operations.operation`)."""
         if count_ops(value) < LEAST_OPERATIONS or not value.free_symbols:
-            return numpy_code
+            return numpy_code(value)
+        if not instructions_only(value):
+            return numpy_code(value)  # NumPy's own (SIMD) exp, tanh, ... in a pass of their own
         printer = NumbaPrinter()
-        try:
-            body = printer.doprint(value)
-        except UnsupportedError:
-            return numpy_code
-        if printer.helpers - INSTRUCTIONS or library_calls([body]):
-            return numpy_code  # NumPy's own (SIMD) exp, tanh, ... in a pass of their own
+        body = printer.doprint(value)
         operands = sorted((s.name for s in value.free_symbols), key=_order)
         # an operand that is a view (``x[:, None]``, ``_t1.T``) is a parameter ``_a0``, ...
         views = iter(naming.operand(k) for k in range(len(operands)))
@@ -103,7 +96,7 @@ class Fuser:
             if expr.is_Atom:
                 return expr
             name = sp.Symbol(next(fresh))
-            lines.append((name.name, self.code(expr, numpy_code(expr))))
+            lines.append((name.name, self.code(expr, numpy_code)))
             return name
 
         def walk(expr: sp.Expr) -> sp.Expr:
@@ -130,19 +123,12 @@ def _walk_pair(pair: sp.Basic, walk: Callable[[sp.Expr], sp.Expr]) -> sp.Basic:
 
 
 def _calls(expr: sp.Expr) -> bool:
-    """Whether ``expr``'s own operation (not its arguments') is a call in compiled code: a
-    function other than those that compile to instructions, or a fractional power."""
-    if isinstance(expr, sp.Pow):  # (a square root is an instruction)
-        return not (expr.exp.is_Integer or abs(expr.exp) == sp.S.Half)
-    if not isinstance(expr, sp.Function) or isinstance(expr, sp.Piecewise):
-        return False
-    printer = NumbaPrinter()
-    try:
-        text = printer.doprint(expr.func(*(a if a.is_number else sp.Symbol(naming.operand(k))
-                                           for k, a in enumerate(expr.args))))
-    except (UnsupportedError, TypeError, ValueError):
-        return True
-    return bool(printer.helpers - INSTRUCTIONS) or library_calls([text]) > 0
+    """Whether ``expr``'s own operation (not its arguments') is more than instructions in
+    compiled code: a call of the C library (``sin``, a fractional power) or of one of the
+    runtime's scalar functions (``exp``: inside a ufunc's loop, which Numba does not
+    vectorise, it costs 10 to 20 times NumPy's SIMD loop), or a function with no Numba
+    formula."""
+    return operation(expr) != INSTRUCTIONS
 
 
 def _order(name: str) -> tuple[int, str]:

@@ -523,6 +523,8 @@ def _call_examples():
         "_tanh": ((-0.4,), _tanh(-0.4)),
         "_cosh": ((2.5,), _cosh(2.5)),
         "_sinh": ((-0.4,), _sinh(-0.4)),
+        "_atan": ((-0.4,), math.atan(-0.4)),
+        "_atan2": ((-0.0, -2.0), -math.pi),
         "_logistic": ((-3.0,), _logistic(-3.0)),
         "_log1p_exp": ((-3.0,), _log1p_exp(-3.0)),
         "_at_scalars": ((_twice_block, [np.asarray(1.5)], np.dtype(np.float32)), (3.0, (-1.5,))),

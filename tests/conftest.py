@@ -92,6 +92,13 @@ def mpmath_met_complex(error: Exception) -> bool:
         "mpc" in str(error) or "complex" in str(error))
 
 
+def sympy_cannot_print(error: Exception) -> bool:
+    """Whether ``error`` (raised by ``sympy.lambdify``) is SymPy failing to print its own form
+    of an expression: printing rewrites ``tanh(c)`` through ``tan(I*c)``, and ``Min`` or
+    ``Max`` of such constants is "not comparable"."""
+    return isinstance(error, ValueError) and "not comparable" in str(error)
+
+
 def drop_step_derivatives(expr: sp.Expr) -> sp.Expr:
     """``expr`` without the derivatives sympy.diff leaves unevaluated of piecewise-constant
     functions (floor, ceiling, sign of a non-real-looking argument): 0 away from their jumps,

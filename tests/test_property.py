@@ -187,7 +187,12 @@ def _away_from_kinks(expr, point) -> bool:
     if not gaps:
         return True
     with mpmath.workdps(30):
-        fn = sp.lambdify((X, Y, Z), gaps, modules=[{"Heaviside": _heaviside}, "mpmath"])
+        try:
+            fn = sp.lambdify((X, Y, Z), gaps, modules=[{"Heaviside": _heaviside}, "mpmath"])
+        except ValueError as error:
+            if sympy_cannot_print(error):
+                return False  # no reference either
+            raise
         try:
             values = fn(*(mpmath.mpf(v) for v in point))
         except (ZeroDivisionError, ValueError):  # undefined there: no reference either

@@ -91,9 +91,6 @@ def _hand_sum(x, y):
     return gx, gy
 
 
-
-
-
 NORMAL = "-0.5*((x - mu)/sigma)**2 - log(sigma) - 0.5*log(2*pi)"
 #: (label, builder, expression, wrt, hand-written NumPy, arrays)
 CASES: list[tuple[str, Callable, str, tuple[str, ...], Callable, Callable]] = [

@@ -7,6 +7,7 @@ on long arrays block by block (the blocks after the first on several threads wit
 import numpy as _np
 
 from ..errors import ArgumentError as _ArgumentError
+from .memory import _reused_empty
 from .points import _at_scalars, _leaves
 from .threads import _on_threads
 
@@ -66,7 +67,10 @@ def _in_blocks(formulas, inputs, shape, dtype, threads=None, leading=None):
     if leading is None:
         block = _as_outputs(formulas(*inputs_at(first)), (lead, *tail), dtype, inputs)
         found = _leaves(block)
-        full = [_np.empty(shape, dtype=dtype) for _ in found]
+        size = 1
+        for n in shape:
+            size *= n
+        full = [a.reshape(shape) for a in _reused_empty(len(found), size, dtype)]
         for f, b in zip(full, found, strict=True):
             f[first] = b
         result = _nested_like(block, full)

@@ -74,6 +74,10 @@ _ATAN_HI = (4.63647609000806093515e-01, 7.85398163397448278999e-01, 9.8279372324
             1.57079632679489655800e+00)
 _ATAN_LO = (2.26987774529616870924e-17, 3.06161699786838301793e-17, 1.39033110312309984516e-17,
             6.12323399573676603587e-17)
+#: Below ``_ATAN_TINY`` (2**-27) in size ``atan(x)`` is ``x``; from ``_ATAN_HUGE`` (2**66) on it
+#: is +-pi/2 (``1/x`` is then below the last bit of it, and never overflows below there).
+_ATAN_TINY = 7.450580596923828e-09
+_ATAN_HUGE = 7.378697629483821e19
 #: pi in two parts: ``_PI_HI`` is pi rounded to a double, ``_PI_LO`` what it lacks.
 _PI_HI = 3.14159265358979311600e+00
 _PI_LO = 1.22464679914735317720e-16
@@ -275,12 +279,12 @@ def _atan(x):
     one = (a >= 0.6875) & (a < 1.1875)
     three_halves = (a >= 1.1875) & (a < 2.4375)
     far = a >= 2.4375
-    c = _select(a < 7.378697629483821e19, a, 7.378697629483821e19)  # (2**66: nothing overflows)
+    c = _select(a < _ATAN_HUGE, a, _ATAN_HUGE)
     top = _select(half, 2.0 * c - 1.0, _select(one, c - 1.0, _select(three_halves, c - 1.5,
                                                                        _select(far, -1.0, c))))
     bottom = _select(half, 2.0 + c, _select(one, c + 1.0, _select(three_halves, 1.0 + 1.5 * c,
                                                                    _select(far, c, 1.0))))
-    t = _select(a < 7.450580596923828e-09, 0.0, top / bottom)
+    t = _select(a < _ATAN_TINY, 0.0, top / bottom)
     z = t * t
     v = z * z
     s1 = z * (t0 + v * (t2 + v * (t4 + v * (t6 + v * (t8 + v * t10)))))
@@ -290,8 +294,8 @@ def _atan(x):
     lo = _select(half, _ATAN_LO[0], _select(one, _ATAN_LO[1], _select(three_halves, _ATAN_LO[2],
                                                                        _ATAN_LO[3])))
     reduced = hi - ((t * (s1 + s2) - lo) - t)
-    y = _select(half | one | three_halves | far, reduced, t - t * (s1 + s2))
-    y = _select(a < 7.450580596923828e-09, w, _math.copysign(y, w))
+    y = _select(a >= 0.4375, reduced, t - t * (s1 + s2))
+    y = _select(a < _ATAN_TINY, w, _math.copysign(y, w))
     return _select(nan, x, y)
 
 
